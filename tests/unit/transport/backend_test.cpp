@@ -1,0 +1,199 @@
+// The shared Backend behaviour every backend inherits: queueing as back-pressure, the local
+// self-delivery path, MTU and address checks, close. Driven through a backend whose device has a
+// set amount of room, so "device full" happens exactly when a test says.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "transport/backend.hpp"
+
+namespace rtotem::transport {
+namespace {
+
+constexpr NodeId kSelf = 1;
+
+class FiniteDeviceBackend final : public Backend {
+ public:
+  static std::unique_ptr<FiniteDeviceBackend> make(BackendParams params) {
+    const auto layout = BufferLayout::of(params, 0);
+    auto arena = BufferArena::map(layout.total_bytes());
+    return std::unique_ptr<FiniteDeviceBackend>(new FiniteDeviceBackend(params, std::move(arena.value()), layout));
+  }
+  ~FiniteDeviceBackend() override { close(); }
+
+  std::string_view name() const noexcept override { return "finite"; }
+  std::string local_address() const override { return "finite"; }
+
+  std::size_t room = 1'000'000;                   // items the device takes before it is full
+  std::vector<std::pair<NodeId, std::string>> wire;  // what left, in order
+
+ private:
+  FiniteDeviceBackend(const BackendParams& params, BufferArena arena, const BufferLayout& layout)
+      : Backend(params, std::move(arena), layout) {}
+
+  std::size_t transmit(std::span<TxItem> items) noexcept override {
+    std::size_t n = std::min(room, items.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      auto payload = items[i].buffer->payload();
+      wire.emplace_back(items[i].dest, std::string(reinterpret_cast<const char*>(payload.data()), payload.size()));
+    }
+    room -= n;
+    return n;
+  }
+  std::size_t receive(std::span<InboundPacket>) noexcept override { return 0; }
+  bool knows(NodeId node) const noexcept override { return node <= 5; }
+};
+
+BackendParams params() {
+  BackendParams p;
+  p.local_node = kSelf;
+  p.cluster_id = 9;
+  p.mtu = 512;
+  p.send_buffers = 1024;
+  p.recv_buffers = 64;
+  return p;
+}
+
+SendBufferRef message(Backend& backend, const std::string& text) {
+  SendBufferRef buffer;
+  EXPECT_EQ(backend.acquire(buffer), Status::kOk);
+  std::memcpy(buffer->writable_payload().data(), text.data(), text.size());
+  buffer->set_payload_size(static_cast<std::uint32_t>(text.size()));
+  return buffer;
+}
+
+struct Collect final : PacketSink {
+  std::vector<std::pair<NodeId, std::string>> got;
+  std::vector<BufferRef> kept;
+  bool keep = false;
+  void on_packets(std::span<InboundPacket> batch) override {
+    for (auto& p : batch) {
+      got.emplace_back(p.from, std::string(reinterpret_cast<const char*>(p.payload.data()), p.payload.size()));
+      if (keep) kept.push_back(std::move(p.hold));
+    }
+  }
+};
+
+TEST(Backend, OwnMulticastComesBackOnceThroughTheLocalPath) {
+  auto backend = FiniteDeviceBackend::make(params());
+  ASSERT_EQ(backend->multicast(message(*backend, "m1")), Status::kOk);
+  ASSERT_EQ(backend->flush(), Status::kOk);
+  Collect sink;
+  EXPECT_EQ(backend->poll(sink), 1u);
+  EXPECT_EQ(backend->poll(sink), 0u);
+  ASSERT_EQ(sink.got.size(), 1u);
+  EXPECT_EQ(sink.got[0], std::make_pair(kSelf, std::string("m1")));
+  EXPECT_EQ(backend->counters().rx_loopback, 1u);
+  ASSERT_EQ(backend->wire.size(), 1u);
+  EXPECT_EQ(backend->wire[0].first, kNoNode);  // queued as a multicast
+}
+
+TEST(Backend, LocalDeliverySharesTheSentBufferWithoutCopying) {
+  auto backend = FiniteDeviceBackend::make(params());
+  SendBufferRef sent = message(*backend, "zero-copy");
+  ASSERT_EQ(backend->multicast(sent), Status::kOk);
+  Collect sink;
+  sink.keep = true;
+  backend->poll(sink);
+  ASSERT_EQ(sink.kept.size(), 1u);
+  EXPECT_EQ(sink.kept[0].get(), static_cast<Buffer*>(sent.get()));
+  EXPECT_EQ(sent->refs(), 3u);  // us, the sink, the transmit queue
+}
+
+TEST(Backend, UnicastToSelfNeverTouchesTheDevice) {
+  auto backend = FiniteDeviceBackend::make(params());
+  ASSERT_EQ(backend->unicast(kSelf, message(*backend, "token")), Status::kOk);
+  EXPECT_FALSE(backend->has_pending_tx());
+  Collect sink;
+  EXPECT_EQ(backend->poll(sink), 1u);
+  EXPECT_TRUE(backend->wire.empty());
+}
+
+TEST(Backend, FullDeviceKeepsTheRestQueuedInOrder) {
+  auto backend = FiniteDeviceBackend::make(params());
+  backend->room = 2;
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(backend->unicast(2, message(*backend, std::to_string(i))), Status::kOk);
+  EXPECT_EQ(backend->flush(), Status::kWouldBlock);
+  EXPECT_EQ(backend->counters().tx_would_block, 1u);
+  EXPECT_TRUE(backend->has_pending_tx());
+  backend->room = 100;
+  EXPECT_EQ(backend->flush(), Status::kOk);
+  ASSERT_EQ(backend->wire.size(), 5u);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(backend->wire[i].second, std::to_string(i));
+  EXPECT_EQ(backend->send_pool().available(), backend->send_pool().capacity());  // all released
+}
+
+TEST(Backend, FullQueueOnAFullDeviceIsBackPressureNotGrowth) {
+  auto backend = FiniteDeviceBackend::make(params());
+  backend->room = 0;
+  for (std::size_t i = 0; i < kTxQueueMax; ++i) ASSERT_EQ(backend->unicast(2, message(*backend, "x")), Status::kOk);
+  EXPECT_EQ(backend->unicast(2, message(*backend, "y")), Status::kQueueFull);
+  EXPECT_EQ(backend->multicast(message(*backend, "z")), Status::kQueueFull);
+  EXPECT_EQ(backend->counters().tx_queue_full, 2u);
+  Collect sink;
+  EXPECT_EQ(backend->poll(sink), 0u);  // the refused multicast was not half-sent locally either
+}
+
+TEST(Backend, FullQueueFlushesItselfWhenTheDeviceHasRoom) {
+  auto backend = FiniteDeviceBackend::make(params());
+  for (std::size_t i = 0; i < 3 * kTxQueueMax; ++i) ASSERT_EQ(backend->unicast(2, message(*backend, "x")), Status::kOk);
+  EXPECT_EQ(backend->wire.size(), 2 * kTxQueueMax);  // a full queue is a batch: it went out
+}
+
+TEST(Backend, RefusesOversizedPayloadsAndUnknownNodes) {
+  auto backend = FiniteDeviceBackend::make(params());
+  EXPECT_EQ(backend->multicast(message(*backend, std::string(513, 'a'))), Status::kTooLarge);
+  EXPECT_EQ(backend->unicast(6, message(*backend, "who")), Status::kUnknownNode);
+  EXPECT_EQ(backend->counters().tx_too_large, 1u);
+  EXPECT_EQ(backend->counters().tx_unknown_node, 1u);
+  EXPECT_FALSE(backend->has_pending_tx());
+}
+
+TEST(Backend, ExhaustedPoolIsCountedBackPressure) {
+  BackendParams p = params();
+  p.send_buffers = kTxQueueMax;
+  auto backend = FiniteDeviceBackend::make(p);
+  std::vector<SendBufferRef> held(kTxQueueMax);
+  for (auto& ref : held) ASSERT_EQ(backend->acquire(ref), Status::kOk);
+  SendBufferRef one_more;
+  EXPECT_EQ(backend->acquire(one_more), Status::kPoolExhausted);
+  EXPECT_EQ(backend->counters().tx_pool_exhausted, 1u);
+}
+
+TEST(Backend, ClosedBackendRefusesEverything) {
+  auto backend = FiniteDeviceBackend::make(params());
+  SendBufferRef buffer = message(*backend, "late");
+  backend->close();
+  EXPECT_TRUE(backend->closed());
+  EXPECT_EQ(backend->multicast(buffer), Status::kClosed);
+  EXPECT_EQ(backend->unicast(kSelf, buffer), Status::kClosed);
+  EXPECT_EQ(backend->flush(), Status::kClosed);
+  Collect sink;
+  EXPECT_EQ(backend->poll(sink), 0u);
+}
+
+TEST(BackendParams, RefusesNonsenseWithTheReason) {
+  BackendParams p = params();
+  p.local_node = kNoNode;
+  EXPECT_NE(p.validate().error().message().find("node id"), std::string::npos);
+  p = params();
+  p.mtu = 100;
+  EXPECT_NE(p.validate().error().message().find("mtu 100"), std::string::npos);
+  p = params();
+  p.send_buffers = 10;
+  EXPECT_NE(p.validate().error().message().find("send_buffers"), std::string::npos);
+}
+
+TEST(Backend, EveryBufferLivesInOneRegion) {
+  auto backend = FiniteDeviceBackend::make(params());
+  auto region = backend->buffer_region();
+  SendBufferRef buffer;
+  ASSERT_EQ(backend->acquire(buffer), Status::kOk);
+  EXPECT_GE(buffer->data(), region.data());
+  EXPECT_LE(buffer->data() + buffer->capacity(), region.data() + region.size());
+}
+
+}  // namespace
+}  // namespace rtotem::transport

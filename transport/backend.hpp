@@ -1,0 +1,144 @@
+// The one interface every transport (UDP, RDMA, the simulator) implements, so the protocol never
+// knows which it runs on. Shared behaviour lives here; a backend overrides a few hooks.
+//
+// Data path, one thread:
+//   acquire()  -> a send buffer from this backend's pool, header stamped
+//   multicast()/unicast() -> queue it (shared, not copied); the own node gets its multicasts
+//                 through a local path, whatever the network does with multicast loopback
+//   flush()    -> push the queue out in batches (sendmmsg, one chained ibv_post_send)
+//   poll(sink) -> hand a batch of received packets to the sink; what it does not keep is re-posted
+//
+// Lifetime: every Ref to this backend's buffers must be dropped before the backend is destroyed.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "transport/buffer.hpp"
+#include "transport/buffer_arena.hpp"
+#include "transport/counters.hpp"
+#include "transport/recv_ring.hpp"
+#include "transport/result.hpp"
+#include "transport/send_pool.hpp"
+#include "transport/tx_queue.hpp"
+
+namespace rtotem::transport {
+
+inline constexpr std::size_t kRxBatchMax = 32;       // packets one poll hands to the sink
+inline constexpr std::size_t kLoopbackMax = kTxQueueMax;
+inline constexpr std::uint32_t kMtuMin = 256;
+inline constexpr std::uint32_t kMtuMax = 65000;      // fits a UDP datagram with our header
+static_assert(kRxBatchMax <= kTxQueueMax);
+
+struct BackendParams {
+  NodeId local_node = kNoNode;
+  std::uint32_t cluster_id = 0;
+  std::uint32_t mtu = 1400;            // largest payload per packet, our header not counted
+  std::uint32_t send_buffers = 1024;
+  std::uint32_t recv_buffers = 1024;
+
+  Result<void> validate() const;
+};
+
+// Slot sizes and arena size for a backend's buffers.
+struct BufferLayout {
+  std::uint32_t send_slot = 0;
+  std::uint32_t recv_slot = 0;
+  std::size_t send_bytes = 0;
+  std::size_t recv_bytes = 0;
+
+  static BufferLayout of(const BackendParams& params, std::uint32_t recv_headroom) noexcept;
+  std::size_t total_bytes() const noexcept { return align_up(send_bytes, kBufferAlign) + recv_bytes; }
+};
+
+struct InboundPacket {
+  NodeId from = kNoNode;
+  std::span<const std::byte> payload;
+  BufferRef hold;  // keep (move) it to keep the bytes; when dropped the buffer goes home
+};
+
+class PacketSink {
+ public:
+  // `batch` is valid during the call only; move a packet's `hold` out to keep it.
+  virtual void on_packets(std::span<InboundPacket> batch) = 0;
+
+ protected:
+  ~PacketSink() = default;
+};
+
+class Backend {
+ public:
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+  virtual ~Backend();
+
+  virtual std::string_view name() const noexcept = 0;
+  virtual std::string local_address() const = 0;
+  // Descriptors to watch for readability (and writability while has_pending_tx()). None: the
+  // backend is driven by polling only (the simulator).
+  virtual std::span<const int> poll_fds() const noexcept { return {}; }
+
+  NodeId local_node() const noexcept { return params_.local_node; }
+  std::uint32_t mtu() const noexcept { return params_.mtu; }
+  const BackendCounters& counters() const noexcept { return counters_; }
+  const SendPool& send_pool() const noexcept { return *send_pool_; }
+  // The one region holding every send and receive buffer (what RDMA registers, once).
+  std::span<const std::byte> buffer_region() const noexcept { return arena_.region(); }
+  bool closed() const noexcept { return closed_; }
+  bool has_pending_tx() const noexcept { return !tx_.empty(); }
+
+  Status acquire(SendBufferRef& out) noexcept;
+  Status multicast(const SendBufferRef& buffer) noexcept;
+  Status unicast(NodeId dest, const SendBufferRef& buffer) noexcept;
+  // kOk: queue empty. kWouldBlock: the rest stays queued; call again when writable.
+  Status flush() noexcept;
+  // Delivers at most kRxBatchMax packets; returns how many. Call again while it returns a full batch.
+  std::size_t poll(PacketSink& sink) noexcept;
+  // Sends what can be sent without blocking, then stops. Idempotent.
+  void close() noexcept;
+
+ protected:
+  Backend(const BackendParams& params, BufferArena arena, const BufferLayout& layout);
+
+  // Hooks. transmit: send items from the front, in order; return how many were fully handled
+  // (sent, or dropped and counted as tx_errors). Fewer than items.size() means "device full".
+  virtual std::size_t transmit(std::span<TxItem> items) noexcept = 0;
+  // receive: fill `out` with up to out.size() validated packets (see accept); return the count.
+  virtual std::size_t receive(std::span<InboundPacket> out) noexcept = 0;
+  // Whether unicast() can address `node`.
+  virtual bool knows(NodeId) const noexcept { return true; }
+  virtual void on_close() noexcept {}
+
+  // For receive(): validates the `size` wire bytes the device put in `buffer` (`truncated`: the
+  // packet did not fit). On success labels the buffer, counts it, fills `out` and returns true;
+  // otherwise counts the reason and returns false (the caller drops the Ref: re-posted).
+  bool accept(RecvBufferRef buffer, std::size_t size, bool truncated, InboundPacket& out) noexcept;
+
+  std::span<std::byte> recv_region() const noexcept { return recv_region_; }
+  const BufferLayout& layout() const noexcept { return layout_; }
+  const BackendParams& params() const noexcept { return params_; }
+  BackendCounters counters_;
+
+ private:
+  Status enqueue(NodeId dest, const SendBufferRef& buffer) noexcept;
+  void loop_back(const SendBufferRef& buffer) noexcept;
+
+  BackendParams params_;
+  BufferLayout layout_;
+  BufferArena arena_;
+  std::span<std::byte> recv_region_;
+  std::unique_ptr<SendPool> send_pool_;
+  WireHeader header_template_;
+  TxQueue tx_;
+  std::array<SendBufferRef, kLoopbackMax> loopback_{};  // own multicasts awaiting local delivery
+  std::size_t loopback_head_ = 0;
+  std::size_t loopback_count_ = 0;
+  std::array<InboundPacket, kRxBatchMax> rx_batch_{};
+  bool closed_ = false;
+};
+
+}  // namespace rtotem::transport
