@@ -1,0 +1,80 @@
+// The simulated backend's datapath: transmit into the network, receive from the inbox the
+// network filled, and the crash path (detach on destruction).
+#include "transport/sim/sim_backend.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "transport/sim/sim_network.hpp"
+
+namespace rtotem::transport {
+
+SimBackend::SimBackend(SimNetwork& network, const BackendParams& params, BufferArena arena,
+                       const BufferLayout& layout)
+    : Backend(params, std::move(arena), layout),
+      network_(network),
+      ring_(recv_region(), params.recv_buffers, layout.recv_slot),
+      inbox_(params.recv_buffers) {}
+
+SimBackend::~SimBackend() {
+  // Before the send pool goes: the network still holds Refs to our packets in flight.
+  network_.detach(*this);
+}
+
+std::string SimBackend::local_address() const { return fmt::format("sim:{}", local_node()); }
+
+SimBackend::Delivery SimBackend::deliver(std::span<const std::byte> wire) noexcept {
+  if (closed()) return Delivery::kClosed;
+  RecvBuffer* slot = nullptr;
+  if (ring_.peek_posted(std::span(&slot, 1)) == 0) return Delivery::kRingFull;  // an RNR drop
+  RTOTEM_ASSERT(inbox_count_ < inbox_.size());
+  // Like recvmmsg with MSG_TRUNC: keep what fits, report the rest, let accept() count it.
+  const std::size_t size = std::min<std::size_t>(wire.size(), slot->capacity());
+  std::memcpy(slot->data(), wire.data(), size);
+  Arrival& arrival = inbox_[(inbox_head_ + inbox_count_) % inbox_.size()];
+  arrival.buffer = ring_.take(*slot);
+  arrival.size = static_cast<std::uint32_t>(size);
+  arrival.truncated = wire.size() > size;
+  ++inbox_count_;
+  return Delivery::kDelivered;
+}
+
+std::size_t SimBackend::transmit(std::span<TxItem> items) noexcept {
+  ++counters_.tx_calls;
+  for (const TxItem& item : items) {
+    network_.send(local_node(), item.dest, item.buffer);
+    ++counters_.tx_packets;
+    counters_.tx_bytes += item.buffer->wire().size();
+  }
+  return items.size();
+}
+
+std::size_t SimBackend::receive(std::span<InboundPacket> out) noexcept {
+  if (inbox_count_ == 0) return 0;
+  ++counters_.rx_calls;
+  // Rejected packets do not use up the batch: a short batch means the inbox is empty, which is
+  // what the simulator's "poll until short" loop relies on.
+  std::size_t n = 0;
+  while (n < out.size() && inbox_count_ > 0) {
+    Arrival arrival = pop_arrival();
+    if (accept(std::move(arrival.buffer), arrival.size, arrival.truncated, out[n])) ++n;
+  }
+  return n;
+}
+
+void SimBackend::on_close() noexcept {
+  while (inbox_count_ > 0) (void)pop_arrival();  // the buffers go back to the ring
+}
+
+SimBackend::Arrival SimBackend::pop_arrival() noexcept {
+  RTOTEM_ASSERT(inbox_count_ > 0);
+  Arrival arrival = std::move(inbox_[inbox_head_]);
+  inbox_head_ = (inbox_head_ + 1) % inbox_.size();
+  --inbox_count_;
+  return arrival;
+}
+
+}  // namespace rtotem::transport

@@ -1,0 +1,68 @@
+// The simulated backend: a real Backend whose device is a SimNetwork, so the protocol runs on the
+// same buffers, queues and validation as on UDP, under virtual time and injected faults.
+//
+// Made only by SimNetwork::attach. Sending hands each queued item to the network (never blocks);
+// the network copies arriving packets into this backend's receive ring, where they wait in a
+// bounded inbox until poll().
+//
+// Lifetime: the SimNetwork must outlive this backend. Destroying it models a crash: it detaches
+// from the network, which drops the packets it still had in flight and those addressed to it.
+// As for every Backend, every Ref to its buffers must be dropped before it is destroyed.
+// Threading: one thread, the simulator's.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "transport/backend.hpp"
+
+namespace rtotem::transport {
+
+class SimNetwork;
+
+class SimBackend final : public Backend {
+ public:
+  ~SimBackend() override;
+
+  std::string_view name() const noexcept override { return "sim"; }
+  std::string local_address() const override;
+
+ private:
+  friend class SimNetwork;
+
+  // What became of a packet the network brought to this node.
+  enum class Delivery : std::uint8_t { kDelivered, kRingFull, kClosed };
+
+  // A packet written into a receive buffer, waiting for poll().
+  struct Arrival {
+    RecvBufferRef buffer;
+    std::uint32_t size = 0;
+    bool truncated = false;
+  };
+
+  SimBackend(SimNetwork& network, const BackendParams& params, BufferArena arena,
+             const BufferLayout& layout);
+
+  // For the network: copies `wire` into a posted receive buffer, as a NIC's DMA write would.
+  Delivery deliver(std::span<const std::byte> wire) noexcept;
+
+  std::size_t transmit(std::span<TxItem> items) noexcept override;
+  std::size_t receive(std::span<InboundPacket> out) noexcept override;
+  void on_close() noexcept override;
+
+  Arrival pop_arrival() noexcept;
+
+  SimNetwork& network_;
+  SocketRecvRing ring_;
+  // A circular queue. Each entry holds a buffer taken off ring_, so it never needs more room
+  // than the ring has buffers. Declared after ring_: its Refs go home before the ring dies.
+  std::vector<Arrival> inbox_;
+  std::size_t inbox_head_ = 0;
+  std::size_t inbox_count_ = 0;
+};
+
+}  // namespace rtotem::transport

@@ -1,0 +1,130 @@
+// The simulated network under SimBackends: virtual time, one seeded PRNG, injected faults (loss,
+// duplication, delay jitter, partitions, cut links) and the packets in flight. One seed and the
+// same calls replay the same run exactly.
+//
+// A multicast goes to every other attached node (the sender gets its own through the Backend's
+// loopback path); a unicast to its destination. Each copy may be lost, duplicated, and is delayed
+// uniformly in [delay_min_us, delay_max_us]. Reachability is checked when a copy is sent and again
+// when it arrives, so a partition cuts packets in flight. A copy in flight holds a Ref to the
+// sender's buffer (zero copy, as a NIC reading the sender's memory); on arrival its bytes are
+// copied into a posted receive buffer of the receiver, or dropped if none is posted (ring_full).
+//
+// Determinism: no wall clock, no threads, no hash-map iteration, no pointer-ordered containers.
+// Endpoints are kept sorted by node id; in-flight copies are ordered by (deliver time, send seq).
+//
+// Lifetime: the network must outlive every backend it attached (asserted on destruction).
+// Threading: one thread, the simulator's.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "transport/backend.hpp"
+#include "transport/result.hpp"
+#include "transport/sim/sim_backend.hpp"
+#include "transport/sim/sim_rng.hpp"
+
+namespace rtotem::transport {
+
+struct SimFaults {
+  double loss = 0;       // probability that a copy is lost
+  double duplicate = 0;  // probability that a copy arrives twice (each with its own delay)
+  std::uint64_t delay_min_us = 5;
+  std::uint64_t delay_max_us = 50;  // a range wider than the gap between sends reorders them
+};
+
+// Every copy sent ends in exactly one of: delivered, lost, cut, no_receiver, ring_full, crashed,
+// or is still in flight. Copies = sent + duplicated.
+struct SimNetworkStats {
+  std::uint64_t sent = 0;         // copies handed to the network: one per destination
+  std::uint64_t delivered = 0;    // copies written into a receiver's buffer
+  std::uint64_t lost = 0;         // dropped by the loss fault
+  std::uint64_t duplicated = 0;   // extra copies made by the duplicate fault
+  std::uint64_t cut = 0;          // dropped by a partition or a down link, when sent or in flight
+  std::uint64_t no_receiver = 0;  // addressed to a node that is not attached, or closed
+  std::uint64_t ring_full = 0;    // the receiver had no posted receive buffer (an RNR drop)
+  std::uint64_t crashed = 0;      // in flight from or to a backend when it was destroyed
+
+  bool operator==(const SimNetworkStats&) const = default;
+};
+
+class SimNetwork {
+ public:
+  explicit SimNetwork(std::uint64_t seed, SimFaults faults = {});
+  SimNetwork(const SimNetwork&) = delete;
+  SimNetwork& operator=(const SimNetwork&) = delete;
+  ~SimNetwork();
+
+  // A backend for params.local_node; an error if the params are invalid or the node is attached.
+  Result<std::unique_ptr<SimBackend>> attach(const BackendParams& params);
+
+  void set_faults(const SimFaults& faults);
+  const SimFaults& faults() const noexcept { return faults_; }
+
+  // Nodes in different groups cannot reach each other; a node in no group reaches no one. Replaces
+  // the previous partition; links set down with set_link stay down.
+  void partition(std::span<const std::vector<NodeId>> groups);
+  // Everyone reaches everyone: the partition is gone and every link is up.
+  void heal();
+  // One direction only: from -> to.
+  void set_link(NodeId from, NodeId to, bool up);
+  bool reachable(NodeId from, NodeId to) const;
+
+  std::uint64_t now_us() const noexcept { return now_us_; }
+  std::optional<std::uint64_t> next_delivery_us() const noexcept;
+  // Delivers every copy due at or before t_us, in time order (ties in send order), then sets now.
+  void advance_to(std::uint64_t t_us);
+  std::size_t in_flight() const noexcept { return in_flight_.size(); }
+
+  // The run's one PRNG: the simulator draws its own choices from it too, so one seed drives all.
+  Rng& rng() noexcept { return rng_; }
+  const SimNetworkStats& stats() const noexcept { return stats_; }
+
+ private:
+  friend class SimBackend;
+
+  struct Endpoint {
+    NodeId node;
+    SimBackend* backend;  // not owned: the backend detaches itself when destroyed
+  };
+  struct Copy {
+    std::uint64_t deliver_us;
+    std::uint64_t seq;  // send order, unique: breaks ties between copies due at the same time
+    NodeId from;
+    NodeId to;
+    SendBufferRef buffer;
+  };
+
+  // For SimBackend: `dest` kNoNode is a multicast.
+  void send(NodeId from, NodeId dest, const SendBufferRef& buffer);
+  // For ~SimBackend: forgets the backend and drops its copies in flight, both ways.
+  void detach(const SimBackend& backend);
+
+  void send_copy(NodeId from, NodeId to, const SendBufferRef& buffer);
+  void launch(NodeId from, NodeId to, const SendBufferRef& buffer);
+  void deliver(const Copy& copy);
+  // The heap's order: std::push_heap keeps the greatest on top, so "greater" is "due later".
+  static bool later(const Copy& a, const Copy& b) noexcept;
+  std::vector<Endpoint>::const_iterator lower_bound(NodeId node) const noexcept;
+  SimBackend* find(NodeId node) const noexcept;
+
+  Rng rng_;
+  SimFaults faults_;
+  std::uint64_t now_us_ = 0;
+  std::uint64_t next_seq_ = 0;
+  std::vector<Endpoint> endpoints_;  // sorted by node id: multicast fans out in that order
+  std::vector<Copy> in_flight_;      // a min-heap on (deliver_us, seq)
+  bool partitioned_ = false;
+  std::map<NodeId, std::size_t> group_of_;  // while partitioned_: each grouped node's group
+  std::set<std::pair<NodeId, NodeId>> down_links_;
+  SimNetworkStats stats_;
+};
+
+}  // namespace rtotem::transport
