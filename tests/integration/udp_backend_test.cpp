@@ -1,0 +1,223 @@
+// UDP backend between real sockets: unicast mode and IP multicast, IPv4 and IPv6, and datagrams
+// that must be counted and dropped without losing the good ones.
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include "tests/integration/udp_test_support.hpp"
+
+namespace rtotem::test {
+namespace {
+
+// Three nodes on 127.0.0.1-3, same port, in unicast mode: every node lists every other.
+struct UnicastTrio : ::testing::Test {
+  std::vector<UdpPeer> peers;
+  std::vector<std::unique_ptr<UdpBackend>> nodes;
+  std::vector<CollectSink> sinks = std::vector<CollectSink>(3);
+
+  void SetUp() override {
+    for (NodeId id = 1; id <= 3; ++id) peers.push_back({id, addr(fmt::format("127.0.0.{}", id), test_port(0))});
+    for (NodeId id = 1; id <= 3; ++id) {
+      nodes.push_back(open_or_fail(node_config(id, peers[id - 1].address, peers)));
+      ASSERT_TRUE(nodes.back());
+    }
+  }
+  bool wait(const std::function<bool()>& done, std::chrono::milliseconds limit = kPatience) {
+    return poll_until({nodes[0].get(), nodes[1].get(), nodes[2].get()}, {&sinks[0], &sinks[1], &sinks[2]}, done, limit);
+  }
+};
+
+TEST_F(UnicastTrio, MulticastReachesEveryNodeOnceInOrder) {
+  constexpr int kMessages = 300;  // more datagrams than one sendmmsg batch
+  constexpr int kBurst = 100;     // the local path is bounded: poll between bursts, as a user does
+  for (int burst = 0; burst < kMessages; burst += kBurst) {
+    for (int i = burst; i < burst + kBurst; ++i)
+      ASSERT_EQ(nodes[0]->multicast(make_message(*nodes[0], fmt::format("m{}", i))), Status::kOk);
+    ASSERT_TRUE(wait([&] { return sinks[0].got.size() >= std::size_t(burst + kBurst); }));
+  }
+  ASSERT_TRUE(wait([&] { return sinks[1].got.size() >= kMessages && sinks[2].got.size() >= kMessages; }));
+  for (int node = 0; node < 3; ++node) {
+    ASSERT_EQ(sinks[node].got.size(), std::size_t(kMessages)) << "node " << node + 1;
+    for (int i = 0; i < kMessages; ++i) {
+      EXPECT_EQ(sinks[node].got[i].from, 1u);
+      EXPECT_EQ(sinks[node].got[i].payload, fmt::format("m{}", i));
+    }
+  }
+  EXPECT_EQ(nodes[0]->counters().rx_loopback, std::uint64_t(kMessages));
+  EXPECT_EQ(nodes[0]->counters().tx_packets, std::uint64_t(2 * kMessages));  // one per other node
+  EXPECT_GT(nodes[0]->counters().tx_calls, 1u);
+  EXPECT_LT(nodes[0]->counters().tx_calls, std::uint64_t(kMessages));  // batched
+  EXPECT_EQ(nodes[0]->send_pool().available(), nodes[0]->send_pool().capacity());
+}
+
+TEST_F(UnicastTrio, UnicastReachesOnlyItsDestination) {
+  ASSERT_EQ(nodes[0]->unicast(3, make_message(*nodes[0], "token")), Status::kOk);
+  ASSERT_TRUE(wait([&] { return !sinks[2].got.empty(); }));
+  EXPECT_FALSE(wait([&] { return !sinks[1].got.empty() || !sinks[0].got.empty(); }, kQuiet));
+  EXPECT_EQ(sinks[2].got[0].payload, "token");
+  EXPECT_EQ(nodes[0]->unicast(9, make_message(*nodes[0], "nobody")), Status::kUnknownNode);
+}
+
+TEST_F(UnicastTrio, HeldReceiveBuffersAreBackPressureAndNothingIsLost) {
+  sinks[1].keep = true;  // node 2's protocol holds every buffer it gets
+  const std::size_t ring = 256;
+  const int total = static_cast<int>(ring + 40);
+  for (int i = 0; i < total; ++i) ASSERT_EQ(nodes[0]->unicast(2, make_message(*nodes[0], fmt::format("{}", i))), Status::kOk);
+  ASSERT_EQ(nodes[0]->flush(), Status::kOk);
+  EXPECT_FALSE(wait([&] { return sinks[1].got.size() > ring; }, kQuiet));
+  EXPECT_EQ(sinks[1].got.size(), ring);
+  EXPECT_GT(nodes[1]->counters().rx_ring_empty, 0u);
+
+  sinks[1].kept.clear();  // released: every buffer is re-posted
+  sinks[1].keep = false;
+  ASSERT_TRUE(wait([&] { return sinks[1].got.size() == std::size_t(total); }));
+  for (int i = 0; i < total; ++i) EXPECT_EQ(sinks[1].got[i].payload, fmt::format("{}", i));
+}
+
+// Datagrams crafted by a plain socket, each wrong in one way, then one good one.
+TEST_F(UnicastTrio, MalformedDatagramsAreCountedAndDropped) {
+  int raw = ::socket(AF_INET, SOCK_DGRAM, 0);
+  ASSERT_GE(raw, 0);
+  auto send_raw = [&](std::vector<std::byte> bytes) {
+    ASSERT_EQ(::sendto(raw, bytes.data(), bytes.size(), 0, peers[1].address.sockaddr_ptr(),
+                       peers[1].address.length()),
+              ssize_t(bytes.size()));
+  };
+  auto datagram = [](WireHeader h, std::size_t payload, std::size_t claimed) {
+    h.payload_len = static_cast<std::uint32_t>(claimed);
+    std::vector<std::byte> bytes(kWireHeaderSize + payload, std::byte{1});
+    encode_header(h, std::span<std::byte, kWireHeaderSize>(bytes.data(), kWireHeaderSize));
+    return bytes;
+  };
+  WireHeader good;
+  good.cluster_id = kTestCluster;
+  good.sender = 3;
+  WireHeader foreign = good, old = good, anonymous = good;
+  foreign.cluster_id = kTestCluster + 1;
+  old.version = kWireVersion + 1;
+  anonymous.sender = kNoNode;
+
+  send_raw(std::vector<std::byte>(7, std::byte{'r'}));  // short
+  auto junk = datagram(good, 10, 10);
+  junk[0] = std::byte{'X'};
+  send_raw(junk);                                       // bad magic
+  send_raw(datagram(old, 10, 10));                      // bad version
+  send_raw(datagram(foreign, 10, 10));                  // foreign cluster
+  send_raw(datagram(good, 10, 20));                     // length lies
+  send_raw(datagram(anonymous, 10, 10));                // no sender
+  send_raw(datagram(good, 1400 + 1, 1400 + 1));         // one byte over the MTU: truncated
+  send_raw(datagram(good, 5, 5));                       // fine
+  ::close(raw);
+
+  ASSERT_TRUE(wait([&] { return !sinks[1].got.empty(); }));
+  const auto& c = nodes[1]->counters();
+  EXPECT_EQ(c.drop_short, 1u);
+  EXPECT_EQ(c.drop_bad_magic, 1u);
+  EXPECT_EQ(c.drop_bad_version, 1u);
+  EXPECT_EQ(c.drop_foreign_cluster, 1u);
+  EXPECT_EQ(c.drop_bad_length, 1u);
+  EXPECT_EQ(c.drop_no_sender, 1u);
+  EXPECT_EQ(c.drop_truncated, 1u);
+  EXPECT_EQ(c.rx_packets, 1u);
+  ASSERT_EQ(sinks[1].got.size(), 1u);
+  EXPECT_EQ(sinks[1].got[0].from, 3u);
+  // Every dropped datagram's buffer went back to the ring: a full ring's worth still arrives.
+  for (int i = 0; i < 256 + 1; ++i) ASSERT_EQ(nodes[0]->unicast(2, make_message(*nodes[0], "again")), Status::kOk);
+  ASSERT_TRUE(wait([&] { return sinks[1].got.size() == 258; }));
+}
+
+TEST(UdpMulticast, GroupOnLoopbackReachesOthersAndOwnEchoIsDropped) {
+  const auto group = addr("239.192.72.74", test_port(1));
+  std::vector<UdpPeer> peers;
+  for (NodeId id = 1; id <= 3; ++id) peers.push_back({id, addr(fmt::format("127.0.0.{}", id), test_port(2))});
+  std::vector<std::unique_ptr<UdpBackend>> nodes;
+  for (NodeId id = 1; id <= 3; ++id) {
+    UdpConfig config = node_config(id, peers[id - 1].address, peers);
+    config.mode = UdpMode::kMulticast;
+    config.group = group;
+    nodes.push_back(open_or_fail(config));
+    ASSERT_TRUE(nodes.back());
+  }
+  std::vector<CollectSink> sinks(3);
+  auto wait = [&](const std::function<bool()>& done, std::chrono::milliseconds limit = kPatience) {
+    return poll_until({nodes[0].get(), nodes[1].get(), nodes[2].get()}, {&sinks[0], &sinks[1], &sinks[2]}, done, limit);
+  };
+  for (int i = 0; i < 50; ++i) ASSERT_EQ(nodes[1]->multicast(make_message(*nodes[1], fmt::format("g{}", i))), Status::kOk);
+  ASSERT_TRUE(wait([&] { return sinks[0].got.size() == 50 && sinks[2].got.size() == 50 && sinks[1].got.size() == 50; }));
+  EXPECT_EQ(nodes[1]->counters().tx_packets, 50u);  // one datagram per multicast
+  EXPECT_FALSE(wait([&] { return sinks[1].got.size() > 50; }, kQuiet));  // echoes never delivered twice
+  EXPECT_EQ(nodes[1]->counters().drop_self_echo, 50u);
+  EXPECT_EQ(nodes[1]->counters().rx_loopback, 50u);
+
+  ASSERT_EQ(nodes[0]->unicast(3, make_message(*nodes[0], "token")), Status::kOk);  // token path
+  ASSERT_TRUE(wait([&] { return sinks[2].got.size() == 51; }));
+  EXPECT_EQ(sinks[2].got.back().payload, "token");
+  EXPECT_EQ(sinks[1].got.size(), 50u);
+}
+
+TEST(UdpUnicastV6, TwoNodesOnLoopbackExchange) {
+  std::vector<UdpPeer> peers = {{1, addr("::1", test_port(3))}, {2, addr("::1", test_port(4))}};
+  auto a = open_or_fail(node_config(1, peers[0].address, peers));
+  auto b = open_or_fail(node_config(2, peers[1].address, peers));
+  ASSERT_TRUE(a && b);
+  CollectSink sa, sb;
+  ASSERT_EQ(a->multicast(make_message(*a, "ping6")), Status::kOk);
+  ASSERT_EQ(b->unicast(1, make_message(*b, "pong6")), Status::kOk);
+  ASSERT_TRUE(poll_until({a.get(), b.get()}, {&sa, &sb}, [&] { return sb.got.size() == 1 && sa.got.size() == 2; }));
+  EXPECT_EQ(sb.got[0].payload, "ping6");
+  EXPECT_EQ(a->local_address(), fmt::format("[::1]:{}", test_port(3)));
+}
+
+TEST(UdpMulticastV6, GroupOverVethReachesThePeer) {
+  if (!in_private_netns()) GTEST_SKIP() << "needs root for a private namespace with a veth pair";
+  const auto group = addr("ff15::7274:1", test_port(5));
+  std::vector<UdpPeer> peers = {{1, addr(kVethAddrA, test_port(6))}, {2, addr(kVethAddrB, test_port(6))}};
+  UdpConfig ca = node_config(1, peers[0].address, peers), cb = node_config(2, peers[1].address, peers);
+  ca.mode = cb.mode = UdpMode::kMulticast;
+  ca.group = cb.group = group;
+  ca.interface = kVethA;
+  cb.interface = kVethB;
+  auto a = open_or_fail(ca);
+  auto b = open_or_fail(cb);
+  ASSERT_TRUE(a && b);
+  CollectSink sa, sb;
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(a->multicast(make_message(*a, fmt::format("v6-{}", i))), Status::kOk);
+  ASSERT_TRUE(poll_until({a.get(), b.get()}, {&sa, &sb}, [&] { return sb.got.size() == 20; }));
+  EXPECT_FALSE(poll_until({a.get(), b.get()}, {&sa, &sb}, [&] { return sb.got.size() > 20; }, kQuiet));
+  EXPECT_EQ(sb.got[19].payload, "v6-19");
+  EXPECT_EQ(sa.got.size(), 20u);
+}
+
+TEST(UdpBackendOpen, RefusesBadConfigurationsWithTheReason) {
+  auto expect_refused = [](UdpConfig config, const std::string& words) {
+    auto backend = UdpBackend::open(config);
+    ASSERT_FALSE(backend.ok());
+    EXPECT_NE(backend.error().message().find(words), std::string::npos) << backend.error().message();
+  };
+  const auto self = addr("127.0.0.1", test_port(7));
+  expect_refused(node_config(1, addr("0.0.0.0", test_port(7)), {}), "wildcard");
+  expect_refused(node_config(1, self, {{2, addr("127.0.0.2", 1)}, {2, addr("127.0.0.3", 1)}}), "listed twice");
+  expect_refused(node_config(1, self, {{1, addr("127.0.0.9", test_port(7))}}), "own node 1");
+  expect_refused(node_config(1, self, {{2, addr("::1", 1)}}), "family");
+  UdpConfig mc = node_config(1, self, {});
+  mc.mode = UdpMode::kMulticast;
+  mc.group = addr("10.1.1.1", 1);
+  expect_refused(mc, "not a multicast address");
+  mc.group = addr("239.1.1.1", 1);
+  mc.interface = "no-such-if0";
+  expect_refused(mc, "no-such-if0");
+
+  auto first = open_or_fail(node_config(1, self, {}));
+  ASSERT_TRUE(first);
+  expect_refused(node_config(1, self, {}), "bind 127.0.0.1");  // address in use
+}
+
+TEST(UdpBackendOpen, GrantsSocketBuffers) {
+  auto backend = open_or_fail(node_config(1, addr("127.0.0.1", test_port(8)), {}));
+  ASSERT_TRUE(backend);
+  EXPECT_GE(backend->granted_recv_buffer_bytes(), 64 * 1024);
+  EXPECT_GE(backend->granted_send_buffer_bytes(), 64 * 1024);
+  ASSERT_EQ(backend->poll_fds().size(), 1u);
+}
+
+}  // namespace
+}  // namespace rtotem::test

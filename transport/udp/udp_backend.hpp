@@ -1,0 +1,71 @@
+// The UDP backend: IP multicast or per-peer unicast, IPv4 or IPv6, non-blocking sockets driven in
+// batches by sendmmsg/recvmmsg. Control path in udp_backend.cpp, datapath in
+// udp_backend_datapath.cpp.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <array>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "transport/backend.hpp"
+#include "transport/udp/fd.hpp"
+#include "transport/udp/udp_config.hpp"
+
+namespace rtotem::transport {
+
+inline constexpr std::size_t kUdpSendBatch = 64;  // datagrams per sendmmsg
+static_assert(kUdpSendBatch <= 1024);  // UIO_MAXIOV: the kernel caps sendmmsg there
+static_assert(kRxBatchMax <= kUdpSendBatch);
+
+class UdpBackend final : public Backend {
+ public:
+  static Result<std::unique_ptr<UdpBackend>> open(const UdpConfig& config);
+  ~UdpBackend() override;
+
+  std::string_view name() const noexcept override { return "udp"; }
+  std::string local_address() const override { return config_.bind.to_string(); }
+  std::span<const int> poll_fds() const noexcept override { return {fds_.data(), fd_count_}; }
+
+  // Socket buffer sizes the kernel granted (it may cap what was asked).
+  int granted_send_buffer_bytes() const noexcept { return granted_sndbuf_; }
+  int granted_recv_buffer_bytes() const noexcept { return granted_rcvbuf_; }
+
+ private:
+  UdpBackend(const UdpConfig& config, BufferArena arena, const BufferLayout& layout);
+  Result<void> open_sockets();
+  Result<void> open_multicast_socket();
+
+  std::size_t transmit(std::span<TxItem> items) noexcept override;
+  std::size_t receive(std::span<InboundPacket> out) noexcept override;
+  bool knows(NodeId node) const noexcept override { return find_peer(node) != nullptr; }
+  void on_close() noexcept override;
+
+  const UdpPeer* find_peer(NodeId node) const noexcept;
+  std::size_t datagrams_of(const TxItem& item) const noexcept;
+  const InetAddress& datagram_dest(const TxItem& item, std::size_t datagram) const noexcept;
+  std::size_t fill_send_batch(std::span<TxItem> items, std::size_t item, std::size_t datagram) noexcept;
+  std::size_t receive_from(int fd, std::span<InboundPacket> out) noexcept;
+
+  UdpConfig config_;
+  std::vector<UdpPeer> others_;  // peers but this node, sorted by node id
+  SocketRecvRing ring_;
+  Fd unicast_fd_;                // bound to config_.bind: tokens in, everything out
+  Fd multicast_fd_;              // kMulticast: bound to the group, receives multicasts
+  std::array<int, 2> fds_{-1, -1};
+  std::size_t fd_count_ = 0;
+  int granted_sndbuf_ = 0;
+  int granted_rcvbuf_ = 0;
+
+  // Datapath state, filled once per call from fixed arrays: no allocation per packet.
+  std::size_t head_datagrams_sent_ = 0;  // of the first queued item, across calls
+  std::array<mmsghdr, kUdpSendBatch> send_msgs_{};
+  std::array<iovec, kUdpSendBatch> send_iovs_{};
+  std::array<mmsghdr, kRxBatchMax> recv_msgs_{};
+  std::array<iovec, kRxBatchMax> recv_iovs_{};
+  std::array<RecvBuffer*, kRxBatchMax> recv_posted_{};
+};
+
+}  // namespace rtotem::transport
