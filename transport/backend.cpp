@@ -58,6 +58,10 @@ Status Backend::multicast(const SendBufferRef& buffer) noexcept {
 Status Backend::unicast(NodeId dest, const SendBufferRef& buffer) noexcept {
   if (dest == params_.local_node) {
     if (closed_) return Status::kClosed;
+    if (buffer->payload().size() > params_.mtu) {
+      ++counters_.tx_too_large;
+      return Status::kTooLarge;
+    }
     if (loopback_count_ == kLoopbackMax) {
       ++counters_.tx_queue_full;
       return Status::kQueueFull;
@@ -159,6 +163,10 @@ bool Backend::accept(RecvBufferRef buffer, std::size_t size, bool truncated,
   }
   if (header.sender == params_.local_node) {  // our multicast, echoed by the network
     ++counters_.drop_self_echo;
+    return false;
+  }
+  if (!knows(header.sender)) {
+    ++counters_.drop_unknown_sender;
     return false;
   }
   buffer->set_received(static_cast<std::uint32_t>(size), header.sender);

@@ -78,9 +78,11 @@ class Backend {
 
   virtual std::string_view name() const noexcept = 0;
   virtual std::string local_address() const = 0;
-  // Descriptors to watch for readability (and writability while has_pending_tx()). None: the
-  // backend is driven by polling only (the simulator).
+  // Descriptors to watch for readability. None: the backend is driven by polling only (the
+  // simulator).
   virtual std::span<const int> poll_fds() const noexcept { return {}; }
+  // The descriptor to watch for writability while has_pending_tx(); -1 if none.
+  virtual int tx_fd() const noexcept { return -1; }
 
   NodeId local_node() const noexcept { return params_.local_node; }
   std::uint32_t mtu() const noexcept { return params_.mtu; }
@@ -96,7 +98,8 @@ class Backend {
   Status unicast(NodeId dest, const SendBufferRef& buffer) noexcept;
   // kOk: queue empty. kWouldBlock: the rest stays queued; call again when writable.
   Status flush() noexcept;
-  // Delivers at most kRxBatchMax packets; returns how many. Call again while it returns a full batch.
+  // Delivers at most kRxBatchMax packets; returns how many. Fewer than kRxBatchMax: nothing more is
+  // waiting (or every receive buffer is held: see counters().rx_ring_empty).
   std::size_t poll(PacketSink& sink) noexcept;
   // Sends what can be sent without blocking, then stops. Idempotent.
   void close() noexcept;
@@ -107,9 +110,12 @@ class Backend {
   // Hooks. transmit: send items from the front, in order; return how many were fully handled
   // (sent, or dropped and counted as tx_errors). Fewer than items.size() means "device full".
   virtual std::size_t transmit(std::span<TxItem> items) noexcept = 0;
-  // receive: fill `out` with up to out.size() validated packets (see accept); return the count.
+  // receive: fill `out` with validated packets (see accept); return the count. It stops only
+  // when `out` is full or the device has nothing more: rejected packets do not use up the batch,
+  // so a short batch always means "drained". Multicasts queued before a unicast are handed out
+  // first where the device keeps them apart (tocssrp95: received messages before the token).
   virtual std::size_t receive(std::span<InboundPacket> out) noexcept = 0;
-  // Whether unicast() can address `node`.
+  // Whether unicast() can address `node`, and packets from `node` are accepted.
   virtual bool knows(NodeId) const noexcept { return true; }
   virtual void on_close() noexcept {}
 

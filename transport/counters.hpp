@@ -31,7 +31,8 @@ namespace rtotem::transport {
   X(drop_foreign_cluster) /* another cluster's packet */                              \
   X(drop_bad_length)      /* header length disagrees with the packet */               \
   X(drop_no_sender)       /* sender node id 0 */                                      \
-  X(drop_self_echo)       /* our own multicast looped back by the network */
+  X(drop_self_echo)       /* our own multicast looped back by the network */            \
+  X(drop_unknown_sender)  /* sender id not in this backend's node list */
 
 struct BackendCounters {
 #define RTOTEM_DECLARE_COUNTER(name) std::uint64_t name = 0;
@@ -40,7 +41,7 @@ struct BackendCounters {
 
   std::uint64_t drops() const noexcept {
     return drop_short + drop_truncated + drop_bad_magic + drop_bad_version + drop_foreign_cluster +
-           drop_bad_length + drop_no_sender + drop_self_echo;
+           drop_bad_length + drop_no_sender + drop_self_echo + drop_unknown_sender;
   }
 
   template <class Fn>

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -71,15 +72,14 @@ template <>
 class [[nodiscard]] Result<void> {
  public:
   Result() = default;
-  Result(Error error) : error_(std::move(error)), failed_(true) {}  // NOLINT
+  Result(Error error) : error_(std::move(error)) {}  // NOLINT
 
-  bool ok() const noexcept { return !failed_; }
+  bool ok() const noexcept { return !error_; }
   explicit operator bool() const noexcept { return ok(); }
-  const Error& error() const { RTOTEM_ASSERT(failed_); return error_; }
+  const Error& error() const { RTOTEM_ASSERT(error_); return *error_; }
 
  private:
-  Error error_ = Error::make("no error");
-  bool failed_ = false;
+  std::optional<Error> error_;
 };
 
 }  // namespace rtotem

@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include <thread>
+
 #include "tests/integration/udp_test_support.hpp"
 
 namespace rtotem::test {
@@ -35,6 +37,7 @@ TEST_F(UnicastTrio, MulticastReachesEveryNodeOnceInOrder) {
     ASSERT_TRUE(wait([&] { return sinks[0].got.size() >= std::size_t(burst + kBurst); }));
   }
   ASSERT_TRUE(wait([&] { return sinks[1].got.size() >= kMessages && sinks[2].got.size() >= kMessages; }));
+  EXPECT_FALSE(wait([&] { return sinks[1].got.size() > kMessages || sinks[2].got.size() > kMessages; }, kQuiet));
   for (int node = 0; node < 3; ++node) {
     ASSERT_EQ(sinks[node].got.size(), std::size_t(kMessages)) << "node " << node + 1;
     for (int i = 0; i < kMessages; ++i) {
@@ -120,9 +123,39 @@ TEST_F(UnicastTrio, MalformedDatagramsAreCountedAndDropped) {
   EXPECT_EQ(c.rx_packets, 1u);
   ASSERT_EQ(sinks[1].got.size(), 1u);
   EXPECT_EQ(sinks[1].got[0].from, 3u);
-  // Every dropped datagram's buffer went back to the ring: a full ring's worth still arrives.
-  for (int i = 0; i < 256 + 1; ++i) ASSERT_EQ(nodes[0]->unicast(2, make_message(*nodes[0], "again")), Status::kOk);
-  ASSERT_TRUE(wait([&] { return sinks[1].got.size() == 258; }));
+  // Every dropped datagram's buffer went back to the ring: holding all it receives, node 2 still
+  // gets a full ring's worth, and not one more.
+  sinks[1].got.clear();
+  sinks[1].keep = true;
+  for (int i = 0; i < 256 + 10; ++i) ASSERT_EQ(nodes[0]->unicast(2, make_message(*nodes[0], "again")), Status::kOk);
+  ASSERT_TRUE(wait([&] { return sinks[1].got.size() == 256; }));
+  EXPECT_FALSE(wait([&] { return sinks[1].got.size() > 256; }, kQuiet));
+}
+
+TEST_F(UnicastTrio, DatagramsFromNodesNotInTheListAreDropped) {
+  UdpConfig stranger_config = node_config(99, addr("127.0.0.9", test_port(0)), peers);
+  stranger_config.peers.push_back({99, stranger_config.bind});
+  auto stranger = open_or_fail(stranger_config);
+  ASSERT_TRUE(stranger);
+  ASSERT_EQ(stranger->multicast(make_message(*stranger, "let me in")), Status::kOk);
+  ASSERT_EQ(stranger->flush(), Status::kOk);
+  ASSERT_TRUE(wait([&] { return nodes[0]->counters().drop_unknown_sender == 1; }));
+  EXPECT_TRUE(sinks[0].got.empty());
+}
+
+TEST_F(UnicastTrio, ARefusedPeerLosesItsDatagramsAndTheOthersStillGetTheirs) {
+  // 255.255.255.255 without SO_BROADCAST: the kernel refuses every datagram to it (EACCES).
+  std::vector<UdpPeer> with_refused = peers;
+  with_refused[2].address = addr("255.255.255.255", test_port(0));
+  nodes[0].reset();
+  nodes[0] = open_or_fail(node_config(1, peers[0].address, with_refused));
+  ASSERT_TRUE(nodes[0]);
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(nodes[0]->multicast(make_message(*nodes[0], fmt::format("{}", i))), Status::kOk);
+  ASSERT_TRUE(wait([&] { return sinks[1].got.size() == 100; }));
+  EXPECT_EQ(nodes[0]->counters().tx_errors, 100u);
+  EXPECT_EQ(nodes[0]->counters().tx_packets, 100u);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(sinks[1].got[i].payload, fmt::format("{}", i));
+  EXPECT_EQ(nodes[0]->send_pool().available(), nodes[0]->send_pool().capacity());
 }
 
 TEST(UdpMulticast, GroupOnLoopbackReachesOthersAndOwnEchoIsDropped) {
@@ -152,6 +185,49 @@ TEST(UdpMulticast, GroupOnLoopbackReachesOthersAndOwnEchoIsDropped) {
   ASSERT_TRUE(wait([&] { return sinks[2].got.size() == 51; }));
   EXPECT_EQ(sinks[2].got.back().payload, "token");
   EXPECT_EQ(sinks[1].got.size(), 50u);
+}
+
+struct MulticastPair : ::testing::Test {
+  std::vector<std::unique_ptr<UdpBackend>> nodes;
+  void SetUp() override {
+    std::vector<UdpPeer> peers = {{1, addr("127.0.0.1", test_port(10))}, {2, addr("127.0.0.2", test_port(10))}};
+    for (NodeId id = 1; id <= 2; ++id) {
+      UdpConfig config = node_config(id, peers[id - 1].address, peers);
+      config.mode = UdpMode::kMulticast;
+      config.group = addr("239.192.72.75", test_port(11));
+      nodes.push_back(open_or_fail(config));
+      ASSERT_TRUE(nodes.back());
+    }
+  }
+  static void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }
+};
+
+// tocssrp95: a node handles the multicasts it has received before the token that follows them.
+TEST_F(MulticastPair, MulticastsQueuedBeforeATokenAreHandedOutBeforeIt) {
+  for (int i = 0; i < 40; ++i) ASSERT_EQ(nodes[1]->multicast(make_message(*nodes[1], fmt::format("m{}", i))), Status::kOk);
+  ASSERT_EQ(nodes[1]->unicast(1, make_message(*nodes[1], "token")), Status::kOk);
+  ASSERT_EQ(nodes[1]->flush(), Status::kOk);
+  settle();
+  CollectSink sink;
+  while (nodes[0]->poll(sink) == kRxBatchMax) {
+  }
+  ASSERT_EQ(sink.got.size(), 41u);
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(sink.got[i].payload, fmt::format("m{}", i));
+  EXPECT_EQ(sink.got[40].payload, "token");
+}
+
+TEST_F(MulticastPair, AShortBatchMeansDrainedEvenWhenEchoesWereDropped) {
+  for (int i = 0; i < 64; ++i) ASSERT_EQ(nodes[0]->multicast(make_message(*nodes[0], "own")), Status::kOk);
+  ASSERT_EQ(nodes[0]->flush(), Status::kOk);
+  ASSERT_EQ(nodes[1]->multicast(make_message(*nodes[1], "theirs")), Status::kOk);
+  ASSERT_EQ(nodes[1]->flush(), Status::kOk);
+  settle();
+  CollectSink sink;
+  while (nodes[0]->poll(sink) == kRxBatchMax) {
+  }
+  ASSERT_EQ(sink.got.size(), 65u);  // 64 own through the local path, then the peer's
+  EXPECT_EQ(sink.got.back().payload, "theirs");
+  EXPECT_EQ(nodes[0]->counters().drop_self_echo, 64u);
 }
 
 TEST(UdpUnicastV6, TwoNodesOnLoopbackExchange) {

@@ -32,7 +32,8 @@ SimBackend::Delivery SimBackend::deliver(std::span<const std::byte> wire) noexce
   if (ring_.peek_posted(std::span(&slot, 1)) == 0) return Delivery::kRingFull;  // an RNR drop
   RTOTEM_ASSERT(inbox_count_ < inbox_.size());
   // Like recvmmsg with MSG_TRUNC: keep what fits, report the rest, let accept() count it.
-  const std::size_t size = std::min<std::size_t>(wire.size(), slot->capacity());
+  // Cut where a UDP receive is cut: one MTU's worth of packet, not the (aligned) slot.
+  const std::size_t size = std::min<std::size_t>(wire.size(), mtu() + kWireHeaderSize);
   std::memcpy(slot->data(), wire.data(), size);
   Arrival& arrival = inbox_[(inbox_head_ + inbox_count_) % inbox_.size()];
   arrival.buffer = ring_.take(*slot);

@@ -99,8 +99,10 @@ Result<void> UdpBackend::open_sockets() {
   granted_rcvbuf_ = size_buffer(unicast_fd_, SO_RCVBUF, SO_RCVBUFFORCE, config_.recv_buffer_bytes);
   if (::bind(unicast_fd_.get(), config_.bind.sockaddr_ptr(), config_.bind.length()) != 0)
     return Error::sys(errno, "udp: bind {}", config_.bind.to_string());
-  fds_[fd_count_++] = unicast_fd_.get();
-  if (config_.mode == UdpMode::kMulticast) return open_multicast_socket();
+  if (config_.mode == UdpMode::kMulticast) {
+    if (auto ok = open_multicast_socket(); !ok) return ok;
+  }
+  fds_[fd_count_++] = unicast_fd_.get();  // after the group socket: the token waits its turn
   return {};
 }
 

@@ -1,6 +1,6 @@
 // The UDP backend: IP multicast or per-peer unicast, IPv4 or IPv6, non-blocking sockets driven in
 // batches by sendmmsg/recvmmsg. Control path in udp_backend.cpp, datapath in
-// udp_backend_datapath.cpp.
+// udp_backend_datapath.cpp. Threading: like every Backend, one thread owns it.
 #pragma once
 
 #include <sys/socket.h>
@@ -28,6 +28,7 @@ class UdpBackend final : public Backend {
   std::string_view name() const noexcept override { return "udp"; }
   std::string local_address() const override { return config_.bind.to_string(); }
   std::span<const int> poll_fds() const noexcept override { return {fds_.data(), fd_count_}; }
+  int tx_fd() const noexcept override { return unicast_fd_.get(); }
 
   // Socket buffer sizes the kernel granted (it may cap what was asked).
   int granted_send_buffer_bytes() const noexcept { return granted_sndbuf_; }
@@ -47,14 +48,14 @@ class UdpBackend final : public Backend {
   std::size_t datagrams_of(const TxItem& item) const noexcept;
   const InetAddress& datagram_dest(const TxItem& item, std::size_t datagram) const noexcept;
   std::size_t fill_send_batch(std::span<TxItem> items, std::size_t item, std::size_t datagram) noexcept;
-  std::size_t receive_from(int fd, std::span<InboundPacket> out) noexcept;
+  std::size_t receive_from(int fd, std::span<InboundPacket> out, bool& drained) noexcept;
 
   UdpConfig config_;
   std::vector<UdpPeer> others_;  // peers but this node, sorted by node id
   SocketRecvRing ring_;
   Fd unicast_fd_;                // bound to config_.bind: tokens in, everything out
   Fd multicast_fd_;              // kMulticast: bound to the group, receives multicasts
-  std::array<int, 2> fds_{-1, -1};
+  std::array<int, 2> fds_{-1, -1};  // read in this order: the group socket first
   std::size_t fd_count_ = 0;
   int granted_sndbuf_ = 0;
   int granted_rcvbuf_ = 0;

@@ -43,14 +43,19 @@ std::size_t UdpBackend::fill_send_batch(std::span<TxItem> items, std::size_t ite
 std::size_t UdpBackend::transmit(std::span<TxItem> items) noexcept {
   std::size_t item = 0;  // progress: items fully sent, and datagrams of the next one
   std::size_t& datagram = head_datagrams_sent_;
+  auto skip_empty = [&] {  // a multicast with nobody else in the ring has no datagram
+    while (item < items.size() && datagrams_of(items[item]) == 0) ++item;
+  };
   auto advance = [&](std::size_t count) {
     for (; count > 0; --count) {
       counters_.tx_bytes += items[item].buffer->wire().size();
-      if (++datagram == datagrams_of(items[item])) ++item, datagram = 0;
+      if (++datagram == datagrams_of(items[item])) {
+        ++item, datagram = 0;
+        skip_empty();
+      }
     }
-    while (item < items.size() && datagrams_of(items[item]) == 0) ++item;  // alone in the ring
   };
-  advance(0);
+  skip_empty();
   while (item < items.size()) {
     const std::size_t n = fill_send_batch(items, item, datagram);
     const int sent = ::sendmmsg(unicast_fd_.get(), send_msgs_.data(), static_cast<unsigned>(n), MSG_DONTWAIT);
@@ -70,11 +75,13 @@ std::size_t UdpBackend::transmit(std::span<TxItem> items) noexcept {
   return item;
 }
 
-std::size_t UdpBackend::receive_from(int fd, std::span<InboundPacket> out) noexcept {
+// One recvmmsg into up to out.size() posted buffers; `drained` when the socket had fewer.
+std::size_t UdpBackend::receive_from(int fd, std::span<InboundPacket> out, bool& drained) noexcept {
   const std::uint32_t want = static_cast<std::uint32_t>(std::min(out.size(), kRxBatchMax));
   const std::uint32_t n = ring_.peek_posted(std::span(recv_posted_.data(), want));
+  drained = true;
   if (n == 0) {
-    if (want > 0) ++counters_.rx_ring_empty;  // the protocol holds every buffer: the socket queues
+    ++counters_.rx_ring_empty;  // the protocol holds every buffer: the socket queues meanwhile
     return 0;
   }
   // Exactly one packet's worth: anything longer comes back MSG_TRUNC and is dropped.
@@ -91,6 +98,7 @@ std::size_t UdpBackend::receive_from(int fd, std::span<InboundPacket> out) noexc
     return 0;
   }
   ++counters_.rx_calls;
+  drained = static_cast<std::uint32_t>(got) < n;
   // All filled buffers leave the ring before any is judged: a rejected one is re-posted at once,
   // and the ring hands out its stack top only.
   std::array<RecvBufferRef, kRxBatchMax> filled;
@@ -104,9 +112,14 @@ std::size_t UdpBackend::receive_from(int fd, std::span<InboundPacket> out) noexc
   return accepted;
 }
 
+// Each socket until it is drained or the batch is full, the group socket first: multicasts
+// already queued are handed out before a token that arrived on the unicast socket.
 std::size_t UdpBackend::receive(std::span<InboundPacket> out) noexcept {
   std::size_t n = 0;
-  for (std::size_t i = 0; i < fd_count_ && n < out.size(); ++i) n += receive_from(fds_[i], out.subspan(n));
+  for (std::size_t i = 0; i < fd_count_ && n < out.size(); ++i) {
+    bool drained = false;
+    while (!drained && n < out.size()) n += receive_from(fds_[i], out.subspan(n), drained);
+  }
   return n;
 }
 

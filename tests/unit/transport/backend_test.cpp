@@ -145,8 +145,9 @@ TEST(Backend, FullQueueFlushesItselfWhenTheDeviceHasRoom) {
 TEST(Backend, RefusesOversizedPayloadsAndUnknownNodes) {
   auto backend = FiniteDeviceBackend::make(params());
   EXPECT_EQ(backend->multicast(message(*backend, std::string(513, 'a'))), Status::kTooLarge);
+  EXPECT_EQ(backend->unicast(kSelf, message(*backend, std::string(513, 'a'))), Status::kTooLarge);
   EXPECT_EQ(backend->unicast(6, message(*backend, "who")), Status::kUnknownNode);
-  EXPECT_EQ(backend->counters().tx_too_large, 1u);
+  EXPECT_EQ(backend->counters().tx_too_large, 2u);
   EXPECT_EQ(backend->counters().tx_unknown_node, 1u);
   EXPECT_FALSE(backend->has_pending_tx());
 }
@@ -172,6 +173,29 @@ TEST(Backend, ClosedBackendRefusesEverything) {
   EXPECT_EQ(backend->flush(), Status::kClosed);
   Collect sink;
   EXPECT_EQ(backend->poll(sink), 0u);
+}
+
+TEST(Backend, CloseReturnsEveryQueuedBufferToThePool) {
+  auto backend = FiniteDeviceBackend::make(params());
+  backend->room = 0;
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(backend->multicast(message(*backend, "queued")), Status::kOk);
+  EXPECT_EQ(backend->send_pool().available(), backend->send_pool().capacity() - 10);
+  backend->close();
+  EXPECT_EQ(backend->send_pool().available(), backend->send_pool().capacity());
+}
+
+TEST(Backend, PartialFlushesKeepOrderAcrossQueueCompaction) {
+  auto backend = FiniteDeviceBackend::make(params());
+  int next = 0;
+  for (int round = 0; round < 6; ++round) {  // the queue's tail wraps the array: it compacts
+    backend->room = 100;
+    for (int i = 0; i < 120; ++i) ASSERT_EQ(backend->unicast(2, message(*backend, std::to_string(next++))), Status::kOk);
+    (void)backend->flush();
+  }
+  backend->room = 1'000'000;
+  ASSERT_EQ(backend->flush(), Status::kOk);
+  ASSERT_EQ(backend->wire.size(), std::size_t(next));
+  for (int i = 0; i < next; ++i) ASSERT_EQ(backend->wire[i].second, std::to_string(i));
 }
 
 TEST(BackendParams, RefusesNonsenseWithTheReason) {
