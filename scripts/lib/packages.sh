@@ -1,0 +1,36 @@
+# shellcheck shell=bash
+# The Debian 12 packages rtotem needs to build, test and demo, and the one function that installs
+# those missing. Sourced by scripts/demo and scripts/test; defines only, runs nothing.
+
+RTOTEM_PACKAGES=(
+  build-essential g++ meson ninja-build pkg-config
+  libfmt-dev libqb-dev libibverbs-dev librdmacm-dev
+  libgtest-dev libgmock-dev
+  iproute2
+)
+
+# Installs the packages of RTOTEM_PACKAGES not installed yet, with apt-get, as root or via sudo.
+# Does nothing (and needs no root) when all are there.
+rtotem_install_packages() {
+  local missing=() pkg status
+  for pkg in "${RTOTEM_PACKAGES[@]}"; do
+    status="$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)"
+    if [[ "$status" != "install ok installed" ]]; then
+      missing+=("$pkg")
+    fi
+  done
+  if ((${#missing[@]} == 0)); then
+    return 0
+  fi
+  local as_root=()
+  if ((EUID != 0)); then
+    if ! command -v sudo >/dev/null 2>&1; then
+      echo "rtotem: need root or sudo to install: ${missing[*]}" >&2
+      return 1
+    fi
+    as_root=(sudo)
+  fi
+  echo "rtotem: installing ${missing[*]}"
+  "${as_root[@]}" apt-get update
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+}
