@@ -24,13 +24,19 @@ namespace {
 using namespace rtotem::transport;
 using Clock = std::chrono::steady_clock;
 
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
 struct RunResult {
   double seconds = 0;
-  std::uint64_t received = 0;
-  std::uint64_t allocations = 0;  // in the measured part (after warm-up)
+  std::uint64_t delivered = 0;    // in the measured part (after warm-up)
+  std::uint64_t lost = 0;         // sent but never delivered (the kernel dropped them)
+  std::uint64_t allocations = 0;  // heap allocations in the measured part
 };
 
-// What both contenders do: send `messages` of `size` bytes, at most `window` in flight.
+// What both contenders do: send `messages` of `size` bytes, at most `window` in flight; the first
+// tenth warms up and is not measured.
 struct Workload {
   std::uint64_t messages;
   std::uint32_t size;
@@ -38,8 +44,37 @@ struct Workload {
   std::uint16_t port;
 };
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
+// The loop both contenders share. `send(budget)` sends up to `budget` messages and returns how
+// many; `receive()` returns how many arrived. On loopback delivery is synchronous, so a turn in
+// which nothing could be sent and nothing arrived means what is in flight was dropped.
+template <class Send, class Receive>
+RunResult drive(const Workload& w, Send&& send, Receive&& receive) {
+  const std::uint64_t warmup = w.messages / 10;
+  std::uint64_t sent = 0, done = 0, allocations_start = 0;  // done = delivered + lost
+  RunResult r;
+  Clock::time_point start = Clock::now();
+  bool measuring = false;
+  while (done < w.messages) {
+    if (!measuring && done >= warmup) {
+      measuring = true;
+      start = Clock::now();
+      allocations_start = heap_allocations();
+      r.delivered = r.lost = 0;
+    }
+    const std::uint64_t budget = std::min<std::uint64_t>(w.messages - sent, w.window - (sent - done));
+    const std::uint64_t out = budget ? send(sent, budget) : 0;
+    sent += out;
+    const std::uint64_t in = receive();
+    done += in;
+    r.delivered += in;
+    if (out == 0 && in == 0) {
+      r.lost += sent - done;
+      done = sent;
+    }
+  }
+  r.seconds = seconds_since(start);
+  r.allocations = heap_allocations() - allocations_start;
+  return r;
 }
 
 class CountingSink final : public PacketSink {
@@ -48,61 +83,52 @@ class CountingSink final : public PacketSink {
   void on_packets(std::span<InboundPacket> batch) override { packets += batch.size(); }
 };
 
+UdpConfig bench_config(const Workload& w, NodeId id) {
+  const auto a = InetAddress::parse("127.0.0.1", w.port).value();
+  const auto b = InetAddress::parse("127.0.0.1", static_cast<std::uint16_t>(w.port + 1)).value();
+  UdpConfig c;
+  c.params.local_node = id;
+  c.params.cluster_id = cluster_id_from_name("bench");
+  c.params.mtu = std::max<std::uint32_t>(w.size, kMtuMin);
+  c.params.send_buffers = 2048;
+  c.params.recv_buffers = 1024;
+  c.bind = id == 1 ? a : b;
+  c.peers = {{1, a}, {2, b}};
+  return c;
+}
+
 RunResult run_backend(const Workload& w) {
-  auto a_addr = InetAddress::parse("127.0.0.1", w.port).value();
-  auto b_addr = InetAddress::parse("127.0.0.1", static_cast<std::uint16_t>(w.port + 1)).value();
-  auto config = [&](NodeId id, const InetAddress& bind) {
-    UdpConfig c;
-    c.params.local_node = id;
-    c.params.cluster_id = cluster_id_from_name("bench");
-    c.params.mtu = std::max<std::uint32_t>(w.size, kMtuMin);
-    c.params.send_buffers = 2048;
-    c.params.recv_buffers = 1024;
-    c.bind = bind;
-    c.peers = {{1, a_addr}, {2, b_addr}};
-    return c;
-  };
-  auto a = UdpBackend::open(config(1, a_addr));
-  auto b = UdpBackend::open(config(2, b_addr));
+  auto a = UdpBackend::open(bench_config(w, 1));
+  auto b = UdpBackend::open(bench_config(w, 2));
   if (!a || !b) {
     fmt::print(stderr, "open failed: {}\n", !a ? a.error().message() : b.error().message());
     std::exit(1);
   }
   CountingSink at_b;
-  const std::uint64_t warmup = w.messages / 10;
-  std::uint64_t sent = 0, allocations_at_warmup = 0;
-  Clock::time_point start;
-  std::uint64_t received_at_warmup = 0;
-  while (at_b.packets < w.messages) {
-    if (sent == warmup && allocations_at_warmup == 0) {
-      allocations_at_warmup = heap_allocations() + 1;  // +1: 0 means "not yet"
-      start = Clock::now();
-      received_at_warmup = at_b.packets;
-    }
-    while (sent < w.messages && sent - at_b.packets < w.window) {
+  auto send = [&](std::uint64_t first, std::uint64_t budget) {
+    std::uint64_t n = 0;
+    for (; n < budget; ++n) {
       SendBufferRef buffer;
       if ((*a)->acquire(buffer) != Status::kOk) break;
-      std::memcpy(buffer->writable_payload().data(), &sent, sizeof sent);
+      const std::uint64_t seq = first + n;
+      std::memcpy(buffer->writable_payload().data(), &seq, sizeof seq);
       buffer->set_payload_size(w.size);
       if ((*a)->unicast(2, buffer) != Status::kOk) break;
-      ++sent;
-      if (sent == warmup) break;
     }
     (void)(*a)->flush();
+    return n;
+  };
+  auto receive = [&] {
     const std::uint64_t before = at_b.packets;
-    while ((*b)->poll(at_b) > 0) {
+    while ((*b)->poll(at_b) == kRxBatchMax) {
     }
-    // A lost datagram (receive buffer overflow) would stall the window: count it and go on.
-    if (at_b.packets == before && sent == w.messages) break;
-  }
-  RunResult r;
-  r.seconds = seconds_since(start);
-  r.received = at_b.packets - received_at_warmup;
-  r.allocations = heap_allocations() - (allocations_at_warmup - 1);
-  return r;
+    return at_b.packets - before;
+  };
+  return drive(w, send, receive);
 }
 
-// The floor: the same loop on bare sockets, batched the same way, with no buffers or headers.
+// The floor: the same loop on bare sockets, batched as the backend batches (64 out, 32 in),
+// writing the same sequence number into each message, with no pool, header or validation.
 RunResult run_raw(const Workload& w) {
   auto open = [&](std::uint16_t port) {
     int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
@@ -121,37 +147,46 @@ RunResult run_raw(const Workload& w) {
   };
   auto [a, a_sa] = open(static_cast<std::uint16_t>(w.port + 2));
   auto [b, b_sa] = open(static_cast<std::uint16_t>(w.port + 3));
-  constexpr std::size_t kBatch = 32;
-  std::vector<std::byte> tx(std::size_t(w.size) + kWireHeaderSize), rx(kBatch * (std::size_t(w.size) + kWireHeaderSize));
-  std::array<mmsghdr, kBatch> sm{}, rm{};
-  std::array<iovec, kBatch> siov{}, riov{};
-  for (std::size_t i = 0; i < kBatch; ++i) {
-    siov[i] = {tx.data(), tx.size()};
+  constexpr std::size_t kSendBatch = kUdpSendBatch, kRecvBatch = kRxBatchMax;
+  const std::size_t wire = std::size_t(w.size) + kWireHeaderSize;
+  std::vector<std::byte> tx(kSendBatch * wire), rx(kRecvBatch * wire);
+  std::array<mmsghdr, kSendBatch> sm{};
+  std::array<mmsghdr, kRecvBatch> rm{};
+  std::array<iovec, kSendBatch> siov{};
+  std::array<iovec, kRecvBatch> riov{};
+  for (std::size_t i = 0; i < kSendBatch; ++i) {
+    siov[i] = {tx.data() + i * wire, wire};
     sm[i].msg_hdr.msg_iov = &siov[i];
     sm[i].msg_hdr.msg_iovlen = 1;
     sm[i].msg_hdr.msg_name = &b_sa;
     sm[i].msg_hdr.msg_namelen = sizeof b_sa;
-    riov[i] = {rx.data() + i * tx.size(), tx.size()};
+  }
+  for (std::size_t i = 0; i < kRecvBatch; ++i) {
+    riov[i] = {rx.data() + i * wire, wire};
     rm[i].msg_hdr.msg_iov = &riov[i];
     rm[i].msg_hdr.msg_iovlen = 1;
   }
-  std::uint64_t sent = 0, received = 0;
-  const auto start = Clock::now();
-  while (received < w.messages) {
-    while (sent < w.messages && sent - received < w.window) {
-      const unsigned n = static_cast<unsigned>(std::min<std::uint64_t>({kBatch, w.messages - sent, w.window - (sent - received)}));
-      const int k = ::sendmmsg(a, sm.data(), n, 0);
+  auto send = [&](std::uint64_t first, std::uint64_t budget) {
+    std::uint64_t n = 0;
+    while (n < budget) {
+      const unsigned batch = static_cast<unsigned>(std::min<std::uint64_t>(kSendBatch, budget - n));
+      for (unsigned i = 0; i < batch; ++i) {
+        const std::uint64_t seq = first + n + i;
+        std::memcpy(tx.data() + i * wire, &seq, sizeof seq);
+      }
+      const int k = ::sendmmsg(a, sm.data(), batch, MSG_DONTWAIT);
       if (k <= 0) break;
-      sent += static_cast<unsigned>(k);
+      n += static_cast<unsigned>(k);
     }
-    const std::uint64_t before = received;
+    return n;
+  };
+  auto receive = [&] {
+    std::uint64_t n = 0;
     int k;
-    while ((k = ::recvmmsg(b, rm.data(), kBatch, MSG_DONTWAIT, nullptr)) > 0) received += static_cast<unsigned>(k);
-    if (received == before && sent == w.messages) break;
-  }
-  RunResult r;
-  r.seconds = seconds_since(start);
-  r.received = received;
+    while ((k = ::recvmmsg(b, rm.data(), kRecvBatch, MSG_DONTWAIT, nullptr)) > 0) n += static_cast<unsigned>(k);
+    return n;
+  };
+  RunResult r = drive(w, send, receive);
   ::close(a);
   ::close(b);
   return r;
@@ -172,27 +207,27 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "rtotem-bench-udp: {}\n{}", options.error().message(), kUsage);
     return 2;
   }
-  fmt::print("| payload B | raw msgs/s (median, range) | rtotem msgs/s (median, range) | rtotem/raw | rtotem MB/s | heap allocs/msg | delivered |\n");
+  fmt::print("| payload B | raw msgs/s (median, range) | rtotem msgs/s (median, range) | rtotem/raw | rtotem MB/s | heap allocs/msg | lost (all runs) |\n");
   fmt::print("|---:|---:|---:|---:|---:|---:|---:|\n");
   for (std::uint32_t size : options->sizes) {
     Workload w{options->messages, size, options->window, options->port};
     std::vector<double> raw_rates, our_rates;
-    std::uint64_t allocations = 0, delivered = 0, measured = 0;
+    std::uint64_t allocations = 0, measured = 0, lost = 0;
     for (unsigned round = 0; round < options->rounds; ++round) {  // A B A B: same noise for both
       RunResult raw = run_raw(w);
-      raw_rates.push_back(double(raw.received) / raw.seconds);
+      raw_rates.push_back(double(raw.delivered) / raw.seconds);
       RunResult ours = run_backend(w);
-      our_rates.push_back(double(ours.received) / ours.seconds);
+      our_rates.push_back(double(ours.delivered) / ours.seconds);
       allocations += ours.allocations;
-      measured += ours.received;
-      delivered = ours.received + w.messages / 10;
+      measured += ours.delivered;
+      lost += ours.lost + raw.lost;
     }
     const double ours = median(our_rates), raw = median(raw_rates);
     auto [rmin, rmax] = std::minmax_element(raw_rates.begin(), raw_rates.end());
     auto [omin, omax] = std::minmax_element(our_rates.begin(), our_rates.end());
-    fmt::print("| {} | {:.0f} ({:.0f}-{:.0f}) | {:.0f} ({:.0f}-{:.0f}) | {:.2f} | {:.1f} | {:.6f} | {}/{} |\n", size, raw,
+    fmt::print("| {} | {:.0f} ({:.0f}-{:.0f}) | {:.0f} ({:.0f}-{:.0f}) | {:.2f} | {:.1f} | {:.6f} | {} |\n", size, raw,
                *rmin, *rmax, ours, *omin, *omax, ours / raw, ours * size / 1e6, double(allocations) / double(measured),
-               delivered, w.messages);
+               lost);
   }
   return 0;
 }
