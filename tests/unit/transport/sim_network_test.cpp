@@ -150,6 +150,8 @@ bool accounts_for_every_copy(const SimNetwork& network) {
                                       s.crashed + network.in_flight();
 }
 
+// ---- Fan-out ------------------------------------------------------------------------------------
+
 TEST(SimNetwork, MulticastReachesEveryOtherNodeAndTheSenderOnceThroughLoopback) {
   SimCluster cluster(1, {}, 4);
   cluster.multicast(1, "hello");

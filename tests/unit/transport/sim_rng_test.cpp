@@ -68,7 +68,5 @@ TEST(SimRng, ChanceZeroIsNeverOneIsAlwaysAndHalfIsAboutHalf) {
   EXPECT_LT(halves, 5300);
 }
 
-// ---- Fan-out ------------------------------------------------------------------------------------
-
 }  // namespace
 }  // namespace rtotem::transport
