@@ -21,6 +21,7 @@
 namespace rtotem::transport {
 
 class Buffer;
+class SendBuffer;
 
 class BufferOwner {
  public:
@@ -121,6 +122,7 @@ class Ref {
   friend class Ref;
   friend class SendPool;
   friend class RecvRing;
+  friend Ref<SendBuffer> as_send_buffer(const Ref<Buffer>& ref) noexcept;
   explicit Ref(T* p) noexcept : p_(p) { if (p_) p_->retain(); }  // owners hand out first refs
 
   T* p_ = nullptr;
@@ -164,5 +166,12 @@ class RecvBuffer final : public Buffer {
 using BufferRef = Ref<Buffer>;
 using SendBufferRef = Ref<SendBuffer>;
 using RecvBufferRef = Ref<RecvBuffer>;
+
+// Another share of the send buffer behind `ref`; empty if it is a receive buffer. Lets a protocol
+// send its own stored message again without copying it.
+inline SendBufferRef as_send_buffer(const BufferRef& ref) noexcept {
+  if (!ref || ref->kind() != BufferKind::kSend) return {};
+  return SendBufferRef(static_cast<SendBuffer*>(ref.get()));
+}
 
 }  // namespace rtotem::transport

@@ -135,6 +135,21 @@ TEST(SocketRecvRingDeathTest, TakingOutOfOrderIsABug) {
   EXPECT_DEATH((void)pools.ring.take(*posted[1]), "posted_");
 }
 
+TEST(BufferRefs, ASendBufferHeldAsGenericCanBeSharedAgainAsASendBuffer) {
+  Pools pools;
+  SendBufferRef sent;
+  ASSERT_EQ(pools.send.acquire(header_of(1), sent), Status::kOk);
+  BufferRef stored = sent;  // e.g. the protocol's sort queue
+  SendBufferRef again = as_send_buffer(stored);
+  EXPECT_EQ(again.get(), sent.get());
+  EXPECT_EQ(sent->refs(), 3u);
+
+  std::array<RecvBuffer*, 1> posted{};
+  ASSERT_EQ(pools.ring.peek_posted(posted), 1u);
+  BufferRef received = pools.ring.take(*posted[0]);
+  EXPECT_FALSE(as_send_buffer(received));  // a receive buffer never becomes a send buffer
+}
+
 TEST(BufferArena, CarvesAlignedNonOverlappingSlices) {
   auto arena = BufferArena::map(4096);
   ASSERT_TRUE(arena.ok());

@@ -1,0 +1,42 @@
+// What a node counts: packets by fate, tokens, retransmissions, deliveries, refusals.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace rtotem::membership {
+
+#define RTOTEM_NODE_COUNTERS(X)                                                   \
+  X(mcasts_received)       /* stored in the sort queue */                         \
+  X(mcasts_duplicate)      /* already held or already discarded */                \
+  X(mcasts_out_of_window)  /* too far ahead: left for retransmission */           \
+  X(mcasts_foreign_ring)   /* from another ring */                                \
+  X(tokens_received)       /* handled */                                          \
+  X(tokens_duplicate)      /* a retransmitted token already handled */            \
+  X(tokens_foreign_ring)   /* a token of another ring */                          \
+  X(tokens_deferred)       /* no buffer to forward it: left for its retransmission */ \
+  X(tokens_retransmitted)  /* our token resent: the successor showed no sign */   \
+  X(token_losses)          /* token timeout expired */                            \
+  X(messages_sent)         /* new messages multicast with a sequence number */    \
+  X(retransmits_sent)      /* messages multicast again on request */              \
+  X(retransmits_requested) /* sequence numbers we put in an rtr list */           \
+  X(messages_delivered)    /* handed to the application */                        \
+  X(submit_backpressure)   /* submissions refused: queue or pool full */          \
+  X(send_refused)          /* the backend refused a send (queue or pool full) */  \
+  X(packets_malformed)     /* refused by a decoder */                             \
+  X(packets_unhandled)     /* a valid packet this state does not handle */
+
+struct NodeCounters {
+#define RTOTEM_DECLARE_COUNTER(name) std::uint64_t name = 0;
+  RTOTEM_NODE_COUNTERS(RTOTEM_DECLARE_COUNTER)
+#undef RTOTEM_DECLARE_COUNTER
+
+  template <class Fn>
+  void for_each(Fn&& fn) const {
+#define RTOTEM_VISIT_COUNTER(name) fn(std::string_view(#name), name);
+    RTOTEM_NODE_COUNTERS(RTOTEM_VISIT_COUNTER)
+#undef RTOTEM_VISIT_COUNTER
+  }
+};
+
+}  // namespace rtotem::membership

@@ -1,0 +1,191 @@
+// The token visit (tocssrp95 §3, corosync's message_handler_orf_token): retransmit what others
+// miss, multicast new messages with the next sequence numbers under flow control, ask for what
+// this node misses, lower aru if needed, pass the token on; an idle ring holds it briefly.
+#include <algorithm>
+#include <cstring>
+
+#include "membership/node.hpp"
+
+namespace rtotem::membership {
+
+using transport::InboundPacket;
+using transport::SendBufferRef;
+
+namespace {
+Time ms(std::uint32_t milliseconds) { return Time{milliseconds} * 1000; }
+}  // namespace
+
+void Node::on_token(InboundPacket& packet, Time now) {
+  if (decode_token(packet.payload, incoming_) != DecodeError::kNone) {
+    ++counters_.packets_malformed;
+    return;
+  }
+  if (!operational_ || !(incoming_.ring_id == ring_id_)) {
+    ++counters_.tokens_foreign_ring;
+    return;
+  }
+  if (incoming_.token_seq <= last_token_seq_ || holding_token_) {
+    ++counters_.tokens_duplicate;  // a retransmission of one already handled
+    return;
+  }
+  // The buffer to pass it on comes first: a token handled but not passed on would be lost, while
+  // one left unhandled comes back with the predecessor's retransmission.
+  if (!next_token_buffer_ && backend_.acquire(next_token_buffer_) != Status::kOk) {
+    ++counters_.tokens_deferred;
+    return;
+  }
+  token_ = incoming_;
+  last_token_seq_ = token_.token_seq;
+  ++counters_.tokens_received;
+  token_buffer_.reset();  // a newer token: the one we sent went round
+  events_.cancel_timer(TimerId::kTokenRetransmit);
+  events_.arm_timer(TimerId::kTokenLoss, now + ms(config_.token_timeout_ms));
+  handle_token(now);
+}
+
+void Node::handle_token(Time now) {
+  RTOTEM_ASSERT(operational_ && next_token_buffer_);
+  RTOTEM_ASSERT(token_.aru <= token_.seq);
+  retransmitted_this_visit_ = 0;
+  retransmit_requested();
+  if (ring_idle()) {  // nothing anywhere to send, resend or deliver: spare the CPU
+    holding_token_ = true;
+    events_.arm_timer(TimerId::kTokenHold, now + ms(config_.token_hold_ms));
+    return;
+  }
+  pass_token(now);
+}
+
+// Idle: nothing queued here, nothing missing anywhere, and every message of the ring delivered
+// and discarded on the last rotation, so holding the token delays nobody.
+bool Node::ring_idle() const noexcept {
+  return send_count_ == 0 && token_.rtr_count == 0 && retransmitted_this_visit_ == 0 && token_.fcc == 0 &&
+         token_.backlog == 0 && token_.aru == token_.seq && queue_.base() == token_.seq;
+}
+
+void Node::pass_token(Time now) {
+  if (holding_token_) {
+    holding_token_ = false;
+    events_.cancel_timer(TimerId::kTokenHold);
+  }
+  const std::uint32_t sent = send_new_messages(transmits_allowed()) + retransmitted_this_visit_;
+  // corosync's fcc_token_update: fcc and backlog are sliding sums over one rotation.
+  token_.fcc = token_.fcc + sent - std::min(token_.fcc, my_trc_);
+  token_.backlog = token_.backlog + static_cast<std::uint32_t>(send_count_) - std::min(token_.backlog, my_pbl_);
+  my_trc_ = sent;
+  my_pbl_ = static_cast<std::uint32_t>(send_count_);
+  request_missing();
+  update_aru();
+  const Seq token_aru = token_.aru;
+  forward_token(now);
+  release_stable(token_aru);
+}
+
+void Node::retransmit_requested() {
+  std::uint16_t kept = 0;
+  for (std::uint16_t i = 0; i < token_.rtr_count; ++i) {
+    const Seq seq = token_.rtr[i];
+    if (seq <= queue_.base()) continue;  // every member had it: a stale request
+    const StoredMessage* message = queue_.find(seq);
+    if (message && retransmit(*message)) {
+      ++retransmitted_this_visit_;
+      ++counters_.retransmits_sent;
+    } else {
+      token_.rtr[kept++] = seq;  // someone further on may hold it
+    }
+  }
+  token_.rtr_count = kept;
+}
+
+// Our own message goes out again as the same buffer; someone else's is copied into one of ours.
+bool Node::retransmit(const StoredMessage& message) {
+  SendBufferRef buffer = transport::as_send_buffer(message.hold);
+  if (!buffer) {
+    if (backend_.acquire(buffer) != Status::kOk) return false;
+    std::memcpy(buffer->writable_payload().data(), message.packet.data(), message.packet.size());
+    buffer->set_payload_size(static_cast<std::uint32_t>(message.packet.size()));
+  }
+  if (backend_.multicast(buffer) != Status::kOk) {
+    ++counters_.send_refused;
+    return false;
+  }
+  return true;
+}
+
+// corosync's fcc_calculate: at most max_messages a visit, the window over a rotation, and a share
+// of the window in proportion to this node's part of the ring's backlog.
+std::uint32_t Node::transmits_allowed() const noexcept {
+  const std::uint32_t used = token_.fcc + retransmitted_this_visit_;
+  if (used >= config_.window_size) return 0;
+  std::uint32_t allowed = std::min(config_.max_messages, config_.window_size - used);
+  const std::uint64_t mine = send_count_;
+  const std::uint64_t total = std::uint64_t{token_.backlog} + mine - std::min<std::uint64_t>(token_.backlog, my_pbl_);
+  if (total > 0) {
+    const std::uint64_t share = config_.window_size * mine / total;
+    if (share > 0 && allowed > share) allowed = static_cast<std::uint32_t>(share);
+  }
+  return allowed;
+}
+
+std::uint32_t Node::send_new_messages(std::uint32_t allowed) {
+  std::uint32_t sent = 0;
+  while (sent < allowed && send_count_ > 0) {
+    if (token_.seq + 1 - queue_.base() > queue_.capacity()) break;  // room to keep it first
+    Pending& pending = send_queue_[send_head_];
+    McastHeader header;
+    header.ring_id = ring_id_;
+    header.seq = token_.seq + 1;
+    header.sender = self_;
+    header.delivery = pending.delivery;
+    encode_mcast_header(header, pending.buffer->writable_payload());
+    if (backend_.multicast(pending.buffer) != Status::kOk) {
+      ++counters_.send_refused;  // the queue is full: the rest waits for the next visit
+      break;
+    }
+    token_.seq = header.seq;
+    const auto packet = pending.buffer->payload();
+    StoredMessage own{std::move(pending.buffer), packet, packet.subspan(mcast_header_size()), self_,
+                      pending.delivery};
+    const auto stored = queue_.insert(header.seq, std::move(own));
+    RTOTEM_ASSERT(stored == SortQueue::Insert::kStored);
+    send_head_ = (send_head_ + 1) % config_.send_queue_max;
+    --send_count_;
+    ++sent;
+    ++counters_.messages_sent;
+  }
+  return sent;
+}
+
+void Node::request_missing() {
+  auto listed = [&](Seq seq) {
+    return std::find(token_.rtr.begin(), token_.rtr.begin() + token_.rtr_count, seq) !=
+           token_.rtr.begin() + token_.rtr_count;
+  };
+  queue_.for_each_missing(token_.seq, kRtrMax, [&](Seq seq) {
+    if (token_.rtr_count == kRtrMax || listed(seq)) return;
+    token_.rtr[token_.rtr_count++] = seq;
+    ++counters_.retransmits_requested;
+  });
+}
+
+// corosync: lower the ring's aru to ours, or own it again if we set it last.
+void Node::update_aru() {
+  const Seq my_aru = queue_.aru();
+  if (my_aru < token_.aru || token_.aru_addr == self_ || token_.aru_addr == kNoNode) {
+    token_.aru = my_aru;
+    token_.aru_addr = my_aru == token_.seq ? kNoNode : self_;
+  }
+}
+
+void Node::forward_token(Time now) {
+  ++token_.token_seq;
+  SendBufferRef buffer = std::move(next_token_buffer_);
+  const std::size_t size = encode_token(token_, buffer->writable_payload());
+  buffer->set_payload_size(static_cast<std::uint32_t>(size));
+  if (backend_.unicast(successor(), buffer) != Status::kOk) ++counters_.send_refused;  // resent below
+  token_buffer_ = std::move(buffer);
+  token_seq_forwarded_ = token_.seq;
+  events_.arm_timer(TimerId::kTokenRetransmit, now + ms(config_.token_retransmit_ms));
+}
+
+}  // namespace rtotem::membership

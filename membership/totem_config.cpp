@@ -1,0 +1,34 @@
+// Derived defaults and the relations between protocol parameters.
+#include "membership/totem_config.hpp"
+
+#include <bit>
+
+#include "membership/packets.hpp"
+
+namespace rtotem::membership {
+
+Result<TotemConfig> TotemConfig::resolved() const {
+  TotemConfig c = *this;
+  if (c.token_timeout_ms < 10) return Error::make("token: {} ms is below 10 ms", c.token_timeout_ms);
+  if (c.token_retransmits_before_loss < 1)
+    return Error::make("token_retransmits_before_loss_const must be at least 1");
+  if (c.token_retransmit_ms == 0)
+    c.token_retransmit_ms = static_cast<std::uint32_t>(c.token_timeout_ms / (c.token_retransmits_before_loss + 0.2));
+  if (c.token_retransmit_ms == 0 || c.token_retransmit_ms >= c.token_timeout_ms)
+    return Error::make("token_retransmit: {} ms must be above 0 and below token ({} ms)", c.token_retransmit_ms,
+                       c.token_timeout_ms);
+  if (c.token_hold_ms == 0) c.token_hold_ms = c.token_retransmit_ms * 8 / 10;
+  if (c.token_hold_ms >= c.token_retransmit_ms)
+    return Error::make("hold: {} ms must be below token_retransmit ({} ms)", c.token_hold_ms, c.token_retransmit_ms);
+  if (c.window_size == 0) return Error::make("window_size must be at least 1");
+  if (c.max_messages == 0 || c.max_messages > c.window_size)
+    return Error::make("max_messages: {} must be in [1, window_size {}]", c.max_messages, c.window_size);
+  if (c.send_queue_max < c.max_messages)
+    return Error::make("send_queue_max: {} is below max_messages {}", c.send_queue_max, c.max_messages);
+  if (!std::has_single_bit(c.sort_queue_capacity) || c.sort_queue_capacity < 4 * c.window_size)
+    return Error::make("sort_queue_capacity: {} must be a power of two of at least 4 x window_size ({})",
+                       c.sort_queue_capacity, 4 * c.window_size);
+  return c;
+}
+
+}  // namespace rtotem::membership

@@ -1,0 +1,25 @@
+// Protocol parameters: timeouts and flow control, with corosync's names and relations. Defaults
+// suit UDP and RDMA and ride out a loaded VM descheduling a healthy node for a few hundred ms.
+#pragma once
+
+#include <cstdint>
+
+#include "transport/result.hpp"
+
+namespace rtotem::membership {
+
+struct TotemConfig {
+  std::uint32_t token_timeout_ms = 3000;          // no token for this long: the ring re-forms
+  std::uint32_t token_retransmits_before_loss = 4;
+  std::uint32_t token_retransmit_ms = 0;          // 0: token_timeout / (retransmits + 0.2)
+  std::uint32_t token_hold_ms = 0;                // idle ring holds the token; 0: 80% of retransmit
+  std::uint32_t window_size = 50;                 // new messages per token rotation, all nodes
+  std::uint32_t max_messages = 17;                // new messages per token visit, one node
+  std::uint32_t send_queue_max = 1024;            // submitted, waiting for the token: then -EAGAIN
+  std::uint32_t sort_queue_capacity = 4096;       // messages held per ring; a power of two
+
+  // Fills the derived values; errors name the key and the rule.
+  Result<TotemConfig> resolved() const;
+};
+
+}  // namespace rtotem::membership

@@ -1,0 +1,269 @@
+// One Node fed hand-built packets: its token handling, retransmission requests, delivery order,
+// safe delivery and timers. The other ring members are played by the test through their own
+// simulated backends, so what the node sends is read off the network as decoded packets.
+#include "membership/node.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "transport/sim/sim_network.hpp"
+
+namespace rtotem::membership {
+namespace {
+
+using transport::BackendParams;
+using transport::InboundPacket;
+using transport::SendBufferRef;
+using transport::SimBackend;
+using transport::SimNetwork;
+
+constexpr std::uint32_t kCluster = 77;
+
+struct Recorder final : NodeEvents {
+  std::map<TimerId, Time> timers;
+  std::vector<std::pair<Seq, std::string>> delivered;
+  void arm_timer(TimerId timer, Time deadline) override { timers[timer] = deadline; }
+  void cancel_timer(TimerId timer) override { timers.erase(timer); }
+  void deliver(const Delivered& m) override {
+    delivered.emplace_back(m.seq, std::string(reinterpret_cast<const char*>(m.payload.data()), m.payload.size()));
+  }
+};
+
+struct Collected final : transport::PacketSink {
+  std::vector<std::pair<NodeId, std::vector<std::byte>>> packets;
+  std::vector<transport::BufferRef> holds;
+  void on_packets(std::span<InboundPacket> batch) override {
+    for (auto& p : batch) packets.emplace_back(p.from, std::vector<std::byte>(p.payload.begin(), p.payload.end()));
+  }
+};
+
+BackendParams params(NodeId id) {
+  BackendParams p;
+  p.local_node = id;
+  p.cluster_id = kCluster;
+  p.mtu = 1024;
+  p.send_buffers = 2048;  // above the send queue: the queue, not the pool, pushes back first
+  p.recv_buffers = 512;
+  return p;
+}
+
+// Node 2 under test in ring {1, 2, 3}; the test speaks as nodes 1 and 3.
+struct NodeTest : ::testing::Test {
+  SimNetwork network{1, {.delay_min_us = 1, .delay_max_us = 1}};
+  std::unique_ptr<SimBackend> b1 = network.attach(params(1)).value();
+  std::unique_ptr<SimBackend> b2 = network.attach(params(2)).value();
+  std::unique_ptr<SimBackend> b3 = network.attach(params(3)).value();
+  Recorder events;
+  TotemConfig config = TotemConfig{}.resolved().value();
+  Node node{2, config, *b2, events};
+  const RingId ring{1, 5};
+  Time now = 0;
+
+  struct Feed final : transport::PacketSink {
+    Feed(Node& n, Time& t) : node(n), now(t) {}
+    Node& node;
+    Time& now;
+    void on_packets(std::span<InboundPacket> batch) override { node.on_packets(batch, now); }
+  } feed{node, now};
+
+  void SetUp() override {
+    const NodeId members[] = {1, 2, 3};
+    node.install_ring(ring, members, now);
+  }
+  // Moves time on by 10 µs: packets land, node 2 handles its batch, flushes.
+  void step() {
+    now += 10;
+    network.advance_to(now);
+    while (b2->poll(feed) == transport::kRxBatchMax) {
+    }
+    (void)b2->flush();
+    network.advance_to(now + 5);
+  }
+  void send_from(transport::Backend& from, NodeId to, std::span<const std::byte> packet) {
+    SendBufferRef buffer;
+    ASSERT_EQ(from.acquire(buffer), Status::kOk);
+    std::memcpy(buffer->writable_payload().data(), packet.data(), packet.size());
+    buffer->set_payload_size(static_cast<std::uint32_t>(packet.size()));
+    ASSERT_EQ(to == kNoNode ? from.multicast(buffer) : from.unicast(to, buffer), Status::kOk);
+    ASSERT_EQ(from.flush(), Status::kOk);
+  }
+  void mcast_from_1(Seq seq, const std::string& text, Delivery delivery = Delivery::kAgreed) {
+    std::vector<std::byte> packet(mcast_header_size() + text.size());
+    McastHeader header{ring, seq, 1, delivery, false};
+    encode_mcast_header(header, packet);
+    std::memcpy(packet.data() + mcast_header_size(), text.data(), text.size());
+    send_from(*b1, kNoNode, packet);
+  }
+  void token_from_1(Token token) {
+    token.ring_id = ring;
+    std::vector<std::byte> packet(token_size(token));
+    encode_token(token, packet);
+    send_from(*b1, 2, packet);
+  }
+  // The tokens node 3 has received from node 2, decoded.
+  std::vector<Token> tokens_at_3() {
+    Collected got;
+    while (b3->poll(got) == transport::kRxBatchMax) {
+    }
+    std::vector<Token> tokens;
+    for (auto& [from, bytes] : got.packets) {
+      PacketType type{};
+      DecodeError error{};
+      if (peek_type(bytes, type, error) && type == PacketType::kToken) {
+        tokens.emplace_back();
+        EXPECT_EQ(decode_token(bytes, tokens.back()), DecodeError::kNone);
+        EXPECT_EQ(from, 2u);
+      }
+    }
+    return tokens;
+  }
+};
+
+TEST_F(NodeTest, InstallArmsTheTokenLossTimerAndOnlyTheRepresentativeOriginates) {
+  EXPECT_TRUE(node.operational());
+  EXPECT_EQ(events.timers.at(TimerId::kTokenLoss), config.token_timeout_ms * 1000ull);
+  step();
+  EXPECT_TRUE(tokens_at_3().empty());  // node 2 is not the representative
+}
+
+TEST_F(NodeTest, ATokenWithAHoleYieldsAnRtrEntryAndDeliveryStopsAtTheHole) {
+  mcast_from_1(1, "one");
+  mcast_from_1(3, "three");
+  Token token;
+  token.token_seq = 1;
+  token.seq = 3;
+  token.aru = 0;
+  token.aru_addr = 1;
+  token_from_1(token);
+  step();
+  auto tokens = tokens_at_3();
+  ASSERT_EQ(tokens.size(), 1u);
+  const Token& out = tokens[0];
+  EXPECT_EQ(out.token_seq, 2u);
+  ASSERT_EQ(out.rtr_count, 1u);
+  EXPECT_EQ(out.rtr[0], 2u);
+  EXPECT_EQ(out.aru, 0u);  // node 1 set it lower; ours is 1, so it stays
+  ASSERT_EQ(events.delivered.size(), 1u);
+  EXPECT_EQ(events.delivered[0], std::make_pair(Seq{1}, std::string("one")));
+  EXPECT_EQ(node.counters().retransmits_requested, 1u);
+
+  mcast_from_1(2, "two");  // the retransmission arrives
+  step();
+  ASSERT_EQ(events.delivered.size(), 3u);
+  EXPECT_EQ(events.delivered[2], std::make_pair(Seq{3}, std::string("three")));
+}
+
+TEST_F(NodeTest, SubmittedMessagesGetTheNextSequenceNumbersOnTheToken) {
+  const std::string text = "hello";
+  ASSERT_EQ(node.submit(std::as_bytes(std::span(text)), Delivery::kAgreed, now), Status::kOk);
+  Token token;
+  token.token_seq = 7;
+  token.seq = 0;
+  token_from_1(token);
+  step();
+  auto tokens = tokens_at_3();
+  ASSERT_EQ(tokens.size(), 1u);
+  EXPECT_EQ(tokens[0].seq, 1u);
+  EXPECT_EQ(tokens[0].fcc, 1u);
+  EXPECT_EQ(tokens[0].aru, 1u);  // node 2 holds everything, so aru follows seq
+  EXPECT_EQ(tokens[0].aru_addr, kNoNode);
+  ASSERT_EQ(events.delivered.size(), 1u);  // self-delivery, in order
+  EXPECT_EQ(events.delivered[0].second, "hello");
+  EXPECT_EQ(node.send_queue_size(), 0u);
+}
+
+TEST_F(NodeTest, ADuplicateTokenIsIgnored) {
+  Token token;
+  token.token_seq = 4;
+  token.fcc = 1;  // a busy ring: passed on at once
+  token_from_1(token);
+  step();
+  token_from_1(token);
+  step();
+  EXPECT_EQ(tokens_at_3().size(), 1u);
+  EXPECT_EQ(node.counters().tokens_duplicate, 1u);
+}
+
+TEST_F(NodeTest, TheTokenIsResentUntilTheSuccessorShowsItHasIt) {
+  Token token;
+  token.token_seq = 1;
+  token.fcc = 1;  // not idle: passed on at once
+  token_from_1(token);
+  step();
+  ASSERT_EQ(tokens_at_3().size(), 1u);
+  ASSERT_TRUE(events.timers.count(TimerId::kTokenRetransmit));
+  now = events.timers[TimerId::kTokenRetransmit];
+  node.on_timer(TimerId::kTokenRetransmit, now);
+  (void)b2->flush();
+  network.advance_to(now + 10);
+  auto resent = tokens_at_3();
+  ASSERT_EQ(resent.size(), 1u);
+  EXPECT_EQ(resent[0].token_seq, 2u);  // the same token, not a new one
+  EXPECT_EQ(node.counters().tokens_retransmitted, 1u);
+}
+
+TEST_F(NodeTest, ASafeMessageWaitsUntilTheTokenShowsEveryMemberHasIt) {
+  mcast_from_1(1, "careful", Delivery::kSafe);
+  mcast_from_1(2, "after", Delivery::kAgreed);
+  Token token;
+  token.token_seq = 1;
+  token.seq = 2;
+  token.aru = 2;  // every node visited since holds up to 2...
+  token.aru_addr = kNoNode;
+  token.fcc = 2;
+  token_from_1(token);
+  step();
+  EXPECT_TRUE(events.delivered.empty());  // ...but one visit proves nothing: the agreed one waits too
+  token.token_seq = 4;
+  token.fcc = 0;
+  token_from_1(token);  // the next rotation still carries aru 2
+  step();
+  ASSERT_EQ(events.delivered.size(), 2u);
+  EXPECT_EQ(events.delivered[0].second, "careful");
+}
+
+TEST_F(NodeTest, AnIdleRingHoldsTheTokenAndASubmissionReleasesIt) {
+  Token token;
+  token.token_seq = 1;
+  token_from_1(token);
+  step();
+  EXPECT_TRUE(tokens_at_3().empty());
+  ASSERT_TRUE(events.timers.count(TimerId::kTokenHold));
+  const std::string text = "wake";
+  ASSERT_EQ(node.submit(std::as_bytes(std::span(text)), Delivery::kAgreed, now), Status::kOk);
+  EXPECT_EQ(events.timers.at(TimerId::kTokenHold), now);  // at once, through the host's loop
+  node.on_timer(TimerId::kTokenHold, now);
+  (void)b2->flush();
+  network.advance_to(now + 10);
+  auto tokens = tokens_at_3();
+  ASSERT_EQ(tokens.size(), 1u);
+  EXPECT_EQ(tokens[0].seq, 1u);
+}
+
+TEST_F(NodeTest, SubmissionsBeyondTheQueueAreBackPressure) {
+  const std::string text = "x";
+  for (std::uint32_t i = 0; i < config.send_queue_max; ++i)
+    ASSERT_EQ(node.submit(std::as_bytes(std::span(text)), Delivery::kAgreed, now), Status::kOk);
+  EXPECT_EQ(node.submit(std::as_bytes(std::span(text)), Delivery::kAgreed, now), Status::kQueueFull);
+  std::vector<std::byte> big(node.max_message_size() + 1);
+  EXPECT_EQ(node.submit(big, Delivery::kAgreed, now), Status::kTooLarge);
+}
+
+TEST_F(NodeTest, MalformedAndForeignPacketsAreCountedNotHandled) {
+  const std::byte junk[] = {std::byte{9}, std::byte{0}, std::byte{0}, std::byte{0}};
+  send_from(*b1, 2, junk);
+  std::vector<std::byte> foreign(mcast_header_size());
+  encode_mcast_header(McastHeader{RingId{1, 4}, 1, 1, Delivery::kAgreed, false}, foreign);
+  send_from(*b1, kNoNode, foreign);
+  step();
+  EXPECT_EQ(node.counters().packets_malformed, 1u);
+  EXPECT_EQ(node.counters().mcasts_foreign_ring, 1u);
+  EXPECT_TRUE(events.delivered.empty());
+}
+
+}  // namespace
+}  // namespace rtotem::membership
