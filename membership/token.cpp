@@ -48,7 +48,9 @@ void Node::handle_token(Time now) {
   RTOTEM_ASSERT(token_.aru <= token_.seq);
   retransmitted_this_visit_ = 0;
   retransmit_requested();
-  if (ring_idle()) {  // nothing anywhere to send, resend or deliver: spare the CPU
+  // On an idle ring the representative alone holds the token: one hold per rotation keeps the
+  // rotation below the retransmit timeout however many members there are.
+  if (self_ == ring_id_.rep && ring_idle()) {
     holding_token_ = true;
     events_.arm_timer(TimerId::kTokenHold, now + ms(config_.token_hold_ms));
     return;

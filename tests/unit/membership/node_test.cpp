@@ -105,9 +105,10 @@ struct NodeTest : ::testing::Test {
     send_from(*b1, 2, packet);
   }
   // The tokens node 3 has received from node 2, decoded.
-  std::vector<Token> tokens_at_3() {
+  std::vector<Token> tokens_at_3() { return tokens_at(*b3, 2); }
+  std::vector<Token> tokens_at(SimBackend& backend, NodeId sender) {
     Collected got;
-    while (b3->poll(got) == transport::kRxBatchMax) {
+    while (backend.poll(got) == transport::kRxBatchMax) {
     }
     std::vector<Token> tokens;
     for (auto& [from, bytes] : got.packets) {
@@ -116,7 +117,7 @@ struct NodeTest : ::testing::Test {
       if (peek_type(bytes, type, error) && type == PacketType::kToken) {
         tokens.emplace_back();
         EXPECT_EQ(decode_token(bytes, tokens.back()), DecodeError::kNone);
-        EXPECT_EQ(from, 2u);
+        EXPECT_EQ(from, sender);
       }
     }
     return tokens;
@@ -226,20 +227,31 @@ TEST_F(NodeTest, ASafeMessageWaitsUntilTheTokenShowsEveryMemberHasIt) {
   EXPECT_EQ(events.delivered[0].second, "careful");
 }
 
-TEST_F(NodeTest, AnIdleRingHoldsTheTokenAndASubmissionReleasesIt) {
-  Token token;
-  token.token_seq = 1;
-  token_from_1(token);
+TEST_F(NodeTest, OnAnIdleRingOnlyTheRepresentativeHoldsTheToken) {
+  Token idle;
+  idle.token_seq = 1;
+  token_from_1(idle);
   step();
-  EXPECT_TRUE(tokens_at_3().empty());
-  ASSERT_TRUE(events.timers.count(TimerId::kTokenHold));
-  const std::string text = "wake";
-  ASSERT_EQ(node.submit(std::as_bytes(std::span(text)), Delivery::kAgreed, now), Status::kOk);
-  EXPECT_EQ(events.timers.at(TimerId::kTokenHold), now);  // at once, through the host's loop
-  node.on_timer(TimerId::kTokenHold, now);
-  (void)b2->flush();
+  EXPECT_EQ(tokens_at_3().size(), 1u);  // node 2 passes it straight on
+  EXPECT_FALSE(events.timers.count(TimerId::kTokenHold));
+
+  // Node 1, the representative, originates an idle token and holds it; a submission releases it.
+  Recorder rep_events;
+  Node rep(1, config, *b1, rep_events);
+  const NodeId members[] = {1, 2, 3};
+  rep.install_ring(ring, members, now);
+  (void)b1->flush();
   network.advance_to(now + 10);
-  auto tokens = tokens_at_3();
+  EXPECT_TRUE(tokens_at(*b2, 1).empty());
+  ASSERT_TRUE(rep_events.timers.count(TimerId::kTokenHold));
+  EXPECT_EQ(rep_events.timers.at(TimerId::kTokenHold), now + config.token_hold_ms * 1000ull);
+  const std::string text = "wake";
+  ASSERT_EQ(rep.submit(std::as_bytes(std::span(text)), Delivery::kAgreed, now), Status::kOk);
+  EXPECT_EQ(rep_events.timers.at(TimerId::kTokenHold), now);  // at once, through the host's loop
+  rep.on_timer(TimerId::kTokenHold, now);
+  (void)b1->flush();
+  network.advance_to(now + 20);
+  auto tokens = tokens_at(*b2, 1);
   ASSERT_EQ(tokens.size(), 1u);
   EXPECT_EQ(tokens[0].seq, 1u);
 }
