@@ -18,9 +18,14 @@ Node::Node(NodeId self, const TotemConfig& config, transport::Backend& backend, 
       config_(config),
       backend_(backend),
       events_(events),
+      window_limit_(std::min<Seq>(config.sort_queue_capacity, backend.recv_buffers() / 2)),
+      submit_reserve_(static_cast<std::uint32_t>(config.window_size + kRtrMax)),
       queue_(config.sort_queue_capacity),
       send_queue_(std::make_unique<Pending[]>(config.send_queue_max)) {
   RTOTEM_ASSERT(self != kNoNode);
+  // Sizing, checked where the configuration is read; here it would be a bug.
+  RTOTEM_ASSERT(window_limit_ >= 2 * config.window_size);
+  RTOTEM_ASSERT(backend.send_pool().capacity() > submit_reserve_ + 2);
   RTOTEM_ASSERT(backend.local_node() == self);
   RTOTEM_ASSERT(config.token_retransmit_ms > 0 && config.token_hold_ms > 0);  // resolved()
   RTOTEM_ASSERT(backend.mtu() > mcast_header_size());
@@ -89,6 +94,10 @@ void Node::on_mcast(InboundPacket& packet) {
     token_buffer_.reset();
     events_.cancel_timer(TimerId::kTokenRetransmit);
   }
+  if (header.seq > queue_.base() + window_limit_) {
+    ++counters_.mcasts_out_of_window;  // retransmission brings it back once the window moves
+    return;
+  }
   StoredMessage message{std::move(packet.hold), packet.payload, payload, header.sender, header.delivery};
   switch (queue_.insert(header.seq, std::move(message))) {
     case SortQueue::Insert::kStored: ++counters_.mcasts_received; break;
@@ -133,10 +142,11 @@ Status Node::submit(std::span<const std::byte> message, Delivery delivery, Time 
     ++counters_.submit_backpressure;
     return Status::kQueueFull;
   }
+  // The last buffers are the protocol's own: copies of others' messages to retransmit.
   SendBufferRef buffer;
-  if (const Status status = backend_.acquire(buffer); status != Status::kOk) {
+  if (backend_.send_pool().available() <= submit_reserve_ || backend_.acquire(buffer) != Status::kOk) {
     ++counters_.submit_backpressure;
-    return status;
+    return Status::kPoolExhausted;
   }
   // The mcast header is written when the token assigns the sequence number.
   std::memcpy(buffer->writable_payload().data() + mcast_header_size(), message.data(), message.size());

@@ -112,6 +112,12 @@ class Node {
   transport::Backend& backend_;
   NodeEvents& events_;
 
+  // Messages held past the discard point: the sort queue's capacity, and less than the receive
+  // ring, so that however many the queue holds, a token still finds a buffer to arrive in.
+  Seq window_limit_;
+  // Send buffers submit() leaves free: for copies of others' messages to retransmit.
+  std::uint32_t submit_reserve_;
+
   bool operational_ = false;
   RingId ring_id_;
   NodeList members_;

@@ -132,7 +132,7 @@ std::uint32_t Node::transmits_allowed() const noexcept {
 std::uint32_t Node::send_new_messages(std::uint32_t allowed) {
   std::uint32_t sent = 0;
   while (sent < allowed && send_count_ > 0) {
-    if (token_.seq + 1 - queue_.base() > queue_.capacity()) break;  // room to keep it first
+    if (token_.seq + 1 - queue_.base() > window_limit_) break;  // room to keep it first
     Pending& pending = send_queue_[send_head_];
     McastHeader header;
     header.ring_id = ring_id_;
@@ -187,6 +187,9 @@ void Node::forward_token(Time now) {
   if (backend_.unicast(successor(), buffer) != Status::kOk) ++counters_.send_refused;  // resent below
   token_buffer_ = std::move(buffer);
   token_seq_forwarded_ = token_.seq;
+  // The buffer for the next token is taken now, while this visit's messages are still ours to
+  // free: a pool drained by submissions later cannot stop the ring.
+  (void)backend_.acquire(next_token_buffer_);
   events_.arm_timer(TimerId::kTokenRetransmit, now + ms(config_.token_retransmit_ms));
 }
 

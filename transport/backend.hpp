@@ -86,6 +86,7 @@ class Backend {
 
   NodeId local_node() const noexcept { return params_.local_node; }
   std::uint32_t mtu() const noexcept { return params_.mtu; }
+  std::uint32_t recv_buffers() const noexcept { return params_.recv_buffers; }
   const BackendCounters& counters() const noexcept { return counters_; }
   const SendPool& send_pool() const noexcept { return *send_pool_; }
   // The one region holding every send and receive buffer (what RDMA registers, once).

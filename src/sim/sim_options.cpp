@@ -1,0 +1,217 @@
+// Parsing rtotem-sim's command line, drawing the parameters a seed leaves open, and spelling a
+// run back out as the command that replays it.
+#include "src/sim/sim_options.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <iterator>
+#include <limits>
+
+namespace rtotem::sim {
+namespace {
+
+// The parameter draws take their own stream, split from the seed: the run's stream (the
+// network's Rng, seeded with the seed itself) is then the same whether parameters are drawn or
+// given, which is what lets a printed command replay the run.
+constexpr std::uint64_t kParamsSalt = 0x7061'7261'6d73'0001;  // "params"
+
+constexpr std::string_view kOptionNames[] = {"--seed",  "--seeds", "--nodes",      "--duration",
+                                           "--loss",  "--dup",   "--reorder",    "--delay-us",
+                                           "--rate",  "--safe",  "--token-timeout-ms",
+                                           "--partitions", "--crashes"};
+
+constexpr std::string_view kUsage =
+    "usage: rtotem-sim [--seed S | --seeds A..B] [options]\n"
+    "Runs totem nodes on a simulated network under virtual time, with faults, and checks no\n"
+    "creation, no duplication, total order, safe delivery, agreement, self-delivery and liveness.\n"
+    "Options not given are drawn from the seed; the parameters are printed first, and a failure\n"
+    "prints the command that replays it. Exit 0: every property held; 1: a violation; 2: bad usage.\n"
+    "  --seed S               the run's seed, decimal or 0x hex (default 1)\n"
+    "  --seeds A..B           every seed from A to B, one summary line at the end\n"
+    "  --nodes N              nodes in the ring (drawn: 3..8)\n"
+    "  --duration SECONDS     virtual seconds of faults and traffic (default 5); then the faults\n"
+    "                         stop and the nodes get 20 token timeouts to deliver everything\n"
+    "  --loss P               probability a packet copy is lost (drawn: 0..0.2)\n"
+    "  --dup P                probability a packet copy arrives twice (drawn: 0..0.1)\n"
+    "  --reorder P            delay jitter, P x 1 ms on top of --delay-us; 0 keeps send order\n"
+    "                         (drawn: 0..1)\n"
+    "  --delay-us US          one-way delay of a packet before jitter (drawn: 5..200)\n"
+    "  --rate R               messages per second each node submits, on average (drawn: 20..1000)\n"
+    "  --safe P               share of messages submitted as safe, the rest agreed (drawn: 0..1)\n"
+    "  --token-timeout-ms MS  the totem token timeout (default 1000)\n"
+    "  --partitions RATE      partitions per virtual second: not supported yet (0)\n"
+    "  --crashes RATE         crashes per virtual second: not supported yet (0)\n"
+    "  -v, --verbose          with --seeds: a line per seed too\n"
+    "  -h, --help             this text\n";
+
+Result<std::uint64_t> parse_integer(std::string_view option, std::string_view text, std::uint64_t min,
+                                    std::uint64_t max) {
+  int base = 10;
+  std::string_view digits = text;
+  if (digits.starts_with("0x") || digits.starts_with("0X")) {
+    base = 16;
+    digits.remove_prefix(2);
+  }
+  std::uint64_t value = 0;
+  const char* end = digits.data() + digits.size();
+  const auto [ptr, ec] = std::from_chars(digits.data(), end, value, base);
+  if (digits.empty() || ec == std::errc::invalid_argument || ptr != end)
+    return Error::make("{}: '{}' is not a whole number", option, text);
+  if (ec == std::errc::result_out_of_range || value < min || value > max)
+    return Error::make("{}: {} is out of range [{}, {}]", option, text, min, max);
+  return value;
+}
+
+Result<double> parse_real(std::string_view option, std::string_view text, double min, double max) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value))
+    return Error::make("{}: '{}' is not a number", option, text);
+  if (value < min || value > max) return Error::make("{}: {} is out of range [{}, {}]", option, text, min, max);
+  return value;
+}
+
+Result<void> parse_seeds(SimOptions& options, std::string_view text) {
+  const auto dots = text.find("..");
+  if (dots == std::string_view::npos) return Error::make("--seeds: '{}' is not A..B", text);
+  auto first = parse_integer("--seeds", text.substr(0, dots), 0, std::numeric_limits<std::uint64_t>::max());
+  if (!first) return first.error();
+  auto last = parse_integer("--seeds", text.substr(dots + 2), 0, std::numeric_limits<std::uint64_t>::max());
+  if (!last) return last.error();
+  if (*last < *first) return Error::make("--seeds: {} ends before it starts", text);
+  if (*last - *first >= kSeedsPerRangeMax)
+    return Error::make("--seeds: {} is more than {} seeds", text, kSeedsPerRangeMax);
+  options.seed_first = *first;
+  options.seed_last = *last;
+  options.range = true;
+  return {};
+}
+
+template <class T, class Parsed>
+Result<void> store(std::optional<T>& field, Parsed parsed) {
+  if (!parsed) return parsed.error();
+  field = static_cast<T>(*parsed);
+  return {};
+}
+
+// Crashes and partitions need the membership protocol (Gather, Commit, Recovery): without it a
+// ring cannot re-form, so a run with them would only ever fail liveness.
+Result<void> refuse_unsupported(std::string_view name, std::string_view value) {
+  auto rate = parse_real(name, value, 0, 1e6);
+  if (!rate) return rate.error();
+  if (*rate != 0) return Error::make("{} {}: not supported yet: needs the membership protocol", name, value);
+  return {};
+}
+
+Result<void> apply_option(SimOptions& options, std::string_view name, std::string_view value) {
+  constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
+  if (name == "--seed") {
+    auto seed = parse_integer(name, value, 0, kU64Max);
+    if (!seed) return seed.error();
+    options.seed_first = options.seed_last = *seed;
+    return {};
+  }
+  if (name == "--seeds") return parse_seeds(options, value);
+  if (name == "--nodes") return store(options.nodes, parse_integer(name, value, 1, membership::kMembersMax));
+  if (name == "--duration") return store(options.duration_s, parse_real(name, value, 1e-6, kDurationMaxS));
+  if (name == "--loss") return store(options.loss, parse_real(name, value, 0, 1));
+  if (name == "--dup") return store(options.dup, parse_real(name, value, 0, 1));
+  if (name == "--reorder") return store(options.reorder, parse_real(name, value, 0, 1));
+  if (name == "--delay-us") return store(options.delay_us, parse_integer(name, value, 0, kDelayMaxUs));
+  if (name == "--rate") return store(options.rate, parse_real(name, value, 1e-3, 1e6));
+  if (name == "--safe") return store(options.safe, parse_real(name, value, 0, 1));
+  if (name == "--token-timeout-ms") return store(options.token_timeout_ms, parse_integer(name, value, 10, 600'000));
+  if (name == "--partitions" || name == "--crashes") return refuse_unsupported(name, value);
+  return Error::make("unknown option '{}'", name);
+}
+
+}  // namespace
+
+Result<SimOptions> parse_sim_options(std::span<char* const> args) {
+  SimOptions options;
+  bool seed_given = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string_view arg = args[i];
+    if (arg == "-h" || arg == "--help") {
+      options.help = true;
+      return options;
+    }
+    if (arg == "-v" || arg == "--verbose") {
+      options.verbose = true;
+      continue;
+    }
+    if (!arg.starts_with('-')) return Error::make("unexpected argument '{}'", arg);
+    const auto equals = arg.find('=');
+    const std::string_view name = arg.substr(0, equals);
+    if (std::find(std::begin(kOptionNames), std::end(kOptionNames), name) == std::end(kOptionNames))
+      return Error::make("unknown option '{}'", name);
+    std::string_view value;
+    if (equals != std::string_view::npos) value = arg.substr(equals + 1);
+    else if (i + 1 < args.size()) value = args[++i];
+    else return Error::make("{}: missing value", name);
+    if (name == "--seed" || name == "--seeds") {
+      if (seed_given) return Error::make("{}: give one --seed or one --seeds", name);
+      seed_given = true;
+    }
+    if (auto ok = apply_option(options, name, value); !ok) return ok.error();
+  }
+  return options;
+}
+
+RunParams resolve(const SimOptions& options, std::uint64_t seed) {
+  transport::Rng rng(seed ^ kParamsSalt);
+  RunParams p;
+  p.seed = seed;
+  // Always every draw, in this order: see the header.
+  p.nodes = static_cast<std::uint32_t>(rng.uniform_range(3, 8));
+  p.loss = static_cast<double>(rng.uniform_range(0, 200)) / 1000;
+  p.dup = static_cast<double>(rng.uniform_range(0, 100)) / 1000;
+  p.reorder = static_cast<double>(rng.uniform_range(0, 100)) / 100;
+  p.delay_us = static_cast<std::uint32_t>(rng.uniform_range(5, 200));
+  p.rate = static_cast<double>(rng.uniform_range(20, 1000));
+  p.safe = static_cast<double>(rng.uniform_range(0, 10)) / 10;
+  p.duration_s = kDefaultDurationS;
+  p.token_timeout_ms = kDefaultTokenTimeoutMs;
+  p.nodes = options.nodes.value_or(p.nodes);
+  p.duration_s = options.duration_s.value_or(p.duration_s);
+  p.loss = options.loss.value_or(p.loss);
+  p.dup = options.dup.value_or(p.dup);
+  p.reorder = options.reorder.value_or(p.reorder);
+  p.delay_us = options.delay_us.value_or(p.delay_us);
+  p.rate = options.rate.value_or(p.rate);
+  p.safe = options.safe.value_or(p.safe);
+  p.token_timeout_ms = options.token_timeout_ms.value_or(p.token_timeout_ms);
+  return p;
+}
+
+SimSpec to_spec(const RunParams& params) {
+  SimSpec spec;
+  spec.seed = params.seed;
+  spec.nodes = params.nodes;
+  spec.duration_us = static_cast<Time>(std::llround(params.duration_s * 1e6));
+  spec.faults.loss = params.loss;
+  spec.faults.duplicate = params.dup;
+  spec.faults.delay_min_us = params.delay_us;
+  spec.faults.delay_max_us = params.delay_us + static_cast<Time>(std::llround(params.reorder * kJitterMaxUs));
+  spec.rate_per_s = params.rate;
+  spec.safe_fraction = params.safe;
+  spec.totem.token_timeout_ms = params.token_timeout_ms;
+  return spec;
+}
+
+// fmt's "{}" prints a double in its shortest form that reads back to the same value.
+std::string command_line(const RunParams& p) {
+  return fmt::format(
+      "rtotem-sim --seed {} --nodes {} --duration {} --loss {} --dup {} --reorder {} --delay-us {} --rate {} "
+      "--safe {} --token-timeout-ms {} --partitions {} --crashes {}",
+      p.seed, p.nodes, p.duration_s, p.loss, p.dup, p.reorder, p.delay_us, p.rate, p.safe, p.token_timeout_ms,
+      p.partitions, p.crashes);
+}
+
+std::string_view sim_usage() noexcept { return kUsage; }
+
+}  // namespace rtotem::sim

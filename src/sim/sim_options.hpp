@@ -1,0 +1,69 @@
+// rtotem-sim's command line: what is given, what the seed draws, and the one-line command that
+// replays a run with every parameter spelled out.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "src/sim/sim_cluster.hpp"
+#include "transport/result.hpp"
+
+namespace rtotem::sim {
+
+inline constexpr std::uint64_t kSeedsPerRangeMax = 100'000'000;
+inline constexpr double kDurationMaxS = 24 * 3600;
+inline constexpr std::uint32_t kDelayMaxUs = 1'000'000;
+inline constexpr Time kJitterMaxUs = 1'000;  // --reorder 1: delays spread over 1 ms
+inline constexpr double kDefaultDurationS = 5;
+inline constexpr std::uint32_t kDefaultTokenTimeoutMs = 1000;
+
+// Every parameter of one run, as the command line spells it.
+struct RunParams {
+  std::uint64_t seed = 0;
+  std::uint32_t nodes = 0;
+  double duration_s = 0;    // virtual seconds of the fault phase
+  double loss = 0;          // probability a packet copy is lost
+  double dup = 0;           // probability a packet copy arrives twice
+  double reorder = 0;       // delay jitter, as a share of kJitterMaxUs: 0 keeps send order
+  std::uint32_t delay_us = 0;  // one-way delay before jitter
+  double rate = 0;          // messages per second each node submits, on average
+  double safe = 0;          // the share of messages submitted as safe
+  std::uint32_t token_timeout_ms = 0;
+  double partitions = 0;    // per virtual second; not supported yet (membership)
+  double crashes = 0;       // per virtual second; not supported yet (membership)
+};
+
+struct SimOptions {
+  std::uint64_t seed_first = 1;
+  std::uint64_t seed_last = 1;    // == seed_first unless --seeds A..B
+  bool range = false;             // --seeds: one summary for the range
+  // Given on the command line; the rest is drawn from each seed.
+  std::optional<std::uint32_t> nodes;
+  std::optional<double> duration_s;
+  std::optional<double> loss;
+  std::optional<double> dup;
+  std::optional<double> reorder;
+  std::optional<std::uint32_t> delay_us;
+  std::optional<double> rate;
+  std::optional<double> safe;
+  std::optional<std::uint32_t> token_timeout_ms;
+  bool verbose = false;           // a range: a line per seed too
+  bool help = false;              // --help: print the usage and exit 0
+};
+
+// Parses argv[1..]; the error names the argument at fault.
+Result<SimOptions> parse_sim_options(std::span<char* const> args);
+
+// The parameters of run `seed`: those given, the others drawn from the seed. Every draw is made
+// whether or not its value is given, so spelling a drawn value out changes nothing else.
+RunParams resolve(const SimOptions& options, std::uint64_t seed);
+SimSpec to_spec(const RunParams& params);
+// "rtotem-sim --seed 7 --nodes 5 ...": every parameter, so it replays the run exactly.
+std::string command_line(const RunParams& params);
+
+std::string_view sim_usage() noexcept;
+
+}  // namespace rtotem::sim
