@@ -223,6 +223,8 @@ void SimCluster::generate_burst(Member& member, Time now) {
       case 1: next.size = size_max; break;
       default: next.size = static_cast<std::uint32_t>(rng.uniform_range(kStampSize, size_max)); break;
     }
+    if (spec_.message_size != 0)
+      next.size = std::clamp<std::uint32_t>(spec_.message_size, kStampSize, size_max);
     if (rng.chance(spec_.safe_fraction)) next.delivery = Delivery::kSafe;
     checker_.record_offer(now, next.id, next.size, next.delivery);
     member.pending.push_back(next);

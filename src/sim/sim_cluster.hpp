@@ -49,6 +49,7 @@ struct SimSpec {
   double rate_per_s = 200;                 // messages each node's application submits, on average
   std::uint32_t burst_max = 8;             // they come in bursts of 1..burst_max
   double safe_fraction = 0.5;              // the share submitted as Delivery::kSafe
+  std::uint32_t message_size = 0;          // 0: drawn per message; else all this size (benchmarks)
   membership::TotemConfig totem = [] {
     membership::TotemConfig config;
     config.token_timeout_ms = 1000;        // virtual time is free; shorter keeps runs small
