@@ -20,6 +20,7 @@ Node::Node(NodeId self, const TotemConfig& config, transport::Backend& backend, 
       events_(events),
       window_limit_(std::min<Seq>(config.sort_queue_capacity, backend.recv_buffers() / 2)),
       submit_reserve_(static_cast<std::uint32_t>(config.window_size + kRtrMax)),
+      rtr_max_(static_cast<std::uint16_t>(rtr_max_for_mtu(backend.mtu()))),
       queue_(config.sort_queue_capacity),
       send_queue_(std::make_unique<Pending[]>(config.send_queue_max)) {
   RTOTEM_ASSERT(self != kNoNode);
@@ -29,6 +30,7 @@ Node::Node(NodeId self, const TotemConfig& config, transport::Backend& backend, 
   RTOTEM_ASSERT(backend.local_node() == self);
   RTOTEM_ASSERT(config.token_retransmit_ms > 0 && config.token_hold_ms > 0);  // resolved()
   RTOTEM_ASSERT(backend.mtu() > mcast_header_size());
+  RTOTEM_ASSERT(rtr_max_ >= 1);
 }
 
 Node::~Node() = default;
@@ -90,7 +92,7 @@ void Node::on_mcast(InboundPacket& packet) {
   }
   if (packet.from == self_) return;  // our own, through the local path: stored when sent
   // A new message from the successor proves it holds the token we sent: no need to resend it.
-  if (token_buffer_ && packet.from == successor() && header.seq > token_seq_forwarded_) {
+  if (token_buffer_ && packet.from == successor() && header.seq > seq_forwarded_) {
     token_buffer_.reset();
     events_.cancel_timer(TimerId::kTokenRetransmit);
   }

@@ -117,6 +117,8 @@ class Node {
   Seq window_limit_;
   // Send buffers submit() leaves free: for copies of others' messages to retransmit.
   std::uint32_t submit_reserve_;
+  // Retransmit requests a token may carry: kRtrMax, or fewer where the MTU is small.
+  std::uint16_t rtr_max_;
 
   bool operational_ = false;
   RingId ring_id_;
@@ -139,7 +141,7 @@ class Node {
   Token incoming_;                            // a received token, checked before it replaces token_
   transport::SendBufferRef next_token_buffer_;  // taken before a token is handled: it must go on
   transport::SendBufferRef token_buffer_;     // the one forwarded last, kept to retransmit
-  Seq token_seq_forwarded_ = 0;               // its `seq`: a later mcast from the successor acks it
+  Seq seq_forwarded_ = 0;                     // its `seq`: a later mcast from the successor acks it
   bool holding_token_ = false;
   std::uint32_t retransmitted_this_visit_ = 0;
   NodeCounters counters_;

@@ -24,6 +24,7 @@ namespace rtotem::membership {
   X(submit_backpressure)   /* submissions refused: queue or pool full */          \
   X(send_refused)          /* the backend refused a send (queue or pool full) */  \
   X(packets_malformed)     /* refused by a decoder */                             \
+  X(seq_collisions)        /* our next seq already held: forged or stray input */ \
   X(packets_unhandled)     /* a valid packet this state does not handle */
 
 struct NodeCounters {

@@ -197,6 +197,11 @@ std::size_t members_max_for_mtu(std::size_t mtu) noexcept {
   return std::min((mtu - kCommitFixedSize) / kCommitMemberSize, kMembersMax);
 }
 
+std::size_t rtr_max_for_mtu(std::size_t mtu) noexcept {
+  if (mtu < kTokenFixedSize) return 0;
+  return std::min((mtu - kTokenFixedSize) / sizeof(Seq), kRtrMax);
+}
+
 std::size_t encode_mcast_header(const McastHeader& header, std::span<std::byte> out) noexcept {
   RTOTEM_ASSERT(header.seq >= 1);
   RTOTEM_ASSERT(header.sender != kNoNode);

@@ -141,5 +141,7 @@ DecodeError decode_merge_detect(std::span<const std::byte> packet, MergeDetect& 
 
 // The largest ring a commit token can describe in one packet of `mtu` payload bytes.
 std::size_t members_max_for_mtu(std::size_t mtu) noexcept;
+// The most retransmit requests a token can carry in one packet of `mtu` payload bytes.
+std::size_t rtr_max_for_mtu(std::size_t mtu) noexcept;
 
 }  // namespace rtotem::membership

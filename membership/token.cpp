@@ -34,7 +34,7 @@ void Node::on_token(InboundPacket& packet, Time now) {
     ++counters_.tokens_deferred;
     return;
   }
-  token_ = incoming_;
+  std::swap(token_, incoming_);  // incoming_ is scratch: no need to copy ~600 bytes
   last_token_seq_ = token_.token_seq;
   ++counters_.tokens_received;
   token_buffer_.reset();  // a newer token: the one we sent went round
@@ -83,12 +83,15 @@ void Node::pass_token(Time now) {
   release_stable(token_aru);
 }
 
+// Retransmissions come out of the same window as new messages, ahead of them (corosync's
+// orf_token_rtr): a lossy ring slows down instead of flooding itself.
 void Node::retransmit_requested() {
+  const std::uint32_t budget = token_.fcc >= config_.window_size ? 0 : config_.window_size - token_.fcc;
   std::uint16_t kept = 0;
   for (std::uint16_t i = 0; i < token_.rtr_count; ++i) {
     const Seq seq = token_.rtr[i];
     if (seq <= queue_.base()) continue;  // every member had it: a stale request
-    const StoredMessage* message = queue_.find(seq);
+    const StoredMessage* message = retransmitted_this_visit_ < budget ? queue_.find(seq) : nullptr;
     if (message && retransmit(*message)) {
       ++retransmitted_this_visit_;
       ++counters_.retransmits_sent;
@@ -133,6 +136,10 @@ std::uint32_t Node::send_new_messages(std::uint32_t allowed) {
   std::uint32_t sent = 0;
   while (sent < allowed && send_count_ > 0) {
     if (token_.seq + 1 - queue_.base() > window_limit_) break;  // room to keep it first
+    if (queue_.holds(token_.seq + 1)) {  // a forged or stray packet took our number: not ours to send
+      ++counters_.seq_collisions;
+      break;
+    }
     Pending& pending = send_queue_[send_head_];
     McastHeader header;
     header.ring_id = ring_id_;
@@ -163,8 +170,10 @@ void Node::request_missing() {
     return std::find(token_.rtr.begin(), token_.rtr.begin() + token_.rtr_count, seq) !=
            token_.rtr.begin() + token_.rtr_count;
   };
-  queue_.for_each_missing(token_.seq, kRtrMax, [&](Seq seq) {
-    if (token_.rtr_count == kRtrMax || listed(seq)) return;
+  // Holes beyond the window would be dropped as out of window by whoever we ask: not yet.
+  const Seq through = std::min(token_.seq, queue_.base() + window_limit_);
+  queue_.for_each_missing(through, rtr_max_, [&](Seq seq) {
+    if (token_.rtr_count >= rtr_max_ || listed(seq)) return;
     token_.rtr[token_.rtr_count++] = seq;
     ++counters_.retransmits_requested;
   });
@@ -186,7 +195,7 @@ void Node::forward_token(Time now) {
   buffer->set_payload_size(static_cast<std::uint32_t>(size));
   if (backend_.unicast(successor(), buffer) != Status::kOk) ++counters_.send_refused;  // resent below
   token_buffer_ = std::move(buffer);
-  token_seq_forwarded_ = token_.seq;
+  seq_forwarded_ = token_.seq;
   // The buffer for the next token is taken now, while this visit's messages are still ours to
   // free: a pool drained by submissions later cannot stop the ring.
   (void)backend_.acquire(next_token_buffer_);

@@ -31,4 +31,16 @@ Result<TotemConfig> TotemConfig::resolved() const {
   return c;
 }
 
+Result<void> TotemConfig::check(const transport::BackendParams& backend) const {
+  if (rtr_max_for_mtu(backend.mtu) < 1 || backend.mtu <= mcast_header_size())
+    return Error::make("mtu {} cannot carry a token with a retransmit request", backend.mtu);
+  if (backend.recv_buffers / 2 < 2 * window_size)
+    return Error::make("recv_buffers {} must be at least 4 x window_size ({})", backend.recv_buffers,
+                       4 * window_size);
+  if (backend.send_buffers <= window_size + kRtrMax + 2)
+    return Error::make("send_buffers {} must be above window_size + {} ({})", backend.send_buffers, kRtrMax + 2,
+                       window_size + kRtrMax + 2);
+  return {};
+}
+
 }  // namespace rtotem::membership

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "transport/backend.hpp"
 #include "transport/result.hpp"
 
 namespace rtotem::membership {
@@ -20,6 +21,10 @@ struct TotemConfig {
 
   // Fills the derived values; errors name the key and the rule.
   Result<TotemConfig> resolved() const;
+  // Whether a backend of these sizes can carry this protocol without wedging: enough receive
+  // buffers for the window and a token, enough send buffers for the reserve, and an MTU that
+  // holds a message header and a token with at least one retransmit request.
+  Result<void> check(const transport::BackendParams& backend) const;
 };
 
 }  // namespace rtotem::membership

@@ -93,6 +93,9 @@ class Backend {
   std::span<const std::byte> buffer_region() const noexcept { return arena_.region(); }
   bool closed() const noexcept { return closed_; }
   bool has_pending_tx() const noexcept { return !tx_.empty(); }
+  // Packets wait on the local path (own multicasts, unicasts to self): no descriptor turns
+  // readable for them, so the host must poll again before it waits.
+  bool has_pending_rx() const noexcept { return loopback_count_ > 0; }
 
   Status acquire(SendBufferRef& out) noexcept;
   Status multicast(const SendBufferRef& buffer) noexcept;

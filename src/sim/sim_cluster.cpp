@@ -90,6 +90,7 @@ Result<std::unique_ptr<SimCluster>> SimCluster::create(const SimSpec& spec) {
                        f.duplicate, f.delay_min_us, f.delay_max_us);
   auto totem = spec.totem.resolved();
   if (!totem) return Error::make("totem: {}", totem.error().message());
+  if (auto fits = totem->check(spec.backend); !fits) return Error::make("totem: {}", fits.error().message());
   std::unique_ptr<SimCluster> cluster(new SimCluster(spec, *totem));
   if (auto attached = cluster->attach_members(); !attached) return attached.error();
   return cluster;
@@ -173,6 +174,7 @@ std::optional<Time> SimCluster::next_event_us() const {
     if (t) next = std::min(next.value_or(*t), *t);
   };
   for (const auto& member : members_) {
+    if (member->backend->has_pending_rx()) consider(network_.now_us());  // the local path: now
     for (const auto& deadline : member->timers) consider(deadline);
     consider(member->next_traffic_us(generating_));
   }

@@ -279,3 +279,63 @@ TEST_F(NodeTest, MalformedAndForeignPacketsAreCountedNotHandled) {
 
 }  // namespace
 }  // namespace rtotem::membership
+
+namespace rtotem::membership {
+namespace {
+
+TEST(NodeMtu, ARetransmitListIsCutToWhatATokenCanCarry) {
+  SimNetwork network{1, {.delay_min_us = 1, .delay_max_us = 1}};
+  auto small = [](NodeId id) {
+    BackendParams p = params(id);
+    p.mtu = 256;
+    return p;
+  };
+  auto b1 = network.attach(small(1)).value();
+  auto b2 = network.attach(small(2)).value();
+  Recorder events;
+  Node node(2, TotemConfig{}.resolved().value(), *b2, events);
+  const NodeId members[] = {1, 2};
+  node.install_ring(RingId{1, 1}, members, 0);
+
+  Token token;  // 100 messages this node has none of
+  token.ring_id = RingId{1, 1};
+  token.token_seq = 1;
+  token.seq = 100;
+  std::vector<std::byte> packet(token_size(token));
+  encode_token(token, packet);
+  SendBufferRef buffer;
+  ASSERT_EQ(b1->acquire(buffer), Status::kOk);
+  std::memcpy(buffer->writable_payload().data(), packet.data(), packet.size());
+  buffer->set_payload_size(static_cast<std::uint32_t>(packet.size()));
+  ASSERT_EQ(b1->unicast(2, buffer), Status::kOk);
+  ASSERT_EQ(b1->flush(), Status::kOk);
+  network.advance_to(10);
+  struct Feed final : transport::PacketSink {
+    Node& n;
+    explicit Feed(Node& node_in) : n(node_in) {}
+    void on_packets(std::span<InboundPacket> batch) override { n.on_packets(batch, 10); }
+  } feed(node);
+  b2->poll(feed);
+  ASSERT_EQ(b2->flush(), Status::kOk);
+  EXPECT_EQ(node.counters().send_refused, 0u);
+  EXPECT_EQ(b2->counters().tx_too_large, 0u);
+  EXPECT_EQ(node.counters().retransmits_requested, rtr_max_for_mtu(256));
+  EXPECT_EQ(rtr_max_for_mtu(256), 25u);
+}
+
+TEST(TotemConfigCheck, RefusesBackendsTooSmallForTheProtocolWithTheReason) {
+  const TotemConfig config = TotemConfig{}.resolved().value();
+  BackendParams p = params(1);
+  EXPECT_TRUE(config.check(p).ok());
+  p.recv_buffers = 100;
+  EXPECT_NE(config.check(p).error().message().find("recv_buffers 100"), std::string::npos);
+  p = params(1);
+  p.send_buffers = 100;
+  EXPECT_NE(config.check(p).error().message().find("send_buffers 100"), std::string::npos);
+  p = params(1);
+  p.mtu = 40;
+  EXPECT_NE(config.check(p).error().message().find("mtu 40"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rtotem::membership
