@@ -9,10 +9,6 @@ namespace rtotem::membership {
 using transport::InboundPacket;
 using transport::SendBufferRef;
 
-namespace {
-Time ms(std::uint32_t milliseconds) { return Time{milliseconds} * 1000; }
-}  // namespace
-
 Node::Node(NodeId self, const TotemConfig& config, transport::Backend& backend, NodeEvents& events)
     : self_(self),
       config_(config),
@@ -52,7 +48,7 @@ void Node::install_ring(const RingId& ring, std::span<const NodeId> members, Tim
   operational_ = true;
   events_.cancel_timer(TimerId::kTokenRetransmit);
   events_.cancel_timer(TimerId::kTokenHold);
-  events_.arm_timer(TimerId::kTokenLoss, now + ms(config_.token_timeout_ms));
+  events_.arm_timer(TimerId::kTokenLoss, now + ms_to_time(config_.token_timeout_ms));
   if (self_ == ring.rep) {  // the representative originates the ring's first token
     token_ = Token{};
     token_.ring_id = ring;
@@ -120,7 +116,7 @@ void Node::on_timer(TimerId timer, Time now) {
       // The membership protocol starts Gather here; until it exists the loss is counted and the
       // node keeps waiting for its predecessor's token retransmissions.
       ++counters_.token_losses;
-      events_.arm_timer(TimerId::kTokenLoss, now + ms(config_.token_timeout_ms));
+      events_.arm_timer(TimerId::kTokenLoss, now + ms_to_time(config_.token_timeout_ms));
       break;
     case TimerId::kTokenRetransmit:
       if (!token_buffer_) break;
@@ -128,7 +124,7 @@ void Node::on_timer(TimerId timer, Time now) {
         ++counters_.tokens_retransmitted;
       else
         ++counters_.send_refused;
-      events_.arm_timer(TimerId::kTokenRetransmit, now + ms(config_.token_retransmit_ms));
+      events_.arm_timer(TimerId::kTokenRetransmit, now + ms_to_time(config_.token_retransmit_ms));
       break;
     case TimerId::kTokenHold:
       if (holding_token_) pass_token(now);

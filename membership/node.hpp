@@ -23,6 +23,7 @@
 namespace rtotem::membership {
 
 using Time = std::uint64_t;  // microseconds on the host's monotonic clock (or virtual time)
+constexpr Time ms_to_time(std::uint32_t milliseconds) noexcept { return Time{milliseconds} * 1000; }
 
 enum class TimerId : std::uint8_t {
   kTokenLoss,        // no token for token_timeout

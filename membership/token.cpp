@@ -11,10 +11,6 @@ namespace rtotem::membership {
 using transport::InboundPacket;
 using transport::SendBufferRef;
 
-namespace {
-Time ms(std::uint32_t milliseconds) { return Time{milliseconds} * 1000; }
-}  // namespace
-
 void Node::on_token(InboundPacket& packet, Time now) {
   if (decode_token(packet.payload, incoming_) != DecodeError::kNone) {
     ++counters_.packets_malformed;
@@ -39,7 +35,7 @@ void Node::on_token(InboundPacket& packet, Time now) {
   ++counters_.tokens_received;
   token_buffer_.reset();  // a newer token: the one we sent went round
   events_.cancel_timer(TimerId::kTokenRetransmit);
-  events_.arm_timer(TimerId::kTokenLoss, now + ms(config_.token_timeout_ms));
+  events_.arm_timer(TimerId::kTokenLoss, now + ms_to_time(config_.token_timeout_ms));
   handle_token(now);
 }
 
@@ -52,7 +48,7 @@ void Node::handle_token(Time now) {
   // rotation below the retransmit timeout however many members there are.
   if (self_ == ring_id_.rep && ring_idle()) {
     holding_token_ = true;
-    events_.arm_timer(TimerId::kTokenHold, now + ms(config_.token_hold_ms));
+    events_.arm_timer(TimerId::kTokenHold, now + ms_to_time(config_.token_hold_ms));
     return;
   }
   pass_token(now);
@@ -199,7 +195,7 @@ void Node::forward_token(Time now) {
   // The buffer for the next token is taken now, while this visit's messages are still ours to
   // free: a pool drained by submissions later cannot stop the ring.
   (void)backend_.acquire(next_token_buffer_);
-  events_.arm_timer(TimerId::kTokenRetransmit, now + ms(config_.token_retransmit_ms));
+  events_.arm_timer(TimerId::kTokenRetransmit, now + ms_to_time(config_.token_retransmit_ms));
 }
 
 }  // namespace rtotem::membership

@@ -2,6 +2,8 @@
 // run back out as the command that replays it.
 #include "src/sim/sim_options.hpp"
 
+#include "src/common/cli_args.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -144,15 +146,9 @@ Result<SimOptions> parse_sim_options(std::span<char* const> args) {
       options.verbose = true;
       continue;
     }
-    if (!arg.starts_with('-')) return Error::make("unexpected argument '{}'", arg);
-    const auto equals = arg.find('=');
-    const std::string_view name = arg.substr(0, equals);
-    if (std::find(std::begin(kOptionNames), std::end(kOptionNames), name) == std::end(kOptionNames))
-      return Error::make("unknown option '{}'", name);
-    std::string_view value;
-    if (equals != std::string_view::npos) value = arg.substr(equals + 1);
-    else if (i + 1 < args.size()) value = args[++i];
-    else return Error::make("{}: missing value", name);
+    auto option = next_cli_option(args, i, kOptionNames);
+    if (!option) return option.error();
+    const auto [name, value] = *option;
     if (name == "--seed" || name == "--seeds") {
       if (seed_given) return Error::make("{}: give one --seed or one --seeds", name);
       seed_given = true;

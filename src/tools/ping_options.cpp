@@ -1,6 +1,8 @@
 // Parsing and checking of rtotem-ping's command line: every refusal names the argument at fault.
 #include "src/tools/ping_options.hpp"
 
+#include "src/common/cli_args.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <limits>
@@ -182,15 +184,9 @@ Result<PingOptions> parse_ping_options(std::span<char* const> args) {
       options.help = true;
       return options;
     }
-    if (!arg.starts_with('-')) return Error::make("unexpected argument '{}'", arg);
-    const auto equals = arg.find('=');
-    const std::string_view name = arg.substr(0, equals);
-    if (std::find(std::begin(kOptionNames), std::end(kOptionNames), name) == std::end(kOptionNames))
-      return Error::make("unknown option '{}'", name);
-    std::string_view value;
-    if (equals != std::string_view::npos) value = arg.substr(equals + 1);
-    else if (i + 1 < args.size()) value = args[++i];
-    else return Error::make("{}: missing value", name);
+    auto option = next_cli_option(args, i, kOptionNames);
+    if (!option) return option.error();
+    const auto [name, value] = *option;
     if (auto ok = apply_option(options, name, value); !ok) return ok.error();
     node_given = node_given || name == "--node";
   }
