@@ -1,126 +1,191 @@
-// Node: construction, ring installation, where packets enter, timers and submissions.
+// Node: construction, where packets enter, timers and submissions.
 #include "membership/node.hpp"
 
 #include <algorithm>
 #include <cstring>
+
+#include "membership/node_set.hpp"
 
 namespace rtotem::membership {
 
 using transport::InboundPacket;
 using transport::SendBufferRef;
 
-Node::Node(NodeId self, const TotemConfig& config, transport::Backend& backend, NodeEvents& events)
+const char* describe(MemberState state) noexcept {
+  switch (state) {
+    case MemberState::kGather: return "gather";
+    case MemberState::kCommit: return "commit";
+    case MemberState::kRecovery: return "recovery";
+    case MemberState::kOperational: return "operational";
+  }
+  return "unknown";
+}
+
+void Node::RingState::reset(const RingId& ring, std::span<const NodeId> member_ids) {
+  id = ring;
+  members = from_span(member_ids);
+  queue.reset(0);
+  delivered_through = safe_through = last_token_aru = 0;
+}
+
+Node::Node(NodeId self, const TotemConfig& config, transport::Backend& backend, NodeEvents& events, Seq ring_seq)
     : self_(self),
       config_(config),
       backend_(backend),
       events_(events),
-      window_limit_(std::min<Seq>(config.sort_queue_capacity, backend.recv_buffers() / 2)),
+      window_limit_(std::min<Seq>(config.sort_queue_capacity / 2, backend.recv_buffers() / 4)),
       submit_reserve_(static_cast<std::uint32_t>(config.window_size + kRtrMax)),
       rtr_max_(static_cast<std::uint16_t>(rtr_max_for_mtu(backend.mtu()))),
-      queue_(config.sort_queue_capacity),
+      ring_seq_(ring_seq),
+      ring_(config.sort_queue_capacity),
+      old_ring_(config.sort_queue_capacity),
+      members_max_(members_max_for_mtu(backend.mtu())),
       send_queue_(std::make_unique<Pending[]>(config.send_queue_max)) {
   RTOTEM_ASSERT(self != kNoNode);
   // Sizing, checked where the configuration is read; here it would be a bug.
   RTOTEM_ASSERT(window_limit_ >= 2 * config.window_size);
   RTOTEM_ASSERT(backend.send_pool().capacity() > submit_reserve_ + 2);
   RTOTEM_ASSERT(backend.local_node() == self);
-  RTOTEM_ASSERT(config.token_retransmit_ms > 0 && config.token_hold_ms > 0);  // resolved()
-  RTOTEM_ASSERT(backend.mtu() > mcast_header_size());
-  RTOTEM_ASSERT(rtr_max_ >= 1);
+  RTOTEM_ASSERT(config.token_retransmit_ms > 0 && config.token_hold_ms > 0 && config.consensus_ms > 0);  // resolved()
+  RTOTEM_ASSERT(backend.mtu() > 2 * mcast_header_size());
+  RTOTEM_ASSERT(rtr_max_ >= 1 && members_max_ >= 1);
+  // Before its first ring a node is alone on a ring of its own that no other node can name.
+  const NodeId alone[] = {self};
+  ring_.reset(RingId{self, 0}, alone);
 }
 
 Node::~Node() = default;
+
+void Node::start(Time now) {
+  RTOTEM_ASSERT(!started_);
+  started_ = true;
+  gather_enter(now);
+}
 
 void Node::install_ring(const RingId& ring, std::span<const NodeId> members, Time now) {
   RTOTEM_ASSERT(!members.empty() && members.size() <= kMembersMax);
   RTOTEM_ASSERT(std::adjacent_find(members.begin(), members.end(), std::greater_equal<>()) == members.end());
   RTOTEM_ASSERT(ring.rep == members.front());
   RTOTEM_ASSERT(std::binary_search(members.begin(), members.end(), self_));
-  ring_id_ = ring;
-  members_.count = static_cast<std::uint16_t>(members.size());
-  std::copy(members.begin(), members.end(), members_.ids.begin());
-  queue_.reset(0);
-  delivered_through_ = safe_through_ = last_token_aru_ = 0;
+  started_ = true;
+  ring_.reset(ring, members);
+  ring_seq_ = std::max(ring_seq_, ring.seq);
+  proc_set_ = ring_.members;
+  failed_set_ = NodeList{};
   last_token_seq_ = 0;
   my_trc_ = my_pbl_ = 0;
-  token_buffer_.reset();
-  holding_token_ = false;
-  operational_ = true;
-  events_.cancel_timer(TimerId::kTokenRetransmit);
-  events_.cancel_timer(TimerId::kTokenHold);
+  cancel_token_timers();
+  state_ = MemberState::kOperational;
   events_.arm_timer(TimerId::kTokenLoss, now + ms_to_time(config_.token_timeout_ms));
-  if (self_ == ring.rep) {  // the representative originates the ring's first token
-    token_ = Token{};
-    token_.ring_id = ring;
-    if (backend_.acquire(next_token_buffer_) == Status::kOk) handle_token(now);
-  }
+  if (self_ == ring.rep) originate_token(now);
 }
 
-// Where every packet enters. Multicasts first, so the token that follows them in a batch sees
-// them (tocssrp95 §3: drain received multicasts before the token).
+std::optional<bool> Node::holds(const RingId& ring, Seq seq) const noexcept {
+  auto held = [seq](const RingState& r) { return seq <= r.queue.base() || r.queue.holds(seq); };
+  if (ring == ring_.id) return held(ring_);
+  if (state_ == MemberState::kRecovery && ring == old_ring_.id) return held(old_ring_);
+  return std::nullopt;
+}
+
+// Where every packet enters. Multicasts (and joins) first, so the token that follows them in a
+// batch sees them (tocssrp95 §3: drain received multicasts before the token).
 void Node::on_packets(std::span<InboundPacket> batch, Time now) {
   PacketType type{};
   DecodeError error{};
   for (InboundPacket& packet : batch) {
     if (!peek_type(packet.payload, type, error)) {
       ++counters_.packets_malformed;
-    } else if (type == PacketType::kMcast) {
-      on_mcast(packet);
-    } else if (type != PacketType::kToken) {
-      ++counters_.packets_unhandled;  // membership packets: Gather, Commit, merge detection
+      continue;
+    }
+    switch (type) {
+      case PacketType::kMcast: on_mcast(packet, now); break;
+      case PacketType::kJoin: on_join(packet, now); break;
+      case PacketType::kMergeDetect: on_merge_detect(packet, now); break;
+      case PacketType::kToken:
+      case PacketType::kCommit: break;  // below
     }
   }
-  for (InboundPacket& packet : batch)
-    if (peek_type(packet.payload, type, error) && type == PacketType::kToken) on_token(packet, now);
+  for (InboundPacket& packet : batch) {
+    if (!peek_type(packet.payload, type, error)) continue;
+    if (type == PacketType::kToken) on_token(packet, now);
+    if (type == PacketType::kCommit) on_commit(packet, now);
+  }
   deliver_ready();
 }
 
-void Node::on_mcast(InboundPacket& packet) {
+void Node::on_mcast(InboundPacket& packet, Time now) {
   McastHeader header;
   std::span<const std::byte> payload;
   if (decode_mcast(packet.payload, header, payload) != DecodeError::kNone) {
     ++counters_.packets_malformed;
     return;
   }
-  if (!operational_ || !(header.ring_id == ring_id_)) {
+  if (packet.from == self_) return;  // our own, through the local path: stored when sent
+  // In Recovery a late one of the ring being closed is dropped too: the old ring's messages are
+  // what the members re-send each other, and one only I held would not be re-sent.
+  if (!(header.ring_id == ring_.id)) {
     ++counters_.mcasts_foreign_ring;
+    heard_foreign(packet.from, header.ring_id, now);
     return;
   }
-  if (packet.from == self_) return;  // our own, through the local path: stored when sent
+  RingState* ring = &ring_;
   // A new message from the successor proves it holds the token we sent: no need to resend it.
-  if (token_buffer_ && packet.from == successor() && header.seq > seq_forwarded_) {
+  if (token_buffer_ && packet.from == token_sent_to_ && header.seq > seq_forwarded_) {
     token_buffer_.reset();
     events_.cancel_timer(TimerId::kTokenRetransmit);
   }
-  if (header.seq > queue_.base() + window_limit_) {
+  if (header.seq > ring->queue.base() + window_limit_) {
     ++counters_.mcasts_out_of_window;  // retransmission brings it back once the window moves
     return;
   }
-  StoredMessage message{std::move(packet.hold), packet.payload, payload, header.sender, header.delivery};
-  switch (queue_.insert(header.seq, std::move(message))) {
+  if (header.recovery && state_ == MemberState::kRecovery && !ring->queue.holds(header.seq))
+    store_recovered(packet.hold, payload);
+  StoredMessage message{std::move(packet.hold), packet.payload, payload, header.sender, header.delivery,
+                        header.recovery};
+  switch (ring->queue.insert(header.seq, std::move(message))) {
     case SortQueue::Insert::kStored: ++counters_.mcasts_received; break;
     case SortQueue::Insert::kDuplicate: ++counters_.mcasts_duplicate; break;
     case SortQueue::Insert::kOutOfWindow: ++counters_.mcasts_out_of_window; break;
   }
 }
 
+// A Recovery packet carries an old ring's packet whole; if that ring is the one I am closing,
+// the inner message joins it (sharing the buffer: no copy).
+void Node::store_recovered(const transport::BufferRef& hold, std::span<const std::byte> inner_packet) {
+  McastHeader inner;
+  std::span<const std::byte> payload;
+  if (decode_mcast(inner_packet, inner, payload) != DecodeError::kNone || inner.recovery) {
+    ++counters_.packets_malformed;
+    return;
+  }
+  if (!(inner.ring_id == old_ring_.id)) return;  // another old ring's: for other members
+  StoredMessage message{hold, inner_packet, payload, inner.sender, inner.delivery, false, true};
+  if (old_ring_.queue.insert(inner.seq, std::move(message)) == SortQueue::Insert::kStored)
+    ++counters_.recovery_received;
+}
+
 NodeId Node::successor() const noexcept {
-  const auto members = members_.view();
+  const auto members = ring_.members.view();
   auto it = std::upper_bound(members.begin(), members.end(), self_);
   return it == members.end() ? members.front() : *it;
+}
+
+void Node::cancel_token_timers() {
+  token_buffer_.reset();
+  holding_token_ = false;
+  events_.cancel_timer(TimerId::kTokenRetransmit);
+  events_.cancel_timer(TimerId::kTokenHold);
 }
 
 void Node::on_timer(TimerId timer, Time now) {
   switch (timer) {
     case TimerId::kTokenLoss:
-      // The membership protocol starts Gather here; until it exists the loss is counted and the
-      // node keeps waiting for its predecessor's token retransmissions.
       ++counters_.token_losses;
-      events_.arm_timer(TimerId::kTokenLoss, now + ms_to_time(config_.token_timeout_ms));
+      if (state_ != MemberState::kGather) gather_enter(now);
       break;
     case TimerId::kTokenRetransmit:
       if (!token_buffer_) break;
-      if (backend_.unicast(successor(), token_buffer_) == Status::kOk)
+      if (backend_.unicast(token_sent_to_, token_buffer_) == Status::kOk)
         ++counters_.tokens_retransmitted;
       else
         ++counters_.send_refused;
@@ -129,10 +194,23 @@ void Node::on_timer(TimerId timer, Time now) {
     case TimerId::kTokenHold:
       if (holding_token_) pass_token(now);
       break;
+    case TimerId::kJoin:
+      if (state_ != MemberState::kGather) break;
+      send_join();
+      events_.arm_timer(TimerId::kJoin, now + ms_to_time(config_.join_ms));
+      check_consensus(now);  // a node alone agrees with itself
+      break;
+    case TimerId::kConsensus:
+      on_consensus_timeout(now);
+      break;
+    case TimerId::kMergeDetect:
+      send_merge_detect(now);
+      break;
   }
 }
 
-std::size_t Node::max_message_size() const noexcept { return backend_.mtu() - mcast_header_size(); }
+// Room for two mcast headers: Recovery re-sends an old packet inside a new one.
+std::size_t Node::max_message_size() const noexcept { return backend_.mtu() - 2 * mcast_header_size(); }
 
 Status Node::submit(std::span<const std::byte> message, Delivery delivery, Time now) {
   if (message.size() > max_message_size()) return Status::kTooLarge;

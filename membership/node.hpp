@@ -5,13 +5,16 @@
 // Where things happen: a packet enters in on_packets (node.cpp), the token is handled and
 // messages ordered in token.cpp, and messages are delivered from delivery.cpp.
 //
-// This is the operational state of tocssrp95 (ordering, retransmission, flow control, agreed and
-// safe delivery) on a ring given to install_ring(); the membership protocol that forms rings by
-// itself (Gather, Commit, Recovery) builds on it.
+// Ordering, retransmission, flow control, agreed and safe delivery: token.cpp, delivery.cpp
+// (tocssrp95 §3). Forming rings: membership.cpp (Gather: join messages until consensus; Commit:
+// the commit token goes round twice) and recovery.cpp (Recovery: the members that come from one
+// old ring exchange its messages, then the transitional and the regular configuration are
+// delivered, in the order extended virtual synchrony requires; tocssrp95 §4-§5, EVS 1994).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 
 #include "membership/node_counters.hpp"
@@ -26,19 +29,39 @@ using Time = std::uint64_t;  // microseconds on the host's monotonic clock (or v
 constexpr Time ms_to_time(std::uint32_t milliseconds) noexcept { return Time{milliseconds} * 1000; }
 
 enum class TimerId : std::uint8_t {
-  kTokenLoss,        // no token for token_timeout
+  kTokenLoss,        // no token (or commit token) for token_timeout
   kTokenRetransmit,  // the successor shows no sign of the token we sent
   kTokenHold,        // an idle ring: pass the held token on
+  kJoin,             // Gather: send our join again
+  kConsensus,        // Gather: who has not agreed by now is declared failed
+  kMergeDetect,      // the representative tells other rings this one exists
 };
-inline constexpr std::size_t kTimerCount = 3;
+inline constexpr std::size_t kTimerCount = 6;
+
+enum class MemberState : std::uint8_t { kGather, kCommit, kRecovery, kOperational };
+const char* describe(MemberState state) noexcept;
 
 struct Delivered {
-  RingId ring_id;
-  Seq seq = 0;
+  RingId ring_id;        // the ring that ordered it
+  Seq seq = 0;           // its number on that ring
   NodeId sender = kNoNode;
   Delivery delivery = Delivery::kAgreed;
+  // Delivered in the transitional configuration that closes ring_id, not in the regular one.
+  bool transitional = false;
   std::span<const std::byte> payload;   // valid during the call; copy `hold` to keep it
   const transport::BufferRef* hold = nullptr;
+};
+
+// A configuration change (EVS). On leaving ring A for ring B a node delivers: A's messages that
+// some member delivered in A (regular), the transitional configuration (the members of B that
+// come from A, and who of A left), A's remaining messages (transitional), then the regular
+// configuration of B (its members, and who joined).
+struct ConfigChange {
+  bool transitional = false;
+  RingId ring_id;                    // the new ring, B, in both
+  std::span<const NodeId> members;   // sorted; valid during the call
+  std::span<const NodeId> joined;    // regular only: members of B not in the transitional one
+  std::span<const NodeId> left;      // transitional only: members of A not in B's
 };
 
 // What a node asks of its host. Called only from inside the node's own calls.
@@ -47,6 +70,10 @@ class NodeEvents {
   virtual void arm_timer(TimerId timer, Time deadline) = 0;  // replaces an armed one
   virtual void cancel_timer(TimerId timer) = 0;
   virtual void deliver(const Delivered& message) = 0;
+  virtual void configuration(const ConfigChange& change) = 0;
+  // The node is about to use ring sequence number `seq`: store it durably before returning, so a
+  // restarted node never reuses one (handed back to the Node's constructor).
+  virtual void persist_ring_seq(Seq seq) = 0;
 
  protected:
   ~NodeEvents() = default;
@@ -55,31 +82,42 @@ class NodeEvents {
 class Node {
  public:
   // `config` must be resolved(). The node sends through `backend` and lives no longer than it.
-  Node(NodeId self, const TotemConfig& config, transport::Backend& backend, NodeEvents& events);
+  // `ring_seq`: the highest ring sequence number this node has persisted (0 on a first start).
+  Node(NodeId self, const TotemConfig& config, transport::Backend& backend, NodeEvents& events,
+       Seq ring_seq = 0);
   ~Node();
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
-  // Enters the operational state on `ring` with `members` (sorted, unique, self included). The
-  // representative (ring.rep, the smallest id) originates the first token.
+  // Enters Gather: the node forms a ring with whoever answers, or alone. Once, after construction.
+  void start(Time now);
+  // Operational on `ring` with `members` (sorted, unique, self included) without forming it: for
+  // tests and benchmarks of the ordering protocol alone. No configuration change is delivered.
   void install_ring(const RingId& ring, std::span<const NodeId> members, Time now);
 
   // A batch of received packets: multicasts first, then tokens (tocssrp95: the messages received
   // before a token are handled before it). Moves out the `hold` of packets it keeps.
   void on_packets(std::span<transport::InboundPacket> batch, Time now);
   void on_timer(TimerId timer, Time now);
-  // Queues a message for the next token visit. kQueueFull / kPoolExhausted: back-pressure;
-  // kTooLarge: above max_message_size().
+  // Queues a message for the next token visit on an operational ring (kept across membership
+  // changes). kQueueFull / kPoolExhausted: back-pressure; kTooLarge: above max_message_size().
   Status submit(std::span<const std::byte> message, Delivery delivery, Time now);
 
+  // An application message fits one packet with room for a second header: Recovery re-sends an
+  // old ring's packets whole inside new-ring ones.
   std::size_t max_message_size() const noexcept;
   NodeId id() const noexcept { return self_; }
-  const RingId& ring_id() const noexcept { return ring_id_; }
-  bool operational() const noexcept { return operational_; }
-  Seq delivered_through() const noexcept { return delivered_through_; }
+  MemberState state() const noexcept { return state_; }
+  bool operational() const noexcept { return state_ == MemberState::kOperational; }
+  // The ring this node is operational on, or (in Gather, Commit) the last one it was.
+  const RingId& ring_id() const noexcept { return ring_.id; }
+  std::span<const NodeId> members() const noexcept { return ring_.members.view(); }
+  Seq delivered_through() const noexcept { return ring_.delivered_through; }
+  Seq ring_seq() const noexcept { return ring_seq_; }
   // Whether this node holds (or held, and discarded after every member had it) message `seq` of
-  // the current ring: what safe delivery promises of every member.
-  bool has_received(Seq seq) const noexcept { return seq <= queue_.base() || queue_.holds(seq); }
+  // `ring`: what safe delivery promises of every member. nullopt: it is not on that ring (any
+  // more), so it cannot say.
+  std::optional<bool> holds(const RingId& ring, Seq seq) const noexcept;
   std::size_t send_queue_size() const noexcept { return send_count_; }
   const NodeCounters& counters() const noexcept { return counters_; }
 
@@ -89,45 +127,104 @@ class Node {
     Delivery delivery = Delivery::kAgreed;
   };
 
+  // One ring's messages and what this node knows of them.
+  struct RingState {
+    explicit RingState(std::size_t capacity) : queue(capacity) {}
+    void reset(const RingId& ring, std::span<const NodeId> members);
+    RingId id;
+    NodeList members;
+    SortQueue queue;
+    Seq delivered_through = 0;
+    Seq safe_through = 0;       // every member holds all up to here
+    Seq last_token_aru = 0;     // token aru at my previous visit (corosync's my_last_aru)
+  };
+
+  // What Recovery needs from the commit token (fixed at entry).
+  struct RecoveryPlan {
+    NodeList trans;             // members of the new ring that come from my old ring
+    Seq low_aru = 0;            // the lowest aru among them: above it someone may miss messages
+    Seq high_delivered = 0;     // the highest seq one of them delivered in the old ring
+    Seq old_high = 0;           // the highest old seq I held at entry
+    Seq next_resend = 0;        // the next old seq to re-send
+    std::uint32_t visits = 0;   // token visits in Recovery
+    bool token_started = false; // the representative: the new ring's token is out
+  };
+
   // node.cpp
-  void on_mcast(transport::InboundPacket& packet);
+  void on_mcast(transport::InboundPacket& packet, Time now);
+  void store_recovered(const transport::BufferRef& hold, std::span<const std::byte> inner_packet);
   NodeId successor() const noexcept;
+  void cancel_token_timers();
   // token.cpp
   void on_token(transport::InboundPacket& packet, Time now);
   void handle_token(Time now);
   void retransmit_requested();
   bool retransmit(const StoredMessage& message);
   std::uint32_t transmits_allowed() const noexcept;
+  std::uint32_t my_backlog() const noexcept;
   std::uint32_t send_new_messages(std::uint32_t allowed);
   void request_missing();
   void update_aru();
   void forward_token(Time now);
+  void send_token_buffer(transport::SendBufferRef buffer, NodeId to, Time now);
   bool ring_idle() const noexcept;
   void pass_token(Time now);
   // delivery.cpp
   void deliver_ready();
   void release_stable(Seq token_aru);
+  // membership.cpp
+  void gather_enter(Time now);
+  void send_join();
+  void on_join(transport::InboundPacket& packet, Time now);
+  bool join_is_stale(const Join& join) const noexcept;
+  bool merge_join_sets(const Join& join) noexcept;
+  void on_merge_detect(transport::InboundPacket& packet, Time now);
+  void heard_foreign(NodeId sender, const RingId& ring, Time now);
+  void check_consensus(Time now);
+  void on_consensus_timeout(Time now);
+  void send_merge_detect(Time now);
+  void form_commit(Time now);
+  void on_commit(transport::InboundPacket& packet, Time now);
+  void forward_commit(Time now);
+  void fill_commit_entry(CommitMember& entry) const noexcept;
+  void originate_token(Time now);
+  // recovery.cpp
+  void recovery_enter(Time now);
+  void recovery_abort();
+  std::uint32_t send_recovery_messages(std::uint32_t allowed);
+  void track_recovery_end();
+  void operational_enter(Time now);
+  void deliver_old(Seq seq, bool transitional);
 
   NodeId self_;
   TotemConfig config_;
   transport::Backend& backend_;
   NodeEvents& events_;
 
-  // Messages held past the discard point: the sort queue's capacity, and less than the receive
-  // ring, so that however many the queue holds, a token still finds a buffer to arrive in.
+  // Messages held past the discard point: half the sort queue (Recovery may hold an old ring's
+  // messages up to twice that far), and a quarter of the receive ring, so that however many the
+  // queues hold, a token still finds a buffer to arrive in.
   Seq window_limit_;
   // Send buffers submit() leaves free: for copies of others' messages to retransmit.
   std::uint32_t submit_reserve_;
   // Retransmit requests a token may carry: kRtrMax, or fewer where the MTU is small.
   std::uint16_t rtr_max_;
 
-  bool operational_ = false;
-  RingId ring_id_;
-  NodeList members_;
-  SortQueue queue_;
-  Seq delivered_through_ = 0;
-  Seq safe_through_ = 0;       // every member holds all up to here
-  Seq last_token_aru_ = 0;     // token aru at my previous visit (corosync's my_last_aru)
+  MemberState state_ = MemberState::kGather;
+  bool started_ = false;
+  Seq ring_seq_;               // the highest ring seq seen or used (persisted before use)
+  RingState ring_;             // operational: the ring; before: the last one (or mine alone)
+  RingState old_ring_;         // Recovery: the ring being closed
+  RecoveryPlan recovery_;
+
+  // Gather (tocssrp95 §4.2): who I hear from, who I gave up on, who agrees with both.
+  NodeList proc_set_;
+  NodeList failed_set_;
+  NodeList consensus_;
+  NodeList new_members_;       // Commit, Recovery: the members of the ring being formed
+  Commit commit_;              // the commit token of the ring being formed
+  Commit incoming_commit_;     // a received one, checked before it replaces commit_
+  std::size_t members_max_;    // the most members a commit token holds at this MTU
   std::uint64_t last_token_seq_ = 0;
 
   // Flow control (corosync's fcc_token_update): what I sent at my last visit, my backlog then.
@@ -141,7 +238,8 @@ class Node {
   Token token_;                               // the token being handled (too big for the stack)
   Token incoming_;                            // a received token, checked before it replaces token_
   transport::SendBufferRef next_token_buffer_;  // taken before a token is handled: it must go on
-  transport::SendBufferRef token_buffer_;     // the one forwarded last, kept to retransmit
+  transport::SendBufferRef token_buffer_;     // the token (or commit token) sent last, to resend
+  NodeId token_sent_to_ = kNoNode;
   Seq seq_forwarded_ = 0;                     // its `seq`: a later mcast from the successor acks it
   bool holding_token_ = false;
   std::uint32_t retransmitted_this_visit_ = 0;

@@ -25,6 +25,20 @@ namespace rtotem::membership {
   X(send_refused)          /* the backend refused a send (queue or pool full) */  \
   X(packets_malformed)     /* refused by a decoder */                             \
   X(seq_collisions)        /* our next seq already held: forged or stray input */ \
+  X(packets_spoofed)       /* a join or merge naming another sender than its packet's */ \
+  X(gathers)               /* Gather entered (or re-entered with new sets) */     \
+  X(joins_sent)            /* join messages multicast */                          \
+  X(joins_stale)           /* a member's join sent before it saw our ring */      \
+  X(joins_failing_us)      /* a join that lists us as failed, outside Gather */  \
+  X(consensus_timeouts)    /* Gather ran out of time: the silent declared failed */ \
+  X(commits_ignored)       /* a commit token for another view, state or hop */    \
+  X(rings_too_large)       /* consensus on more members than a commit token holds */ \
+  X(rings_installed)       /* regular configurations delivered */                 \
+  X(recovery_sent)         /* old-ring messages re-sent in Recovery */            \
+  X(recovery_received)     /* old-ring messages first learned through Recovery */ \
+  X(recovery_gaps)         /* a commit claimed deliveries nobody could supply */  \
+  X(merge_detects_sent)    /* a representative announced its ring */             \
+  X(foreign_heard)         /* another ring's node heard: Gather to merge */       \
   X(packets_unhandled)     /* a valid packet this state does not handle */
 
 struct NodeCounters {

@@ -14,7 +14,7 @@ using enum DecodeError;
 
 constexpr std::size_t kRingIdSize = 4 + 8;
 constexpr std::size_t kMcastHeaderSize = kPacketPrefixSize + kRingIdSize + 8 + 4;
-constexpr std::size_t kTokenFixedSize = kPacketPrefixSize + kRingIdSize + 3 * 8 + 3 * 4 + 2;
+constexpr std::size_t kTokenFixedSize = kPacketPrefixSize + kRingIdSize + 4 * 8 + 3 * 4 + 2;
 constexpr std::size_t kRtrEntrySize = 8;
 constexpr std::size_t kJoinFixedSize = kPacketPrefixSize + 4 + 8 + 2 + 2;
 constexpr std::size_t kNodeIdSize = 4;
@@ -22,7 +22,7 @@ constexpr std::size_t kCommitFixedSize = kPacketPrefixSize + kRingIdSize + 8 + 2
 constexpr std::size_t kCommitMemberSize = 4 + kRingIdSize + 8 + 8 + 1;
 constexpr std::size_t kMergeDetectSize = kPacketPrefixSize + kRingIdSize + 4;
 static_assert(kMcastHeaderSize == 28);
-static_assert(kTokenFixedSize == 54);
+static_assert(kTokenFixedSize == 62);
 static_assert(kJoinFixedSize == 20);
 static_assert(kCommitFixedSize == 28 && kCommitMemberSize == 33);
 static_assert(kMergeDetectSize == 20);
@@ -32,8 +32,8 @@ static_assert(kRtrMax <= UINT16_MAX && kMembersMax <= UINT16_MAX);
 constexpr std::uint8_t kMcastFlagSafe = 0x01;
 constexpr std::uint8_t kMcastFlagRecovery = 0x02;
 constexpr std::uint8_t kMcastFlags = kMcastFlagSafe | kMcastFlagRecovery;
-constexpr std::uint8_t kTokenFlagRetrans = 0x01;
-constexpr std::uint8_t kTokenFlags = kTokenFlagRetrans;
+constexpr std::uint8_t kTokenFlagInstall = 0x01;
+constexpr std::uint8_t kTokenFlags = kTokenFlagInstall;
 constexpr std::uint8_t kNoFlags = 0;
 
 // ---- encoding: every field checked here is refused by the decoder below, so a packet we send
@@ -220,13 +220,15 @@ std::size_t encode_mcast_header(const McastHeader& header, std::span<std::byte> 
 std::size_t encode_token(const Token& token, std::span<std::byte> out) noexcept {
   RTOTEM_ASSERT(token.rtr_count <= kRtrMax);
   RTOTEM_ASSERT(token.aru <= token.seq);
+  RTOTEM_ASSERT(token.install_known ? token.install_seq <= token.seq : token.install_seq == 0);
   RTOTEM_ASSERT(out.size() >= token_size(token));
   WireWriter w(out);
-  put_prefix(w, PacketType::kToken, token.retrans_flg ? kTokenFlagRetrans : 0);
+  put_prefix(w, PacketType::kToken, token.install_known ? kTokenFlagInstall : 0);
   put_ring_id(w, token.ring_id);
   w.put_u64(token.token_seq);
   w.put_u64(token.seq);
   w.put_u64(token.aru);
+  w.put_u64(token.install_seq);
   w.put_u32(token.aru_addr);
   w.put_u32(token.backlog);
   w.put_u32(token.fcc);
@@ -301,16 +303,18 @@ DecodeError decode_token(std::span<const std::byte> packet, Token& out) noexcept
   out.token_seq = r.get_u64();
   out.seq = r.get_u64();
   out.aru = r.get_u64();
+  out.install_seq = r.get_u64();
   out.aru_addr = r.get_u32();
   out.backlog = r.get_u32();
   out.fcc = r.get_u32();
   out.rtr_count = r.get_u16();
   if (r.short_read()) return kTooShort;
+  out.install_known = (flags & kTokenFlagInstall) != 0;
   if (out.aru > out.seq) return kBadValue;
+  if (out.install_known ? out.install_seq > out.seq : out.install_seq != 0) return kBadValue;
   if (out.rtr_count > kRtrMax) return kCountTooLarge;
   for (std::size_t i = 0; i < out.rtr_count; ++i) out.rtr[i] = r.get_u64();
   if (r.short_read()) return kTooShort;
-  out.retrans_flg = (flags & kTokenFlagRetrans) != 0;
   return close_packet(r);
 }
 

@@ -62,7 +62,9 @@ struct Token {
   NodeId aru_addr = kNoNode;    // who last lowered aru
   std::uint32_t backlog = 0;    // messages waiting at all nodes (flow control, fair share)
   std::uint32_t fcc = 0;        // messages sent during the last rotation (flow control)
-  bool retrans_flg = false;     // someone could not be served its retransmissions last rotation
+  // Recovery: every member has re-sent its old messages, which end at install_seq (flag bit).
+  bool install_known = false;
+  Seq install_seq = 0;          // 0 unless install_known
   std::uint16_t rtr_count = 0;
   std::array<Seq, kRtrMax> rtr{};  // sequence numbers someone is missing
 };

@@ -35,6 +35,10 @@ const StoredMessage* SortQueue::find(Seq seq) const noexcept {
   return s.hold ? &s : nullptr;
 }
 
+void SortQueue::forget_resent() noexcept {
+  for (Seq seq = base_ + 1; seq <= high_seq_; ++seq) slot(seq).resent = false;
+}
+
 void SortQueue::discard_through(Seq seq) noexcept {
   RTOTEM_ASSERT(seq <= aru_);
   for (; base_ < seq; ++base_) {

@@ -21,6 +21,8 @@ struct StoredMessage {
   std::span<const std::byte> payload;
   NodeId sender = kNoNode;
   Delivery delivery = Delivery::kAgreed;
+  bool recovery = false;  // a new ring's Recovery packet: internal, never delivered itself
+  bool resent = false;    // an old ring's message that came through Recovery: already re-sent
 };
 
 class SortQueue {
@@ -46,6 +48,10 @@ class SortQueue {
   Seq high_seq() const noexcept { return high_seq_; }  // the highest held (or base)
   std::size_t capacity() const noexcept { return capacity_; }
   std::size_t size() const noexcept { return size_; }
+
+  // Recovery was abandoned: what came through it reached some members only, so it must be
+  // re-sent in the next attempt.
+  void forget_resent() noexcept;
 
   // Drops every message <= seq (all members hold them); seq may not pass aru.
   void discard_through(Seq seq) noexcept;

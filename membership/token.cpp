@@ -16,7 +16,8 @@ void Node::on_token(InboundPacket& packet, Time now) {
     ++counters_.packets_malformed;
     return;
   }
-  if (!operational_ || !(incoming_.ring_id == ring_id_)) {
+  const bool on_ring = state_ == MemberState::kOperational || state_ == MemberState::kRecovery;
+  if (!on_ring || !(incoming_.ring_id == ring_.id)) {
     ++counters_.tokens_foreign_ring;
     return;
   }
@@ -40,13 +41,13 @@ void Node::on_token(InboundPacket& packet, Time now) {
 }
 
 void Node::handle_token(Time now) {
-  RTOTEM_ASSERT(operational_ && next_token_buffer_);
+  RTOTEM_ASSERT((state_ == MemberState::kOperational || state_ == MemberState::kRecovery) && next_token_buffer_);
   RTOTEM_ASSERT(token_.aru <= token_.seq);
   retransmitted_this_visit_ = 0;
   retransmit_requested();
   // On an idle ring the representative alone holds the token: one hold per rotation keeps the
   // rotation below the retransmit timeout however many members there are.
-  if (self_ == ring_id_.rep && ring_idle()) {
+  if (self_ == ring_.id.rep && ring_idle()) {
     holding_token_ = true;
     events_.arm_timer(TimerId::kTokenHold, now + ms_to_time(config_.token_hold_ms));
     return;
@@ -57,8 +58,8 @@ void Node::handle_token(Time now) {
 // Idle: nothing queued here, nothing missing anywhere, and every message of the ring delivered
 // and discarded on the last rotation, so holding the token delays nobody.
 bool Node::ring_idle() const noexcept {
-  return send_count_ == 0 && token_.rtr_count == 0 && retransmitted_this_visit_ == 0 && token_.fcc == 0 &&
-         token_.backlog == 0 && token_.aru == token_.seq && queue_.base() == token_.seq;
+  return state_ == MemberState::kOperational && send_count_ == 0 && token_.rtr_count == 0 && retransmitted_this_visit_ == 0 && token_.fcc == 0 &&
+         token_.backlog == 0 && token_.aru == token_.seq && ring_.queue.base() == token_.seq;
 }
 
 void Node::pass_token(Time now) {
@@ -66,17 +67,32 @@ void Node::pass_token(Time now) {
     holding_token_ = false;
     events_.cancel_timer(TimerId::kTokenHold);
   }
-  const std::uint32_t sent = send_new_messages(transmits_allowed()) + retransmitted_this_visit_;
+  const bool recovering = state_ == MemberState::kRecovery;
+  const std::uint32_t allowed = transmits_allowed();
+  const std::uint32_t sent =
+      (recovering ? send_recovery_messages(allowed) : send_new_messages(allowed)) + retransmitted_this_visit_;
   // corosync's fcc_token_update: fcc and backlog are sliding sums over one rotation.
+  const std::uint32_t backlog = my_backlog();
   token_.fcc = token_.fcc + sent - std::min(token_.fcc, my_trc_);
-  token_.backlog = token_.backlog + static_cast<std::uint32_t>(send_count_) - std::min(token_.backlog, my_pbl_);
+  token_.backlog = token_.backlog + backlog - std::min(token_.backlog, my_pbl_);
   my_trc_ = sent;
-  my_pbl_ = static_cast<std::uint32_t>(send_count_);
+  my_pbl_ = backlog;
+  if (recovering) track_recovery_end();
   request_missing();
   update_aru();
   const Seq token_aru = token_.aru;
   forward_token(now);
   release_stable(token_aru);
+  // Every member holds every recovery message: the old ring can be closed here.
+  if (recovering && token_.install_known && ring_.safe_through >= token_.install_seq) operational_enter(now);
+}
+
+// What this node still has to send: the application's messages, or in Recovery the old ring's.
+std::uint32_t Node::my_backlog() const noexcept {
+  if (state_ != MemberState::kRecovery) return static_cast<std::uint32_t>(send_count_);
+  return recovery_.next_resend > recovery_.old_high
+             ? 0
+             : static_cast<std::uint32_t>(recovery_.old_high - recovery_.next_resend + 1);
 }
 
 // Retransmissions come out of the same window as new messages, ahead of them (corosync's
@@ -86,8 +102,8 @@ void Node::retransmit_requested() {
   std::uint16_t kept = 0;
   for (std::uint16_t i = 0; i < token_.rtr_count; ++i) {
     const Seq seq = token_.rtr[i];
-    if (seq <= queue_.base()) continue;  // every member had it: a stale request
-    const StoredMessage* message = retransmitted_this_visit_ < budget ? queue_.find(seq) : nullptr;
+    if (seq <= ring_.queue.base()) continue;  // every member had it: a stale request
+    const StoredMessage* message = retransmitted_this_visit_ < budget ? ring_.queue.find(seq) : nullptr;
     if (message && retransmit(*message)) {
       ++retransmitted_this_visit_;
       ++counters_.retransmits_sent;
@@ -119,7 +135,7 @@ std::uint32_t Node::transmits_allowed() const noexcept {
   const std::uint32_t used = token_.fcc + retransmitted_this_visit_;
   if (used >= config_.window_size) return 0;
   std::uint32_t allowed = std::min(config_.max_messages, config_.window_size - used);
-  const std::uint64_t mine = send_count_;
+  const std::uint64_t mine = my_backlog();
   const std::uint64_t total = std::uint64_t{token_.backlog} + mine - std::min<std::uint64_t>(token_.backlog, my_pbl_);
   if (total > 0) {
     const std::uint64_t share = config_.window_size * mine / total;
@@ -131,14 +147,14 @@ std::uint32_t Node::transmits_allowed() const noexcept {
 std::uint32_t Node::send_new_messages(std::uint32_t allowed) {
   std::uint32_t sent = 0;
   while (sent < allowed && send_count_ > 0) {
-    if (token_.seq + 1 - queue_.base() > window_limit_) break;  // room to keep it first
-    if (queue_.holds(token_.seq + 1)) {  // a forged or stray packet took our number: not ours to send
+    if (token_.seq + 1 - ring_.queue.base() > window_limit_) break;  // room to keep it first
+    if (ring_.queue.holds(token_.seq + 1)) {  // a forged or stray packet took our number: not ours to send
       ++counters_.seq_collisions;
       break;
     }
     Pending& pending = send_queue_[send_head_];
     McastHeader header;
-    header.ring_id = ring_id_;
+    header.ring_id = ring_.id;
     header.seq = token_.seq + 1;
     header.sender = self_;
     header.delivery = pending.delivery;
@@ -151,7 +167,7 @@ std::uint32_t Node::send_new_messages(std::uint32_t allowed) {
     const auto packet = pending.buffer->payload();
     StoredMessage own{std::move(pending.buffer), packet, packet.subspan(mcast_header_size()), self_,
                       pending.delivery};
-    const auto stored = queue_.insert(header.seq, std::move(own));
+    const auto stored = ring_.queue.insert(header.seq, std::move(own));
     RTOTEM_ASSERT(stored == SortQueue::Insert::kStored);
     send_head_ = (send_head_ + 1) % config_.send_queue_max;
     --send_count_;
@@ -167,8 +183,8 @@ void Node::request_missing() {
            token_.rtr.begin() + token_.rtr_count;
   };
   // Holes beyond the window would be dropped as out of window by whoever we ask: not yet.
-  const Seq through = std::min(token_.seq, queue_.base() + window_limit_);
-  queue_.for_each_missing(through, rtr_max_, [&](Seq seq) {
+  const Seq through = std::min(token_.seq, ring_.queue.base() + window_limit_);
+  ring_.queue.for_each_missing(through, rtr_max_, [&](Seq seq) {
     if (token_.rtr_count >= rtr_max_ || listed(seq)) return;
     token_.rtr[token_.rtr_count++] = seq;
     ++counters_.retransmits_requested;
@@ -177,7 +193,7 @@ void Node::request_missing() {
 
 // corosync: lower the ring's aru to ours, or own it again if we set it last.
 void Node::update_aru() {
-  const Seq my_aru = queue_.aru();
+  const Seq my_aru = ring_.queue.aru();
   if (my_aru < token_.aru || token_.aru_addr == self_ || token_.aru_addr == kNoNode) {
     token_.aru = my_aru;
     token_.aru_addr = my_aru == token_.seq ? kNoNode : self_;
@@ -189,13 +205,32 @@ void Node::forward_token(Time now) {
   SendBufferRef buffer = std::move(next_token_buffer_);
   const std::size_t size = encode_token(token_, buffer->writable_payload());
   buffer->set_payload_size(static_cast<std::uint32_t>(size));
-  if (backend_.unicast(successor(), buffer) != Status::kOk) ++counters_.send_refused;  // resent below
-  token_buffer_ = std::move(buffer);
   seq_forwarded_ = token_.seq;
+  send_token_buffer(std::move(buffer), successor(), now);
   // The buffer for the next token is taken now, while this visit's messages are still ours to
   // free: a pool drained by submissions later cannot stop the ring.
   (void)backend_.acquire(next_token_buffer_);
+}
+
+// A token (or commit token) is kept and resent until the successor shows it has it.
+void Node::send_token_buffer(SendBufferRef buffer, NodeId to, Time now) {
+  if (backend_.unicast(to, buffer) != Status::kOk) ++counters_.send_refused;  // resent by the timer
+  token_buffer_ = std::move(buffer);
+  token_sent_to_ = to;
   events_.arm_timer(TimerId::kTokenRetransmit, now + ms_to_time(config_.token_retransmit_ms));
+}
+
+// The representative starts a ring's token: at the end of Commit, or on an installed ring.
+void Node::originate_token(Time now) {
+  token_ = Token{};
+  token_.ring_id = ring_.id;
+  last_token_seq_ = 0;
+  my_trc_ = my_pbl_ = 0;
+  if (!next_token_buffer_ && backend_.acquire(next_token_buffer_) != Status::kOk) {
+    ++counters_.tokens_deferred;  // no buffer: token loss re-forms the ring
+    return;
+  }
+  handle_token(now);
 }
 
 }  // namespace rtotem::membership

@@ -20,6 +20,12 @@ Result<TotemConfig> TotemConfig::resolved() const {
   if (c.token_hold_ms == 0) c.token_hold_ms = c.token_retransmit_ms * 8 / 10;
   if (c.token_hold_ms >= c.token_retransmit_ms)
     return Error::make("hold: {} ms must be below token_retransmit ({} ms)", c.token_hold_ms, c.token_retransmit_ms);
+  if (c.join_ms == 0 || c.join_ms >= c.token_timeout_ms)
+    return Error::make("join: {} ms must be above 0 and below token ({} ms)", c.join_ms, c.token_timeout_ms);
+  if (c.consensus_ms == 0) c.consensus_ms = c.token_timeout_ms * 12 / 10;
+  if (c.consensus_ms <= c.join_ms)
+    return Error::make("consensus: {} ms must be above join ({} ms)", c.consensus_ms, c.join_ms);
+  if (c.merge_ms == 0) return Error::make("merge: must be above 0 ms");
   if (c.window_size == 0) return Error::make("window_size must be at least 1");
   if (c.max_messages == 0 || c.max_messages > c.window_size)
     return Error::make("max_messages: {} must be in [1, window_size {}]", c.max_messages, c.window_size);
@@ -32,11 +38,13 @@ Result<TotemConfig> TotemConfig::resolved() const {
 }
 
 Result<void> TotemConfig::check(const transport::BackendParams& backend) const {
-  if (rtr_max_for_mtu(backend.mtu) < 1 || backend.mtu <= mcast_header_size())
-    return Error::make("mtu {} cannot carry a token with a retransmit request", backend.mtu);
-  if (backend.recv_buffers / 2 < 2 * window_size)
-    return Error::make("recv_buffers {} must be at least 4 x window_size ({})", backend.recv_buffers,
-                       4 * window_size);
+  if (rtr_max_for_mtu(backend.mtu) < 1 || members_max_for_mtu(backend.mtu) < 1 ||
+      backend.mtu <= 2 * mcast_header_size())
+    return Error::make("mtu {} cannot carry a token with a retransmit request and a message", backend.mtu);
+  // A quarter of the receive ring for the window: Recovery holds an old ring's messages as well.
+  if (backend.recv_buffers / 4 < 2 * window_size)
+    return Error::make("recv_buffers {} must be at least 8 x window_size ({})", backend.recv_buffers,
+                       8 * window_size);
   if (backend.send_buffers <= window_size + kRtrMax + 2)
     return Error::make("send_buffers {} must be above window_size + {} ({})", backend.send_buffers, kRtrMax + 2,
                        window_size + kRtrMax + 2);

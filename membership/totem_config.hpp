@@ -14,6 +14,9 @@ struct TotemConfig {
   std::uint32_t token_retransmits_before_loss = 4;
   std::uint32_t token_retransmit_ms = 0;          // 0: token_timeout / (retransmits + 0.2)
   std::uint32_t token_hold_ms = 0;                // idle ring holds the token; 0: 80% of retransmit
+  std::uint32_t join_ms = 50;                     // Gather: a join is sent again this often
+  std::uint32_t consensus_ms = 0;                 // Gather: give up on the silent; 0: 1.2 x token
+  std::uint32_t merge_ms = 200;                   // a representative announces its ring this often
   std::uint32_t window_size = 50;                 // new messages per token rotation, all nodes
   std::uint32_t max_messages = 17;                // new messages per token visit, one node
   std::uint32_t send_queue_max = 1024;            // submitted, waiting for the token: then -EAGAIN

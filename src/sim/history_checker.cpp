@@ -1,5 +1,6 @@
-// The checker's per-delivery checks (creation, duplication, order, safe delivery) and the payload
-// format; the end-of-run checks are in finish() below.
+// The checker's per-delivery checks (creation, duplication, order, configuration, safe delivery)
+// and the payload format. Configurations: history_checker_configs.cpp; the end of the run:
+// history_checker_finish.cpp.
 #include "src/sim/history_checker.hpp"
 
 #include <fmt/format.h>
@@ -40,8 +41,6 @@ std::uint64_t get_be(std::span<const std::byte> in, std::size_t bytes) noexcept 
   for (std::size_t i = 0; i < bytes; ++i) value = (value << 8) | std::to_integer<std::uint64_t>(in[i]);
   return value;
 }
-
-std::string id_text(MessageId id) { return fmt::format("{}#{}", id.origin, id.counter); }
 
 std::string_view delivery_text(Delivery delivery) { return delivery == Delivery::kSafe ? "safe" : "agreed"; }
 
@@ -87,7 +86,9 @@ Kind kind_of(Property property) noexcept {
     case Property::kNoCreation:
     case Property::kNoDuplication:
     case Property::kTotalOrder:
-    case Property::kSafeDelivery: return Kind::kSafety;
+    case Property::kSafeDelivery:
+    case Property::kConfiguration:
+    case Property::kVirtualSynchrony: return Kind::kSafety;
     case Property::kAgreement:
     case Property::kSelfDelivery:
     case Property::kLiveness: return Kind::kLiveness;
@@ -101,6 +102,8 @@ std::string_view name_of(Property property) noexcept {
     case Property::kNoDuplication: return "no-duplication";
     case Property::kTotalOrder: return "total-order";
     case Property::kSafeDelivery: return "safe-delivery";
+    case Property::kConfiguration: return "configuration";
+    case Property::kVirtualSynchrony: return "virtual-synchrony";
     case Property::kAgreement: return "agreement";
     case Property::kSelfDelivery: return "self-delivery";
     case Property::kLiveness: return "liveness";
@@ -108,36 +111,42 @@ std::string_view name_of(Property property) noexcept {
   return "?";
 }
 
+std::string describe(MessageId id) { return fmt::format("{}#{}", id.origin, id.counter); }
+
 std::string describe(const Violation& violation) {
   std::string text = fmt::format("{}: {} at t={}.{:06} s", kind_of(violation.property) == Kind::kSafety ? "safety" : "liveness",
                                  name_of(violation.property), violation.time_us / 1'000'000,
                                  violation.time_us % 1'000'000);
   if (!violation.nodes.empty()) text += fmt::format(", nodes {}", fmt::join(violation.nodes, ","));
-  if (violation.message) text += fmt::format(", message {}", id_text(*violation.message));
+  if (violation.message) text += fmt::format(", message {}", describe(*violation.message));
   return text + ": " + violation.detail;
 }
 
 HistoryChecker::HistoryChecker(std::span<const NodeId> nodes)
-    : nodes_(nodes.begin(), nodes.end()), node_states_(nodes.size()), messages_(nodes.size()) {
+    : nodes_(nodes.begin(), nodes.end()),
+      node_states_(nodes.size()),
+      messages_(nodes.size()),
+      outstanding_(nodes.size()) {
   RTOTEM_ASSERT(!nodes_.empty() && nodes_.size() <= membership::kMembersMax);
   RTOTEM_ASSERT(std::adjacent_find(nodes_.begin(), nodes_.end(), std::greater_equal<>()) == nodes_.end());
-  all_mask_ = nodes_.size() == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << nodes_.size()) - 1;
 }
 
 void HistoryChecker::record_offer(Time, MessageId id, std::uint32_t size, Delivery delivery) {
-  auto& sent = messages_[index_of(id.origin)];
+  const std::size_t origin = index_of(id.origin);
+  auto& sent = messages_[origin];
   RTOTEM_ASSERT(id.counter == sent.size());  // the generator offers each counter once, in order
   RTOTEM_ASSERT(size >= kStampSize);
   sent.push_back(MessageState{.size = size, .delivery = delivery});
-  ++offered_;
+  ++outstanding_[origin];
 }
 
 void HistoryChecker::record_accepted(Time, MessageId id) {
   MessageState* state = find(id);
-  RTOTEM_ASSERT(state != nullptr && !state->accepted);
+  RTOTEM_ASSERT(state != nullptr && !state->accepted && !state->dropped);
+  const std::size_t origin = index_of(id.origin);
   state->accepted = true;
   ++accepted_;
-  if (state->delivered_mask == all_mask_) ++complete_;  // it was delivered inside submit()
+  if (settled(*state, origin)) --outstanding_[origin];  // it was delivered inside submit()
 }
 
 void HistoryChecker::record_delivery(Time now, NodeId node, const Delivered& message) {
@@ -156,6 +165,8 @@ void HistoryChecker::record_delivery(Time now, NodeId node, const Delivered& mes
            fmt::format("delivered from sender {} but never submitted", message.sender));
     return;
   }
+  // The bit is the node's, not its incarnation's: a restarted node must not deliver again what it
+  // delivered before its crash.
   const std::uint64_t bit = std::uint64_t{1} << at;
   if (state->delivered_mask & bit) {
     report(Property::kNoDuplication, now, {node}, id,
@@ -163,11 +174,16 @@ void HistoryChecker::record_delivery(Time now, NodeId node, const Delivered& mes
                        message.ring_id.seq));
     return;
   }
+  const std::size_t origin = index_of(id.origin);
+  const bool was_settled = settled(*state, origin);
   if (state->delivered_mask == 0) ++delivered_somewhere_;
   state->delivered_mask |= bit;
-  if (state->delivered_mask == all_mask_ && state->accepted) ++complete_;
+  if (!was_settled && settled(*state, origin)) --outstanding_[origin];
+  const std::uint32_t ring = ring_index(message.ring_id);
   check_creation(now, node, message, id, *state);
-  check_order(now, node, message, id, *state);
+  check_ring_seq(now, node, message, id, ring, *state);
+  check_node_sequence(now, at, message, id, ring);
+  node_states_[at].history.push_back(Record{now, ring, message.seq, id});
 }
 
 void HistoryChecker::check_safe(Time now, NodeId node, const Delivered& message, std::span<const NodeId> lacking) {
@@ -186,6 +202,13 @@ void HistoryChecker::record_stall(Time now, std::string detail) {
   report(Property::kLiveness, now, {}, std::nullopt, std::move(detail));
 }
 
+// Nothing more is owed for it: given up with its crashed origin, or accepted and delivered at its
+// origin (or exempted from that by the origin's crash).
+bool HistoryChecker::settled(const MessageState& state, std::size_t origin) const noexcept {
+  const bool at_origin = (state.delivered_mask >> origin) & 1;
+  return state.dropped || (state.accepted && (at_origin || state.self_exempt));
+}
+
 // Byte-exact, same sender, same delivery type as submitted.
 void HistoryChecker::check_creation(Time now, NodeId node, const Delivered& message, MessageId id,
                                     const MessageState& state) {
@@ -199,16 +222,14 @@ void HistoryChecker::check_creation(Time now, NodeId node, const Delivered& mess
   if (!wrong.empty()) report(Property::kNoCreation, now, {node}, id, std::move(wrong));
 }
 
-// The (ring, seq) -> message map is one for all nodes, each message has one (ring, seq), and each
-// node delivers a ring's seqs from 1 up, without gaps, never going back to a ring it left.
-void HistoryChecker::check_order(Time now, NodeId node, const Delivered& message, MessageId id,
-                                 MessageState& state) {
-  const std::uint32_t ring = ring_index(message.ring_id);
+// The (ring, seq) -> message map is one for all nodes, and each message has one (ring, seq).
+void HistoryChecker::check_ring_seq(Time now, NodeId node, const Delivered& message, MessageId id,
+                                    std::uint32_t ring, MessageState& state) {
   const auto [slot, fresh] = by_ring_seq_.try_emplace({ring, message.seq}, id);
   if (!fresh && slot->second != id)
     report(Property::kTotalOrder, now, {node, find(slot->second)->first_node}, id,
            fmt::format("delivered as seq {} of ring {}, which node {} delivered as message {}", message.seq,
-                       ring_text(ring), find(slot->second)->first_node, id_text(slot->second)));
+                       ring_text(ring), find(slot->second)->first_node, describe(slot->second)));
   if (state.first_node == transport::kNoNode) {
     state.first_node = node;
     state.ring = ring;
@@ -218,109 +239,41 @@ void HistoryChecker::check_order(Time now, NodeId node, const Delivered& message
            fmt::format("delivered as seq {} of ring {}; node {} delivered it as seq {} of ring {}", message.seq,
                        ring_text(ring), state.first_node, state.seq, ring_text(state.ring)));
   }
-  check_node_sequence(now, node, ring, message.seq, id);
-  node_states_[index_of(node)].history.push_back(Record{now, ring, message.seq, id});
 }
 
-void HistoryChecker::check_node_sequence(Time now, NodeId node, std::uint32_t ring, Seq seq, MessageId id) {
-  NodeState& self = node_states_[index_of(node)];
-  if (self.ring != ring) {
-    if (std::find(self.left_rings.begin(), self.left_rings.end(), ring) != self.left_rings.end())
-      report(Property::kTotalOrder, now, {node}, id, fmt::format("delivered in ring {} after leaving it", ring_text(ring)));
-    if (self.ring) self.left_rings.push_back(*self.ring);
-    self.ring = ring;
-    self.last_seq = 0;
+// EVS: a node delivers in its current configuration: a regular one delivers its own ring's
+// messages, a transitional one those of the ring it closes; a ring left is never delivered in
+// again. Within the ring, seqs increase; gaps are allowed (seqs Recovery used for itself, and an
+// old ring's messages nobody in the transitional configuration holds).
+void HistoryChecker::check_node_sequence(Time now, std::size_t at, const Delivered& message, MessageId id,
+                                         std::uint32_t ring) {
+  NodeState& self = node_states_[at];
+  const NodeId node = nodes_[at];
+  const std::string_view kind = message.transitional ? "transitional" : "regular";
+  if (!self.in_config) {
+    report(Property::kConfiguration, now, {node}, id,
+           fmt::format("{} delivery of seq {} of ring {} before any configuration since the node (re)started", kind,
+                       message.seq, ring_text(ring)));
+    return;
   }
-  // Membership will relax this for an old ring's tail in the transitional configuration.
-  if (seq != self.last_seq + 1)
+  if (self.left_rings.contains(ring)) {
     report(Property::kTotalOrder, now, {node}, id,
-           fmt::format("delivered seq {} of ring {} after seq {}: out of order or a gap", seq, ring_text(ring),
-                       self.last_seq));
-  self.last_seq = std::max(self.last_seq, seq);
-}
-
-void HistoryChecker::finish(Time now) {
-  finish_liveness(now);  // first: the summary of what is missing, then each message
-  finish_sets(now);
-  finish_pairwise_order();
-}
-
-// Per message: accepted before delivered, delivered everywhere, delivered at its origin.
-void HistoryChecker::finish_sets(Time now) {
-  for (std::size_t origin = 0; origin < messages_.size(); ++origin) {
-    const std::uint64_t origin_bit = std::uint64_t{1} << origin;
-    for (std::uint64_t counter = 0; counter < messages_[origin].size(); ++counter) {
-      const MessageState& state = messages_[origin][counter];
-      const MessageId id{nodes_[origin], counter};
-      const std::vector<NodeId> lacking = nodes_lacking(state.delivered_mask);
-      if (state.delivered_mask != 0 && !state.accepted)
-        report(Property::kNoCreation, now, nodes_lacking(~state.delivered_mask), id,
-               "delivered, though submit() never accepted it");
-      if (state.delivered_mask != 0 && state.delivered_mask != all_mask_)
-        report(Property::kAgreement, now, lacking, id,
-               fmt::format("delivered at {}, never at {}", fmt::join(nodes_lacking(~state.delivered_mask), ","),
-                           fmt::join(lacking, ",")));
-      if (state.accepted && !(state.delivered_mask & origin_bit))
-        report(Property::kSelfDelivery, now, {id.origin}, id, "accepted by its origin, never delivered there");
-    }
+           fmt::format("delivered seq {} of ring {} after leaving that ring", message.seq, ring_text(ring)));
+    return;
   }
-}
-
-// What the application still waits for: submissions never accepted, messages not delivered
-// everywhere. One report per origin, naming the first such message.
-void HistoryChecker::finish_liveness(Time now) {
-  for (std::size_t origin = 0; origin < messages_.size(); ++origin) {
-    std::uint64_t refused = 0;
-    std::uint64_t incomplete = 0;
-    std::optional<MessageId> first;
-    std::vector<NodeId> lacking;
-    for (std::uint64_t counter = 0; counter < messages_[origin].size(); ++counter) {
-      const MessageState& state = messages_[origin][counter];
-      const bool waiting = !state.accepted || state.delivered_mask != all_mask_;
-      refused += !state.accepted;
-      incomplete += state.accepted && state.delivered_mask != all_mask_;
-      if (waiting && !first) {
-        first = MessageId{nodes_[origin], counter};
-        lacking = nodes_lacking(state.accepted ? state.delivered_mask : 0);
-      }
-    }
-    if (first)
-      report(Property::kLiveness, now, std::move(lacking), first,
-             fmt::format("node {}: {} accepted messages not delivered everywhere and {} submissions still "
-                         "refused when the liveness bound ran out",
-                         nodes_[origin], incomplete, refused));
+  // The ring this kind of delivery may come from now: none in a fresh node's transitional one.
+  std::optional<std::uint32_t> allowed;
+  if (message.transitional == self.in_transitional && self.regular) allowed = configs_[*self.regular].ring;
+  if (allowed != ring) {
+    report(Property::kConfiguration, now, {node}, id,
+           fmt::format("{} delivery of seq {} of ring {} while in {}", kind, message.seq, ring_text(ring),
+                       config_text(self.installed.back().config)));
+    return;
   }
-}
-
-// For every pair of nodes, the messages both delivered come in the same order. With one ring the
-// per-delivery checks already imply it; across rings it is the check that remains.
-void HistoryChecker::finish_pairwise_order() {
-  constexpr std::uint64_t kAbsent = ~std::uint64_t{0};
-  std::vector<std::vector<std::uint64_t>> position(messages_.size());
-  for (std::size_t b = 1; b < nodes_.size(); ++b) {
-    for (std::size_t origin = 0; origin < messages_.size(); ++origin)
-      position[origin].assign(messages_[origin].size(), kAbsent);
-    const auto& theirs = node_states_[b].history;
-    for (std::uint64_t i = 0; i < theirs.size(); ++i)
-      position[index_of(theirs[i].id.origin)][theirs[i].id.counter] = i;
-    for (std::size_t a = 0; a < b; ++a) {
-      const Record* previous = nullptr;  // the last record of a's history that b also has
-      std::uint64_t previous_at = 0;
-      for (const Record& record : node_states_[a].history) {
-        const std::uint64_t at = position[index_of(record.id.origin)][record.id.counter];
-        if (at == kAbsent) continue;
-        if (previous != nullptr && at < previous_at) {
-          report(Property::kTotalOrder, std::max(record.time_us, theirs[previous_at].time_us),
-                 {nodes_[a], nodes_[b]}, record.id,
-                 fmt::format("node {} delivered {} before {}, node {} the other way round", nodes_[a],
-                             id_text(previous->id), id_text(record.id), nodes_[b]));
-          break;  // one report per pair
-        }
-        previous = &record;
-        previous_at = at;
-      }
-    }
-  }
+  if (message.seq <= self.last_seq)
+    report(Property::kTotalOrder, now, {node}, id,
+           fmt::format("delivered seq {} of ring {} after seq {}", message.seq, ring_text(ring), self.last_seq));
+  self.last_seq = std::max(self.last_seq, message.seq);
 }
 
 void HistoryChecker::report(Property property, Time now, std::vector<NodeId> nodes, std::optional<MessageId> message,
@@ -342,17 +295,9 @@ HistoryChecker::MessageState* HistoryChecker::find(MessageId id) {
 }
 
 std::uint32_t HistoryChecker::ring_index(const RingId& ring) {
-  const auto at = std::find(rings_.begin(), rings_.end(), ring);
-  if (at != rings_.end()) return static_cast<std::uint32_t>(at - rings_.begin());
-  rings_.push_back(ring);
-  return static_cast<std::uint32_t>(rings_.size() - 1);
-}
-
-std::vector<NodeId> HistoryChecker::nodes_lacking(std::uint64_t mask) const {
-  std::vector<NodeId> lacking;
-  for (std::size_t i = 0; i < nodes_.size(); ++i)
-    if (!(mask & (std::uint64_t{1} << i))) lacking.push_back(nodes_[i]);
-  return lacking;
+  const auto [slot, fresh] = ring_indexes_.try_emplace({ring.rep, ring.seq}, static_cast<std::uint32_t>(rings_.size()));
+  if (fresh) rings_.push_back(ring);
+  return slot->second;
 }
 
 std::string HistoryChecker::ring_text(std::uint32_t ring) const {

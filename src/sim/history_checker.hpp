@@ -1,6 +1,6 @@
-// The simulator's judge: records what every node delivered and what the application submitted,
-// and checks the totem guarantees over that history (no creation, no duplication, total order,
-// safe delivery, agreement, self-delivery, liveness).
+// The simulator's judge: records what every node delivered, which configurations it installed and
+// what the application submitted, and checks the totem guarantees over that history, extended
+// virtual synchrony included (EVS 1994: Moser, Amir, Melliar-Smith, Agarwal).
 //
 // Payloads identify themselves: the first kStampSize bytes are the origin node and its submission
 // counter, the rest a pattern derived from both, so every delivered byte is verified without
@@ -15,16 +15,19 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "membership/node.hpp"
 
 namespace rtotem::sim {
 
+using membership::ConfigChange;
 using membership::Delivered;
 using membership::Delivery;
 using membership::RingId;
@@ -50,18 +53,25 @@ bool read_stamp(std::span<const std::byte> payload, MessageId& out) noexcept;
 bool payload_matches(MessageId id, std::span<const std::byte> payload) noexcept;
 
 enum class Property : std::uint8_t {
-  kNoCreation,     // delivered = submitted, byte for byte, by that sender, and accepted
-  kNoDuplication,  // a node delivers a message at most once
-  kTotalOrder,     // nodes agree on the order of the messages they have in common
-  kSafeDelivery,   // a safe message is delivered only once every member holds it
-  kAgreement,      // at the end, every node delivered the same set
-  kSelfDelivery,   // at the end, every accepted submission was delivered at its origin
-  kLiveness,       // after the faults stop, everything submitted is delivered within a bound
+  kNoCreation,         // delivered = submitted, byte for byte, by that sender, and accepted
+  kNoDuplication,      // a node delivers a message at most once, across restarts too
+  kTotalOrder,         // one (ring, seq) per message; nodes agree on the order of what they share
+  kSafeDelivery,       // a safe message is delivered only once every member holds it
+  kConfiguration,      // deliveries happen in the node's current configuration; configurations are
+                       // well formed and every node that installs one sees the same members
+  kVirtualSynchrony,   // nodes that go from configuration C to the same next one delivered the
+                       // same messages in C
+  kAgreement,          // at the end, live nodes in the same regular configuration delivered the
+                       // same messages in it
+  kSelfDelivery,       // at the end, every accepted submission was delivered at its origin, unless
+                       // the origin crashed first
+  kLiveness,           // after the faults stop, the live nodes form one ring and deliver their own
+                       // submissions within a bound
 };
 
-// Safety: something bad happened. Liveness: something good did not happen in time. With one ring
-// (no membership yet), a set that differs at the end (agreement, self-delivery) means a node has
-// not caught up: liveness. With membership, agreement within a configuration becomes safety.
+// Safety: something bad happened. Liveness: something good did not happen in time. Within a
+// configuration that has ended, differing deliveries are safety (virtual synchrony); within the
+// last one, they mean a node has not caught up yet: liveness (agreement).
 enum class Kind : std::uint8_t { kSafety, kLiveness };
 
 Kind kind_of(Property property) noexcept;
@@ -77,6 +87,8 @@ struct Violation {
 
 // "safety: total-order at t=1.234567 s, nodes 2,3, message 1#17: ..."
 std::string describe(const Violation& violation);
+// "1#17": origin 1, counter 17.
+std::string describe(MessageId id);
 
 class HistoryChecker {
  public:
@@ -84,22 +96,34 @@ class HistoryChecker {
   explicit HistoryChecker(std::span<const NodeId> nodes);
 
   // The application hands message `id` to its origin's Node (called before submit(): a Node may
-  // deliver it before submit() returns). Counters of one origin are offered 0, 1, 2, ... once each.
+  // deliver it before submit() returns). Counters of one origin are offered 0, 1, 2, ... once each,
+  // across the origin's restarts.
   void record_offer(Time now, MessageId id, std::uint32_t size, Delivery delivery);
   // submit() answered kOk. Before it does, the message is only offered (refused: it is retried).
   void record_accepted(Time now, MessageId id);
   // `node` delivered `message` (from inside NodeEvents::deliver: the payload is still valid).
   void record_delivery(Time now, NodeId node, const Delivered& message);
+  // `node` installed a configuration (from inside NodeEvents::configuration: the spans are valid).
+  void record_configuration(Time now, NodeId node, const ConfigChange& change);
+  // The node crashed: its current configuration ends with no successor (never compared for virtual
+  // synchrony), messages it offered but that were never accepted are dropped (no obligations), and
+  // accepted messages of this origin not yet delivered at the origin lose their self-delivery
+  // obligation. A restart needs no call: the node's next configuration is a fresh one.
+  void record_crash(Time now, NodeId node);
   // A safe `message` being delivered at `node` while `lacking` members do not hold it yet.
   void check_safe(Time now, NodeId node, const Delivered& message, std::span<const NodeId> lacking);
   // The run could not go on (e.g. virtual time stopped advancing): a liveness failure.
   void record_stall(Time now, std::string detail);
-  // The end of the liveness phase: agreement, self-delivery, liveness, and the pairwise order of
-  // whole histories (which also covers histories spanning several rings).
-  void finish(Time now);
+  // The end of the liveness phase; `live`: the nodes alive now (sorted). Checks self-delivery,
+  // agreement in the final configuration, liveness, and the pairwise order of whole histories.
+  void finish(Time now, std::span<const NodeId> live);
 
-  // Every accepted message delivered at every node, and nothing left only offered.
-  bool quiescent() const noexcept { return complete_ == accepted_ && offered_ == accepted_; }
+  // Whether the run can stop early: every live node has installed the same regular configuration,
+  // whose members are exactly `live`; every message offered by a live node was accepted and
+  // (unless exempted by a crash) delivered at its origin; and every live node delivered as many
+  // messages in that configuration. Cheap: called after every simulator step. True if `live` is
+  // empty (nothing is left to wait for).
+  bool quiescent(std::span<const NodeId> live) const;
 
   bool ok() const noexcept { return violation_count_ == 0; }
   const std::vector<Violation>& violations() const noexcept { return violations_; }
@@ -107,15 +131,20 @@ class HistoryChecker {
   std::uint64_t messages_accepted() const noexcept { return accepted_; }
   std::uint64_t messages_delivered() const noexcept { return delivered_somewhere_; }
   std::uint64_t deliveries() const noexcept { return deliveries_; }
+  std::uint64_t configurations() const noexcept { return configurations_; }  // changes, all nodes
 
  private:
+  static constexpr std::uint32_t kNoRing = ~std::uint32_t{0};
+
   struct MessageState {
     std::uint32_t size = 0;
     Delivery delivery = Delivery::kAgreed;
     bool accepted = false;
+    bool dropped = false;        // never accepted, and its origin crashed: nothing is owed
+    bool self_exempt = false;    // accepted, and its origin crashed before delivering it
     std::uint64_t delivered_mask = 0;  // bit i: nodes_[i] delivered it
     // Where it was first delivered, which every later delivery must match.
-    std::uint32_t ring = 0;            // index into rings_
+    std::uint32_t ring = kNoRing;      // index into rings_
     Seq seq = 0;
     NodeId first_node = transport::kNoNode;
   };
@@ -126,38 +155,89 @@ class HistoryChecker {
     Seq seq = 0;
     MessageId id;
   };
+  // A configuration, as every node that installs it must see it.
+  struct Config {
+    bool transitional = false;
+    std::uint32_t ring = 0;               // index into rings_: the new ring (ring_id) in both kinds
+    std::uint32_t closed_ring = kNoRing;  // transitional: the ring it closes (none for a fresh node)
+    NodeId fresh_node = transport::kNoNode;  // a fresh node's transitional configuration: whose
+    std::vector<NodeId> members;          // as the first node to install it reported them
+    NodeId first_node = transport::kNoNode;
+  };
+  // Identifies a configuration: transitional, closed ring, fresh node, ring.
+  using ConfigKey = std::tuple<bool, std::uint32_t, NodeId, std::uint32_t>;
+  // A configuration in a node's history; its deliveries run from history[first] to the next
+  // installed configuration's first (or the history's end).
+  struct Installed {
+    std::uint32_t config = 0;  // index into configs_
+    std::uint64_t first = 0;
+  };
   struct NodeState {
     std::vector<Record> history;
-    std::optional<std::uint32_t> ring;  // the ring it delivers in now
-    Seq last_seq = 0;
-    std::vector<std::uint32_t> left_rings;  // rings it moved on from: never to deliver in again
+    std::vector<Installed> installed;
+    bool in_config = false;        // installed.back() is current: false before any, after a crash
+    bool in_transitional = false;  // installed.back() is a transitional configuration
+    // The current regular configuration; while a transitional one is current, the one it closes.
+    std::optional<std::uint32_t> regular;
+    Seq last_seq = 0;              // the highest seq delivered in the current ring
+    std::set<std::uint32_t> left_rings;  // never to deliver in again
   };
 
+  // Where two nodes' deliveries in one configuration first part.
+  struct Difference {
+    MessageId message;
+    std::string text;
+  };
+
+  // history_checker.cpp: deliveries
   void report(Property property, Time now, std::vector<NodeId> nodes, std::optional<MessageId> message,
               std::string detail);
   std::size_t index_of(NodeId node) const;
   MessageState* find(MessageId id);
   std::uint32_t ring_index(const RingId& ring);
+  bool settled(const MessageState& state, std::size_t origin) const noexcept;
   void check_creation(Time now, NodeId node, const Delivered& message, MessageId id, const MessageState& state);
-  void check_order(Time now, NodeId node, const Delivered& message, MessageId id, MessageState& state);
-  void check_node_sequence(Time now, NodeId node, std::uint32_t ring, Seq seq, MessageId id);
-  void finish_sets(Time now);
-  void finish_liveness(Time now);
+  void check_ring_seq(Time now, NodeId node, const Delivered& message, MessageId id, std::uint32_t ring,
+                      MessageState& state);
+  void check_node_sequence(Time now, std::size_t at, const Delivered& message, MessageId id, std::uint32_t ring);
+  std::string ring_text(std::uint32_t ring) const;
+  // history_checker_configs.cpp: configurations, crashes, virtual synchrony
+  std::uint32_t install_transitional(Time now, std::size_t at, const ConfigChange& change);
+  std::uint32_t install_regular(Time now, std::size_t at, const ConfigChange& change);
+  void check_well_formed(Time now, NodeId node, const ConfigChange& change);
+  std::uint32_t config_index(Time now, NodeId node, const ConfigKey& key, std::span<const NodeId> members);
+  void check_virtual_synchrony(Time now, std::size_t at, std::uint32_t next);
+  std::optional<Difference> compare_deliveries(std::size_t a, std::size_t a_position, std::size_t b,
+                                               std::size_t b_position) const;
+  std::span<const Record> deliveries_in(std::size_t at, std::size_t position) const;
+  std::string config_text(std::uint32_t config) const;
+  std::string whereabouts(std::size_t at) const;
+  // history_checker_finish.cpp: the end of the run
+  std::optional<std::uint32_t> shared_regular(std::span<const NodeId> live) const;
+  void finish_convergence(Time now, std::span<const NodeId> live);
+  void finish_outstanding(Time now, std::span<const NodeId> live);
+  void finish_messages(Time now);
+  void finish_agreement(Time now, std::span<const NodeId> live);
   void finish_pairwise_order();
   std::vector<NodeId> nodes_lacking(std::uint64_t mask) const;
-  std::string ring_text(std::uint32_t ring) const;
 
   std::vector<NodeId> nodes_;
-  std::uint64_t all_mask_ = 0;
   std::vector<NodeState> node_states_;                // by index in nodes_
   std::vector<std::vector<MessageState>> messages_;   // [origin index][counter]
-  std::vector<RingId> rings_;                         // in order of first delivery
+  // Per origin: offered messages neither dropped nor accepted-and-delivered-at-origin (or exempt).
+  std::vector<std::uint64_t> outstanding_;
+  std::vector<RingId> rings_;                         // in order of first mention
+  std::map<std::pair<NodeId, Seq>, std::uint32_t> ring_indexes_;  // (rep, seq) -> index in rings_
   std::map<std::tuple<std::uint32_t, Seq>, MessageId> by_ring_seq_;  // (ring index, seq)
-  std::uint64_t offered_ = 0;
+  std::vector<Config> configs_;                       // in order of first installation
+  std::map<ConfigKey, std::uint32_t> config_indexes_;
+  // (configuration, the next one) -> (node index, position in its installed) of the first node
+  // seen to make that move: every other node making it must have delivered the same in the first.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::pair<std::size_t, std::size_t>> moves_;
   std::uint64_t accepted_ = 0;
-  std::uint64_t complete_ = 0;  // accepted messages delivered at every node
   std::uint64_t delivered_somewhere_ = 0;
   std::uint64_t deliveries_ = 0;
+  std::uint64_t configurations_ = 0;
   std::vector<Violation> violations_;
   std::uint64_t violation_count_ = 0;
 };

@@ -1,82 +1,58 @@
-// The simulated cluster: its members (backend + Node + host), the discrete-event loop over
-// virtual time, and the application traffic that feeds the Nodes.
+// The simulated cluster: making it, the discrete-event loop over virtual time, what the Nodes
+// report (deliveries, rings), and the end of a run. Traffic: sim_cluster_traffic.cpp; faults:
+// sim_cluster_faults.cpp.
 #include "src/sim/sim_cluster.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
-#include <deque>
-#include <tuple>
 #include <utility>
+
+#include "src/sim/sim_cluster_member.hpp"
 
 namespace rtotem::sim {
 namespace {
 
-using membership::Node;
 using membership::TimerId;
-using transport::InboundPacket;
-using transport::SimBackend;
 
 // A buggy Node could re-arm a timer at `now` forever; virtual time would stop and the run hang.
 constexpr std::uint64_t kStepsPerInstantMax = 100'000;
-// A refused submission is retried this much later: soon, as an application would, but not at the
-// same instant (nothing there has changed) nor so often that retries swamp the event loop.
-constexpr Time kRetryMinUs = 1'000;
-constexpr Time kRetryMaxUs = 10'000;
+// The liveness phase's default length, in token timeouts: the ring must notice its token is lost,
+// agree on its members (consensus timeout: 1.2 token timeouts), commit, recover and deliver.
+constexpr Time kLivenessBoundTimeouts = 30;
 
-std::size_t timer_index(TimerId timer) { return static_cast<std::size_t>(timer); }
+Result<void> check_rate(std::string_view name, double per_s) {
+  if (!(per_s >= 0 && per_s <= kFaultRateMax))
+    return Error::make("{}: {} per second is outside [0, {}]", name, per_s, kFaultRateMax);
+  return {};
+}
 
-struct Submission {
-  MessageId id;
-  std::uint32_t size = 0;
-  Delivery delivery = Delivery::kAgreed;
-};
+bool valid_node(const SimSpec& spec, NodeId id) { return id >= 1 && id <= spec.nodes; }
 
-}  // namespace
-
-// One node: its backend, its Node, and the host side the Node talks to (timers, deliveries,
-// received packets), plus its application's queue of messages not yet accepted.
-class SimCluster::Member final : public membership::NodeEvents, public transport::PacketSink {
- public:
-  Member(SimCluster& cluster, std::unique_ptr<SimBackend> backend_in, const membership::TotemConfig& totem)
-      : owner(cluster),
-        id(backend_in->local_node()),
-        backend(std::move(backend_in)),
-        node(std::make_unique<Node>(id, totem, *backend, *this)),
-        scratch(node->max_message_size()) {}
-
-  void arm_timer(TimerId timer, Time deadline) override { timers[timer_index(timer)] = deadline; }
-  void cancel_timer(TimerId timer) override { timers[timer_index(timer)].reset(); }
-  void deliver(const Delivered& message) override { owner.on_deliver(id, message); }
-
-  void on_packets(std::span<InboundPacket> batch) override {
-    node->on_packets(batch, owner.network_.now_us());
-    owner.after_node_call(*this);
+// Faults in time order within the fault phase, naming nodes of the run, each in one group at most.
+Result<void> check_script(const SimSpec& spec) {
+  Time previous_us = 0;
+  for (std::size_t i = 0; i < spec.script.size(); ++i) {
+    const ScriptedFault& fault = spec.script[i];
+    if (fault.at_us < previous_us || fault.at_us > spec.duration_us)
+      return Error::make("script[{}]: at {} us is out of time order or past the fault phase ({} us)", i,
+                         fault.at_us, spec.duration_us);
+    previous_us = fault.at_us;
+    const bool names_node = fault.kind == ScriptedFault::Kind::kCrash || fault.kind == ScriptedFault::Kind::kRestart;
+    if (names_node && !valid_node(spec, fault.node))
+      return Error::make("script[{}]: node {} is not one of 1..{}", i, fault.node, spec.nodes);
+    std::vector<NodeId> seen;
+    for (const auto& group : fault.groups)
+      for (NodeId id : group) {
+        if (!valid_node(spec, id) || std::find(seen.begin(), seen.end(), id) != seen.end())
+          return Error::make("script[{}]: node {} is not one of 1..{}, or is in two groups", i, id, spec.nodes);
+        seen.push_back(id);
+      }
   }
+  return {};
+}
 
-  std::optional<Time> next_traffic_us(bool generating) const {
-    std::optional<Time> next;
-    if (generating) next = generate_at;
-    if (!pending.empty()) next = std::min(next.value_or(retry_at), retry_at);
-    return next;
-  }
-
-  SimCluster& owner;
-  const NodeId id;
-  std::unique_ptr<SimBackend> backend;
-  std::array<std::optional<Time>, membership::kTimerCount> timers{};  // absolute deadlines
-  std::unique_ptr<Node> node;  // after backend: goes first, dropping its buffer Refs
-  // The application: messages made but not yet accepted, oldest first (retried in order).
-  std::deque<Submission> pending;
-  std::uint64_t next_counter = 0;
-  Time generate_at = 0;
-  Time retry_at = 0;
-  std::vector<std::byte> scratch;  // one payload, rebuilt at each attempt
-  RingId ring_seen;
-};
-
-Result<std::unique_ptr<SimCluster>> SimCluster::create(const SimSpec& spec) {
+Result<void> check_spec(const SimSpec& spec) {
   if (spec.nodes < 1 || spec.nodes > membership::kMembersMax)
     return Error::make("nodes: {} is outside [1, {}]", spec.nodes, membership::kMembersMax);
   if (!(spec.rate_per_s > 0)) return Error::make("rate: {} messages/s must be above 0", spec.rate_per_s);
@@ -88,11 +64,25 @@ Result<std::unique_ptr<SimCluster>> SimCluster::create(const SimSpec& spec) {
   if (!(f.loss >= 0 && f.loss <= 1) || !(f.duplicate >= 0 && f.duplicate <= 1) || f.delay_min_us > f.delay_max_us)
     return Error::make("faults: loss {} and duplicate {} must be in [0, 1], delay {}..{} us ordered", f.loss,
                        f.duplicate, f.delay_min_us, f.delay_max_us);
+  if (auto ok = check_rate("partitions", spec.partitions_per_s); !ok) return ok;
+  if (auto ok = check_rate("crashes", spec.crashes_per_s); !ok) return ok;
+  return check_script(spec);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SimCluster>> SimCluster::create(const SimSpec& spec) {
+  if (auto ok = check_spec(spec); !ok) return ok.error();
   auto totem = spec.totem.resolved();
   if (!totem) return Error::make("totem: {}", totem.error().message());
   if (auto fits = totem->check(spec.backend); !fits) return Error::make("totem: {}", fits.error().message());
   std::unique_ptr<SimCluster> cluster(new SimCluster(spec, *totem));
-  if (auto attached = cluster->attach_members(); !attached) return attached.error();
+  for (NodeId id : cluster->ids_) {
+    auto made = cluster->make_member(id);
+    if (!made) return made.error();
+    cluster->slots_[id - 1].member = std::move(made).value();
+  }
+  cluster->live_ = cluster->ids_;
   return cluster;
 }
 
@@ -105,47 +95,58 @@ SimCluster::SimCluster(const SimSpec& spec, const membership::TotemConfig& totem
         return ids;
       }()),
       network_(spec.seed, spec.faults),
-      checker_(ids_) {
-  if (spec_.liveness_bound_us == 0) spec_.liveness_bound_us = Time{20} * totem_.token_timeout_ms * 1000;
+      checker_(ids_),
+      slots_(spec.nodes) {
+  if (spec_.liveness_bound_us == 0) spec_.liveness_bound_us = kLivenessBoundTimeouts * totem_.token_timeout_ms * 1000;
+  live_.reserve(ids_.size());
 }
 
-SimCluster::~SimCluster() = default;  // members_ (Nodes, then backends) go before network_
+SimCluster::~SimCluster() = default;  // slots_ (Nodes, then backends) go before network_
 
-Result<void> SimCluster::attach_members() {
-  for (NodeId id : ids_) {
-    transport::BackendParams params = spec_.backend;
-    params.local_node = id;
-    auto backend = network_.attach(params);
-    if (!backend) return Error::make("node {}: {}", id, backend.error().message());
-    members_.push_back(std::make_unique<Member>(*this, std::move(backend).value(), totem_));
-    if (members_.back()->node->max_message_size() < kStampSize)
-      return Error::make("mtu {}: a message cannot hold the {}-byte stamp", params.mtu, kStampSize);
-  }
-  return {};
+// A fresh incarnation of node `id`: a new backend on the network, a Node given the stored ring seq.
+Result<std::unique_ptr<SimCluster::Member>> SimCluster::make_member(NodeId id) {
+  transport::BackendParams params = spec_.backend;
+  params.local_node = id;
+  auto backend = network_.attach(params);
+  if (!backend) return Error::make("node {}: {}", id, backend.error().message());
+  auto made = std::make_unique<Member>(*this, std::move(backend).value(), totem_, slots_[id - 1].stored_ring_seq,
+                                       network_.now_us());
+  if (made->node->max_message_size() < kStampSize)
+    return Error::make("mtu {}: a message cannot hold the {}-byte stamp", params.mtu, kStampSize);
+  return made;
 }
 
-const membership::Node& SimCluster::node(NodeId id) const {
-  RTOTEM_ASSERT(id >= 1 && id <= members_.size());
-  return *members_[id - 1]->node;
+SimCluster::Member* SimCluster::member(NodeId id) const {
+  RTOTEM_ASSERT(id >= 1 && id <= slots_.size());
+  return slots_[id - 1].member.get();
+}
+
+const membership::Node* SimCluster::node(NodeId id) const {
+  const Member* m = member(id);
+  return m ? m->node.get() : nullptr;
 }
 
 SimResult SimCluster::run() {
   RTOTEM_ASSERT(network_.now_us() == 0 && rings_.empty());  // once per cluster
-  // No membership yet: every node is told the ring (tocssrp95 §5 would form it by itself).
-  for (auto& member : members_) {
-    member->node->install_ring(RingId{1, 1}, ids_, 0);
-    after_node_call(*member);
-    member->generate_at = draw_gap_us();
+  for (NodeId id : live_) {
+    Member& m = *member(id);
+    m.node->start(0);
+    after_node_call(m);
+    m.generate_at = draw_gap_us();
   }
+  begin_faults(0);
   while (step(spec_.duration_us)) {}
-  // Liveness phase: a fault-free network, no new messages; the refused ones are still retried.
-  network_.set_faults({});
-  generating_ = false;
-  const Time bound_us = spec_.duration_us + spec_.liveness_bound_us;
-  while (!checker_.quiescent() && step(bound_us)) {}
-  if (!checker_.quiescent() && !stalled_ && network_.now_us() < bound_us)
-    network_.advance_to(bound_us);  // nothing more was due before the bound: it ran out
-  checker_.finish(network_.now_us());
+  if (!stalled_) {
+    // Liveness phase: a healed, fault-free network, every node up, no new messages.
+    if (network_.now_us() < spec_.duration_us) network_.advance_to(spec_.duration_us);
+    generating_ = false;
+    end_faults(network_.now_us());
+    const Time bound_us = spec_.duration_us + spec_.liveness_bound_us;
+    while (!converged() && step(bound_us)) {}
+    // Nothing more was due before the bound: it ran out. The checker says what did not converge.
+    if (!converged() && !stalled_ && network_.now_us() < bound_us) network_.advance_to(bound_us);
+  }
+  checker_.finish(network_.now_us(), live_);
   return result();
 }
 
@@ -161,8 +162,11 @@ bool SimCluster::step(Time limit_us) {
     return false;
   }
   network_.advance_to(now);
-  for (auto& member : members_)
-    while (member->backend->poll(*member) == transport::kRxBatchMax) {}
+  run_due_faults(now);
+  for (NodeId id : live_) {
+    Member& m = *member(id);
+    while (m.backend->poll(m) == transport::kRxBatchMax) {}
+  }
   fire_due_timers(now);
   run_due_traffic(now);
   return true;
@@ -173,11 +177,13 @@ std::optional<Time> SimCluster::next_event_us() const {
   auto consider = [&next](std::optional<Time> t) {
     if (t) next = std::min(next.value_or(*t), *t);
   };
-  for (const auto& member : members_) {
-    if (member->backend->has_pending_rx()) consider(network_.now_us());  // the local path: now
-    for (const auto& deadline : member->timers) consider(deadline);
-    consider(member->next_traffic_us(generating_));
+  for (NodeId id : live_) {
+    const Member& m = *member(id);
+    if (m.backend->has_pending_rx()) consider(network_.now_us());  // the local path: now
+    for (const auto& deadline : m.timers) consider(deadline);
+    consider(m.next_traffic_us(generating_));
   }
+  consider(next_fault_us());
   return next;
 }
 
@@ -186,98 +192,68 @@ std::optional<Time> SimCluster::next_event_us() const {
 void SimCluster::fire_due_timers(Time now) {
   std::vector<DueTimer>& due = due_timers_;  // kept: no allocation per step
   due.clear();
-  for (const auto& member : members_)
+  for (NodeId id : live_) {
+    const Member& m = *member(id);
     for (std::size_t t = 0; t < membership::kTimerCount; ++t)
-      if (member->timers[t] && *member->timers[t] <= now) due.emplace_back(*member->timers[t], member->id, t);
+      if (m.timers[t] && *m.timers[t] <= now) due.emplace_back(*m.timers[t], id, t);
+  }
   std::sort(due.begin(), due.end());
   for (const auto& [deadline, id, t] : due) {
-    Member& member = *members_[id - 1];
-    if (member.timers[t] != deadline) continue;  // cancelled or re-armed by an earlier one
-    member.timers[t].reset();
-    member.node->on_timer(static_cast<TimerId>(t), now);
-    after_node_call(member);
+    Member& m = *member(id);  // no crash happens while timers fire
+    if (m.timers[t] != deadline) continue;  // cancelled or re-armed by an earlier one
+    m.timers[t].reset();
+    m.node->on_timer(static_cast<TimerId>(t), now);
+    after_node_call(m);
   }
 }
 
-void SimCluster::run_due_traffic(Time now) {
-  for (auto& member : members_) {
-    const std::optional<Time> due = member->next_traffic_us(generating_);
-    if (!due || *due > now) continue;
-    if (generating_ && member->generate_at <= now) {
-      generate_burst(*member, now);
-      member->generate_at = now + draw_gap_us();
-    }
-    submit_pending(*member, now);
-  }
-}
-
-// A burst of 1..burst_max messages, each with a size in [kStampSize, max_message_size()] (the
-// two ends drawn often, as edges hide bugs) and a delivery type. The application blocks (makes
-// none) while kPendingMax wait: a closed loop, so back-pressure slows it instead of piling up.
-void SimCluster::generate_burst(Member& member, Time now) {
-  transport::Rng& rng = network_.rng();
-  const std::uint64_t burst = rng.uniform_range(1, spec_.burst_max);
-  const std::uint32_t size_max = static_cast<std::uint32_t>(member.scratch.size());
-  for (std::uint64_t i = 0; i < burst && member.pending.size() < kPendingMax; ++i) {
-    Submission next{MessageId{member.id, member.next_counter++}, 0, Delivery::kAgreed};
-    switch (rng.uniform(10)) {
-      case 0: next.size = kStampSize; break;
-      case 1: next.size = size_max; break;
-      default: next.size = static_cast<std::uint32_t>(rng.uniform_range(kStampSize, size_max)); break;
-    }
-    if (spec_.message_size != 0)
-      next.size = std::clamp<std::uint32_t>(spec_.message_size, kStampSize, size_max);
-    if (rng.chance(spec_.safe_fraction)) next.delivery = Delivery::kSafe;
-    checker_.record_offer(now, next.id, next.size, next.delivery);
-    member.pending.push_back(next);
-  }
-}
-
-// Oldest first, until one is refused: that one, and all behind it, wait for the retry.
-void SimCluster::submit_pending(Member& member, Time now) {
-  while (!member.pending.empty()) {
-    const Submission& head = member.pending.front();
-    const std::span<std::byte> payload(member.scratch.data(), head.size);
-    write_payload(head.id, payload);
-    const Status status = member.node->submit(payload, head.delivery, now);
-    after_node_call(member);
-    if (status != Status::kOk) {
-      ++submit_refusals_;
-      member.retry_at = now + network_.rng().uniform_range(kRetryMinUs, kRetryMaxUs);
-      return;
-    }
-    checker_.record_accepted(now, head.id);
-    member.pending.pop_front();
-  }
-}
-
-// Uniform in [1, 2 x mean gap]: bursts of (1 + burst_max) / 2 messages on average, rate_per_s.
-Time SimCluster::draw_gap_us() {
-  const double mean_burst = (1.0 + spec_.burst_max) / 2;
-  const double gap_max_us = std::max(1.0, std::round(2e6 * mean_burst / spec_.rate_per_s));
-  return network_.rng().uniform_range(1, static_cast<Time>(gap_max_us));
-}
-
-// Safe delivery (tocssrp95 §2): at the moment a safe message is delivered anywhere, every member
-// of its ring holds it. A member on another ring does not hold it.
+// Safe delivery (tocssrp95 §2): a safe message is delivered on its ring only once every member
+// holds it. Transitional deliveries, and those made outside the ring (Recovery), promise only
+// what the transitional configuration says: the checker judges them by configuration. A crashed
+// member, or one that has moved to another ring, cannot say what it holds: it is skipped.
 void SimCluster::on_deliver(NodeId node, const Delivered& message) {
   const Time now = network_.now_us();
   checker_.record_delivery(now, node, message);
-  if (message.delivery != Delivery::kSafe) return;
-  std::vector<NodeId> lacking;
-  for (const auto& member : members_)
-    if (!(member->node->ring_id() == message.ring_id) || !member->node->has_received(message.seq))
-      lacking.push_back(member->id);
-  checker_.check_safe(now, node, message, lacking);
+  if (message.delivery != Delivery::kSafe || message.transitional) return;
+  const membership::Node& self = *member(node)->node;
+  if (!self.operational() || !(self.ring_id() == message.ring_id)) return;
+  lacking_.clear();
+  for (NodeId id : self.members()) {
+    const Member* other = member(id);
+    if (other == nullptr) continue;
+    const std::optional<bool> held = other->node->holds(message.ring_id, message.seq);
+    if (held && !*held) lacking_.push_back(id);
+  }
+  checker_.check_safe(now, node, message, lacking_);
 }
 
-void SimCluster::after_node_call(Member& member) {
+void SimCluster::after_node_call(Member& m) {
   // The simulated device takes every packet at once; anything else is a bug in the backend.
-  const Status flushed = member.backend->flush();
+  const Status flushed = m.backend->flush();
   RTOTEM_ASSERT(flushed == Status::kOk);
-  if (!member.node->operational() || member.node->ring_id() == member.ring_seen) return;
-  member.ring_seen = member.node->ring_id();
-  if (std::find(rings_.begin(), rings_.end(), member.ring_seen) == rings_.end()) rings_.push_back(member.ring_seen);
+  if (!m.node->operational() || m.node->ring_id() == m.ring_seen) return;
+  m.ring_seen = m.node->ring_id();
+  // An incarnation can only be operational in a ring formed since it started. One found in a ring
+  // recorded earlier, or with other members, is on a reused ring id: it gets an entry of its own,
+  // so that reuse shows as a ring id listed twice.
+  const std::span<const NodeId> members = m.node->members();
+  const bool known = std::any_of(rings_.begin(), rings_.end(), [&](const FormedRing& ring) {
+    return ring.ring_id == m.ring_seen && std::ranges::equal(ring.members, members) &&
+           ring.formed_us >= m.started_us;
+  });
+  if (!known) rings_.push_back(FormedRing{m.ring_seen, {members.begin(), members.end()}, network_.now_us()});
+}
+
+// One ring of every live node, nothing waiting anywhere, everything delivered: the run is done.
+bool SimCluster::converged() const {
+  RTOTEM_ASSERT(!live_.empty());
+  const membership::Node& first = *member(live_.front())->node;
+  for (NodeId id : live_) {
+    const Member& m = *member(id);
+    if (!m.node->operational() || !(m.node->ring_id() == first.ring_id())) return false;
+    if (m.node->send_queue_size() != 0 || !m.pending.empty()) return false;
+  }
+  return std::ranges::equal(first.members(), live_) && checker_.quiescent(live_);
 }
 
 SimResult SimCluster::result() const {
@@ -288,14 +264,29 @@ SimResult SimCluster::result() const {
   r.messages_delivered = checker_.messages_delivered();
   r.deliveries = checker_.deliveries();
   r.submit_refusals = submit_refusals_;
+  r.configurations = checker_.configurations();
   r.rings_formed = rings_.size();
+  r.rings = rings_;
+  r.crashes = crashes_;
+  r.partitions = partitions_;
   r.end_us = network_.now_us();
   r.converged_us = r.end_us > spec_.duration_us ? r.end_us - spec_.duration_us : 0;
-  for (const auto& member : members_) {
-    const membership::NodeCounters& c = member->node->counters();
-    r.nodes.push_back(NodeSnapshot{member->id, member->node->operational(), member->node->delivered_through(),
-                                   member->node->send_queue_size(), member->pending.size(), c});
-#define RTOTEM_SUM_COUNTER(name) r.counters.name += c.name;
+  r.counters = crashed_counters_;
+  for (NodeId id : ids_) {
+    NodeSnapshot& n = r.nodes.emplace_back();
+    n.id = id;
+    n.restarts = slots_[id - 1].restarts;
+    const Member* m = member(id);
+    if (m == nullptr) continue;
+    n.alive = true;
+    n.state = m->node->state();
+    n.ring_id = m->node->ring_id();
+    n.members.assign(m->node->members().begin(), m->node->members().end());
+    n.delivered_through = m->node->delivered_through();
+    n.send_queue = m->node->send_queue_size();
+    n.pending = m->pending.size();
+    n.counters = m->node->counters();
+#define RTOTEM_SUM_COUNTER(name) r.counters.name += n.counters.name;
     RTOTEM_NODE_COUNTERS(RTOTEM_SUM_COUNTER)
 #undef RTOTEM_SUM_COUNTER
   }

@@ -1,22 +1,26 @@
 // A cluster of totem Nodes on one SimNetwork under virtual time: the discrete-event loop, the
-// application traffic, and the HistoryChecker watching every delivery.
+// application traffic, the membership faults, and the HistoryChecker watching every delivery.
 //
-// A run has two phases. Fault phase (spec.duration_us): the network loses, duplicates, delays and
-// reorders as spec.faults says, and every node's application submits messages. Liveness phase:
-// faults stop (set_faults({})), no new messages are made, refused ones are still retried, and the
-// run ends once everything is delivered everywhere, or at spec.liveness_bound_us.
+// A run has two phases. Fault phase (spec.duration_us): every node starts at t=0 and forms rings
+// by itself; the network loses, duplicates, delays and reorders as spec.faults says; partitions
+// and crashes come as spec.partitions_per_s and spec.crashes_per_s draw them (and as spec.script
+// says); every live node's application submits messages. Liveness phase: the network heals and
+// stops losing and duplicating (its delays stay), every crashed node restarts, no new messages
+// are made (refused ones are still retried), and the run ends once the live nodes are one ring
+// with everything delivered, or at spec.liveness_bound_us.
 //
-// Each step goes to the next event (a network delivery, a timer deadline or an application
-// submission), then, at that instant: every node (in id order) polls its backend until a short
-// batch; due timers fire in (deadline, node id, timer id) order; due submissions run in node id
-// order. The backend of a node is flushed after every call into its Node.
+// Each step goes to the next event (a network delivery, a timer deadline, an application
+// submission or a fault), then, at that instant: due faults run; every node (in id order) polls
+// its backend until a short batch; due timers fire in (deadline, node id, timer id) order; due
+// submissions run in node id order. The backend of a node is flushed after every call into its
+// Node.
+//
+// A crash destroys the node's Node, then its backend (which drops its packets in flight) and its
+// application's unaccepted messages. A restart is a new backend and Node, handed the ring seq the
+// node last persisted; its application numbers its messages on from where it stopped.
 //
 // Determinism: every random choice comes from the network's one Rng (seeded by spec.seed); no
 // wall clock, threads, hash-map iteration or pointer-ordered containers.
-//
-// Not yet: crashes, partitions and joins need the membership protocol. They fit here as
-// scheduled events, like submissions: a crash destroys a Member (Node, then backend), a partition
-// calls SimNetwork::partition, and install_ring gives way to the Node forming rings itself.
 //
 // Ownership: the cluster owns the network, every backend and every Node. Threading: one thread.
 #pragma once
@@ -39,6 +43,21 @@ namespace rtotem::sim {
 inline constexpr std::uint32_t kBurstMaxLimit = 64;
 inline constexpr std::size_t kPendingMax = 4096;  // offered but unaccepted, per node: then the app waits
 static_assert(kBurstMaxLimit <= kPendingMax);
+inline constexpr double kFaultRateMax = 10;       // partitions or crashes per virtual second
+
+// A fault at a chosen instant of the fault phase, on top of the drawn ones: for scenarios.
+struct ScriptedFault {
+  enum class Kind : std::uint8_t {
+    kPartition,  // SimNetwork::partition(groups): replaces any partition in force
+    kHeal,       // SimNetwork::heal(): every node reaches every node again
+    kCrash,      // `node` crashes (if alive); it stays down until a kRestart or the liveness phase
+    kRestart,    // `node` restarts (if crashed)
+  };
+  Time at_us = 0;
+  Kind kind = Kind::kHeal;
+  NodeId node = transport::kNoNode;
+  std::vector<std::vector<NodeId>> groups;
+};
 
 // Everything a run is, resolved: one spec and its seed replay the run exactly.
 struct SimSpec {
@@ -46,6 +65,13 @@ struct SimSpec {
   std::uint32_t nodes = 3;                 // ids 1..nodes
   Time duration_us = 2'000'000;            // the fault phase, with traffic
   transport::SimFaults faults;             // during the fault phase
+  // Network splits per virtual second, on average: a partition into 2 or 3 groups, or (one in
+  // three) one-way links cut; each heals after 0.2..4 token timeouts. 0: none.
+  double partitions_per_s = 0;
+  // Crashes per virtual second, on average, of a live node (never the last one); each restarts
+  // after 0.5..5 token timeouts. 0: none.
+  double crashes_per_s = 0;
+  std::vector<ScriptedFault> script;       // in time order, within the fault phase
   double rate_per_s = 200;                 // messages each node's application submits, on average
   std::uint32_t burst_max = 8;             // they come in bursts of 1..burst_max
   double safe_fraction = 0.5;              // the share submitted as Delivery::kSafe
@@ -56,17 +82,29 @@ struct SimSpec {
     return config;
   }();
   transport::BackendParams backend;        // local_node is set per node
-  Time liveness_bound_us = 0;              // after the fault phase; 0: 20 x token_timeout
+  // After the fault phase. 0: 30 x token_timeout (a token loss, consensus, commit and recovery).
+  Time liveness_bound_us = 0;
+};
+
+// A ring some node became operational in, as that node first saw it.
+struct FormedRing {
+  RingId ring_id;
+  std::vector<NodeId> members;
+  Time formed_us = 0;                      // when the first node became operational in it
 };
 
 // Where a node stands at the end: enough to see which one is stuck, and why.
 struct NodeSnapshot {
   NodeId id = transport::kNoNode;
-  bool operational = false;
+  bool alive = false;                      // false: crashed, and the run stopped before its restart
+  membership::MemberState state = membership::MemberState::kGather;
+  RingId ring_id;                          // operational: its ring; else the last one
+  std::vector<NodeId> members;             // of ring_id
   Seq delivered_through = 0;
-  std::size_t send_queue = 0;       // accepted, waiting for the token
-  std::size_t pending = 0;          // refused, waiting in the application for a retry
-  membership::NodeCounters counters;
+  std::size_t send_queue = 0;              // accepted, waiting for the token
+  std::size_t pending = 0;                 // refused, waiting in the application for a retry
+  std::uint32_t restarts = 0;
+  membership::NodeCounters counters;       // of its current incarnation
 };
 
 struct SimResult {
@@ -76,10 +114,14 @@ struct SimResult {
   std::uint64_t messages_delivered = 0;    // distinct messages delivered at some node
   std::uint64_t deliveries = 0;            // at all nodes
   std::uint64_t submit_refusals = 0;       // back-pressure (or any refusal), each retried later
-  std::uint64_t rings_formed = 0;
+  std::uint64_t configurations = 0;        // configuration changes delivered, at all nodes
+  std::uint64_t rings_formed = 0;          // rings.size()
+  std::vector<FormedRing> rings;           // in the order they formed
+  std::uint64_t crashes = 0;
+  std::uint64_t partitions = 0;            // network splits: partitions and one-way link cuts
   Time end_us = 0;                         // virtual time at the end of the run
   Time converged_us = 0;                   // liveness phase length: end_us - duration
-  membership::NodeCounters counters;       // summed over the nodes
+  membership::NodeCounters counters;       // summed over every incarnation of every node
   std::vector<NodeSnapshot> nodes;
   transport::SimNetworkStats network;
 
@@ -88,7 +130,8 @@ struct SimResult {
 
 class SimCluster {
  public:
-  // Errors: the spec's TotemConfig does not resolve, or a backend cannot be made.
+  // Errors: the spec's TotemConfig does not resolve, a rate or a scripted fault is out of range,
+  // or a backend cannot be made.
   static Result<std::unique_ptr<SimCluster>> create(const SimSpec& spec);
   ~SimCluster();
   SimCluster(const SimCluster&) = delete;
@@ -99,46 +142,79 @@ class SimCluster {
 
   const SimSpec& spec() const noexcept { return spec_; }
   const HistoryChecker& checker() const noexcept { return checker_; }
-  const membership::Node& node(NodeId id) const;
+  // nullptr while node `id` is crashed.
+  const membership::Node* node(NodeId id) const;
 
  private:
   class Member;
   friend class Member;
 
-  SimCluster(const SimSpec& spec, const membership::TotemConfig& totem);
-  Result<void> attach_members();
+  // One node id across its incarnations: what outlives a crash.
+  struct Slot {
+    std::unique_ptr<Member> member;      // nullptr while crashed
+    Seq stored_ring_seq = 0;             // the node's durable store (NodeEvents::persist_ring_seq)
+    std::uint64_t next_counter = 0;      // its application's: a MessageId is never reused
+    std::optional<Time> restart_at_us;   // crashed by the drawn schedule: back then
+    std::uint32_t restarts = 0;
+  };
 
-  // The loop: false when nothing is due at or before `limit_us`.
-  bool step(Time limit_us);
+  SimCluster(const SimSpec& spec, const membership::TotemConfig& totem);
+  Result<std::unique_ptr<Member>> make_member(NodeId id);
+  Member* member(NodeId id) const;
+
+  // sim_cluster.cpp: the loop, and what the Nodes report.
+  bool step(Time limit_us);  // false when nothing is due at or before `limit_us`
   std::optional<Time> next_event_us() const;
   void fire_due_timers(Time now);
-  void run_due_traffic(Time now);
-
-  // From inside a Member's Node calls.
   void on_deliver(NodeId node, const Delivered& message);
   void after_node_call(Member& member);
+  bool converged() const;
+  SimResult result() const;
 
-  // The traffic generator (one Member at a time).
+  // sim_cluster_traffic.cpp: the application (one Member at a time).
+  void run_due_traffic(Time now);
   void generate_burst(Member& member, Time now);
   void submit_pending(Member& member, Time now);
   Time draw_gap_us();
 
-  SimResult result() const;
+  // sim_cluster_faults.cpp: partitions, cut links, crashes and restarts.
+  void begin_faults(Time now);
+  void end_faults(Time now);
+  std::optional<Time> next_fault_us() const;
+  void run_due_faults(Time now);
+  void run_scripted(const ScriptedFault& fault, Time now);
+  void split_network(Time now);
+  void cut_links();
+  void crash_drawn(Time now);
+  void crash(NodeId id, Time now);
+  void restart(NodeId id, Time now);
+  Time draw_between_us(double low_timeouts, double high_timeouts);
 
   SimSpec spec_;
   membership::TotemConfig totem_;          // resolved
-  std::vector<NodeId> ids_;                // 1..nodes: the ring's members
+  std::vector<NodeId> ids_;                // 1..nodes
   transport::SimNetwork network_;          // first: outlives every backend
   HistoryChecker checker_;
-  std::vector<std::unique_ptr<Member>> members_;  // by id; each owns its backend and Node
+  std::vector<Slot> slots_;                // by id - 1; each Member owns its backend and Node
+  std::vector<NodeId> live_;               // sorted: the ids whose Member exists
   bool generating_ = true;                 // false in the liveness phase
   Time same_instant_us_ = 0;               // the stall guard: steps without time moving
   std::uint64_t same_instant_steps_ = 0;
   bool stalled_ = false;
-  std::vector<RingId> rings_;              // every ring a node has been operational in
+  std::vector<FormedRing> rings_;          // every ring a node has been operational in
   std::uint64_t submit_refusals_ = 0;
+  membership::NodeCounters crashed_counters_;  // summed over the incarnations that crashed
   using DueTimer = std::tuple<Time, NodeId, std::size_t>;  // deadline, node, timer index
   std::vector<DueTimer> due_timers_;
+  std::vector<NodeId> lacking_;            // scratch of on_deliver: no allocation per delivery
+
+  // The fault schedule (sim_cluster_faults.cpp).
+  std::optional<Time> split_at_us_;        // the next drawn partition or link cut
+  std::optional<Time> heal_at_us_;         // the drawn split in force heals then
+  std::optional<Time> crash_at_us_;        // the next drawn crash
+  std::size_t script_next_ = 0;            // into spec_.script
+  std::uint64_t crashes_ = 0;
+  std::uint64_t partitions_ = 0;
 };
 
 }  // namespace rtotem::sim

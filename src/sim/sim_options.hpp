@@ -19,6 +19,7 @@ inline constexpr std::uint32_t kDelayMaxUs = 1'000'000;
 inline constexpr Time kJitterMaxUs = 1'000;  // --reorder 1: delays spread over 1 ms
 inline constexpr double kDefaultDurationS = 5;
 inline constexpr std::uint32_t kDefaultTokenTimeoutMs = 1000;
+inline constexpr std::uint32_t kNodesMax = 16;  // --nodes; drawn: 3..8
 
 // Every parameter of one run, as the command line spells it.
 struct RunParams {
@@ -32,8 +33,8 @@ struct RunParams {
   double rate = 0;          // messages per second each node submits, on average
   double safe = 0;          // the share of messages submitted as safe
   std::uint32_t token_timeout_ms = 0;
-  double partitions = 0;    // per virtual second; not supported yet (membership)
-  double crashes = 0;       // per virtual second; not supported yet (membership)
+  double partitions = 0;    // network splits (partitions, one-way link cuts) per virtual second
+  double crashes = 0;       // node crashes per virtual second, each followed by a restart
 };
 
 struct SimOptions {
@@ -50,6 +51,8 @@ struct SimOptions {
   std::optional<double> rate;
   std::optional<double> safe;
   std::optional<std::uint32_t> token_timeout_ms;
+  std::optional<double> partitions;
+  std::optional<double> crashes;
   bool verbose = false;           // a range: a line per seed too
   bool help = false;              // --help: print the usage and exit 0
 };

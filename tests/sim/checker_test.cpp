@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
 #include <set>
+#include <string>
 #include <vector>
 
 namespace rtotem::sim {
@@ -13,8 +15,19 @@ namespace {
 
 constexpr RingId kRing{1, 1};
 constexpr RingId kNextRing{1, 2};
+constexpr RingId kThirdRing{1, 3};
 constexpr std::uint32_t kSize = 40;
 const std::vector<NodeId> kNodes{1, 2, 3};
+
+std::vector<NodeId> minus(const std::vector<NodeId>& a, const std::vector<NodeId>& b) {
+  std::vector<NodeId> out;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+bool mentions(const Violation& violation, const std::string& text) {
+  return violation.detail.find(text) != std::string::npos;
+}
 
 class CheckerTest : public ::testing::Test {
  protected:
@@ -33,7 +46,7 @@ class CheckerTest : public ::testing::Test {
                Delivery delivery = Delivery::kAgreed) {
     std::vector<std::byte> payload(kSize);
     write_payload(id, payload);
-    Delivered message{ring, seq, id.origin, delivery, {}, nullptr};
+    Delivered message{ring, seq, id.origin, delivery, false, {}, nullptr};
     mutate(payload, message);
     message.payload = payload;
     ++now;
@@ -42,15 +55,43 @@ class CheckerTest : public ::testing::Test {
   void deliver(NodeId node, const RingId& ring, Seq seq, MessageId id, Delivery delivery = Delivery::kAgreed) {
     deliver(node, ring, seq, id, [](auto&, auto&) {}, delivery);
   }
+  // Delivered in the transitional configuration that closes `ring`.
+  void deliver_transitional(NodeId node, const RingId& ring, Seq seq, MessageId id) {
+    deliver(node, ring, seq, id, [](auto&, auto& message) { message.transitional = true; });
+  }
   void deliver_everywhere(Seq seq, MessageId id) {
     for (NodeId node : kNodes) deliver(node, kRing, seq, id);
   }
 
-  std::set<Property> finish() {
-    checker.finish(++now);
+  void transitional(NodeId node, const RingId& ring, std::vector<NodeId> members, std::vector<NodeId> left) {
+    checker.record_configuration(now, node, ConfigChange{true, ring, members, {}, left});
+  }
+  void regular(NodeId node, const RingId& ring, std::vector<NodeId> members, std::vector<NodeId> joined) {
+    checker.record_configuration(now, node, ConfigChange{false, ring, members, joined, {}});
+  }
+  // `node` leaves its ring for `ring`: `trans` came along, `left` did not.
+  void move(NodeId node, const RingId& ring, std::vector<NodeId> trans, std::vector<NodeId> left,
+            std::vector<NodeId> members) {
+    transitional(node, ring, trans, left);
+    regular(node, ring, members, minus(members, trans));
+  }
+  // A fresh (or restarted) `node` comes up in `ring`.
+  void start(NodeId node, const RingId& ring, std::vector<NodeId> members) {
+    move(node, ring, {node}, {}, members);
+  }
+  // Every member comes up fresh in `ring`.
+  void form(const RingId& ring, std::vector<NodeId> members) {
+    for (NodeId node : members) start(node, ring, members);
+  }
+
+  std::set<Property> properties() const {
     std::set<Property> seen;
     for (const Violation& v : checker.violations()) seen.insert(v.property);
     return seen;
+  }
+  std::set<Property> finish(std::vector<NodeId> live = kNodes) {
+    checker.finish(++now, live);
+    return properties();
   }
 
   HistoryChecker checker;
@@ -72,73 +113,83 @@ TEST(Payload, StampAndFillerReadBack) {
 }
 
 TEST_F(CheckerTest, CleanHistoryHasNoViolation) {
+  form(kRing, kNodes);
   const MessageId a = submit(1);
   const MessageId b = submit(2, Delivery::kSafe);
   deliver_everywhere(1, a);
   for (NodeId node : kNodes) {
     deliver(node, kRing, 2, b, Delivery::kSafe);
-    checker.check_safe(now, node, Delivered{kRing, 2, 2, Delivery::kSafe, {}, nullptr}, {});
+    checker.check_safe(now, node, Delivered{kRing, 2, 2, Delivery::kSafe, false, {}, nullptr}, {});
   }
-  EXPECT_TRUE(checker.quiescent());
+  EXPECT_TRUE(checker.quiescent(kNodes));
   EXPECT_TRUE(finish().empty());
   EXPECT_TRUE(checker.ok());
   EXPECT_EQ(checker.messages_delivered(), 2u);
   EXPECT_EQ(checker.deliveries(), 6u);
+  EXPECT_EQ(checker.configurations(), 6u);
 }
 
 TEST_F(CheckerTest, AFlippedPayloadByteIsCreation) {
+  form(kRing, kNodes);
   const MessageId a = submit(1);
   deliver(1, kRing, 1, a);
   deliver(2, kRing, 1, a, [](auto& payload, auto&) { payload[kSize - 1] ^= std::byte{0x40}; });
   deliver(3, kRing, 1, a);
-  EXPECT_EQ(finish(), std::set{Property::kNoCreation});
+  ASSERT_EQ(finish(), std::set{Property::kNoCreation});
   EXPECT_EQ(checker.violations()[0].nodes, std::vector<NodeId>{2});
   EXPECT_EQ(kind_of(Property::kNoCreation), Kind::kSafety);
 }
 
 TEST_F(CheckerTest, AWrongSenderIsCreation) {
+  form(kRing, kNodes);
   const MessageId a = submit(1);
   deliver(1, kRing, 1, a);
   deliver(2, kRing, 1, a, [](auto&, auto& message) { message.sender = 3; });
   deliver(3, kRing, 1, a);
-  EXPECT_EQ(finish(), std::set{Property::kNoCreation});
+  ASSERT_EQ(finish(), std::set{Property::kNoCreation});
 }
 
 TEST_F(CheckerTest, AWrongDeliveryTypeIsCreation) {
+  form(kRing, kNodes);
   const MessageId a = submit(1, Delivery::kSafe);
   deliver(1, kRing, 1, a, Delivery::kSafe);
   deliver(2, kRing, 1, a, Delivery::kAgreed);
   deliver(3, kRing, 1, a, Delivery::kSafe);
-  EXPECT_EQ(finish(), std::set{Property::kNoCreation});
+  ASSERT_EQ(finish(), std::set{Property::kNoCreation});
 }
 
 TEST_F(CheckerTest, AMessageNeverSubmittedIsCreation) {
+  form(kRing, kNodes);
   deliver(2, kRing, 1, MessageId{1, 0});
-  EXPECT_EQ(finish(), std::set{Property::kNoCreation});
+  ASSERT_EQ(finish(), std::set{Property::kNoCreation});
 }
 
 TEST_F(CheckerTest, APayloadTooShortForAStampIsCreation) {
+  form(kRing, kNodes);
   deliver(2, kRing, 1, MessageId{1, 0}, [](auto& payload, auto&) { payload.resize(kStampSize - 1); });
-  EXPECT_EQ(finish(), std::set{Property::kNoCreation});
+  ASSERT_EQ(finish(), std::set{Property::kNoCreation});
 }
 
 TEST_F(CheckerTest, ARefusedSubmissionDeliveredIsCreation) {
+  form(kRing, kNodes);
   const MessageId a = submit(1, Delivery::kAgreed, /*accept=*/false);
   deliver_everywhere(1, a);
   // Still refused at the end: the application waits for it, a liveness failure as well.
-  EXPECT_EQ(finish(), (std::set{Property::kNoCreation, Property::kLiveness}));
+  ASSERT_EQ(finish(), (std::set{Property::kNoCreation, Property::kLiveness}));
 }
 
 TEST_F(CheckerTest, DeliveringTwiceIsDuplication) {
+  form(kRing, kNodes);
   const MessageId a = submit(1);
   deliver_everywhere(1, a);
   deliver(3, kRing, 1, a);
-  EXPECT_EQ(finish(), std::set{Property::kNoDuplication});
+  ASSERT_EQ(finish(), std::set{Property::kNoDuplication});
   EXPECT_EQ(checker.violations()[0].nodes, std::vector<NodeId>{3});
   EXPECT_EQ(checker.violations()[0].message, a);
 }
 
 TEST_F(CheckerTest, TwoNodesGivingOneSeqDifferentMessagesBreakTotalOrder) {
+  form(kRing, kNodes);
   const MessageId a = submit(1);
   const MessageId b = submit(2);
   for (NodeId node : {1, 3}) {
@@ -147,10 +198,24 @@ TEST_F(CheckerTest, TwoNodesGivingOneSeqDifferentMessagesBreakTotalOrder) {
   }
   deliver(2, kRing, 1, b);
   deliver(2, kRing, 2, a);
-  EXPECT_EQ(finish(), std::set{Property::kTotalOrder});
+  ASSERT_EQ(properties(), std::set{Property::kTotalOrder});
+  // Ending in one configuration with different sequences, they also break final agreement.
+  ASSERT_EQ(finish(), (std::set{Property::kTotalOrder, Property::kAgreement}));
 }
 
-TEST_F(CheckerTest, ASkippedSeqBreaksTotalOrder) {
+TEST_F(CheckerTest, GapsBetweenSeqsAreLegal) {
+  form(kRing, kNodes);
+  const MessageId a = submit(1);
+  const MessageId b = submit(1);
+  for (NodeId node : kNodes) {
+    deliver(node, kRing, 3, a);  // seqs 1, 2 went to Recovery
+    deliver(node, kRing, 7, b);
+  }
+  EXPECT_TRUE(finish().empty());
+}
+
+TEST_F(CheckerTest, ASeqBelowOneAlreadyDeliveredBreaksTotalOrder) {
+  form(kRing, kNodes);
   const MessageId a = submit(1);
   const MessageId b = submit(1);
   const MessageId c = submit(1);
@@ -160,83 +225,420 @@ TEST_F(CheckerTest, ASkippedSeqBreaksTotalOrder) {
     deliver(node, kRing, 3, c);
   }
   deliver(3, kRing, 1, a);
-  deliver(3, kRing, 3, c);  // before 2: a gap at that moment
-  deliver(3, kRing, 2, b);
-  EXPECT_EQ(finish(), std::set{Property::kTotalOrder});
-  EXPECT_EQ(checker.violations()[0].message, c);
+  deliver(3, kRing, 3, c);
+  EXPECT_TRUE(checker.ok());
+  deliver(3, kRing, 2, b);  // after 3: out of order
+  ASSERT_EQ(properties(), std::set{Property::kTotalOrder});
+  EXPECT_EQ(checker.violations()[0].message, b);
 }
 
-// Each node's history is gap-free and every (ring, seq) names one message, yet two nodes went
-// through the rings in opposite orders: only the pairwise comparison of histories sees it.
+// Each node's deliveries follow its configurations and every (ring, seq) names one message, yet
+// nodes went through the rings in opposite orders: only the pairwise comparison of histories sees it.
 TEST_F(CheckerTest, RingsTakenInOppositeOrdersBreakTotalOrder) {
   const MessageId a = submit(1);
   const MessageId b = submit(2);
+  const MessageId c = submit(3);
   for (NodeId node : {1, 3}) {
+    start(node, kRing, kNodes);
     deliver(node, kRing, 1, a);
+    move(node, kNextRing, kNodes, {}, kNodes);
     deliver(node, kNextRing, 1, b);
+    move(node, kThirdRing, kNodes, {}, kNodes);
   }
+  start(2, kNextRing, kNodes);
   deliver(2, kNextRing, 1, b);
+  move(2, kRing, kNodes, {}, kNodes);
   deliver(2, kRing, 1, a);
+  move(2, kThirdRing, kNodes, {}, kNodes);
+  for (NodeId node : kNodes) deliver(node, kThirdRing, 1, c);
   EXPECT_TRUE(checker.ok());
-  EXPECT_EQ(finish(), std::set{Property::kTotalOrder});
+  ASSERT_EQ(finish(), std::set{Property::kTotalOrder});
   EXPECT_EQ(checker.violations()[0].nodes, (std::vector<NodeId>{1, 2}));
 }
 
 TEST_F(CheckerTest, ReturningToARingLeftBreaksTotalOrder) {
+  form(kRing, kNodes);
   const MessageId a = submit(1);
   const MessageId b = submit(1);
   const MessageId c = submit(1);
   for (NodeId node : kNodes) {
     deliver(node, kRing, 1, a);
+    move(node, kNextRing, kNodes, {}, kNodes);
     deliver(node, kNextRing, 1, b);
-    deliver(node, kRing, 2, c);
   }
-  EXPECT_EQ(finish(), std::set{Property::kTotalOrder});
+  EXPECT_TRUE(checker.ok());
+  for (NodeId node : kNodes) deliver(node, kRing, 2, c);
+  ASSERT_EQ(finish(), std::set{Property::kTotalOrder});
+  EXPECT_TRUE(mentions(checker.violations()[0], "after leaving")) << checker.violations()[0].detail;
 }
 
 TEST_F(CheckerTest, ASafeMessageAMemberLacksBreaksSafeDelivery) {
+  form(kRing, kNodes);
   const MessageId a = submit(1, Delivery::kSafe);
   for (NodeId node : kNodes) deliver(node, kRing, 1, a, Delivery::kSafe);
   std::vector<std::byte> payload(kSize);
   write_payload(a, payload);
   const std::vector<NodeId> lacking{3};
-  checker.check_safe(now, 1, Delivered{kRing, 1, 1, Delivery::kSafe, payload, nullptr}, lacking);
-  EXPECT_EQ(finish(), std::set{Property::kSafeDelivery});
+  checker.check_safe(now, 1, Delivered{kRing, 1, 1, Delivery::kSafe, false, payload, nullptr}, lacking);
+  ASSERT_EQ(finish(), std::set{Property::kSafeDelivery});
   EXPECT_EQ(checker.violations()[0].nodes, (std::vector<NodeId>{1, 3}));
   EXPECT_EQ(checker.violations()[0].message, a);
   EXPECT_EQ(kind_of(Property::kSafeDelivery), Kind::kSafety);
 }
 
-TEST_F(CheckerTest, ANodeMissingAMessageBreaksAgreement) {
+// --- Configurations ---
+
+TEST_F(CheckerTest, ADeliveryBeforeAnyConfigurationIsAConfigurationFault) {
+  const MessageId a = submit(1);
+  deliver(1, kRing, 1, a);
+  ASSERT_EQ(properties(), std::set{Property::kConfiguration});
+  EXPECT_EQ(checker.violations()[0].nodes, std::vector<NodeId>{1});
+  EXPECT_EQ(kind_of(Property::kConfiguration), Kind::kSafety);
+}
+
+TEST_F(CheckerTest, ARegularDeliveryOfAnotherRingIsAConfigurationFault) {
+  form(kRing, kNodes);
+  const MessageId a = submit(1);
+  const MessageId b = submit(1);
+  deliver(1, kRing, 1, a);
+  deliver(2, kRing, 1, a);
+  EXPECT_TRUE(checker.ok());
+  deliver(2, kNextRing, 1, b);  // kNextRing: never installed at node 2
+  ASSERT_EQ(properties(), std::set{Property::kConfiguration});
+  EXPECT_TRUE(mentions(checker.violations()[0], "while in regular 1/1 {1,2,3}")) << checker.violations()[0].detail;
+}
+
+TEST_F(CheckerTest, ARegularDeliveryAfterTheTransitionalConfigurationBeganIsAConfigurationFault) {
+  form(kRing, kNodes);
+  const MessageId a = submit(1);
+  const MessageId b = submit(1);
+  deliver(1, kRing, 1, a);
+  transitional(1, kNextRing, {1}, {2, 3});
+  deliver_transitional(1, kRing, 2, b);  // legal: an old-ring message in the transitional one
+  EXPECT_TRUE(checker.ok());
+  const MessageId c = submit(1);
+  deliver(1, kRing, 3, c);  // regular, though the regular configuration of kRing is over
+  ASSERT_EQ(properties(), std::set{Property::kConfiguration});
+}
+
+TEST_F(CheckerTest, ATransitionalDeliveryOfTheWrongRingIsAConfigurationFault) {
+  form(kRing, kNodes);
+  const MessageId a = submit(1);
+  transitional(1, kNextRing, {1}, {2, 3});
+  deliver_transitional(1, kNextRing, 1, a);  // the transitional configuration closes kRing, not kNextRing
+  ASSERT_EQ(properties(), std::set{Property::kConfiguration});
+  EXPECT_TRUE(mentions(checker.violations()[0], "transitional delivery of seq 1 of ring 1/2"))
+      << checker.violations()[0].detail;
+}
+
+TEST_F(CheckerTest, ATransitionalDeliveryInARegularConfigurationIsAConfigurationFault) {
+  form(kRing, kNodes);
+  const MessageId a = submit(1);
+  deliver_transitional(1, kRing, 1, a);
+  ASSERT_EQ(properties(), std::set{Property::kConfiguration});
+}
+
+TEST_F(CheckerTest, AFreshNodesTransitionalConfigurationDeliversNothing) {
+  const MessageId a = submit(1);
+  transitional(1, kRing, {1}, {});
+  EXPECT_TRUE(checker.ok());
+  deliver_transitional(1, kRing, 1, a);
+  ASSERT_EQ(properties(), std::set{Property::kConfiguration});
+}
+
+TEST_F(CheckerTest, NodesReportingDifferentMembersForOneRingIsAConfigurationFault) {
+  start(1, kRing, kNodes);
+  start(2, kRing, kNodes);
+  EXPECT_TRUE(checker.ok());
+  start(3, kRing, {1, 3});
+  ASSERT_EQ(properties(), std::set{Property::kConfiguration});
+  EXPECT_EQ(checker.violations()[0].nodes, (std::vector<NodeId>{3, 1}));
+  EXPECT_TRUE(mentions(checker.violations()[0], "{1,3}")) << checker.violations()[0].detail;
+}
+
+TEST_F(CheckerTest, NodesReportingDifferentTransitionalMembersIsAConfigurationFault) {
+  form(kRing, kNodes);
+  move(1, kNextRing, {1, 2}, {3}, {1, 2});
+  EXPECT_TRUE(checker.ok());
+  transitional(2, kNextRing, {2}, {1, 3});  // the same move, seen otherwise
+  ASSERT_EQ(properties(), std::set{Property::kConfiguration});
+  EXPECT_EQ(checker.violations()[0].nodes, (std::vector<NodeId>{2, 1}));
+}
+
+TEST_F(CheckerTest, TransitionalMembersFromOutsideTheClosedRingAreAConfigurationFault) {
+  form(kRing, {1, 2});
+  start(3, RingId{3, 1}, {3});
+  EXPECT_TRUE(checker.ok());
+  transitional(1, kNextRing, {1, 3}, {2});  // 3 was never on kRing
+  ASSERT_EQ(properties(), std::set{Property::kConfiguration});
+}
+
+TEST_F(CheckerTest, AWrongLeftSetIsAConfigurationFault) {
+  form(kRing, kNodes);
+  move(1, kNextRing, {1, 2}, {3}, {1, 2});
+  EXPECT_TRUE(checker.ok());
+  transitional(2, kNextRing, {1, 2}, {});
+  ASSERT_EQ(properties(), std::set{Property::kConfiguration});
+  EXPECT_TRUE(mentions(checker.violations()[0], "says {} left, not {3}")) << checker.violations()[0].detail;
+}
+
+TEST_F(CheckerTest, AWrongJoinedSetIsAConfigurationFault) {
+  form(kRing, {1, 2});
+  start(3, RingId{3, 1}, {3});
+  move(1, kNextRing, {1, 2}, {}, kNodes);
+  EXPECT_TRUE(checker.ok());
+  transitional(2, kNextRing, {1, 2}, {});
+  regular(2, kNextRing, kNodes, {2, 3});
+  ASSERT_EQ(properties(), std::set{Property::kConfiguration});
+  EXPECT_TRUE(mentions(checker.violations()[0], "says {2,3} joined, not {3}")) << checker.violations()[0].detail;
+}
+
+TEST_F(CheckerTest, ARegularConfigurationWithoutItsTransitionalOneIsAConfigurationFault) {
+  form(kRing, kNodes);
+  regular(1, kNextRing, kNodes, {});
+  ASSERT_EQ(properties(), std::set{Property::kConfiguration});
+}
+
+TEST_F(CheckerTest, ARegularConfigurationOfAnotherRingThanItsTransitionalOneIsAConfigurationFault) {
+  form(kRing, kNodes);
+  transitional(1, kNextRing, kNodes, {});
+  regular(1, kThirdRing, kNodes, {});
+  ASSERT_EQ(properties(), std::set{Property::kConfiguration});
+}
+
+TEST_F(CheckerTest, RegularMembersLackingATransitionalMemberAreAConfigurationFault) {
+  form(kRing, kNodes);
+  transitional(1, kNextRing, {1, 2}, {3});
+  regular(1, kNextRing, {1}, {});
+  EXPECT_FALSE(checker.ok());
+  ASSERT_EQ(properties(), std::set{Property::kConfiguration});
+}
+
+TEST_F(CheckerTest, MembersWithoutTheNodeItselfAreAConfigurationFault) {
+  transitional(1, kRing, {2}, {});
+  ASSERT_EQ(properties(), std::set{Property::kConfiguration});
+  EXPECT_TRUE(mentions(checker.violations()[0], "lack the node itself")) << checker.violations()[0].detail;
+}
+
+TEST_F(CheckerTest, InstallingARingLeftAgainIsAConfigurationFault) {
+  form(kRing, kNodes);
+  for (NodeId node : kNodes) move(node, kNextRing, kNodes, {}, kNodes);
+  EXPECT_TRUE(checker.ok());
+  move(1, kRing, kNodes, {}, kNodes);
+  ASSERT_EQ(properties(), std::set{Property::kConfiguration});
+}
+
+// --- Virtual synchrony ---
+
+TEST_F(CheckerTest, NodesMovingTogetherAfterDifferentDeliveriesBreakVirtualSynchrony) {
+  form(kRing, kNodes);
+  const MessageId a = submit(1);
+  const MessageId b = submit(1);
+  for (NodeId node : kNodes) deliver(node, kRing, 1, a);
+  deliver(1, kRing, 2, b);
+  deliver(3, kRing, 2, b);
+  checker.record_crash(now, 3);
+  move(1, kNextRing, {1, 2}, {3}, {1, 2});
+  EXPECT_TRUE(checker.ok());
+  move(2, kNextRing, {1, 2}, {3}, {1, 2});  // as node 1 did, without b
+  ASSERT_EQ(properties(), std::set{Property::kVirtualSynchrony});
+  const Violation& violation = checker.violations()[0];
+  EXPECT_EQ(violation.nodes, (std::vector<NodeId>{2, 1}));
+  EXPECT_EQ(violation.message, b);
+  EXPECT_TRUE(mentions(violation, "from regular 1/1 {1,2,3} to transitional 1/1->1/2 {1,2}")) << violation.detail;
+  EXPECT_TRUE(mentions(violation, "node 1 delivered 2 messages, node 2 1")) << violation.detail;
+  EXPECT_EQ(kind_of(Property::kVirtualSynchrony), Kind::kSafety);
+}
+
+TEST_F(CheckerTest, NodesMovingTogetherAfterTheSameDeliveriesKeepVirtualSynchrony) {
+  form(kRing, kNodes);
+  const MessageId a = submit(1);
+  const MessageId b = submit(1);
+  const MessageId c = submit(2);
+  for (NodeId node : kNodes) deliver(node, kRing, 1, a);
+  for (NodeId node : {1, 2}) {
+    transitional(node, kNextRing, {1, 2}, {3});
+    deliver_transitional(node, kRing, 3, b);  // seq 2 was 3's, and nobody left holds it
+    regular(node, kNextRing, {1, 2}, {});
+    deliver(node, kNextRing, 4, c);
+  }
+  checker.record_crash(now, 3);
+  EXPECT_TRUE(checker.quiescent(std::vector<NodeId>{1, 2}));
+  EXPECT_TRUE(finish({1, 2}).empty());
+}
+
+TEST_F(CheckerTest, DifferentTransitionalDeliveriesBreakVirtualSynchrony) {
+  form(kRing, kNodes);
+  const MessageId a = submit(1);
+  const MessageId b = submit(2);
+  for (NodeId node : {1, 2}) transitional(node, kNextRing, {1, 2}, {3});
+  deliver_transitional(1, kRing, 1, a);
+  deliver_transitional(1, kRing, 2, b);
+  deliver_transitional(2, kRing, 2, b);  // a missing: it cannot be, both held the same by now
+  regular(1, kNextRing, {1, 2}, {});
+  EXPECT_TRUE(checker.ok());
+  regular(2, kNextRing, {1, 2}, {});
+  ASSERT_EQ(properties(), std::set{Property::kVirtualSynchrony});
+  EXPECT_TRUE(mentions(checker.violations()[0], "delivery 1 is 1#0 at node 1, 2#0 at node 2"))
+      << checker.violations()[0].detail;
+}
+
+// A partition: 1 goes its way, 2 and 3 theirs. What 1 delivered in kRing that they did not is no
+// fault: they did not move to the same configuration.
+TEST_F(CheckerTest, NodesMovingToDifferentConfigurationsMayDifferInTheOldOne) {
+  form(kRing, kNodes);
+  const MessageId a = submit(1);
+  const MessageId b = submit(1);
+  for (NodeId node : kNodes) deliver(node, kRing, 1, a);
+  deliver(1, kRing, 2, b);
+  move(1, RingId{1, 2}, {1}, {2, 3}, {1});
+  move(2, RingId{2, 2}, {2, 3}, {1}, {2, 3});
+  move(3, RingId{2, 2}, {2, 3}, {1}, {2, 3});
+  EXPECT_TRUE(checker.ok());
+  move(1, kThirdRing, {1}, {}, kNodes);
+  move(2, kThirdRing, {2, 3}, {}, kNodes);
+  move(3, kThirdRing, {2, 3}, {}, kNodes);
+  const MessageId c = submit(3);
+  for (NodeId node : kNodes) deliver(node, kThirdRing, 1, c);
+  EXPECT_TRUE(checker.quiescent(kNodes));
+  EXPECT_TRUE(finish().empty());
+}
+
+// --- Crashes and restarts ---
+
+// Node 3 crashes having delivered less than the others (never compared), restarts fresh, and
+// rejoins: its new incarnation's submissions count from where the old one's stopped.
+TEST_F(CheckerTest, ARestartedNodeRejoinsAndDeliversNewMessages) {
+  form(kRing, kNodes);
+  const MessageId a = submit(1);
+  const MessageId b = submit(1);
+  for (NodeId node : kNodes) deliver(node, kRing, 1, a);
+  deliver(1, kRing, 2, b);
+  deliver(2, kRing, 2, b);
+  checker.record_crash(now, 3);
+  for (NodeId node : {1, 2}) move(node, kNextRing, {1, 2}, {3}, {1, 2});
+  EXPECT_FALSE(checker.quiescent(kNodes));
+  start(3, RingId{3, 2}, {3});
+  for (NodeId node : {1, 2}) move(node, kThirdRing, {1, 2}, {}, kNodes);
+  move(3, kThirdRing, {3}, {}, kNodes);
+  const MessageId c = submit(3);
+  for (NodeId node : kNodes) deliver(node, kThirdRing, 1, c);
+  EXPECT_TRUE(checker.quiescent(kNodes));
+  EXPECT_TRUE(finish().empty());
+  EXPECT_EQ(checker.configurations(), 18u);
+}
+
+TEST_F(CheckerTest, DeliveringAgainAfterARestartIsDuplication) {
+  form(kRing, kNodes);
+  const MessageId a = submit(1);
+  deliver_everywhere(1, a);
+  checker.record_crash(now, 3);
+  start(3, RingId{3, 2}, {3});
+  EXPECT_TRUE(checker.ok());
+  deliver(3, RingId{3, 2}, 1, a);
+  ASSERT_EQ(properties(), std::set{Property::kNoDuplication});
+}
+
+TEST_F(CheckerTest, ADeliveryAfterACrashBeforeTheRestartIsAConfigurationFault) {
+  form(kRing, kNodes);
+  const MessageId a = submit(1);
+  deliver(1, kRing, 1, a);
+  checker.record_crash(now, 3);
+  deliver(3, kRing, 1, a);
+  ASSERT_EQ(properties(), std::set{Property::kConfiguration});
+}
+
+// Without the crash, node 3 would owe the delivery of a (self-delivery) and the acceptance of its
+// second offer (liveness): AnAcceptedMessageNeverDeliveredBreaksSelfDelivery,
+// ASubmissionStillRefusedAtTheEndBreaksLiveness.
+TEST_F(CheckerTest, ACrashExemptsItsOriginFromSelfDeliveryAndDropsItsRefusedOffers) {
+  form(kRing, kNodes);
+  const MessageId a = submit(3);                         // accepted, never delivered at 3
+  (void)submit(3, Delivery::kAgreed, /*accept=*/false);  // offered, never accepted
+  for (NodeId node : {1, 2}) deliver(node, kRing, 1, a);
+  EXPECT_FALSE(checker.quiescent(kNodes));
+  checker.record_crash(now, 3);
+  for (NodeId node : {1, 2}) move(node, kNextRing, {1, 2}, {3}, {1, 2});
+  const std::vector<NodeId> live{1, 2};
+  EXPECT_TRUE(checker.quiescent(live));
+  EXPECT_TRUE(finish(live).empty());
+}
+
+// --- The end of the run ---
+
+TEST_F(CheckerTest, ANodeMissingAMessageInTheFinalConfigurationBreaksAgreement) {
+  form(kRing, kNodes);
   const MessageId a = submit(1);
   deliver(1, kRing, 1, a);
   deliver(2, kRing, 1, a);
-  EXPECT_FALSE(checker.quiescent());
-  EXPECT_EQ(finish(), (std::set{Property::kAgreement, Property::kLiveness}));
-  EXPECT_EQ(checker.violations()[0].nodes, std::vector<NodeId>{3});
+  EXPECT_FALSE(checker.quiescent(kNodes));
+  ASSERT_EQ(finish(), std::set{Property::kAgreement});
+  EXPECT_EQ(checker.violations()[0].nodes, (std::vector<NodeId>{3, 1}));
+  EXPECT_EQ(checker.violations()[0].message, a);
+  EXPECT_EQ(kind_of(Property::kAgreement), Kind::kLiveness);
 }
 
 TEST_F(CheckerTest, AnAcceptedMessageNeverDeliveredBreaksSelfDelivery) {
+  form(kRing, kNodes);
   const MessageId a = submit(2);
-  (void)a;
-  EXPECT_EQ(finish(), (std::set{Property::kSelfDelivery, Property::kLiveness}));
+  const MessageId b = submit(2);
+  (void)submit(2);  // never delivered either
+  for (NodeId node : kNodes) deliver(node, kRing, 1, a);
+  EXPECT_FALSE(checker.quiescent(kNodes));
+  ASSERT_EQ(finish(), (std::set{Property::kSelfDelivery, Property::kLiveness}));
+  EXPECT_EQ(checker.violation_count(), 2u);  // one of each for origin 2, however many it lacks
+  const auto self_delivery = std::find_if(checker.violations().begin(), checker.violations().end(),
+                                          [](const Violation& v) { return v.property == Property::kSelfDelivery; });
+  ASSERT_NE(self_delivery, checker.violations().end());
+  EXPECT_EQ(self_delivery->message, b);
+  EXPECT_TRUE(mentions(*self_delivery, "2 messages accepted by node 2")) << self_delivery->detail;
   EXPECT_EQ(kind_of(Property::kSelfDelivery), Kind::kLiveness);
 }
 
 TEST_F(CheckerTest, ASubmissionStillRefusedAtTheEndBreaksLiveness) {
+  form(kRing, kNodes);
   deliver_everywhere(1, submit(1));
   (void)submit(3, Delivery::kAgreed, /*accept=*/false);
-  EXPECT_FALSE(checker.quiescent());
-  EXPECT_EQ(finish(), std::set{Property::kLiveness});
+  EXPECT_FALSE(checker.quiescent(kNodes));
+  ASSERT_EQ(finish(), std::set{Property::kLiveness});
   EXPECT_EQ(checker.violations()[0].message, (MessageId{3, 0}));
 }
 
+TEST_F(CheckerTest, LiveNodesInDifferentRingsAtTheEndBreakLiveness) {
+  form(kRing, kNodes);
+  move(1, kNextRing, {1}, {2, 3}, {1});
+  for (NodeId node : {2, 3}) move(node, RingId{2, 2}, {2, 3}, {1}, {2, 3});
+  EXPECT_FALSE(checker.quiescent(kNodes));
+  ASSERT_EQ(finish(), std::set{Property::kLiveness});
+  const Violation& violation = checker.violations()[0];
+  EXPECT_EQ(violation.nodes, kNodes);
+  EXPECT_TRUE(mentions(violation, "node 1 in regular 1/2 {1}; node 2 in regular 2/2 {2,3}")) << violation.detail;
+}
+
+TEST_F(CheckerTest, ARingStillHoldingACrashedNodeAtTheEndBreaksLiveness) {
+  form(kRing, kNodes);
+  checker.record_crash(now, 3);
+  const std::vector<NodeId> live{1, 2};
+  EXPECT_FALSE(checker.quiescent(live));
+  ASSERT_EQ(finish(live), std::set{Property::kLiveness});
+}
+
+TEST_F(CheckerTest, ANodeStillInItsTransitionalConfigurationIsNotQuiescent) {
+  form(kRing, kNodes);
+  EXPECT_TRUE(checker.quiescent(kNodes));
+  transitional(1, kNextRing, kNodes, {});
+  EXPECT_FALSE(checker.quiescent(kNodes));
+  ASSERT_EQ(finish(), std::set{Property::kLiveness});
+}
+
 TEST_F(CheckerTest, AStallIsALivenessFailure) {
+  form(kRing, kNodes);
   checker.record_stall(now, "virtual time stopped");
-  EXPECT_EQ(finish(), std::set{Property::kLiveness});
+  ASSERT_EQ(finish(), std::set{Property::kLiveness});
 }
 
 TEST_F(CheckerTest, AViolationDescribesItsPropertyNodesMessageAndTime) {
+  form(kRing, kNodes);
   const MessageId a = submit(1);
   deliver_everywhere(1, a);
   deliver(3, kRing, 1, a);
@@ -249,6 +651,7 @@ TEST_F(CheckerTest, AViolationDescribesItsPropertyNodesMessageAndTime) {
 }
 
 TEST_F(CheckerTest, OnlyTheFirstViolationsAreKeptButAllAreCounted) {
+  form(kRing, kNodes);
   const MessageId a = submit(1);
   deliver_everywhere(1, a);
   for (std::size_t i = 0; i < kViolationsKept + 10; ++i) deliver(1, kRing, 1, a);

@@ -1,8 +1,16 @@
-// Fixed-seed simulator scenarios: whole clusters of Nodes under chosen faults, judged by the
-// history checker; and the replay promise (one seed, or its printed command, is one run).
+// Fixed-seed simulator scenarios: whole clusters of Nodes under chosen faults (packet faults,
+// scripted partitions and crashes, drawn ones), judged by the history checker and by the rings
+// they form; rtotem-sim's options; and the replay promise (one seed, or its printed command, is
+// one run).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/sim/sim_cluster.hpp"
@@ -30,6 +38,18 @@ transport::SimFaults faults_of(double loss, double duplicate, Time delay_min_us,
   return faults;
 }
 
+constexpr Time kSecondUs = 1'000'000;
+// A node crashed at 1..1.5 s is back here: its ring has had time to lose the token (1 s), give up
+// on it (the consensus timeout, 1.2 s), and form again under 5% loss, with room to spare.
+constexpr Time kRestartUs = 5'500'000;
+
+ScriptedFault crash_at(Time at_us, NodeId node) { return {at_us, ScriptedFault::Kind::kCrash, node, {}}; }
+ScriptedFault restart_at(Time at_us, NodeId node) { return {at_us, ScriptedFault::Kind::kRestart, node, {}}; }
+ScriptedFault heal_at(Time at_us) { return {at_us, ScriptedFault::Kind::kHeal, transport::kNoNode, {}}; }
+ScriptedFault partition_at(Time at_us, std::vector<std::vector<NodeId>> groups) {
+  return {at_us, ScriptedFault::Kind::kPartition, transport::kNoNode, std::move(groups)};
+}
+
 SimResult run(const SimSpec& spec) {
   auto cluster = SimCluster::create(spec);
   if (!cluster) {
@@ -39,22 +59,59 @@ SimResult run(const SimSpec& spec) {
   return (*cluster)->run();
 }
 
-// Every violation, each node's end state and the spec's seed: what a failing scenario prints.
+std::string ring_text(const RingId& ring) { return fmt::format("{}/{}", ring.rep, ring.seq); }
+
+// Every violation, the rings formed, each node's end state and the spec's seed: what a failing
+// scenario prints.
 std::string explain(const SimSpec& spec, const SimResult& r) {
-  std::string text = fmt::format("seed {}, {} nodes: {} violations\n", spec.seed, spec.nodes, r.violation_count);
+  std::string text = fmt::format("seed {}, {} nodes: {} violations, {} configurations, {} crashes, {} partitions\n",
+                                 spec.seed, spec.nodes, r.violation_count, r.configurations, r.crashes, r.partitions);
   for (std::size_t i = 0; i < r.violations.size() && i < 8; ++i) text += "  " + describe(r.violations[i]) + "\n";
+  for (std::size_t i = 0; i < r.rings.size() && i < 16; ++i)
+    text += fmt::format("  ring {} {{{}}} formed at {} us\n", ring_text(r.rings[i].ring_id),
+                        fmt::join(r.rings[i].members, ","), r.rings[i].formed_us);
   for (const NodeSnapshot& n : r.nodes)
-    text += fmt::format("  node {}: delivered through {}, {} queued, {} refused waiting, {} tokens deferred\n", n.id,
-                        n.delivered_through, n.send_queue, n.pending, n.counters.tokens_deferred);
+    text += fmt::format("  node {}: {}, {} on ring {} {{{}}}, delivered through {}, {} queued, {} refused waiting, "
+                        "{} tokens deferred, {} restarts\n",
+                        n.id, n.alive ? "alive" : "crashed", membership::describe(n.state), ring_text(n.ring_id),
+                        fmt::join(n.members, ","), n.delivered_through, n.send_queue, n.pending,
+                        n.counters.tokens_deferred, n.restarts);
   return text;
 }
 
+std::vector<NodeId> all_of(const SimSpec& spec) {
+  std::vector<NodeId> ids;
+  for (NodeId id = 1; id <= spec.nodes; ++id) ids.push_back(id);
+  return ids;
+}
+
+// At the end, every node is up and operational on one ring of them all.
+void expect_one_ring_of_all(const SimSpec& spec, const SimResult& r) {
+  ASSERT_EQ(r.nodes.size(), spec.nodes);
+  for (const NodeSnapshot& n : r.nodes) {
+    EXPECT_TRUE(n.alive) << explain(spec, r);
+    EXPECT_EQ(n.state, membership::MemberState::kOperational) << explain(spec, r);
+    EXPECT_EQ(n.ring_id, r.nodes.front().ring_id) << explain(spec, r);
+    EXPECT_EQ(n.members, all_of(spec)) << explain(spec, r);
+  }
+}
+
+// The rings formed with exactly `members` within [from_us, to_us].
+std::size_t rings_with(const SimResult& r, const std::vector<NodeId>& members, Time from_us, Time to_us) {
+  return static_cast<std::size_t>(std::count_if(r.rings.begin(), r.rings.end(), [&](const FormedRing& ring) {
+    return ring.members == members && ring.formed_us >= from_us && ring.formed_us <= to_us;
+  }));
+}
+
+// No faults but the packet ones: the nodes form one ring at the start and every node delivers
+// every message.
 void expect_everything_delivered_everywhere(const SimSpec& spec, const SimResult& r) {
   EXPECT_TRUE(r.ok()) << explain(spec, r);
   EXPECT_GT(r.messages_accepted, 0u);
   EXPECT_EQ(r.messages_delivered, r.messages_accepted);
-  EXPECT_EQ(r.deliveries, r.messages_accepted * spec.nodes);
-  EXPECT_EQ(r.rings_formed, 1u);
+  EXPECT_EQ(r.deliveries, r.messages_accepted * spec.nodes) << explain(spec, r);
+  EXPECT_EQ(r.rings_formed, 1u) << explain(spec, r);
+  expect_one_ring_of_all(spec, r);
 }
 
 TEST(Ordering, ThreeNodesNoFaultsDeliverEverythingInOneOrder) {
@@ -84,7 +141,7 @@ TEST(Ordering, DuplicationAndReorderingNeverDuplicateADelivery) {
 
 TEST(Ordering, SafeMessagesWaitForEveryMember) {
   SimSpec spec = spec_of(4, 6, faults_of(0.05, 0.02, 10, 500), 100);
-  spec.safe_fraction = 1;  // every delivery checks every member's has_received()
+  spec.safe_fraction = 1;  // every delivery checks what every member holds()
   const SimResult r = run(spec);
   expect_everything_delivered_everywhere(spec, r);
 }
@@ -127,13 +184,46 @@ TEST(Ordering, EightNodesUnderEveryFaultConverge) {
   expect_everything_delivered_everywhere(spec, run(spec));
 }
 
+// A token a node sends itself waits on the local path, where no descriptor turns readable: the
+// host must treat it as an event. It once waited for the next timer (0.48 s to converge here).
+TEST(Ordering, ALoneNodeDeliversWithoutWaitingForATimer) {
+  SimSpec spec = spec_of(1, 1, faults_of(0, 0, 10, 10), 100'000);
+  spec.totem.window_size = 10;
+  spec.totem.max_messages = 10;
+  const SimResult r = run(spec);
+  expect_everything_delivered_everywhere(spec, r);
+  EXPECT_EQ(r.converged_us, 0u) << explain(spec, r);
+}
+
+// With a small MTU the rtr list is cut to what a token can carry: a token too big to send would
+// be refused at every retransmission and stop the ring.
+TEST(Ordering, HeavyLossWithASmallMtuKeepsTheTokenSendable) {
+  SimSpec spec = spec_of(7, 5, faults_of(0.4, 0, 5, 500), 2000);
+  spec.backend.mtu = 256;
+  const SimResult r = run(spec);
+  expect_everything_delivered_everywhere(spec, r);
+  EXPECT_EQ(r.counters.send_refused, 0u) << explain(spec, r);
+}
+
 TEST(Replay, TheSameSeedRunsTheSameRun) {
-  const SimSpec spec = spec_of(10, 5, faults_of(0.1, 0.05, 5, 500), 200);
+  SimSpec spec = spec_of(10, 5, faults_of(0.1, 0.05, 5, 500), 200);
+  spec.duration_us = 4 * kSecondUs;
+  spec.partitions_per_s = 1;
+  spec.crashes_per_s = 1;
   const SimResult a = run(spec);
   const SimResult b = run(spec);
+  EXPECT_GT(a.crashes + a.partitions, 0u);
   EXPECT_EQ(a.end_us, b.end_us);
   EXPECT_EQ(a.deliveries, b.deliveries);
   EXPECT_EQ(a.submit_refusals, b.submit_refusals);
+  EXPECT_EQ(a.configurations, b.configurations);
+  EXPECT_EQ(a.crashes, b.crashes);
+  EXPECT_EQ(a.partitions, b.partitions);
+  ASSERT_EQ(a.rings.size(), b.rings.size());
+  for (std::size_t i = 0; i < a.rings.size(); ++i) {
+    EXPECT_EQ(a.rings[i].ring_id, b.rings[i].ring_id);
+    EXPECT_EQ(a.rings[i].formed_us, b.rings[i].formed_us);
+  }
   EXPECT_EQ(a.network, b.network);
   EXPECT_EQ(a.counters.tokens_received, b.counters.tokens_received);
 }
@@ -172,45 +262,202 @@ TEST(Replay, ThePrintedCommandReplaysTheRun) {
     EXPECT_EQ(a.faults.delay_max_us, b.faults.delay_max_us);
     EXPECT_EQ(a.rate_per_s, b.rate_per_s);
     EXPECT_EQ(a.safe_fraction, b.safe_fraction);
+    EXPECT_EQ(a.partitions_per_s, b.partitions_per_s);
+    EXPECT_EQ(a.crashes_per_s, b.crashes_per_s);
   }
 }
 
-TEST(Replay, CrashesAndPartitionsAreRefusedUntilMembershipExists) {
-  std::string crashes[] = {"--crashes", "0.5"};
-  char* args[] = {crashes[0].data(), crashes[1].data()};
-  auto options = parse_sim_options(args);
-  ASSERT_FALSE(options);
-  EXPECT_NE(options.error().message().find("not supported yet: needs the membership protocol"), std::string::npos);
-  std::string none[] = {"--partitions", "0"};
-  char* zero[] = {none[0].data(), none[1].data()};
-  EXPECT_TRUE(parse_sim_options(zero));
+// Membership: rings form, re-form and merge by themselves (tocssrp95 §4-§5).
+
+TEST(Membership, ASingleNodeFormsARingAlone) {
+  const SimSpec spec = spec_of(21, 1, faults_of(0, 0, 10, 10), 100);
+  const SimResult r = run(spec);
+  EXPECT_TRUE(r.ok()) << explain(spec, r);
+  ASSERT_EQ(r.rings_formed, 1u) << explain(spec, r);
+  EXPECT_EQ(r.rings[0].members, std::vector<NodeId>{1});
+  EXPECT_GE(r.configurations, 1u);
+  expect_one_ring_of_all(spec, r);
+  EXPECT_EQ(r.messages_delivered, r.messages_accepted);
 }
 
-}  // namespace
-}  // namespace rtotem::sim
-
-namespace rtotem::sim {
-namespace {
-
-// A token a node sends itself waits on the local path, where no descriptor turns readable: the
-// host must treat it as an event. It once waited for the next timer (0.48 s to converge here).
-TEST(Ordering, ALoneNodeDeliversWithoutWaitingForATimer) {
-  SimSpec spec = spec_of(1, 1, faults_of(0, 0, 10, 10), 100'000);
-  spec.totem.window_size = 10;
-  spec.totem.max_messages = 10;
+// Every node starts at t=0 in Gather: they hear each other's joins, agree, and form one ring of
+// all, well before a token timeout would have them give up on anyone.
+TEST(Membership, ThreeNodesFormOneRingFromAColdStart) {
+  const SimSpec spec = spec_of(22, 3, faults_of(0, 0, 20, 200), 100);
   const SimResult r = run(spec);
-  expect_everything_delivered_everywhere(spec, r);
-  EXPECT_EQ(r.converged_us, 0u) << explain(spec, r);
+  EXPECT_TRUE(r.ok()) << explain(spec, r);
+  ASSERT_EQ(r.rings_formed, 1u) << explain(spec, r);
+  EXPECT_EQ(r.rings[0].members, all_of(spec));
+  EXPECT_LT(r.rings[0].formed_us, spec.totem.token_timeout_ms * 1000) << explain(spec, r);
+  EXPECT_GE(r.configurations, 3u);  // at least the regular configuration, at every node
+  expect_one_ring_of_all(spec, r);
+  EXPECT_EQ(r.deliveries, r.messages_accepted * spec.nodes);
 }
 
-// With a small MTU the rtr list is cut to what a token can carry: a token too big to send would
-// be refused at every retransmission and stop the ring.
-TEST(Ordering, HeavyLossWithASmallMtuKeepsTheTokenSendable) {
-  SimSpec spec = spec_of(7, 5, faults_of(0.4, 0, 5, 500), 2000);
-  spec.backend.mtu = 256;
+// The survivors lose the token, give up on the crashed node and form a ring without it; once it
+// restarts, the rings merge into one of all three.
+TEST(Membership, ACrashedNodeIsLeftOutThenRejoinsAfterItsRestart) {
+  SimSpec spec = spec_of(23, 3, faults_of(0.01, 0, 20, 200), 100);
+  spec.duration_us = 9 * kSecondUs;
+  spec.script = {crash_at(1 * kSecondUs, 3), restart_at(kRestartUs, 3)};
   const SimResult r = run(spec);
-  expect_everything_delivered_everywhere(spec, r);
-  EXPECT_EQ(r.counters.send_refused, 0u) << explain(spec, r);
+  EXPECT_TRUE(r.ok()) << explain(spec, r);
+  EXPECT_EQ(r.crashes, 1u);
+  EXPECT_EQ(r.nodes[2].restarts, 1u);
+  EXPECT_EQ(rings_with(r, {1, 2}, 1 * kSecondUs, kRestartUs), 1u) << explain(spec, r);
+  EXPECT_GE(rings_with(r, {1, 2, 3}, kRestartUs, r.end_us), 1u) << explain(spec, r);
+  EXPECT_GE(r.configurations, 3u + 2u + 3u);  // the regular ones: cold start, {1,2}, the merge
+  expect_one_ring_of_all(spec, r);
+}
+
+// {1,2} and {3,4,5} each form a ring of their own and go on delivering; healed, they merge.
+TEST(Membership, APartitionTwoThreeFormsTwoRingsThenHealsIntoOne) {
+  SimSpec spec = spec_of(24, 5, faults_of(0.01, 0.01, 20, 300), 100);
+  spec.duration_us = 8 * kSecondUs;
+  spec.script = {partition_at(1 * kSecondUs, {{1, 2}, {3, 4, 5}}), heal_at(4'500'000)};
+  const SimResult r = run(spec);
+  EXPECT_TRUE(r.ok()) << explain(spec, r);
+  EXPECT_EQ(r.partitions, 1u);
+  EXPECT_EQ(rings_with(r, {1, 2}, 1 * kSecondUs, 4'500'000), 1u) << explain(spec, r);
+  EXPECT_EQ(rings_with(r, {3, 4, 5}, 1 * kSecondUs, 4'500'000), 1u) << explain(spec, r);
+  EXPECT_GE(rings_with(r, all_of(spec), 4'500'000, r.end_us), 1u) << explain(spec, r);
+  expect_one_ring_of_all(spec, r);
+  EXPECT_EQ(r.messages_delivered, r.messages_accepted);
+}
+
+// Every message safe: each delivery on a ring checks what every live member holds, before, across
+// and after the crash of a member with messages in flight.
+TEST(Membership, ACrashDuringSafeTrafficKeepsEveryGuarantee) {
+  SimSpec spec = spec_of(25, 4, faults_of(0.05, 0.02, 10, 500), 150);
+  spec.duration_us = 8 * kSecondUs;
+  spec.safe_fraction = 1;
+  spec.script = {crash_at(1'500'000, 2), restart_at(kRestartUs, 2)};
+  const SimResult r = run(spec);
+  EXPECT_TRUE(r.ok()) << explain(spec, r);
+  EXPECT_EQ(r.crashes, 1u);
+  EXPECT_EQ(rings_with(r, {1, 3, 4}, 1'500'000, kRestartUs), 1u) << explain(spec, r);
+  expect_one_ring_of_all(spec, r);
+  EXPECT_GT(r.messages_delivered, 0u);
+}
+
+// Node 1, the representative, crashes twice and each time comes back cut off from the others, so
+// it forms a ring alone with its stored ring seq. Were the seq not stored, it would form ring 1/s
+// again: a ring id listed twice. Then the heal merges all three.
+TEST(Membership, ARestartedNodeNeverReusesARingSeq) {
+  SimSpec spec = spec_of(26, 3, faults_of(0, 0, 20, 100), 50);
+  spec.duration_us = 8 * kSecondUs;
+  spec.script = {partition_at(500'000, {{1}, {2, 3}}), crash_at(1 * kSecondUs, 1), restart_at(1'500'000, 1),
+                 crash_at(2'500'000, 1), restart_at(3 * kSecondUs, 1), heal_at(4 * kSecondUs)};
+  const SimResult r = run(spec);
+  EXPECT_TRUE(r.ok()) << explain(spec, r);
+  EXPECT_EQ(r.crashes, 2u);
+  EXPECT_EQ(rings_with(r, {1}, 1'500'000, 2'500'000), 1u) << explain(spec, r);
+  EXPECT_EQ(rings_with(r, {1}, 3 * kSecondUs, 4 * kSecondUs), 1u) << explain(spec, r);
+  std::set<std::pair<NodeId, Seq>> ids;
+  Seq last_of_node_1 = 0;
+  for (const FormedRing& ring : r.rings) {
+    EXPECT_TRUE(ids.emplace(ring.ring_id.rep, ring.ring_id.seq).second)
+        << "ring " << ring_text(ring.ring_id) << " formed twice\n" << explain(spec, r);
+    if (ring.ring_id.rep != 1) continue;
+    EXPECT_GT(ring.ring_id.seq, last_of_node_1) << explain(spec, r);
+    last_of_node_1 = ring.ring_id.seq;
+  }
+  expect_one_ring_of_all(spec, r);
+}
+
+// Partitions, cut links and crashes at 0.6 per second each, their instants, shapes and victims
+// drawn from the seed, as is every other parameter: a small sweep that runs with the unit tests
+// (rtotem-sim --seeds runs the large one).
+TEST(Membership, DrawnPartitionsAndCrashesKeepEveryGuarantee) {
+  std::uint64_t crashes = 0, partitions = 0, rings = 0;
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    SimOptions options;
+    options.duration_s = 3;
+    options.partitions = 0.6;
+    options.crashes = 0.6;
+    const RunParams params = resolve(options, seed);
+    const SimSpec spec = to_spec(params);
+    const SimResult r = run(spec);
+    EXPECT_TRUE(r.ok()) << command_line(params) << "\n" << explain(spec, r);
+    crashes += r.crashes;
+    partitions += r.partitions;
+    rings += r.rings_formed;
+  }
+  EXPECT_GT(crashes, 10u);
+  EXPECT_GT(partitions, 10u);
+  EXPECT_GT(rings, 60u);
+}
+
+Result<SimOptions> parse_words(std::vector<std::string> words) {
+  std::vector<char*> args;
+  for (std::string& word : words) args.push_back(word.data());
+  return parse_sim_options(args);
+}
+
+TEST(Options, PartitionAndCrashRatesAndNodesAreChecked) {
+  auto given = parse_words({"--partitions", "0.5", "--crashes", "10", "--nodes", "16"});
+  ASSERT_TRUE(given) << given.error().message();
+  EXPECT_EQ(given->partitions, 0.5);
+  EXPECT_EQ(given->crashes, 10);
+  EXPECT_EQ(given->nodes, 16u);
+  const RunParams params = resolve(*given, 3);
+  EXPECT_EQ(params.partitions, 0.5);
+  EXPECT_EQ(params.crashes, 10);
+  EXPECT_FALSE(parse_words({"--crashes", "10.5"}));
+  EXPECT_FALSE(parse_words({"--partitions", "-0.1"}));
+  EXPECT_FALSE(parse_words({"--nodes", "17"}));
+}
+
+// Giving one value changes no other: every draw is made whether or not its option is given.
+TEST(Options, AGivenFaultRateLeavesTheOtherDrawsAlone) {
+  for (std::uint64_t seed = 0; seed < 100; ++seed) {
+    SimOptions options;
+    options.crashes = 2;
+    RunParams given = resolve(options, seed);
+    const RunParams drawn = resolve(SimOptions{}, seed);
+    EXPECT_EQ(given.crashes, 2);
+    given.crashes = drawn.crashes;
+    EXPECT_EQ(command_line(given), command_line(drawn));
+  }
+}
+
+// The drawn profiles: about 40% of seeds without membership faults, 30% partitions only, 30%
+// both, each rate in [0.05, 0.5]; 3..8 nodes.
+TEST(Options, SeedsDrawAMixOfFaultProfiles) {
+  constexpr std::uint64_t kSeeds = 3000;
+  std::uint64_t none = 0, partitions_only = 0, both = 0;
+  for (std::uint64_t seed = 0; seed < kSeeds; ++seed) {
+    const RunParams p = resolve(SimOptions{}, seed);
+    EXPECT_GE(p.nodes, 3u);
+    EXPECT_LE(p.nodes, 8u);
+    if (p.partitions == 0 && p.crashes == 0) ++none;
+    if (p.partitions > 0 && p.crashes == 0) ++partitions_only;
+    if (p.partitions > 0 && p.crashes > 0) ++both;
+    for (double rate : {p.partitions, p.crashes})
+      if (rate != 0) {
+        EXPECT_GE(rate, 0.05);
+        EXPECT_LE(rate, 0.5);
+      }
+  }
+  EXPECT_EQ(none + partitions_only + both, kSeeds);  // never crashes without partitions
+  EXPECT_NEAR(double(none) / kSeeds, 0.4, 0.04);
+  EXPECT_NEAR(double(partitions_only) / kSeeds, 0.3, 0.04);
+  EXPECT_NEAR(double(both) / kSeeds, 0.3, 0.04);
+}
+
+TEST(Options, AScriptOutsideTheRunIsRefused) {
+  SimSpec spec = spec_of(1, 3, faults_of(0, 0, 10, 10), 100);
+  spec.script = {crash_at(spec.duration_us + 1, 2)};
+  EXPECT_FALSE(SimCluster::create(spec));
+  spec.script = {crash_at(1, 4)};
+  EXPECT_FALSE(SimCluster::create(spec));
+  spec.script = {partition_at(1, {{1, 2}, {2, 3}})};
+  EXPECT_FALSE(SimCluster::create(spec));
+  spec.script = {heal_at(2), heal_at(1)};
+  EXPECT_FALSE(SimCluster::create(spec));
+  spec.script = {};
+  spec.crashes_per_s = kFaultRateMax + 1;
+  EXPECT_FALSE(SimCluster::create(spec));
 }
 
 }  // namespace

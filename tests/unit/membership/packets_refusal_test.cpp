@@ -72,7 +72,7 @@ TEST(Packets, NonZeroReservedBytesAreRefused) {
 
 TEST(Packets, UndefinedFlagBitsAreRefused) {
   for (PacketType type : kAllTypes) {
-    // mcast: safe delivery, recovery; token: retrans_flg; the others define none.
+    // mcast: safe delivery, recovery; token: install_known; the others define none.
     const unsigned defined = type == PacketType::kMcast   ? 0x03u
                              : type == PacketType::kToken ? 0x01u
                                                           : 0u;
@@ -150,6 +150,16 @@ TEST(Packets, OutOfRangeValuesAreRefused) {
   EXPECT_EQ(decode_as(PacketType::kToken, token), kNone);  // aru == seq: all received
   put_be(token, kTokenAruAt, sample_token(2).seq + 1, 8);
   EXPECT_EQ(decode_as(PacketType::kToken, token), kBadValue);
+  // The install point: within the ring's seq when flagged, zero when not (one form per value).
+  Bytes install = encoded(sample_token(0));
+  put_be(install, kTokenInstallAt, sample_token(0).seq + 1, 8);
+  EXPECT_EQ(decode_as(PacketType::kToken, install), kBadValue);
+  Token unflagged = sample_token(0);
+  unflagged.install_known = false;
+  unflagged.install_seq = 0;
+  Bytes stray = encoded(unflagged);
+  put_be(stray, kTokenInstallAt, 1, 8);
+  EXPECT_EQ(decode_as(PacketType::kToken, stray), kBadValue);
 
   Bytes mcast = encoded(sample_mcast());
   put_be(mcast, kMcastSeqAt, 0, 8);

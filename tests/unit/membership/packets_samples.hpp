@@ -34,7 +34,7 @@ constexpr std::array kAllTypes{PacketType::kMcast, PacketType::kToken, PacketTyp
 constexpr std::size_t kFlagsAt = 1;
 constexpr std::size_t kRingRepAt = 4;  // mcast, token, commit, merge detect
 constexpr std::size_t kMcastSeqAt = 16, kMcastSenderAt = 24;
-constexpr std::size_t kTokenAruAt = 32, kTokenRtrCountAt = 52;
+constexpr std::size_t kTokenAruAt = 32, kTokenInstallAt = 40, kTokenRtrCountAt = 60;
 constexpr std::size_t kJoinSenderAt = 4, kJoinProcAt = 16;
 constexpr std::size_t kCommitMembIndexAt = 24, kCommitCountAt = 26, kCommitMembersAt = 28;
 constexpr std::size_t kMemberSize = 33, kMemberOldRepAt = 4, kMemberReceivedAt = 32;
@@ -74,7 +74,7 @@ inline McastHeader sample_mcast() {
 
 inline Token sample_token(std::size_t rtr_count) {
   Token token{.ring_id = {2, 99}, .token_seq = 1234567890123u, .seq = 5000, .aru = 4990,
-              .aru_addr = 9, .backlog = 77, .fcc = 12, .retrans_flg = true};
+              .aru_addr = 9, .backlog = 77, .fcc = 12, .install_known = true, .install_seq = 4000};
   token.rtr_count = std::uint16_t(rtr_count);
   for (std::size_t i = 0; i < rtr_count; ++i) token.rtr[i] = 4991 + i;
   return token;

@@ -46,7 +46,8 @@ TEST(Packets, McastHeaderRoundTripsWithEachFlagAndItsPayload) {
 TEST(Packets, TokenRoundTripsWithAFullOrEmptyRetransmitList) {
   for (std::size_t rtr_count : {kRtrMax, std::size_t{0}}) {
     Token sent = sample_token(rtr_count);
-    sent.retrans_flg = rtr_count != 0;
+    sent.install_known = rtr_count != 0;
+    sent.install_seq = sent.install_known ? 4000 : 0;
     Token got;
     got.rtr_count = 5;  // stale state from an earlier token must not survive
     ASSERT_EQ(decode_token(encoded(sent), got), kNone);
@@ -57,7 +58,8 @@ TEST(Packets, TokenRoundTripsWithAFullOrEmptyRetransmitList) {
     EXPECT_EQ(got.aru_addr, sent.aru_addr);
     EXPECT_EQ(got.backlog, sent.backlog);
     EXPECT_EQ(got.fcc, sent.fcc);
-    EXPECT_EQ(got.retrans_flg, sent.retrans_flg);
+    EXPECT_EQ(got.install_known, sent.install_known);
+    EXPECT_EQ(got.install_seq, sent.install_seq);
     ASSERT_EQ(got.rtr_count, sent.rtr_count);
     EXPECT_TRUE(std::equal(got.rtr.begin(), got.rtr.begin() + got.rtr_count, sent.rtr.begin()));
   }
@@ -105,8 +107,8 @@ TEST(Packets, MergeDetectRoundTrips) {
 TEST(Packets, SizesAreExactAndEncodersWriteNothingPastThem) {
   EXPECT_EQ(mcast_header_size(), 28u);
   EXPECT_EQ(merge_detect_size(), 20u);
-  EXPECT_EQ(token_size(sample_token(0)), 54u);
-  EXPECT_EQ(token_size(sample_token(kRtrMax)), 54u + 8 * kRtrMax);
+  EXPECT_EQ(token_size(sample_token(0)), 62u);
+  EXPECT_EQ(token_size(sample_token(kRtrMax)), 62u + 8 * kRtrMax);
   EXPECT_EQ(join_size(full_join()), 20u + 4 * 2 * kMembersMax);
   EXPECT_EQ(commit_size(sample_commit(1)), 28u + 33);
   EXPECT_EQ(commit_size(sample_commit(kMembersMax)), 28u + 33 * kMembersMax);
@@ -123,7 +125,7 @@ TEST(Packets, PrefixAndFieldsAreBigEndianOnTheWire) {
   token.ring_id.rep = 0x01020304;
   const Bytes bytes = encoded(token);
   EXPECT_EQ(bytes[0], std::byte{2});  // PacketType::kToken
-  EXPECT_EQ(bytes[kFlagsAt], std::byte{1});  // retrans_flg
+  EXPECT_EQ(bytes[kFlagsAt], std::byte{1});  // install_known
   EXPECT_EQ(bytes[2], std::byte{0});
   EXPECT_EQ(bytes[3], std::byte{0});
   const Bytes rep{std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4}};

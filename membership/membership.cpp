@@ -1,0 +1,272 @@
+// Forming a ring (tocssrp95 §4, as corosync's totemsrp runs it).
+//
+// Gather: a node that lost its token, hears another ring, or starts, multicasts joins (who it
+// hears: proc_set; who it gave up on: failed_set) until every node of proc_set − failed_set sends
+// the same two sets (consensus). Who is silent until the consensus timeout is declared failed.
+// A join that knows more widens ours and restarts the round; one that thinks us failed is failed.
+// Commit: the representative (smallest id of the consensus) makes a commit token naming the new
+// ring, which goes round twice: on the first rotation each member writes where it comes from
+// (old ring, aru, highest delivered), on the second each enters Recovery with everyone's entry.
+// The representative then starts the new ring's token (recovery.cpp takes over).
+#include <algorithm>
+
+#include "membership/node.hpp"
+#include "membership/node_set.hpp"
+
+namespace rtotem::membership {
+
+using transport::InboundPacket;
+using transport::SendBufferRef;
+
+void Node::gather_enter(Time now) {
+  if (state_ == MemberState::kRecovery) recovery_abort();
+  state_ = MemberState::kGather;
+  insert(proc_set_, self_);
+  consensus_ = single(self_);
+  cancel_token_timers();
+  events_.cancel_timer(TimerId::kTokenLoss);
+  events_.cancel_timer(TimerId::kMergeDetect);
+  ++counters_.gathers;
+  send_join();
+  events_.arm_timer(TimerId::kJoin, now + ms_to_time(config_.join_ms));
+  // Restarted on each entry (as corosync does): everyone gets a full consensus period to answer
+  // our new sets. Sets only grow within a round, so re-entries are bounded by the node count.
+  events_.arm_timer(TimerId::kConsensus, now + ms_to_time(config_.consensus_ms));
+}
+
+void Node::send_join() {
+  Join join;
+  join.sender = self_;
+  join.ring_seq = ring_seq_;
+  join.proc_set = proc_set_;
+  join.failed_set = failed_set_;
+  SendBufferRef buffer;
+  if (backend_.acquire(buffer) != Status::kOk) {
+    ++counters_.send_refused;  // the join timer sends it again
+    return;
+  }
+  buffer->set_payload_size(static_cast<std::uint32_t>(encode_join(join, buffer->writable_payload())));
+  if (backend_.multicast(buffer) == Status::kOk)
+    ++counters_.joins_sent;
+  else
+    ++counters_.send_refused;
+}
+
+void Node::on_join(InboundPacket& packet, Time now) {
+  Join join;
+  if (decode_join(packet.payload, join) != DecodeError::kNone) {
+    ++counters_.packets_malformed;
+    return;
+  }
+  if (join.sender != packet.from) {
+    ++counters_.packets_spoofed;
+    return;
+  }
+  if (join.sender == self_) return;
+  ring_seq_ = std::max(ring_seq_, join.ring_seq);  // a new ring must outnumber every one seen
+  if (state_ != MemberState::kGather) {
+    if (join_is_stale(join)) {
+      ++counters_.joins_stale;
+      return;
+    }
+    // Its round goes on without us; answering would make us fail it, and each side's joins
+    // would restart the other's round forever. Its ring's merge detection brings us together.
+    if (contains(join.failed_set, self_)) {
+      ++counters_.joins_failing_us;
+      return;
+    }
+    merge_join_sets(join);
+    gather_enter(now);
+    if (equal(join.proc_set, proc_set_) && equal(join.failed_set, failed_set_)) insert(consensus_, join.sender);
+    return;
+  }
+  if (contains(failed_set_, join.sender)) return;  // given up on for this round
+  if (equal(join.proc_set, proc_set_) && equal(join.failed_set, failed_set_)) {
+    insert(consensus_, join.sender);
+    check_consensus(now);
+    return;
+  }
+  // It knows no more than we do (or only failures we do not take from it): our next join tells
+  // it the rest. Re-entering for nothing would answer join with join at network speed.
+  if (merge_join_sets(join)) gather_enter(now);
+}
+
+// A join sent by a member of our ring (or of the one being formed) before it learned of that
+// ring: left over from the round that formed it.
+bool Node::join_is_stale(const Join& join) const noexcept {
+  if (state_ == MemberState::kOperational) return contains(ring_.members, join.sender) && join.ring_seq < ring_.id.seq;
+  return contains(new_members_, join.sender) && join.ring_seq < commit_.ring_id.seq;
+}
+
+// As corosync: a node's failures are adopted only from a member of our last ring. Taking them
+// from strangers lets two rings' old verdicts split everyone into singletons, round after round.
+// Returns whether our sets grew.
+bool Node::merge_join_sets(const Join& join) noexcept {
+  const std::uint16_t before = proc_set_.count + failed_set_.count;
+  merge(proc_set_, join.proc_set);
+  if (contains(join.failed_set, self_))
+    insert(failed_set_, join.sender);  // it gave up on us: we cannot be on one ring this round
+  else if (contains(ring_.members, join.sender))
+    merge(failed_set_, join.failed_set);
+  return proc_set_.count + failed_set_.count != before;
+}
+
+void Node::on_merge_detect(InboundPacket& packet, Time now) {
+  MergeDetect merge_detect;
+  if (decode_merge_detect(packet.payload, merge_detect) != DecodeError::kNone) {
+    ++counters_.packets_malformed;
+    return;
+  }
+  if (merge_detect.sender != packet.from) {
+    ++counters_.packets_spoofed;
+    return;
+  }
+  if (merge_detect.sender == self_ || merge_detect.ring_id == ring_.id) return;
+  heard_foreign(merge_detect.sender, merge_detect.ring_id, now);
+}
+
+// A node of another ring is alive and reaches us: the rings should become one.
+void Node::heard_foreign(NodeId sender, const RingId& ring, Time now) {
+  if (sender == self_) return;
+  if (state_ == MemberState::kOperational) {
+    // A member still on an older ring of ours sends stragglers; a member on a newer ring, or a
+    // stranger, means a ring to merge with (or one that went on without us).
+    if (contains(ring_.members, sender) && ring.seq < ring_.id.seq) return;
+  } else if (state_ != MemberState::kGather || contains(proc_set_, sender) || contains(failed_set_, sender)) {
+    return;
+  }
+  ++counters_.foreign_heard;
+  insert(proc_set_, sender);
+  gather_enter(now);
+}
+
+void Node::check_consensus(Time now) {
+  if (state_ != MemberState::kGather) return;
+  const NodeList members = difference(proc_set_, failed_set_);
+  if (!is_subset(members, consensus_)) return;
+  if (members.ids[0] == self_) form_commit(now);  // the representative; the others wait for it
+}
+
+void Node::on_consensus_timeout(Time now) {
+  if (state_ != MemberState::kGather) return;
+  ++counters_.consensus_timeouts;
+  const NodeList members = difference(proc_set_, failed_set_);
+  if (is_subset(members, consensus_)) {
+    // Everyone agreed but no commit token came: agree again from fresh joins.
+    consensus_ = single(self_);
+    events_.arm_timer(TimerId::kConsensus, now + ms_to_time(config_.consensus_ms));
+    check_consensus(now);
+    return;
+  }
+  merge(failed_set_, difference(members, consensus_));
+  gather_enter(now);
+}
+
+void Node::send_merge_detect(Time now) {
+  if (state_ != MemberState::kOperational || ring_.id.rep != self_) return;
+  MergeDetect merge_detect;
+  merge_detect.ring_id = ring_.id;
+  merge_detect.sender = self_;
+  SendBufferRef buffer;
+  if (backend_.acquire(buffer) == Status::kOk) {
+    buffer->set_payload_size(
+        static_cast<std::uint32_t>(encode_merge_detect(merge_detect, buffer->writable_payload())));
+    if (backend_.multicast(buffer) == Status::kOk) ++counters_.merge_detects_sent;
+  }
+  events_.arm_timer(TimerId::kMergeDetect, now + ms_to_time(config_.merge_ms));
+}
+
+void Node::form_commit(Time now) {
+  const NodeList members = difference(proc_set_, failed_set_);
+  if (members.count > members_max_) {
+    ++counters_.rings_too_large;  // stays in Gather; the operator's config allows too many nodes
+    return;
+  }
+  // Persisted before anyone hears of it: a restarted representative never names a ring twice.
+  ring_seq_ = std::max(ring_seq_, ring_.id.seq) + 1;
+  events_.persist_ring_seq(ring_seq_);
+  commit_ = Commit{};
+  commit_.ring_id = RingId{self_, ring_seq_};
+  commit_.count = members.count;
+  for (std::uint16_t i = 0; i < members.count; ++i) {
+    commit_.members[i].node = members.ids[i];
+    commit_.members[i].old_ring = RingId{members.ids[i], 0};  // until the member writes its own
+  }
+  fill_commit_entry(commit_.members[0]);
+  new_members_ = members;
+  state_ = MemberState::kCommit;
+  events_.cancel_timer(TimerId::kJoin);
+  events_.cancel_timer(TimerId::kConsensus);
+  events_.arm_timer(TimerId::kTokenLoss, now + ms_to_time(config_.token_timeout_ms));
+  forward_commit(now);
+}
+
+// Hop h of the commit token goes to member h mod n, so a member at index i sees it as hop i on
+// the first rotation and n + i on the second; the representative sees n, then 2n.
+void Node::on_commit(InboundPacket& packet, Time now) {
+  Commit& c = incoming_commit_;
+  if (decode_commit(packet.payload, c) != DecodeError::kNone) {
+    ++counters_.packets_malformed;
+    return;
+  }
+  const std::uint64_t n = c.count;
+  const std::uint64_t index = c.memb_index;
+  const std::uint64_t hop = c.token_seq;
+  if (c.members[index].node != self_ || c.ring_id.rep != c.members[0].node) {
+    ++counters_.commits_ignored;
+    return;
+  }
+  NodeList named;
+  for (std::uint16_t i = 0; i < c.count; ++i) named.ids[i] = c.members[i].node;
+  named.count = c.count;
+  if (state_ == MemberState::kGather && index != 0 && hop == index && c.ring_id.seq > ring_.id.seq &&
+      equal(named, difference(proc_set_, failed_set_))) {
+    if (c.ring_id.seq > ring_seq_) {
+      ring_seq_ = c.ring_id.seq;
+      events_.persist_ring_seq(ring_seq_);
+    }
+    std::swap(commit_, c);
+    fill_commit_entry(commit_.members[index]);
+    new_members_ = named;
+    state_ = MemberState::kCommit;
+      events_.cancel_timer(TimerId::kJoin);
+    events_.cancel_timer(TimerId::kConsensus);
+    events_.arm_timer(TimerId::kTokenLoss, now + ms_to_time(config_.token_timeout_ms));
+    forward_commit(now);
+  } else if (state_ == MemberState::kCommit && c.ring_id == commit_.ring_id && hop == n + index % n) {
+    // index % n: the representative's second visit is hop n, the others' n + index.
+    std::swap(commit_, c);
+    recovery_enter(now);
+    forward_commit(now);
+  } else if (state_ == MemberState::kRecovery && index == 0 && hop == 2 * n && c.ring_id == ring_.id &&
+             !recovery_.token_started) {
+    recovery_.token_started = true;
+    token_buffer_.reset();  // the commit token came round: no more resending it
+    events_.cancel_timer(TimerId::kTokenRetransmit);
+    originate_token(now);
+  } else {
+    ++counters_.commits_ignored;  // a resent copy, or a round this node has left
+  }
+}
+
+void Node::forward_commit(Time now) {
+  ++commit_.token_seq;
+  commit_.memb_index = static_cast<std::uint16_t>(commit_.token_seq % commit_.count);
+  SendBufferRef buffer;
+  if (backend_.acquire(buffer) != Status::kOk) {
+    ++counters_.send_refused;  // token loss takes the ring back to Gather
+    return;
+  }
+  buffer->set_payload_size(static_cast<std::uint32_t>(encode_commit(commit_, buffer->writable_payload())));
+  seq_forwarded_ = 0;
+  send_token_buffer(std::move(buffer), commit_.members[commit_.memb_index].node, now);
+}
+
+void Node::fill_commit_entry(CommitMember& entry) const noexcept {
+  entry.old_ring = ring_.id;
+  entry.aru = ring_.queue.aru();
+  entry.high_delivered = ring_.delivered_through;
+  entry.received_flg = ring_.queue.aru() == ring_.queue.high_seq();
+}
+
+}  // namespace rtotem::membership

@@ -1,0 +1,191 @@
+// The membership faults of the fault phase: network splits (a partition, or one-way links cut)
+// and their heals, crashes and restarts; drawn from the run's Rng at the spec's rates, or
+// scripted. The liveness phase ends them all: the network heals and every crashed node restarts.
+//
+// A scripted fault and a drawn one act on the same network: a drawn heal also ends a scripted
+// partition, and the other way round. Scenarios script, sweeps draw; mixing them is allowed.
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "src/sim/sim_cluster.hpp"
+#include "src/sim/sim_cluster_member.hpp"
+
+namespace rtotem::sim {
+namespace {
+
+// How long a drawn fault lasts, in token timeouts. A split as short as a fifth of one is often
+// over before the token is missed; one of four outlasts the token loss and the consensus timeout,
+// so the groups form rings of their own before they merge again. A crashed node is down from half
+// a token timeout (its ring has not noticed yet) to five (it has re-formed without it).
+constexpr double kSplitMinTimeouts = 0.2;
+constexpr double kSplitMaxTimeouts = 4;
+constexpr double kDownMinTimeouts = 0.5;
+constexpr double kDownMaxTimeouts = 5;
+constexpr std::uint64_t kLinkCutOneIn = 3;   // of the drawn splits, one in 3 cuts links instead
+constexpr std::uint64_t kLinksCutMax = 3;
+
+// The gap to the next fault of a kind: uniform in [1, 2 x mean], as the traffic's gaps are (no
+// libm in a draw, so every platform draws the same).
+Time draw_fault_gap_us(transport::Rng& rng, double per_s) {
+  const double gap_max_us = std::max(1.0, std::round(2e6 / per_s));
+  return rng.uniform_range(1, static_cast<Time>(gap_max_us));
+}
+
+}  // namespace
+
+void SimCluster::begin_faults(Time now) {
+  transport::Rng& rng = network_.rng();
+  if (spec_.partitions_per_s > 0) split_at_us_ = now + draw_fault_gap_us(rng, spec_.partitions_per_s);
+  if (spec_.crashes_per_s > 0) crash_at_us_ = now + draw_fault_gap_us(rng, spec_.crashes_per_s);
+}
+
+// The liveness phase: nothing new, nothing in force. Packets are no longer lost or duplicated but
+// keep the spec's delays: SimFaults{}'s own would reorder a network the spec keeps in order.
+void SimCluster::end_faults(Time now) {
+  network_.heal();
+  transport::SimFaults delays_only = spec_.faults;
+  delays_only.loss = 0;
+  delays_only.duplicate = 0;
+  network_.set_faults(delays_only);
+  split_at_us_.reset();
+  heal_at_us_.reset();
+  crash_at_us_.reset();
+  script_next_ = spec_.script.size();
+  for (NodeId id : ids_)
+    if (member(id) == nullptr) restart(id, now);
+}
+
+std::optional<Time> SimCluster::next_fault_us() const {
+  std::optional<Time> next;
+  auto consider = [&next](std::optional<Time> t) {
+    if (t) next = std::min(next.value_or(*t), *t);
+  };
+  consider(split_at_us_);
+  consider(heal_at_us_);
+  consider(crash_at_us_);
+  if (script_next_ < spec_.script.size()) consider(spec_.script[script_next_].at_us);
+  for (const Slot& slot : slots_) consider(slot.restart_at_us);
+  return next;
+}
+
+// Heals before splits, so a split due with a heal stays in force; restarts before crashes.
+void SimCluster::run_due_faults(Time now) {
+  while (script_next_ < spec_.script.size() && spec_.script[script_next_].at_us <= now)
+    run_scripted(spec_.script[script_next_++], now);
+  if (heal_at_us_ && *heal_at_us_ <= now) {
+    heal_at_us_.reset();
+    network_.heal();
+  }
+  if (split_at_us_ && *split_at_us_ <= now) {
+    split_network(now);
+    split_at_us_ = now + draw_fault_gap_us(network_.rng(), spec_.partitions_per_s);
+  }
+  for (NodeId id : ids_) {
+    const std::optional<Time> due = slots_[id - 1].restart_at_us;
+    if (due && *due <= now) restart(id, now);
+  }
+  if (crash_at_us_ && *crash_at_us_ <= now) {
+    crash_drawn(now);
+    crash_at_us_ = now + draw_fault_gap_us(network_.rng(), spec_.crashes_per_s);
+  }
+}
+
+void SimCluster::run_scripted(const ScriptedFault& fault, Time now) {
+  switch (fault.kind) {
+    case ScriptedFault::Kind::kPartition:
+      ++partitions_;
+      network_.partition(fault.groups);
+      return;
+    case ScriptedFault::Kind::kHeal: network_.heal(); return;
+    case ScriptedFault::Kind::kCrash: crash(fault.node, now); return;
+    case ScriptedFault::Kind::kRestart: restart(fault.node, now); return;
+  }
+}
+
+// Replaces the split in force: a partition of every node (alive or not) into 2 or 3 non-empty
+// groups, or, one time in kLinkCutOneIn, a few one-way links down (asymmetric loss).
+void SimCluster::split_network(Time now) {
+  const std::size_t n = ids_.size();
+  if (n < 2) return;  // one node: nothing to split
+  transport::Rng& rng = network_.rng();
+  ++partitions_;
+  network_.heal();
+  heal_at_us_ = now + draw_between_us(kSplitMinTimeouts, kSplitMaxTimeouts);
+  if (rng.uniform(kLinkCutOneIn) == 0) {
+    cut_links();
+    return;
+  }
+  std::vector<NodeId> order = ids_;
+  for (std::size_t i = n - 1; i > 0; --i) std::swap(order[i], order[rng.uniform(i + 1)]);  // Fisher-Yates
+  const std::size_t groups = n >= 3 ? rng.uniform_range(2, 3) : 2;
+  const std::size_t first_end = rng.uniform_range(1, n - groups + 1);
+  const std::size_t second_end = groups == 3 ? rng.uniform_range(first_end + 1, n - 1) : n;
+  std::vector<std::vector<NodeId>> split;
+  split.emplace_back(order.begin(), order.begin() + first_end);
+  split.emplace_back(order.begin() + first_end, order.begin() + second_end);
+  if (groups == 3) split.emplace_back(order.begin() + second_end, order.end());
+  for (auto& group : split) std::sort(group.begin(), group.end());
+  network_.partition(split);
+}
+
+// 1..kLinksCutMax links, each one way: `to` no longer hears `from`, though `from` still hears `to`.
+void SimCluster::cut_links() {
+  transport::Rng& rng = network_.rng();
+  const std::size_t n = ids_.size();
+  const std::uint64_t links = rng.uniform_range(1, kLinksCutMax);
+  for (std::uint64_t i = 0; i < links; ++i) {
+    const std::size_t from = rng.uniform(n);
+    std::size_t to = rng.uniform(n - 1);
+    if (to >= from) ++to;
+    network_.set_link(ids_[from], ids_[to], false);
+  }
+}
+
+// A random live node, never the last one: a cluster with no node left has nothing to check.
+void SimCluster::crash_drawn(Time now) {
+  if (live_.size() <= 1) return;
+  const NodeId id = live_[network_.rng().uniform(live_.size())];
+  crash(id, now);
+  slots_[id - 1].restart_at_us = now + draw_between_us(kDownMinTimeouts, kDownMaxTimeouts);
+}
+
+// The Node, then its backend (which drops its packets in flight, both ways), its timers and its
+// application's unaccepted messages: all gone. The slot keeps the stored ring seq and the
+// application's counter.
+void SimCluster::crash(NodeId id, Time now) {
+  Slot& slot = slots_[id - 1];
+  if (!slot.member) return;
+  ++crashes_;
+  checker_.record_crash(now, id);
+  const membership::NodeCounters& c = slot.member->node->counters();
+#define RTOTEM_SUM_COUNTER(name) crashed_counters_.name += c.name;
+  RTOTEM_NODE_COUNTERS(RTOTEM_SUM_COUNTER)
+#undef RTOTEM_SUM_COUNTER
+  slot.member.reset();
+  live_.erase(std::find(live_.begin(), live_.end(), id));
+}
+
+// A new incarnation: a fresh backend and Node (with the ring seq it stored), started now.
+void SimCluster::restart(NodeId id, Time now) {
+  Slot& slot = slots_[id - 1];
+  slot.restart_at_us.reset();
+  if (slot.member) return;
+  auto made = make_member(id);
+  RTOTEM_ASSERT(made);  // the same parameters made its first incarnation
+  slot.member = std::move(made).value();
+  ++slot.restarts;
+  live_.insert(std::upper_bound(live_.begin(), live_.end(), id), id);
+  Member& m = *slot.member;
+  m.node->start(now);
+  after_node_call(m);
+  if (generating_) m.generate_at = now + draw_gap_us();
+}
+
+Time SimCluster::draw_between_us(double low_timeouts, double high_timeouts) {
+  const double timeout_us = static_cast<double>(totem_.token_timeout_ms) * 1000;
+  return network_.rng().uniform_range(static_cast<Time>(std::llround(low_timeouts * timeout_us)),
+                                       static_cast<Time>(std::llround(high_timeouts * timeout_us)));
+}
+
+}  // namespace rtotem::sim

@@ -1,0 +1,80 @@
+// The simulated applications: each live node's makes bursts of messages and submits them to its
+// Node, retrying the refused ones (back-pressure) later, oldest first.
+#include <algorithm>
+#include <cmath>
+
+#include "src/sim/sim_cluster.hpp"
+#include "src/sim/sim_cluster_member.hpp"
+
+namespace rtotem::sim {
+namespace {
+
+// A refused submission is retried this much later: soon, as an application would, but not at the
+// same instant (nothing there has changed) nor so often that retries swamp the event loop.
+constexpr Time kRetryMinUs = 1'000;
+constexpr Time kRetryMaxUs = 10'000;
+
+}  // namespace
+
+void SimCluster::run_due_traffic(Time now) {
+  for (NodeId id : live_) {
+    Member& m = *member(id);
+    const std::optional<Time> due = m.next_traffic_us(generating_);
+    if (!due || *due > now) continue;
+    if (generating_ && m.generate_at <= now) {
+      generate_burst(m, now);
+      m.generate_at = now + draw_gap_us();
+    }
+    submit_pending(m, now);
+  }
+}
+
+// A burst of 1..burst_max messages, each with a size in [kStampSize, max_message_size()] (the
+// two ends drawn often, as edges hide bugs) and a delivery type. The application blocks (makes
+// none) while kPendingMax wait: a closed loop, so back-pressure slows it instead of piling up.
+void SimCluster::generate_burst(Member& m, Time now) {
+  transport::Rng& rng = network_.rng();
+  std::uint64_t& next_counter = slots_[m.id - 1].next_counter;
+  const std::uint64_t burst = rng.uniform_range(1, spec_.burst_max);
+  const std::uint32_t size_max = static_cast<std::uint32_t>(m.scratch.size());
+  for (std::uint64_t i = 0; i < burst && m.pending.size() < kPendingMax; ++i) {
+    Submission next{MessageId{m.id, next_counter++}, 0, Delivery::kAgreed};
+    switch (rng.uniform(10)) {
+      case 0: next.size = kStampSize; break;
+      case 1: next.size = size_max; break;
+      default: next.size = static_cast<std::uint32_t>(rng.uniform_range(kStampSize, size_max)); break;
+    }
+    if (spec_.message_size != 0)
+      next.size = std::clamp<std::uint32_t>(spec_.message_size, kStampSize, size_max);
+    if (rng.chance(spec_.safe_fraction)) next.delivery = Delivery::kSafe;
+    checker_.record_offer(now, next.id, next.size, next.delivery);
+    m.pending.push_back(next);
+  }
+}
+
+// Oldest first, until one is refused: that one, and all behind it, wait for the retry.
+void SimCluster::submit_pending(Member& m, Time now) {
+  while (!m.pending.empty()) {
+    const Submission& head = m.pending.front();
+    const std::span<std::byte> payload(m.scratch.data(), head.size);
+    write_payload(head.id, payload);
+    const Status status = m.node->submit(payload, head.delivery, now);
+    after_node_call(m);
+    if (status != Status::kOk) {
+      ++submit_refusals_;
+      m.retry_at = now + network_.rng().uniform_range(kRetryMinUs, kRetryMaxUs);
+      return;
+    }
+    checker_.record_accepted(now, head.id);
+    m.pending.pop_front();
+  }
+}
+
+// Uniform in [1, 2 x mean gap]: bursts of (1 + burst_max) / 2 messages on average, rate_per_s.
+Time SimCluster::draw_gap_us() {
+  const double mean_burst = (1.0 + spec_.burst_max) / 2;
+  const double gap_max_us = std::max(1.0, std::round(2e6 * mean_burst / spec_.rate_per_s));
+  return network_.rng().uniform_range(1, static_cast<Time>(gap_max_us));
+}
+
+}  // namespace rtotem::sim

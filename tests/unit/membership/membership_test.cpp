@@ -1,0 +1,329 @@
+// The membership protocol, phase by phase, on small clusters of real Nodes over the simulated
+// network: forming a ring from a cold start, losing a member (token loss, Gather, consensus
+// timeout), a restart (ring seqs never reused), Recovery handing survivors the same old-ring
+// messages, partitions and merges, and the packets Gather must ignore.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "membership/node.hpp"
+#include "transport/sim/sim_network.hpp"
+
+namespace rtotem::membership {
+namespace {
+
+using transport::BackendParams;
+using transport::InboundPacket;
+using transport::SendBufferRef;
+using transport::SimBackend;
+using transport::SimNetwork;
+
+struct Config {
+  bool transitional = false;
+  RingId ring;
+  std::vector<NodeId> members, joined, left;
+};
+
+struct Delivery {
+  RingId ring;
+  Seq seq = 0;
+  bool transitional = false;
+  std::string text;
+};
+
+// One node: backend, Node, and the host side (timers, what it delivered, its durable ring seq).
+struct Host final : NodeEvents, transport::PacketSink {
+  Host(SimNetwork& network, NodeId node_id, const TotemConfig& config, Seq stored, Time& clock)
+      : id(node_id), now(clock), persisted(stored) {
+    BackendParams p;
+    p.local_node = id;
+    p.cluster_id = 9;
+    p.mtu = 1024;
+    p.send_buffers = 1024;
+    p.recv_buffers = 1024;
+    backend = network.attach(p).value();
+    node = std::make_unique<Node>(id, config, *backend, *this, stored);
+  }
+  void arm_timer(TimerId timer, Time deadline) override { timers[static_cast<std::size_t>(timer)] = deadline; }
+  void cancel_timer(TimerId timer) override { timers[static_cast<std::size_t>(timer)].reset(); }
+  void deliver(const Delivered& m) override {
+    delivered.push_back({m.ring_id, m.seq, m.transitional,
+                         std::string(reinterpret_cast<const char*>(m.payload.data()), m.payload.size())});
+  }
+  void configuration(const ConfigChange& c) override {
+    configs.push_back({c.transitional, c.ring_id, {c.members.begin(), c.members.end()},
+                       {c.joined.begin(), c.joined.end()}, {c.left.begin(), c.left.end()}});
+  }
+  void persist_ring_seq(Seq seq) override {
+    EXPECT_GT(seq, persisted) << "node " << id << " persisted a ring seq that is not higher";
+    persisted = seq;
+  }
+  void on_packets(std::span<InboundPacket> batch) override { node->on_packets(batch, now); }
+  const Config& last_config() const { return configs.back(); }
+
+  NodeId id;
+  Time& now;
+  Seq persisted;
+  std::unique_ptr<SimBackend> backend;
+  std::unique_ptr<Node> node;  // after backend: goes first
+  std::array<std::optional<Time>, kTimerCount> timers{};
+  std::vector<Config> configs;
+  std::vector<Delivery> delivered;
+};
+
+class Cluster {
+ public:
+  explicit Cluster(std::uint64_t seed = 1) : network_(seed, {.delay_min_us = 20, .delay_max_us = 60}) {
+    config_.token_timeout_ms = 200;
+    config_ = config_.resolved().value();
+  }
+
+  Host& start(NodeId id) {
+    auto& slot = hosts_[id];
+    slot = std::make_unique<Host>(network_, id, config_, stored_[id], now_);
+    slot->node->start(now_);
+    flush(*slot);
+    return *slot;
+  }
+  void crash(NodeId id) {
+    stored_[id] = hosts_.at(id)->persisted;
+    hosts_.erase(id);
+  }
+  Host& host(NodeId id) { return *hosts_.at(id); }
+  SimNetwork& network() { return network_; }
+  Time now() const { return now_; }
+
+  // Runs the event loop for `ms` of virtual time.
+  void run_for(std::uint32_t ms) {
+    const Time end = now_ + ms_to_time(ms);
+    for (;;) {
+      std::optional<Time> next = network_.next_delivery_us();
+      for (auto& [id, h] : hosts_) {
+        if (h->backend->has_pending_rx()) next = now_;
+        for (auto& t : h->timers)
+          if (t) next = std::min(next.value_or(*t), *t);
+      }
+      if (!next || *next > end) break;
+      now_ = std::max(now_, *next);
+      network_.advance_to(now_);
+      for (auto& [id, h] : hosts_) {
+        while (h->backend->poll(*h) == transport::kRxBatchMax) {
+        }
+        flush(*h);
+      }
+      for (auto& [id, h] : hosts_)
+        for (std::size_t t = 0; t < kTimerCount; ++t)
+          if (h->timers[t] && *h->timers[t] <= now_) {
+            h->timers[t].reset();
+            h->node->on_timer(static_cast<TimerId>(t), now_);
+            flush(*h);
+          }
+    }
+    now_ = end;
+    network_.advance_to(now_);
+  }
+
+  void submit(NodeId id, const std::string& text, membership::Delivery order = membership::Delivery::kAgreed) {
+    const auto bytes = std::as_bytes(std::span(text.data(), text.size()));
+    ASSERT_EQ(host(id).node->submit(bytes, order, now_), Status::kOk);
+    flush(host(id));
+  }
+
+  // Every started node operational on one ring with exactly `members`.
+  void expect_one_ring(const std::vector<NodeId>& members) {
+    const RingId ring = host(members.front()).node->ring_id();
+    for (NodeId id : members) {
+      const Node& node = *host(id).node;
+      EXPECT_TRUE(node.operational()) << "node " << id << " is in " << describe(node.state());
+      EXPECT_EQ(node.ring_id(), ring) << "node " << id;
+      EXPECT_EQ(std::vector<NodeId>(node.members().begin(), node.members().end()), members) << "node " << id;
+      ASSERT_FALSE(host(id).configs.empty());
+      EXPECT_FALSE(host(id).last_config().transitional);
+      EXPECT_EQ(host(id).last_config().ring, ring);
+      EXPECT_EQ(host(id).last_config().members, members);
+    }
+  }
+
+ private:
+  static void flush(Host& h) { ASSERT_EQ(h.backend->flush(), Status::kOk); }
+
+  SimNetwork network_;
+  TotemConfig config_;
+  Time now_ = 0;
+  std::map<NodeId, std::unique_ptr<Host>> hosts_;
+  std::map<NodeId, Seq> stored_;
+};
+
+TEST(Membership, ALoneNodeFormsARingOfItselfAndSaysSo) {
+  Cluster cluster;
+  Host& h = cluster.start(1);
+  EXPECT_EQ(h.node->state(), MemberState::kGather);
+  cluster.run_for(100);
+  cluster.expect_one_ring({1});
+  ASSERT_EQ(h.configs.size(), 2u);
+  EXPECT_TRUE(h.configs[0].transitional);
+  EXPECT_EQ(h.configs[0].members, std::vector<NodeId>{1});
+  EXPECT_TRUE(h.configs[0].left.empty());
+  EXPECT_TRUE(h.configs[1].joined.empty());
+  EXPECT_EQ(h.node->ring_id(), (RingId{1, 1}));
+  EXPECT_EQ(h.persisted, 1u);  // persisted before it was used
+}
+
+TEST(Membership, ThreeNodesStartedTogetherFormOneRingAndDeliverInOneOrder) {
+  Cluster cluster;
+  for (NodeId id : {1, 2, 3}) cluster.start(id);
+  cluster.run_for(2000);
+  cluster.expect_one_ring({1, 2, 3});
+  for (NodeId id : {1, 2, 3}) EXPECT_EQ(cluster.host(id).persisted, cluster.host(1).node->ring_id().seq);
+  cluster.submit(2, "b");
+  cluster.submit(3, "c", membership::Delivery::kSafe);
+  cluster.submit(1, "a");
+  cluster.run_for(500);
+  std::vector<std::string> order;
+  for (const auto& d : cluster.host(1).delivered) order.push_back(d.text);
+  EXPECT_EQ(order.size(), 3u);
+  for (NodeId id : {2, 3}) {
+    std::vector<std::string> theirs;
+    for (const auto& d : cluster.host(id).delivered) theirs.push_back(d.text);
+    EXPECT_EQ(theirs, order) << "node " << id;
+  }
+}
+
+TEST(Membership, ACrashedMemberIsDeclaredFailedAndTheSurvivorsFormARing) {
+  Cluster cluster;
+  for (NodeId id : {1, 2, 3}) cluster.start(id);
+  cluster.run_for(2000);
+  const RingId before = cluster.host(1).node->ring_id();
+  cluster.crash(3);
+  cluster.run_for(3000);  // token loss, Gather, consensus timeout, Commit, Recovery
+  cluster.expect_one_ring({1, 2});
+  for (NodeId id : {1, 2}) {
+    const Host& h = cluster.host(id);
+    EXPECT_GT(h.node->ring_id().seq, before.seq);
+    const Config& trans = h.configs[h.configs.size() - 2];
+    EXPECT_TRUE(trans.transitional);
+    EXPECT_EQ(trans.members, (std::vector<NodeId>{1, 2}));
+    EXPECT_EQ(trans.left, std::vector<NodeId>{3});
+    EXPECT_TRUE(h.last_config().joined.empty());
+  }
+  // One survivor lost the token; its join took the other into Gather.
+  EXPECT_GE(cluster.host(1).node->counters().token_losses + cluster.host(2).node->counters().token_losses, 1u);
+}
+
+TEST(Membership, ARestartedNodeRejoinsOnARingItNeverNamedBefore) {
+  Cluster cluster;
+  for (NodeId id : {1, 2, 3}) cluster.start(id);
+  cluster.run_for(2000);
+  cluster.crash(1);  // the representative: it named the ring, and persisted its seq
+  cluster.run_for(3000);
+  cluster.expect_one_ring({2, 3});
+  const Seq survivors = cluster.host(2).node->ring_id().seq;
+  Host& back = cluster.start(1);
+  EXPECT_EQ(back.node->ring_seq(), back.persisted);
+  cluster.run_for(3000);
+  cluster.expect_one_ring({1, 2, 3});
+  EXPECT_GT(back.node->ring_id().seq, survivors);
+  // From the restarted node: alone before, the others joined. From the others: 1 joined.
+  EXPECT_EQ(back.configs[back.configs.size() - 2].members, std::vector<NodeId>{1});
+  EXPECT_EQ(back.last_config().joined, (std::vector<NodeId>{2, 3}));
+  EXPECT_EQ(cluster.host(2).last_config().joined, std::vector<NodeId>{1});
+}
+
+// Node 3 cannot hear node 1's multicasts, and node 1 serves its retransmission requests in vain;
+// when node 1 crashes, node 2 re-sends what node 3 lacks in Recovery, and both deliver the same
+// old-ring messages in the same configurations.
+TEST(Membership, RecoveryGivesTheSurvivorsTheSameOldRingMessages) {
+  Cluster cluster;
+  for (NodeId id : {1, 2, 3}) cluster.start(id);
+  cluster.run_for(2000);
+  cluster.expect_one_ring({1, 2, 3});
+  cluster.network().set_link(1, 3, false);
+  for (int i = 0; i < 5; ++i) cluster.submit(1, "m" + std::to_string(i));
+  cluster.run_for(50);
+  cluster.crash(1);
+  cluster.network().set_link(1, 3, true);
+  cluster.run_for(3000);
+  cluster.expect_one_ring({2, 3});
+  EXPECT_GT(cluster.host(3).node->counters().recovery_received, 0u);
+  EXPECT_GT(cluster.host(2).node->counters().recovery_sent, 0u);
+  auto history = [&](NodeId id) {
+    std::vector<std::string> out;
+    for (const auto& d : cluster.host(id).delivered) out.push_back(d.text + (d.transitional ? "/t" : "/r"));
+    return out;
+  };
+  EXPECT_EQ(history(2), history(3));
+  EXPECT_EQ(history(3).size(), 5u);
+}
+
+TEST(Membership, APartitionFormsTwoRingsAndTheHealMergesThem) {
+  Cluster cluster;
+  for (NodeId id : {1, 2, 3, 4, 5}) cluster.start(id);
+  cluster.run_for(2000);
+  cluster.expect_one_ring({1, 2, 3, 4, 5});
+  const std::vector<std::vector<NodeId>> halves{{1, 2}, {3, 4, 5}};
+  cluster.network().partition(halves);
+  cluster.run_for(3000);
+  cluster.expect_one_ring({1, 2});
+  cluster.expect_one_ring({3, 4, 5});
+  cluster.network().heal();
+  cluster.run_for(3000);
+  cluster.expect_one_ring({1, 2, 3, 4, 5});
+  EXPECT_GT(cluster.host(1).node->counters().merge_detects_sent + cluster.host(3).node->counters().merge_detects_sent,
+            0u);
+}
+
+TEST(Membership, StaleAndSpoofedJoinsLeaveAnOperationalRingAlone) {
+  Cluster cluster;
+  for (NodeId id : {1, 2}) cluster.start(id);
+  cluster.run_for(2000);
+  cluster.expect_one_ring({1, 2});
+  const RingId ring = cluster.host(1).node->ring_id();
+  auto send_join = [&](NodeId from, Join join) {
+    std::vector<std::byte> packet(join_size(join));
+    encode_join(join, packet);
+    SendBufferRef buffer;
+    auto& backend = *cluster.host(from).backend;
+    ASSERT_EQ(backend.acquire(buffer), Status::kOk);
+    std::memcpy(buffer->writable_payload().data(), packet.data(), packet.size());
+    buffer->set_payload_size(static_cast<std::uint32_t>(packet.size()));
+    ASSERT_EQ(backend.multicast(buffer), Status::kOk);
+    ASSERT_EQ(backend.flush(), Status::kOk);
+  };
+  Join stale;
+  stale.sender = 2;
+  stale.ring_seq = ring.seq - 1;  // sent before node 2 saw the ring
+  stale.proc_set.ids[0] = 2;
+  stale.proc_set.count = 1;
+  send_join(2, stale);
+  Join spoofed = stale;
+  spoofed.sender = 7;  // node 2's packet naming node 7
+  spoofed.ring_seq = ring.seq + 10;
+  send_join(2, spoofed);
+  cluster.run_for(100);
+  EXPECT_EQ(cluster.host(1).node->counters().joins_stale, 1u);
+  EXPECT_EQ(cluster.host(1).node->counters().packets_spoofed, 1u);
+  cluster.expect_one_ring({1, 2});
+  EXPECT_EQ(cluster.host(1).node->ring_id(), ring);
+}
+
+TEST(Membership, ANewJoinerMakesTheRingReformWithIt) {
+  Cluster cluster;
+  for (NodeId id : {1, 2}) cluster.start(id);
+  cluster.run_for(2000);
+  const RingId before = cluster.host(1).node->ring_id();
+  cluster.start(3);
+  cluster.run_for(2000);
+  cluster.expect_one_ring({1, 2, 3});
+  EXPECT_GT(cluster.host(1).node->ring_id().seq, before.seq);
+  const Host& h1 = cluster.host(1);
+  EXPECT_EQ(h1.configs[h1.configs.size() - 2].members, (std::vector<NodeId>{1, 2}));  // transitional
+  EXPECT_EQ(h1.last_config().joined, std::vector<NodeId>{3});
+}
+
+}  // namespace
+}  // namespace rtotem::membership
