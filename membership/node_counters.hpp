@@ -38,8 +38,7 @@ namespace rtotem::membership {
   X(recovery_received)     /* old-ring messages first learned through Recovery */ \
   X(recovery_gaps)         /* a commit claimed deliveries nobody could supply */  \
   X(merge_detects_sent)    /* a representative announced its ring */             \
-  X(foreign_heard)         /* another ring's node heard: Gather to merge */       \
-  X(packets_unhandled)     /* a valid packet this state does not handle */
+  X(foreign_heard)         /* another ring's node heard: Gather to merge */
 
 struct NodeCounters {
 #define RTOTEM_DECLARE_COUNTER(name) std::uint64_t name = 0;
