@@ -28,13 +28,35 @@ void Node::deliver_ready() {
     }
     if (state_ != MemberState::kOperational) break;
     if (message->delivery == Delivery::kSafe && seq > ring.safe_through) break;  // total order waits too
-    events_.deliver(Delivered{ring.id, seq, message->sender, message->delivery, false, message->payload,
-                              &message->hold});
     ring.delivered_through = seq;
-    ++counters_.messages_delivered;
+    deliver_packet(ring.id, seq, *message, false);
   }
   const Seq discard = std::min(ring.safe_through, ring.delivered_through);
   if (discard > ring.queue.base()) ring.queue.discard_through(discard);
+}
+
+// A packet's messages, in order: each whole one as it is (zero copy, the packet's buffer to keep),
+// each split one once its last piece is here. Every node reads the same packets in the same order
+// with the same pieces under way, so all of them deliver, and drop, the same messages.
+void Node::deliver_packet(const RingId& ring, Seq seq, const StoredMessage& message, bool transitional) {
+  ChunkReader reader(message.payload);
+  Chunk chunk;
+  Delivered out{ring, seq, message.sender, message.delivery, transitional};
+  while (reader.next(chunk)) {
+    out.payload = chunk.bytes;
+    out.hold = &message.hold;
+    if (chunk.kind != ChunkKind::kWhole) {
+      const Assembler::Outcome outcome = assembler_.add(message.sender, chunk);
+      counters_.messages_cut_short = assembler_.dropped();
+      if (outcome != Assembler::Outcome::kComplete) continue;
+      out.payload = assembler_.message();
+      out.hold = nullptr;
+    }
+    events_.deliver(out);
+    ++out.index;
+    ++counters_.messages_delivered;
+  }
+  if (reader.error() != DecodeError::kNone) ++counters_.payloads_malformed;  // a broken sender: skipped alike everywhere
 }
 
 }  // namespace rtotem::membership

@@ -69,6 +69,13 @@ void Node::on_join(InboundPacket& packet, Time now) {
       ++counters_.joins_stale;
       return;
     }
+    // As corosync: a ring being formed listens only to its own members. A stranger's round
+    // would abort it, and a node that keeps its failed set until a ring is installed would keep
+    // failing the stranger, round after round; once installed, the stranger's joins merge us.
+    if (state_ != MemberState::kOperational && !contains(new_members_, join.sender)) {
+      ++counters_.joins_deferred;
+      return;
+    }
     // Its round goes on without us; answering would make us fail it, and each side's joins
     // would restart the other's round forever. Its ring's merge detection brings us together.
     if (contains(join.failed_set, self_)) {

@@ -40,14 +40,16 @@ Node::Node(NodeId self, const TotemConfig& config, transport::Backend& backend, 
       ring_(config.sort_queue_capacity),
       old_ring_(config.sort_queue_capacity),
       members_max_(members_max_for_mtu(backend.mtu())),
-      send_queue_(std::make_unique<Pending[]>(config.send_queue_max)) {
+      send_queue_(std::make_unique<Pending[]>(config.send_queue_max)),
+      assembler_(members_max_, config.max_message_size) {
   RTOTEM_ASSERT(self != kNoNode);
   // Sizing, checked where the configuration is read; here it would be a bug.
   RTOTEM_ASSERT(window_limit_ >= 2 * config.window_size);
-  RTOTEM_ASSERT(backend.send_pool().capacity() > submit_reserve_ + 2);
+  RTOTEM_ASSERT(backend.send_pool().capacity() > submit_reserve_ + 2 + pieces_for(config.max_message_size, backend.mtu()));
+  RTOTEM_ASSERT(pieces_for(config.max_message_size, backend.mtu()) <= config.send_queue_max);
   RTOTEM_ASSERT(backend.local_node() == self);
   RTOTEM_ASSERT(config.token_retransmit_ms > 0 && config.token_hold_ms > 0 && config.consensus_ms > 0);  // resolved()
-  RTOTEM_ASSERT(backend.mtu() > 2 * mcast_header_size());
+  RTOTEM_ASSERT(backend.mtu() > 2 * mcast_header_size() + kChunkHeaderSize);
   RTOTEM_ASSERT(rtr_max_ >= 1 && members_max_ >= 1);
   // Before its first ring a node is alone on a ring of its own that no other node can name.
   const NodeId alone[] = {self};
@@ -207,32 +209,6 @@ void Node::on_timer(TimerId timer, Time now) {
       send_merge_detect(now);
       break;
   }
-}
-
-// Room for two mcast headers: Recovery re-sends an old packet inside a new one.
-std::size_t Node::max_message_size() const noexcept { return backend_.mtu() - 2 * mcast_header_size(); }
-
-Status Node::submit(std::span<const std::byte> message, Delivery delivery, Time now) {
-  if (message.size() > max_message_size()) return Status::kTooLarge;
-  if (send_count_ == config_.send_queue_max) {
-    ++counters_.submit_backpressure;
-    return Status::kQueueFull;
-  }
-  // The last buffers are the protocol's own: copies of others' messages to retransmit.
-  SendBufferRef buffer;
-  if (backend_.send_pool().available() <= submit_reserve_ || backend_.acquire(buffer) != Status::kOk) {
-    ++counters_.submit_backpressure;
-    return Status::kPoolExhausted;
-  }
-  // The mcast header is written when the token assigns the sequence number.
-  std::memcpy(buffer->writable_payload().data() + mcast_header_size(), message.data(), message.size());
-  buffer->set_payload_size(static_cast<std::uint32_t>(mcast_header_size() + message.size()));
-  send_queue_[(send_head_ + send_count_) % config_.send_queue_max] = Pending{std::move(buffer), delivery};
-  ++send_count_;
-  // A held token goes on at once with the new message; through the timer, not from in here, as
-  // submit() may be called from inside deliver().
-  if (holding_token_) events_.arm_timer(TimerId::kTokenHold, now);
-  return Status::kOk;
 }
 
 }  // namespace rtotem::membership

@@ -17,6 +17,8 @@
 #include <optional>
 #include <span>
 
+#include "membership/assembler.hpp"
+#include "membership/chunks.hpp"
 #include "membership/node_counters.hpp"
 #include "membership/packets.hpp"
 #include "membership/sort_queue.hpp"
@@ -48,7 +50,9 @@ struct Delivered {
   Delivery delivery = Delivery::kAgreed;
   // Delivered in the transitional configuration that closes ring_id, not in the regular one.
   bool transitional = false;
+  std::uint16_t index = 0;              // its place among the messages packed into packet seq
   std::span<const std::byte> payload;   // valid during the call; copy `hold` to keep it
+  // nullptr for a message put back together from pieces: copy the payload to keep it.
   const transport::BufferRef* hold = nullptr;
 };
 
@@ -100,11 +104,9 @@ class Node {
   void on_packets(std::span<transport::InboundPacket> batch, Time now);
   void on_timer(TimerId timer, Time now);
   // Queues a message for the next token visit on an operational ring (kept across membership
-  // changes). kQueueFull / kPoolExhausted: back-pressure; kTooLarge: above max_message_size().
+  // changes): packed with others or split into pieces (send_queue.cpp). kQueueFull /
+  // kPoolExhausted: back-pressure; kTooLarge: above max_message_size().
   Status submit(std::span<const std::byte> message, Delivery delivery, Time now);
-
-  // An application message fits one packet with room for a second header: Recovery re-sends an
-  // old ring's packets whole inside new-ring ones.
   std::size_t max_message_size() const noexcept;
   NodeId id() const noexcept { return self_; }
   MemberState state() const noexcept { return state_; }
@@ -122,9 +124,10 @@ class Node {
   const NodeCounters& counters() const noexcept { return counters_; }
 
  private:
-  struct Pending {
+  struct Pending {  // one packet to send: whole messages, or a piece of one
     transport::SendBufferRef buffer;
     Delivery delivery = Delivery::kAgreed;
+    ChunkKind kind = ChunkKind::kWhole;
   };
 
   // One ring's messages and what this node knows of them.
@@ -162,15 +165,22 @@ class Node {
   bool retransmit(const StoredMessage& message);
   std::uint32_t transmits_allowed() const noexcept;
   std::uint32_t my_backlog() const noexcept;
-  std::uint32_t send_new_messages(std::uint32_t allowed);
   void request_missing();
   void update_aru();
   void forward_token(Time now);
   void send_token_buffer(transport::SendBufferRef buffer, NodeId to, Time now);
   bool ring_idle() const noexcept;
   void pass_token(Time now);
+  // send_queue.cpp
+  bool pack(std::span<const std::byte> message, Delivery delivery) noexcept;
+  Status enqueue_pieces(std::span<const std::byte> message, Delivery delivery) noexcept;
+  static void write_chunk(transport::SendBuffer& buffer, ChunkKind kind, std::span<const std::byte> bytes,
+                          std::size_t total) noexcept;
+  std::uint32_t send_new_messages(std::uint32_t allowed);
+  bool unshare(transport::SendBufferRef& buffer) noexcept;
   // delivery.cpp
   void deliver_ready();
+  void deliver_packet(const RingId& ring, Seq seq, const StoredMessage& message, bool transitional);
   void release_stable(Seq token_aru);
   // membership.cpp
   void gather_enter(Time now);
@@ -234,6 +244,9 @@ class Node {
   std::unique_ptr<Pending[]> send_queue_;  // submitted, waiting for the token: a ring
   std::size_t send_head_ = 0;
   std::size_t send_count_ = 0;
+  std::size_t kept_ = 0;       // pieces at the head already sent on kept_ring_: the message's start
+  RingId kept_ring_;
+  Assembler assembler_;        // others' split messages, as they are delivered
 
   Token token_;                               // the token being handled (too big for the stack)
   Token incoming_;                            // a received token, checked before it replaces token_
@@ -242,6 +255,7 @@ class Node {
   NodeId token_sent_to_ = kNoNode;
   Seq seq_forwarded_ = 0;                     // its `seq`: a later mcast from the successor acks it
   bool holding_token_ = false;
+  bool send_starved_ = false;  // the last visit found no buffer or no room to send in
   std::uint32_t retransmitted_this_visit_ = 0;
   NodeCounters counters_;
 };

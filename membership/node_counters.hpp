@@ -21,14 +21,20 @@ namespace rtotem::membership {
   X(retransmits_sent)      /* messages multicast again on request */              \
   X(retransmits_requested) /* sequence numbers we put in an rtr list */           \
   X(messages_delivered)    /* handed to the application */                        \
+  X(messages_packed)       /* submitted into a packet other messages wait in */   \
+  X(messages_split)        /* submitted as pieces of one packet each */           \
+  X(messages_restarted)    /* split, cut short by a ring change: sent again whole */ \
+  X(messages_cut_short)    /* others' split messages dropped unfinished */        \
   X(submit_backpressure)   /* submissions refused: queue or pool full */          \
   X(send_refused)          /* the backend refused a send (queue or pool full) */  \
   X(packets_malformed)     /* refused by a decoder */                             \
+  X(payloads_malformed)    /* an ordered packet whose messages break the chunk form */ \
   X(seq_collisions)        /* our next seq already held: forged or stray input */ \
   X(packets_spoofed)       /* a join or merge naming another sender than its packet's */ \
   X(gathers)               /* Gather entered (or re-entered with new sets) */     \
   X(joins_sent)            /* join messages multicast */                          \
   X(joins_stale)           /* a member's join sent before it saw our ring */      \
+  X(joins_deferred)        /* a stranger's join while our ring is being formed */ \
   X(joins_failing_us)      /* a join that lists us as failed, outside Gather */  \
   X(consensus_timeouts)    /* Gather ran out of time: the silent declared failed */ \
   X(commits_ignored)       /* a commit token for another view, state or hop */    \

@@ -74,7 +74,10 @@ std::uint32_t Node::send_recovery_messages(std::uint32_t allowed) {
       break;
     }
     SendBufferRef buffer;
-    if (backend_.acquire(buffer) != Status::kOk) break;
+    if (backend_.acquire(buffer) != Status::kOk) {
+      send_starved_ = true;
+      break;
+    }
     McastHeader header;
     header.ring_id = ring_.id;
     header.seq = token_.seq + 1;
@@ -85,6 +88,7 @@ std::uint32_t Node::send_recovery_messages(std::uint32_t allowed) {
     buffer->set_payload_size(static_cast<std::uint32_t>(at + old->packet.size()));
     if (backend_.multicast(buffer) != Status::kOk) {
       ++counters_.send_refused;
+      send_starved_ = true;
       break;
     }
     token_.seq = header.seq;
@@ -128,7 +132,10 @@ void Node::operational_enter(Time now) {
   // 3. The rest of the old ring, holes skipped.
   for (Seq seq = old_ring_.delivered_through + 1; seq <= old_ring_.queue.high_seq(); ++seq)
     if (old_ring_.queue.holds(seq)) deliver_old(seq, true);
-  // 4. The regular configuration of the new ring.
+  // 4. The regular configuration of the new ring. A split message the old ring did not finish
+  // ends here; its sender, if it is still with us, sends it again whole on the new ring.
+  assembler_.reset();
+  counters_.messages_cut_short = assembler_.dropped();
   const NodeList joined = difference(ring_.members, plan.trans);
   events_.configuration(ConfigChange{false, ring_.id, ring_.members.view(), joined.view(), {}});
   ++counters_.rings_installed;
@@ -145,9 +152,7 @@ void Node::deliver_old(Seq seq, bool transitional) {
   RTOTEM_ASSERT(message);
   old_ring_.delivered_through = seq;
   if (message->recovery) return;  // the old ring's own Recovery packet: never the application's
-  events_.deliver(Delivered{old_ring_.id, seq, message->sender, message->delivery, transitional, message->payload,
-                            &message->hold});
-  ++counters_.messages_delivered;
+  deliver_packet(old_ring_.id, seq, *message, transitional);
 }
 
 }  // namespace rtotem::membership

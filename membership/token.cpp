@@ -46,8 +46,12 @@ void Node::handle_token(Time now) {
   retransmitted_this_visit_ = 0;
   retransmit_requested();
   // On an idle ring the representative alone holds the token: one hold per rotation keeps the
-  // rotation below the retransmit timeout however many members there are.
-  if (self_ == ring_.id.rep && ring_idle()) {
+  // rotation below the retransmit timeout however many members there are. A node alone on its
+  // ring also holds it when it could not send for want of buffers: its token comes straight back
+  // through the loopback, and spinning on it would not give the transmissions in flight (which
+  // hold those buffers) a moment to finish.
+  const bool alone_and_starved = send_starved_ && successor() == self_;
+  if (self_ == ring_.id.rep && (ring_idle() || alone_and_starved)) {
     holding_token_ = true;
     events_.arm_timer(TimerId::kTokenHold, now + ms_to_time(config_.token_hold_ms));
     return;
@@ -68,6 +72,7 @@ void Node::pass_token(Time now) {
     events_.cancel_timer(TimerId::kTokenHold);
   }
   const bool recovering = state_ == MemberState::kRecovery;
+  send_starved_ = false;
   const std::uint32_t allowed = transmits_allowed();
   const std::uint32_t sent =
       (recovering ? send_recovery_messages(allowed) : send_new_messages(allowed)) + retransmitted_this_visit_;
@@ -89,7 +94,7 @@ void Node::pass_token(Time now) {
 
 // What this node still has to send: the application's messages, or in Recovery the old ring's.
 std::uint32_t Node::my_backlog() const noexcept {
-  if (state_ != MemberState::kRecovery) return static_cast<std::uint32_t>(send_count_);
+  if (state_ != MemberState::kRecovery) return static_cast<std::uint32_t>(send_count_ - kept_);
   return recovery_.next_resend > recovery_.old_high
              ? 0
              : static_cast<std::uint32_t>(recovery_.old_high - recovery_.next_resend + 1);
@@ -142,39 +147,6 @@ std::uint32_t Node::transmits_allowed() const noexcept {
     if (share > 0 && allowed > share) allowed = static_cast<std::uint32_t>(share);
   }
   return allowed;
-}
-
-std::uint32_t Node::send_new_messages(std::uint32_t allowed) {
-  std::uint32_t sent = 0;
-  while (sent < allowed && send_count_ > 0) {
-    if (token_.seq + 1 - ring_.queue.base() > window_limit_) break;  // room to keep it first
-    if (ring_.queue.holds(token_.seq + 1)) {  // a forged or stray packet took our number: not ours to send
-      ++counters_.seq_collisions;
-      break;
-    }
-    Pending& pending = send_queue_[send_head_];
-    McastHeader header;
-    header.ring_id = ring_.id;
-    header.seq = token_.seq + 1;
-    header.sender = self_;
-    header.delivery = pending.delivery;
-    encode_mcast_header(header, pending.buffer->writable_payload());
-    if (backend_.multicast(pending.buffer) != Status::kOk) {
-      ++counters_.send_refused;  // the queue is full: the rest waits for the next visit
-      break;
-    }
-    token_.seq = header.seq;
-    const auto packet = pending.buffer->payload();
-    StoredMessage own{std::move(pending.buffer), packet, packet.subspan(mcast_header_size()), self_,
-                      pending.delivery};
-    const auto stored = ring_.queue.insert(header.seq, std::move(own));
-    RTOTEM_ASSERT(stored == SortQueue::Insert::kStored);
-    send_head_ = (send_head_ + 1) % config_.send_queue_max;
-    --send_count_;
-    ++sent;
-    ++counters_.messages_sent;
-  }
-  return sent;
 }
 
 void Node::request_missing() {

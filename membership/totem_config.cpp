@@ -3,6 +3,7 @@
 
 #include <bit>
 
+#include "membership/chunks.hpp"
 #include "membership/packets.hpp"
 
 namespace rtotem::membership {
@@ -29,6 +30,8 @@ Result<TotemConfig> TotemConfig::resolved() const {
   if (c.window_size == 0) return Error::make("window_size must be at least 1");
   if (c.max_messages == 0 || c.max_messages > c.window_size)
     return Error::make("max_messages: {} must be in [1, window_size {}]", c.max_messages, c.window_size);
+  if (c.max_message_size == 0 || c.max_message_size > kMaxMessageSizeLimit)
+    return Error::make("max_message_size: {} must be in [1, {}]", c.max_message_size, kMaxMessageSizeLimit);
   if (c.send_queue_max < c.max_messages)
     return Error::make("send_queue_max: {} is below max_messages {}", c.send_queue_max, c.max_messages);
   if (!std::has_single_bit(c.sort_queue_capacity) || c.sort_queue_capacity < 4 * c.window_size)
@@ -39,15 +42,21 @@ Result<TotemConfig> TotemConfig::resolved() const {
 
 Result<void> TotemConfig::check(const transport::BackendParams& backend) const {
   if (rtr_max_for_mtu(backend.mtu) < 1 || members_max_for_mtu(backend.mtu) < 1 ||
-      backend.mtu <= 2 * mcast_header_size())
+      backend.mtu <= 2 * mcast_header_size() + kChunkHeaderSize)
     return Error::make("mtu {} cannot carry a token with a retransmit request and a message", backend.mtu);
   // A quarter of the receive ring for the window: Recovery holds an old ring's messages as well.
   if (backend.recv_buffers / 4 < 2 * window_size)
     return Error::make("recv_buffers {} must be at least 8 x window_size ({})", backend.recv_buffers,
                        8 * window_size);
-  if (backend.send_buffers <= window_size + kRtrMax + 2)
-    return Error::make("send_buffers {} must be above window_size + {} ({})", backend.send_buffers, kRtrMax + 2,
-                       window_size + kRtrMax + 2);
+  // A message of max_message_size must fit the send queue and the send buffers left to submit().
+  const std::size_t pieces = pieces_for(max_message_size, backend.mtu);
+  if (pieces > send_queue_max)
+    return Error::make("max_message_size {} takes {} packets of mtu {}, above send_queue_max {}", max_message_size,
+                       pieces, backend.mtu, send_queue_max);
+  if (backend.send_buffers <= window_size + kRtrMax + 2 + pieces)
+    return Error::make("send_buffers {} must be above window_size + {} + the {} packets of a max_message_size "
+                       "message ({})",
+                       backend.send_buffers, kRtrMax + 2, pieces, window_size + kRtrMax + 2 + pieces);
   return {};
 }
 

@@ -9,6 +9,8 @@
 
 namespace rtotem::membership {
 
+inline constexpr std::uint32_t kMaxMessageSizeLimit = 64u << 20;  // what a chunk's u32 total allows, and sanity
+
 struct TotemConfig {
   std::uint32_t token_timeout_ms = 3000;          // no token for this long: the ring re-forms
   std::uint32_t token_retransmits_before_loss = 4;
@@ -21,6 +23,7 @@ struct TotemConfig {
   std::uint32_t max_messages = 17;                // new messages per token visit, one node
   std::uint32_t send_queue_max = 1024;            // submitted, waiting for the token: then -EAGAIN
   std::uint32_t sort_queue_capacity = 4096;       // messages held per ring; a power of two
+  std::uint32_t max_message_size = 1 << 20;       // bytes; split into packets above one packet
 
   // Fills the derived values; errors name the key and the rule.
   Result<TotemConfig> resolved() const;

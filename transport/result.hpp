@@ -59,10 +59,13 @@ class [[nodiscard]] Result {
   bool ok() const noexcept { return v_.index() == 0; }
   explicit operator bool() const noexcept { return ok(); }
   T& value() & { RTOTEM_ASSERT(ok()); return std::get<0>(v_); }
+  const T& value() const& { RTOTEM_ASSERT(ok()); return std::get<0>(v_); }
   T&& value() && { RTOTEM_ASSERT(ok()); return std::get<0>(std::move(v_)); }
   const Error& error() const { RTOTEM_ASSERT(!ok()); return std::get<1>(v_); }
   T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
 
  private:
   std::variant<T, Error> v_;

@@ -183,7 +183,7 @@ void HistoryChecker::record_delivery(Time now, NodeId node, const Delivered& mes
   check_creation(now, node, message, id, *state);
   check_ring_seq(now, node, message, id, ring, *state);
   check_node_sequence(now, at, message, id, ring);
-  node_states_[at].history.push_back(Record{now, ring, message.seq, id});
+  node_states_[at].history.push_back(Record{now, ring, Place{message.seq, message.index}, id});
 }
 
 void HistoryChecker::check_safe(Time now, NodeId node, const Delivered& message, std::span<const NodeId> lacking) {
@@ -222,23 +222,28 @@ void HistoryChecker::check_creation(Time now, NodeId node, const Delivered& mess
   if (!wrong.empty()) report(Property::kNoCreation, now, {node}, id, std::move(wrong));
 }
 
-// The (ring, seq) -> message map is one for all nodes, and each message has one (ring, seq).
+// The (ring, place) -> message map is one for all nodes, and each message has one (ring, place).
 void HistoryChecker::check_ring_seq(Time now, NodeId node, const Delivered& message, MessageId id,
                                     std::uint32_t ring, MessageState& state) {
-  const auto [slot, fresh] = by_ring_seq_.try_emplace({ring, message.seq}, id);
+  const Place place{message.seq, message.index};
+  const auto [slot, fresh] = by_place_.try_emplace({ring, place}, id);
   if (!fresh && slot->second != id)
     report(Property::kTotalOrder, now, {node, find(slot->second)->first_node}, id,
-           fmt::format("delivered as seq {} of ring {}, which node {} delivered as message {}", message.seq,
+           fmt::format("delivered as {} of ring {}, which node {} delivered as message {}", place_text(place),
                        ring_text(ring), find(slot->second)->first_node, describe(slot->second)));
   if (state.first_node == transport::kNoNode) {
     state.first_node = node;
     state.ring = ring;
-    state.seq = message.seq;
-  } else if (state.ring != ring || state.seq != message.seq) {
+    state.place = place;
+  } else if (state.ring != ring || state.place != place) {
     report(Property::kTotalOrder, now, {node, state.first_node}, id,
-           fmt::format("delivered as seq {} of ring {}; node {} delivered it as seq {} of ring {}", message.seq,
-                       ring_text(ring), state.first_node, state.seq, ring_text(state.ring)));
+           fmt::format("delivered as {} of ring {}; node {} delivered it as {} of ring {}", place_text(place),
+                       ring_text(ring), state.first_node, place_text(state.place), ring_text(state.ring)));
   }
+}
+
+std::string HistoryChecker::place_text(Place place) {
+  return place.index == 0 ? fmt::format("seq {}", place.seq) : fmt::format("seq {} #{}", place.seq, place.index);
 }
 
 // EVS: a node delivers in its current configuration: a regular one delivers its own ring's
@@ -270,10 +275,11 @@ void HistoryChecker::check_node_sequence(Time now, std::size_t at, const Deliver
                        config_text(self.installed.back().config)));
     return;
   }
-  if (message.seq <= self.last_seq)
+  const Place place{message.seq, message.index};
+  if (place <= self.last)
     report(Property::kTotalOrder, now, {node}, id,
-           fmt::format("delivered seq {} of ring {} after seq {}", message.seq, ring_text(ring), self.last_seq));
-  self.last_seq = std::max(self.last_seq, message.seq);
+           fmt::format("delivered {} of ring {} after {}", place_text(place), ring_text(ring), place_text(self.last)));
+  self.last = std::max(self.last, place);
 }
 
 void HistoryChecker::report(Property property, Time now, std::vector<NodeId> nodes, std::optional<MessageId> message,

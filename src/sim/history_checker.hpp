@@ -136,6 +136,14 @@ class HistoryChecker {
  private:
   static constexpr std::uint32_t kNoRing = ~std::uint32_t{0};
 
+  // Where a ring ordered a message: its packet's seq, and its index among the messages packed
+  // into that packet.
+  struct Place {
+    Seq seq = 0;
+    std::uint16_t index = 0;
+    auto operator<=>(const Place&) const = default;
+  };
+  static std::string place_text(Place place);
   struct MessageState {
     std::uint32_t size = 0;
     Delivery delivery = Delivery::kAgreed;
@@ -145,14 +153,14 @@ class HistoryChecker {
     std::uint64_t delivered_mask = 0;  // bit i: nodes_[i] delivered it
     // Where it was first delivered, which every later delivery must match.
     std::uint32_t ring = kNoRing;      // index into rings_
-    Seq seq = 0;
+    Place place;
     NodeId first_node = transport::kNoNode;
   };
   // One delivery in a node's history, in the order the node delivered.
   struct Record {
     Time time_us = 0;
     std::uint32_t ring = 0;  // index into rings_
-    Seq seq = 0;
+    Place place;
     MessageId id;
   };
   // A configuration, as every node that installs it must see it.
@@ -179,7 +187,7 @@ class HistoryChecker {
     bool in_transitional = false;  // installed.back() is a transitional configuration
     // The current regular configuration; while a transitional one is current, the one it closes.
     std::optional<std::uint32_t> regular;
-    Seq last_seq = 0;              // the highest seq delivered in the current ring
+    Place last;                    // the last place delivered in the current ring
     std::set<std::uint32_t> left_rings;  // never to deliver in again
   };
 
@@ -228,7 +236,7 @@ class HistoryChecker {
   std::vector<std::uint64_t> outstanding_;
   std::vector<RingId> rings_;                         // in order of first mention
   std::map<std::pair<NodeId, Seq>, std::uint32_t> ring_indexes_;  // (rep, seq) -> index in rings_
-  std::map<std::tuple<std::uint32_t, Seq>, MessageId> by_ring_seq_;  // (ring index, seq)
+  std::map<std::tuple<std::uint32_t, Place>, MessageId> by_place_;  // (ring index, place)
   std::vector<Config> configs_;                       // in order of first installation
   std::map<ConfigKey, std::uint32_t> config_indexes_;
   // (configuration, the next one) -> (node index, position in its installed) of the first node

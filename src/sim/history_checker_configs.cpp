@@ -57,7 +57,7 @@ void HistoryChecker::record_crash(Time, NodeId node) {
   self.in_config = false;
   self.in_transitional = false;
   self.regular.reset();
-  self.last_seq = 0;
+  self.last = {};
   // What the application of the dead incarnation waited for is owed to nobody now.
   for (MessageState& state : messages_[at]) {
     if (settled(state, at)) continue;
@@ -137,7 +137,7 @@ std::uint32_t HistoryChecker::install_regular(Time now, std::size_t at, const Co
            fmt::format("installs ring {} again, after leaving it", ring_text(ring)));
   const std::uint32_t config = config_index(now, node, ConfigKey{false, kNoRing, transport::kNoNode, ring}, change.members);
   self.regular = config;
-  self.last_seq = 0;
+  self.last = {};
   return config;
 }
 

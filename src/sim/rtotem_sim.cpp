@@ -61,6 +61,8 @@ struct Totals {
   std::uint64_t rings = 0;
   std::uint64_t crashes = 0;
   std::uint64_t partitions = 0;
+  std::uint64_t split = 0;       // messages sent in pieces
+  std::uint64_t restarted = 0;   // of those, cut short by a ring change and sent again whole
   Time virtual_us = 0;
 };
 
@@ -88,6 +90,7 @@ void print_node(const NodeSnapshot& n) {
              n.id, membership::describe(n.state), ring_text(n.ring_id), fmt::join(n.members, ","),
              n.delivered_through, n.send_queue, n.pending, n.counters.tokens_received, n.counters.tokens_deferred,
              n.counters.token_losses, n.counters.send_refused, n.restarts);
+  fmt::print("    counters:{}\n", counters_text(n.counters));
 }
 
 void print_failure(const RunParams& params, const SimResult& r) {
@@ -128,6 +131,8 @@ bool run_one(const SimOptions& options, std::uint64_t seed, Totals& totals) {
   totals.rings += result.rings_formed;
   totals.crashes += result.crashes;
   totals.partitions += result.partitions;
+  totals.split += result.counters.messages_split;
+  totals.restarted += result.counters.messages_restarted;
   totals.virtual_us += result.end_us;
   if (result.ok()) {
     if (verbose) print_summary(params, result);
@@ -161,8 +166,10 @@ int main(int argc, char** argv) {
   }
   if (options->range)
     fmt::print("seeds {}..{}: {} runs, {} failed, {} messages delivered, {} configurations, {} rings formed, {} "
-               "crashes, {} partitions, {} s virtual time\n",
+               "crashes, {} partitions, {} messages split ({} sent again whole after a ring change), {} s virtual "
+               "time\n",
                options->seed_first, options->seed_last, totals.runs, totals.failed, totals.messages,
-               totals.configurations, totals.rings, totals.crashes, totals.partitions, seconds(totals.virtual_us));
+               totals.configurations, totals.rings, totals.crashes, totals.partitions, totals.split, totals.restarted,
+               seconds(totals.virtual_us));
   return totals.failed == 0 ? kExitHeld : kExitViolated;
 }

@@ -294,4 +294,12 @@ SimResult SimCluster::result() const {
   return r;
 }
 
+std::string counters_text(const membership::NodeCounters& counters) {
+  std::string text;
+  counters.for_each([&](std::string_view name, std::uint64_t value) {
+    if (value != 0) text += fmt::format(" {}={}", name, value);
+  });
+  return text;
+}
+
 }  // namespace rtotem::sim

@@ -76,9 +76,11 @@ struct SimSpec {
   std::uint32_t burst_max = 8;             // they come in bursts of 1..burst_max
   double safe_fraction = 0.5;              // the share submitted as Delivery::kSafe
   std::uint32_t message_size = 0;          // 0: drawn per message; else all this size (benchmarks)
+  double large_fraction = 0.05;            // drawn sizes: the share above one packet, split in pieces
   membership::TotemConfig totem = [] {
     membership::TotemConfig config;
     config.token_timeout_ms = 1000;        // virtual time is free; shorter keeps runs small
+    config.max_message_size = 32 << 10;    // 25 pieces at the default mtu: splits without the cost of 1 MiB
     return config;
   }();
   transport::BackendParams backend;        // local_node is set per node
@@ -92,6 +94,10 @@ struct FormedRing {
   std::vector<NodeId> members;
   Time formed_us = 0;                      // when the first node became operational in it
 };
+
+// Every counter that moved, " name=value" each: what a node did is the first clue to why it is
+// stuck.
+std::string counters_text(const membership::NodeCounters& counters);
 
 // Where a node stands at the end: enough to see which one is stuck, and why.
 struct NodeSnapshot {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "membership/chunks.hpp"
 #include "src/sim/sim_cluster.hpp"
 #include "src/sim/sim_cluster_member.hpp"
 
@@ -29,20 +30,26 @@ void SimCluster::run_due_traffic(Time now) {
   }
 }
 
-// A burst of 1..burst_max messages, each with a size in [kStampSize, max_message_size()] (the
-// two ends drawn often, as edges hide bugs) and a delivery type. The application blocks (makes
-// none) while kPendingMax wait: a closed loop, so back-pressure slows it instead of piling up.
+// A burst of 1..burst_max messages, each with a size in [kStampSize, one packet's] (the two ends
+// drawn often, as edges hide bugs) or, for large_fraction of them, up to max_message_size(), and
+// a delivery type. The application blocks (makes none) while kPendingMax wait: a closed loop, so
+// back-pressure slows it instead of piling up.
 void SimCluster::generate_burst(Member& m, Time now) {
   transport::Rng& rng = network_.rng();
   std::uint64_t& next_counter = slots_[m.id - 1].next_counter;
   const std::uint64_t burst = rng.uniform_range(1, spec_.burst_max);
-  const std::uint32_t size_max = static_cast<std::uint32_t>(m.scratch.size());
+  const auto size_max = static_cast<std::uint32_t>(m.scratch.size());
+  const auto packet_max = static_cast<std::uint32_t>(std::min<std::size_t>(size_max, membership::piece_max(spec_.backend.mtu)));
   for (std::uint64_t i = 0; i < burst && m.pending.size() < kPendingMax; ++i) {
     Submission next{MessageId{m.id, next_counter++}, 0, Delivery::kAgreed};
-    switch (rng.uniform(10)) {
-      case 0: next.size = kStampSize; break;
-      case 1: next.size = size_max; break;
-      default: next.size = static_cast<std::uint32_t>(rng.uniform_range(kStampSize, size_max)); break;
+    if (packet_max < size_max && rng.chance(spec_.large_fraction)) {
+      next.size = rng.uniform(4) == 0 ? size_max : static_cast<std::uint32_t>(rng.uniform_range(packet_max + 1, size_max));
+    } else {
+      switch (rng.uniform(10)) {
+        case 0: next.size = kStampSize; break;
+        case 1: next.size = packet_max; break;
+        default: next.size = static_cast<std::uint32_t>(rng.uniform_range(kStampSize, packet_max)); break;
+      }
     }
     if (spec_.message_size != 0)
       next.size = std::clamp<std::uint32_t>(spec_.message_size, kStampSize, size_max);

@@ -46,7 +46,7 @@ class CheckerTest : public ::testing::Test {
                Delivery delivery = Delivery::kAgreed) {
     std::vector<std::byte> payload(kSize);
     write_payload(id, payload);
-    Delivered message{ring, seq, id.origin, delivery, false, {}, nullptr};
+    Delivered message{ring, seq, id.origin, delivery, false, 0, {}, nullptr};
     mutate(payload, message);
     message.payload = payload;
     ++now;
@@ -119,7 +119,7 @@ TEST_F(CheckerTest, CleanHistoryHasNoViolation) {
   deliver_everywhere(1, a);
   for (NodeId node : kNodes) {
     deliver(node, kRing, 2, b, Delivery::kSafe);
-    checker.check_safe(now, node, Delivered{kRing, 2, 2, Delivery::kSafe, false, {}, nullptr}, {});
+    checker.check_safe(now, node, Delivered{kRing, 2, 2, Delivery::kSafe, false, 0, {}, nullptr}, {});
   }
   EXPECT_TRUE(checker.quiescent(kNodes));
   EXPECT_TRUE(finish().empty());
@@ -279,7 +279,7 @@ TEST_F(CheckerTest, ASafeMessageAMemberLacksBreaksSafeDelivery) {
   std::vector<std::byte> payload(kSize);
   write_payload(a, payload);
   const std::vector<NodeId> lacking{3};
-  checker.check_safe(now, 1, Delivered{kRing, 1, 1, Delivery::kSafe, false, payload, nullptr}, lacking);
+  checker.check_safe(now, 1, Delivered{kRing, 1, 1, Delivery::kSafe, false, 0, payload, nullptr}, lacking);
   ASSERT_EQ(finish(), std::set{Property::kSafeDelivery});
   EXPECT_EQ(checker.violations()[0].nodes, (std::vector<NodeId>{1, 3}));
   EXPECT_EQ(checker.violations()[0].message, a);

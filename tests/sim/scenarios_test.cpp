@@ -76,6 +76,9 @@ std::string explain(const SimSpec& spec, const SimResult& r) {
                         n.id, n.alive ? "alive" : "crashed", membership::describe(n.state), ring_text(n.ring_id),
                         fmt::join(n.members, ","), n.delivered_through, n.send_queue, n.pending,
                         n.counters.tokens_deferred, n.restarts);
+  for (const NodeSnapshot& n : r.nodes) text += fmt::format("  node {} counters:{}\n", n.id, counters_text(n.counters));
+  text += fmt::format("  network: {} sent, {} delivered, {} lost, {} to a full receive ring\n", r.network.sent,
+                      r.network.delivered, r.network.lost, r.network.ring_full);
   return text;
 }
 
@@ -103,14 +106,16 @@ std::size_t rings_with(const SimResult& r, const std::vector<NodeId>& members, T
   }));
 }
 
-// No faults but the packet ones: the nodes form one ring at the start and every node delivers
-// every message.
+// No faults but the packet ones: no node is ever left out of a ring and every node delivers every
+// message. (Heavy loss may lose a token, its retransmissions with it, at two hops of one
+// rotation: the nodes then form a ring of all of them again.)
 void expect_everything_delivered_everywhere(const SimSpec& spec, const SimResult& r) {
   EXPECT_TRUE(r.ok()) << explain(spec, r);
   EXPECT_GT(r.messages_accepted, 0u);
   EXPECT_EQ(r.messages_delivered, r.messages_accepted);
   EXPECT_EQ(r.deliveries, r.messages_accepted * spec.nodes) << explain(spec, r);
-  EXPECT_EQ(r.rings_formed, 1u) << explain(spec, r);
+  EXPECT_EQ(rings_with(r, all_of(spec), 0, ~Time{0}), r.rings_formed) << explain(spec, r);
+  if (spec.faults.loss == 0) EXPECT_EQ(r.rings_formed, 1u) << explain(spec, r);
   expect_one_ring_of_all(spec, r);
 }
 
@@ -158,6 +163,7 @@ TEST(Ordering, BackPressureNeverDropsASubmission) {
   SimSpec spec = spec_of(6, 4, faults_of(0.02, 0, 10, 100), 2'000);
   spec.burst_max = 32;
   spec.totem.send_queue_max = spec.totem.max_messages;
+  spec.totem.max_message_size = 8 << 10;  // 7 packets: a message fits the small queue whole
   const SimResult r = run(spec);
   expect_everything_delivered_everywhere(spec, r);
   EXPECT_GT(r.submit_refusals, 0u);
@@ -236,20 +242,25 @@ TEST(Replay, AnotherSeedRunsAnotherRun) {
   EXPECT_NE(a.network, b.network);
 }
 
+// A printed replay command ("rtotem-sim --seed ..."), parsed as rtotem-sim parses its own.
+Result<SimOptions> parse_command(const std::string& command) {
+  std::vector<std::string> words;
+  for (std::size_t at = 0; at < command.size();) {
+    const std::size_t end = std::min(command.find(' ', at), command.size());
+    words.push_back(command.substr(at, end - at));
+    at = end + 1;
+  }
+  std::vector<char*> args;
+  for (std::size_t i = 1; i < words.size(); ++i) args.push_back(words[i].data());  // not argv[0]
+  return parse_sim_options(args);
+}
+
 // The printed command, parsed again, gives back every parameter of the run, drawn or not.
 TEST(Replay, ThePrintedCommandReplaysTheRun) {
   for (std::uint64_t seed = 0; seed < 200; ++seed) {
     const RunParams drawn = resolve(SimOptions{}, seed);
     const std::string command = command_line(drawn);
-    std::vector<std::string> words;
-    for (std::size_t at = 0; at < command.size();) {
-      const std::size_t end = std::min(command.find(' ', at), command.size());
-      words.push_back(command.substr(at, end - at));
-      at = end + 1;
-    }
-    std::vector<char*> args;
-    for (std::size_t i = 1; i < words.size(); ++i) args.push_back(words[i].data());  // not argv[0]
-    auto options = parse_sim_options(args);
+    auto options = parse_command(command);
     ASSERT_TRUE(options) << options.error().message();
     const RunParams replayed = resolve(*options, options->seed_first);
     EXPECT_EQ(command_line(replayed), command);
@@ -386,6 +397,31 @@ TEST(Membership, DrawnPartitionsAndCrashesKeepEveryGuarantee) {
   EXPECT_GT(crashes, 10u);
   EXPECT_GT(partitions, 10u);
   EXPECT_GT(rings, 60u);
+}
+
+// Seeds the sweep once failed, replayed by their printed commands; each found a bug:
+// 1312, 4568: a node whose ring was still in Commit or Recovery answered a stranger's join, and
+//   kept failing it from the failed set it had not cleared, round after round;
+// 3305: a node alone on its ring, out of send buffers in Recovery, spun its token through the
+//   loopback at one instant, so the transmissions holding those buffers never finished.
+TEST(Regression, SeedsThatOnceFailedHoldEveryProperty) {
+  const char* const commands[] = {
+      "rtotem-sim --seed 1312 --nodes 6 --duration 5 --loss 0.117 --dup 0.098 --reorder 0 --delay-us 158 "
+      "--rate 620 --safe 0 --token-timeout-ms 1000 --partitions 0.34 --crashes 0.21",
+      "rtotem-sim --seed 4568 --nodes 7 --duration 5 --loss 0.045 --dup 0.071 --reorder 0 --delay-us 52 "
+      "--rate 825 --safe 0.3 --token-timeout-ms 1000 --partitions 0.41 --crashes 0",
+      "rtotem-sim --seed 3305 --nodes 7 --duration 5 --loss 0.016 --dup 0.01 --reorder 0.22 --delay-us 25 "
+      "--rate 971 --safe 0.6 --token-timeout-ms 1000 --partitions 0.45 --crashes 0.37",
+  };
+  for (const char* command : commands) {
+    const auto options = parse_command(command);
+    ASSERT_TRUE(options) << options.error().message();
+    const RunParams params = resolve(*options, options->seed_first);
+    ASSERT_EQ(command_line(params), command);  // the very run that failed
+    const SimSpec spec = to_spec(params);
+    const SimResult r = run(spec);
+    EXPECT_TRUE(r.ok()) << command << "\n" << explain(spec, r);
+  }
 }
 
 Result<SimOptions> parse_words(std::vector<std::string> words) {

@@ -53,6 +53,13 @@ BackendParams params(NodeId id) {
   return p;
 }
 
+// Messages up to 64 KiB: 69 packets at this mtu, within the pools above.
+TotemConfig test_config() {
+  TotemConfig config;
+  config.max_message_size = 64 << 10;
+  return config.resolved().value();
+}
+
 // Node 2 under test in ring {1, 2, 3}; the test speaks as nodes 1 and 3.
 struct NodeTest : ::testing::Test {
   SimNetwork network{1, {.delay_min_us = 1, .delay_max_us = 1}};
@@ -60,7 +67,7 @@ struct NodeTest : ::testing::Test {
   std::unique_ptr<SimBackend> b2 = network.attach(params(2)).value();
   std::unique_ptr<SimBackend> b3 = network.attach(params(3)).value();
   Recorder events;
-  TotemConfig config = TotemConfig{}.resolved().value();
+  TotemConfig config = test_config();
   Node node{2, config, *b2, events};
   const RingId ring{1, 5};
   Time now = 0;
@@ -94,10 +101,12 @@ struct NodeTest : ::testing::Test {
     ASSERT_EQ(from.flush(), Status::kOk);
   }
   void mcast_from_1(Seq seq, const std::string& text, Delivery delivery = Delivery::kAgreed) {
-    std::vector<std::byte> packet(mcast_header_size() + text.size());
+    std::vector<std::byte> packet(mcast_header_size() + kChunkHeaderSize + text.size());
     McastHeader header{ring, seq, 1, delivery, false};
-    encode_mcast_header(header, packet);
-    std::memcpy(packet.data() + mcast_header_size(), text.data(), text.size());
+    const std::size_t at = encode_mcast_header(header, packet);
+    const auto size = static_cast<std::uint16_t>(text.size());
+    encode_chunk_header(ChunkKind::kWhole, size, size, std::span(packet).subspan(at));
+    std::memcpy(packet.data() + at + kChunkHeaderSize, text.data(), text.size());
     send_from(*b1, kNoNode, packet);
   }
   void token_from_1(Token token) {
@@ -259,10 +268,12 @@ TEST_F(NodeTest, OnAnIdleRingOnlyTheRepresentativeHoldsTheToken) {
 }
 
 TEST_F(NodeTest, SubmissionsBeyondTheQueueAreBackPressure) {
-  const std::string text = "x";
+  const std::vector<std::byte> full(piece_max(b2->mtu()));  // a packet each: none packs with another
   for (std::uint32_t i = 0; i < config.send_queue_max; ++i)
-    ASSERT_EQ(node.submit(std::as_bytes(std::span(text)), Delivery::kAgreed, now), Status::kOk);
-  EXPECT_EQ(node.submit(std::as_bytes(std::span(text)), Delivery::kAgreed, now), Status::kQueueFull);
+    ASSERT_EQ(node.submit(full, Delivery::kAgreed, now), Status::kOk);
+  EXPECT_EQ(node.submit(full, Delivery::kAgreed, now), Status::kQueueFull);
+  const std::string small = "x";  // no room behind a full packet either
+  EXPECT_EQ(node.submit(std::as_bytes(std::span(small)), Delivery::kAgreed, now), Status::kQueueFull);
   std::vector<std::byte> big(node.max_message_size() + 1);
   EXPECT_EQ(node.submit(big, Delivery::kAgreed, now), Status::kTooLarge);
 }
@@ -295,7 +306,7 @@ TEST(NodeMtu, ARetransmitListIsCutToWhatATokenCanCarry) {
   auto b1 = network.attach(small(1)).value();
   auto b2 = network.attach(small(2)).value();
   Recorder events;
-  Node node(2, TotemConfig{}.resolved().value(), *b2, events);
+  Node node(2, test_config(), *b2, events);
   const NodeId members[] = {1, 2};
   node.install_ring(RingId{1, 1}, members, 0);
 
@@ -326,7 +337,7 @@ TEST(NodeMtu, ARetransmitListIsCutToWhatATokenCanCarry) {
 }
 
 TEST(TotemConfigCheck, RefusesBackendsTooSmallForTheProtocolWithTheReason) {
-  const TotemConfig config = TotemConfig{}.resolved().value();
+  const TotemConfig config = test_config();
   BackendParams p = params(1);
   EXPECT_TRUE(config.check(p).ok());
   p.recv_buffers = 100;
@@ -337,6 +348,25 @@ TEST(TotemConfigCheck, RefusesBackendsTooSmallForTheProtocolWithTheReason) {
   p = params(1);
   p.mtu = 40;
   EXPECT_NE(config.check(p).error().message().find("mtu 40"), std::string::npos);
+}
+
+// The largest message must fit the send queue and the pool whole: 1 MiB at mtu 1024 is 1093
+// packets, above the default send_queue_max of 1024; at mtu 1400, 785, which a pool of 1024 holds
+// beside the protocol's reserve.
+TEST(TotemConfigCheck, TheLargestMessageMustFitTheQueueAndThePool) {
+  const TotemConfig config = TotemConfig{}.resolved().value();
+  ASSERT_EQ(config.max_message_size, 1u << 20);
+  BackendParams p = params(1);
+  EXPECT_NE(config.check(p).error().message().find("above send_queue_max 1024"), std::string::npos);
+  p.mtu = 1400;
+  p.send_buffers = 1024;
+  EXPECT_TRUE(config.check(p).ok());
+  p.send_buffers = 900;
+  ASSERT_FALSE(config.check(p).ok());
+  EXPECT_NE(config.check(p).error().message().find("the 785 packets of a max_message_size"), std::string::npos);
+  TotemConfig zero;
+  zero.max_message_size = 0;
+  EXPECT_NE(zero.resolved().error().message().find("max_message_size: 0"), std::string::npos);
 }
 
 }  // namespace

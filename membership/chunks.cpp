@@ -1,0 +1,59 @@
+#include "membership/chunks.hpp"
+
+#include "membership/wire_io.hpp"
+
+namespace rtotem::membership {
+
+std::size_t packet_room(std::size_t mtu) noexcept {
+  RTOTEM_ASSERT(mtu > 2 * mcast_header_size() + kChunkHeaderSize);
+  return mtu - 2 * mcast_header_size();
+}
+
+std::size_t piece_max(std::size_t mtu) noexcept { return packet_room(mtu) - kChunkHeaderSize; }
+
+std::size_t pieces_for(std::size_t size, std::size_t mtu) noexcept {
+  const std::size_t piece = piece_max(mtu);
+  return size <= piece ? 1 : (size + piece - 1) / piece;
+}
+
+std::size_t encode_chunk_header(ChunkKind kind, std::uint16_t size, std::uint32_t total,
+                                std::span<std::byte> out) noexcept {
+  RTOTEM_ASSERT(kind == ChunkKind::kWhole ? total == size : size > 0 && size <= total);
+  WireWriter w(out);
+  w.put_u16(size);
+  w.put_u8(static_cast<std::uint8_t>(kind));
+  w.put_u8(0);
+  w.put_u32(total);
+  return w.written();
+}
+
+bool ChunkReader::next(Chunk& out) noexcept {
+  if (error_ != DecodeError::kNone) return false;
+  if (rest_.empty()) {
+    if (!read_any_) error_ = DecodeError::kTooShort;  // a message packet carries at least one
+    return false;
+  }
+  WireReader r(rest_);
+  const std::uint16_t size = r.get_u16();
+  const std::uint8_t kind = r.get_u8();
+  const std::uint8_t reserved = r.get_u8();
+  const std::uint32_t total = r.get_u32();
+  if (r.short_read() || r.remaining() < size) {
+    error_ = DecodeError::kTooShort;
+  } else if (reserved != 0) {
+    error_ = DecodeError::kReservedNotZero;
+  } else if (kind > static_cast<std::uint8_t>(ChunkKind::kLast)) {
+    error_ = DecodeError::kBadValue;
+  } else if (kind == static_cast<std::uint8_t>(ChunkKind::kWhole) ? total != size : size == 0 || size > total) {
+    error_ = DecodeError::kBadValue;
+  }
+  if (error_ != DecodeError::kNone) return false;
+  out.kind = static_cast<ChunkKind>(kind);
+  out.total = total;
+  out.bytes = rest_.subspan(kChunkHeaderSize, size);
+  rest_ = rest_.subspan(kChunkHeaderSize + size);
+  read_any_ = true;
+  return true;
+}
+
+}  // namespace rtotem::membership
