@@ -161,6 +161,8 @@ class Node {
   // token.cpp
   void on_token(transport::InboundPacket& packet, Time now);
   void handle_token(Time now);
+  bool failing_to_receive(Time now) noexcept;
+  void leave_ring_deaf(Time now);
   void retransmit_requested();
   bool retransmit(const StoredMessage& message);
   std::uint32_t transmits_allowed() const noexcept;
@@ -256,6 +258,14 @@ class Node {
   Seq seq_forwarded_ = 0;                     // its `seq`: a later mcast from the successor acks it
   bool holding_token_ = false;
   bool send_starved_ = false;  // the last visit found no buffer or no room to send in
+  // Failure to receive: the aru this node has held the ring back at, since when, for how many visits.
+  Seq stuck_aru_ = 0;
+  Time stuck_since_ = 0;
+  std::uint32_t stuck_visits_ = 0;
+  // Left a ring for failing to receive: alone, we do not announce our ring (we would pull the
+  // others into Gather, round after round, while we still cannot hear them); hearing theirs is
+  // what shows our reception is back. Cleared once we are on a ring with others.
+  bool deaf_ = false;
   std::uint32_t retransmitted_this_visit_ = 0;
   NodeCounters counters_;
 };

@@ -17,6 +17,7 @@ namespace rtotem::membership {
   X(tokens_deferred)       /* no buffer to forward it: left for its retransmission */ \
   X(tokens_retransmitted)  /* our token resent: the successor showed no sign */   \
   X(token_losses)          /* token timeout expired */                            \
+  X(failed_to_receive)     /* we held the aru back too long: we left the ring */  \
   X(messages_sent)         /* new messages multicast with a sequence number */    \
   X(retransmits_sent)      /* messages multicast again on request */              \
   X(retransmits_requested) /* sequence numbers we put in an rtr list */           \

@@ -44,6 +44,7 @@ void Node::recovery_enter(Time now) {
   state_ = MemberState::kRecovery;
   last_token_seq_ = 0;
   my_trc_ = my_pbl_ = 0;
+  stuck_visits_ = 0;  // a new ring: what held the old one back is not counted against it
   holding_token_ = false;
   events_.cancel_timer(TimerId::kTokenHold);
   events_.arm_timer(TimerId::kTokenLoss, now + ms_to_time(config_.token_timeout_ms));
@@ -143,7 +144,8 @@ void Node::operational_enter(Time now) {
   state_ = MemberState::kOperational;
   proc_set_ = ring_.members;
   failed_set_ = NodeList{};
-  if (self_ == ring_.id.rep) events_.arm_timer(TimerId::kMergeDetect, now + ms_to_time(config_.merge_ms));
+  if (ring_.members.count > 1) deaf_ = false;
+  if (self_ == ring_.id.rep && !deaf_) events_.arm_timer(TimerId::kMergeDetect, now + ms_to_time(config_.merge_ms));
   deliver_ready();
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "membership/node.hpp"
+#include "membership/node_set.hpp"
 
 namespace rtotem::membership {
 
@@ -37,7 +38,38 @@ void Node::on_token(InboundPacket& packet, Time now) {
   token_buffer_.reset();  // a newer token: the one we sent went round
   events_.cancel_timer(TimerId::kTokenRetransmit);
   events_.arm_timer(TimerId::kTokenLoss, now + ms_to_time(config_.token_timeout_ms));
+  if (failing_to_receive(now)) {
+    leave_ring_deaf(now);
+    return;
+  }
   handle_token(now);
+}
+
+// corosync's fail_recv_const, and by time too: the token shows this node set the ring's aru on
+// the last rotation and nobody has moved it since, while messages above it exist: what the
+// others multicast does not reach us, retransmissions included.
+bool Node::failing_to_receive(Time now) noexcept {
+  const bool held_back_by_me = token_.aru_addr == self_ && token_.aru < token_.seq;
+  if (!held_back_by_me || token_.aru != stuck_aru_) {
+    stuck_aru_ = token_.aru;
+    stuck_since_ = now;
+    stuck_visits_ = 0;
+    return false;
+  }
+  ++stuck_visits_;
+  return stuck_visits_ >= config_.fail_recv_const && now - stuck_since_ >= ms_to_time(config_.fail_recv_ms);
+}
+
+// The ring goes on without us: we give up on its other members (our joins say so, and each of
+// them then gives up on us) and form a ring with whoever we can hear. The token stops here; its
+// loss starts the others' Gather.
+void Node::leave_ring_deaf(Time now) {
+  ++counters_.failed_to_receive;
+  stuck_visits_ = 0;
+  deaf_ = true;
+  for (NodeId member : ring_.members.view())
+    if (member != self_) insert(failed_set_, member);
+  gather_enter(now);
 }
 
 void Node::handle_token(Time now) {

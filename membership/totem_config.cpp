@@ -27,6 +27,8 @@ Result<TotemConfig> TotemConfig::resolved() const {
   if (c.consensus_ms <= c.join_ms)
     return Error::make("consensus: {} ms must be above join ({} ms)", c.consensus_ms, c.join_ms);
   if (c.merge_ms == 0) return Error::make("merge: must be above 0 ms");
+  if (c.fail_recv_const == 0) return Error::make("fail_recv_const must be at least 1");
+  if (c.fail_recv_ms == 0) c.fail_recv_ms = 2 * c.token_timeout_ms;
   if (c.window_size == 0) return Error::make("window_size must be at least 1");
   if (c.max_messages == 0 || c.max_messages > c.window_size)
     return Error::make("max_messages: {} must be in [1, window_size {}]", c.max_messages, c.window_size);

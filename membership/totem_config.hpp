@@ -19,6 +19,11 @@ struct TotemConfig {
   std::uint32_t join_ms = 50;                     // Gather: a join is sent again this often
   std::uint32_t consensus_ms = 0;                 // Gather: give up on the silent; 0: 1.2 x token
   std::uint32_t merge_ms = 200;                   // a representative announces its ring this often
+  // Failure to receive: this node alone has held the ring's aru back, unchanged, for this many
+  // token visits and this long (both: a fast ring makes thousands of visits in a second, and a
+  // VM descheduled for a moment must not be expelled): it leaves the ring.
+  std::uint32_t fail_recv_const = 2500;
+  std::uint32_t fail_recv_ms = 0;                 // 0: 2 x token
   std::uint32_t window_size = 50;                 // new messages per token rotation, all nodes
   std::uint32_t max_messages = 17;                // new messages per token visit, one node
   std::uint32_t send_queue_max = 1024;            // submitted, waiting for the token: then -EAGAIN

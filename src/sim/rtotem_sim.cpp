@@ -63,6 +63,7 @@ struct Totals {
   std::uint64_t partitions = 0;
   std::uint64_t split = 0;       // messages sent in pieces
   std::uint64_t restarted = 0;   // of those, cut short by a ring change and sent again whole
+  std::uint64_t deaf_left = 0;   // nodes that failed to receive and left their ring
   Time virtual_us = 0;
 };
 
@@ -133,6 +134,7 @@ bool run_one(const SimOptions& options, std::uint64_t seed, Totals& totals) {
   totals.partitions += result.partitions;
   totals.split += result.counters.messages_split;
   totals.restarted += result.counters.messages_restarted;
+  totals.deaf_left += result.counters.failed_to_receive;
   totals.virtual_us += result.end_us;
   if (result.ok()) {
     if (verbose) print_summary(params, result);
@@ -166,10 +168,10 @@ int main(int argc, char** argv) {
   }
   if (options->range)
     fmt::print("seeds {}..{}: {} runs, {} failed, {} messages delivered, {} configurations, {} rings formed, {} "
-               "crashes, {} partitions, {} messages split ({} sent again whole after a ring change), {} s virtual "
-               "time\n",
+               "crashes, {} partitions, {} messages split ({} sent again whole after a ring change), {} failures "
+               "to receive, {} s virtual time\n",
                options->seed_first, options->seed_last, totals.runs, totals.failed, totals.messages,
                totals.configurations, totals.rings, totals.crashes, totals.partitions, totals.split, totals.restarted,
-               seconds(totals.virtual_us));
+               totals.deaf_left, seconds(totals.virtual_us));
   return totals.failed == 0 ? kExitHeld : kExitViolated;
 }

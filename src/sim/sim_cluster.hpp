@@ -81,6 +81,8 @@ struct SimSpec {
     membership::TotemConfig config;
     config.token_timeout_ms = 1000;        // virtual time is free; shorter keeps runs small
     config.max_message_size = 32 << 10;    // 25 pieces at the default mtu: splits without the cost of 1 MiB
+    config.fail_recv_const = 250;          // and 1 s: deafness that lasts under 4 token timeouts
+    config.fail_recv_ms = 1000;            // must still be found, on rings of slow links too
     return config;
   }();
   transport::BackendParams backend;        // local_node is set per node

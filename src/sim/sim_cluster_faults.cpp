@@ -23,6 +23,7 @@ constexpr double kSplitMaxTimeouts = 4;
 constexpr double kDownMinTimeouts = 0.5;
 constexpr double kDownMaxTimeouts = 5;
 constexpr std::uint64_t kLinkCutOneIn = 3;   // of the drawn splits, one in 3 cuts links instead
+constexpr std::uint64_t kDeafOneIn = 6;      // and one in 6 makes a node deaf to multicasts
 constexpr std::uint64_t kLinksCutMax = 3;
 
 // The gap to the next fault of a kind: uniform in [1, 2 x mean], as the traffic's gaps are (no
@@ -104,7 +105,9 @@ void SimCluster::run_scripted(const ScriptedFault& fault, Time now) {
 }
 
 // Replaces the split in force: a partition of every node (alive or not) into 2 or 3 non-empty
-// groups, or, one time in kLinkCutOneIn, a few one-way links down (asymmetric loss).
+// groups, or, one time in kLinkCutOneIn, a few one-way links down (asymmetric loss), or, one time
+// in kDeafOneIn, one node no multicast reaches (it hears tokens, not messages: it must fail to
+// receive and leave the ring rather than hold it back for ever).
 void SimCluster::split_network(Time now) {
   const std::size_t n = ids_.size();
   if (n < 2) return;  // one node: nothing to split
@@ -114,6 +117,10 @@ void SimCluster::split_network(Time now) {
   heal_at_us_ = now + draw_between_us(kSplitMinTimeouts, kSplitMaxTimeouts);
   if (rng.uniform(kLinkCutOneIn) == 0) {
     cut_links();
+    return;
+  }
+  if (rng.uniform(kDeafOneIn) == 0) {
+    network_.set_multicast_deaf(ids_[rng.uniform(n)], true);
     return;
   }
   std::vector<NodeId> order = ids_;

@@ -60,6 +60,7 @@ void SimNetwork::heal() {
   partitioned_ = false;
   group_of_.clear();
   down_links_.clear();
+  multicast_deaf_.clear();
 }
 
 void SimNetwork::set_link(NodeId from, NodeId to, bool up) {
@@ -67,6 +68,13 @@ void SimNetwork::set_link(NodeId from, NodeId to, bool up) {
     down_links_.erase({from, to});
   else
     down_links_.emplace(from, to);
+}
+
+void SimNetwork::set_multicast_deaf(NodeId node, bool deaf) {
+  if (deaf)
+    multicast_deaf_.insert(node);
+  else
+    multicast_deaf_.erase(node);
 }
 
 bool SimNetwork::reachable(NodeId from, NodeId to) const {
@@ -100,8 +108,15 @@ void SimNetwork::send(NodeId from, NodeId dest, const SendBufferRef& buffer) {
     send_copy(from, dest, buffer);
     return;
   }
-  for (const Endpoint& endpoint : endpoints_)
-    if (endpoint.node != from) send_copy(from, endpoint.node, buffer);
+  for (const Endpoint& endpoint : endpoints_) {
+    if (endpoint.node == from) continue;
+    if (multicast_deaf_.contains(endpoint.node)) {
+      ++stats_.sent;
+      ++stats_.cut;
+      continue;
+    }
+    send_copy(from, endpoint.node, buffer);
+  }
 }
 
 void SimNetwork::detach(const SimBackend& backend) {

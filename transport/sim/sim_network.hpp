@@ -75,6 +75,9 @@ class SimNetwork {
   void heal();
   // One direction only: from -> to.
   void set_link(NodeId from, NodeId to, bool up);
+  // A node that no multicast reaches while unicasts still do: a switch that dropped its group
+  // membership (IGMP snooping), corosync's classic "failed to receive". heal() ends it too.
+  void set_multicast_deaf(NodeId node, bool deaf);
   bool reachable(NodeId from, NodeId to) const;
 
   std::uint64_t now_us() const noexcept { return now_us_; }
@@ -124,6 +127,7 @@ class SimNetwork {
   bool partitioned_ = false;
   std::map<NodeId, std::size_t> group_of_;  // while partitioned_: each grouped node's group
   std::set<std::pair<NodeId, NodeId>> down_links_;
+  std::set<NodeId> multicast_deaf_;
   SimNetworkStats stats_;
 };
 

@@ -387,5 +387,28 @@ TEST(LargeMessages, AMessageCutShortByARingChangeIsSentAgainWhole) {
   }
 }
 
+// Node 3's switch drops it from the multicast group: tokens still reach it, messages do not, so
+// it holds the ring's aru back and nothing can be discarded. After fail_recv_const visits and
+// fail_recv_ms (400 ms here) it leaves; 1 and 2 go on and deliver. Once it hears multicasts
+// again, the rings merge.
+TEST(Membership, ANodeThatFailsToReceiveLeavesTheRingAndComesBackWhenItHearsAgain) {
+  Cluster cluster;
+  for (NodeId id : {1, 2, 3}) cluster.start(id);
+  cluster.run_for(2000);
+  cluster.expect_one_ring({1, 2, 3});
+  cluster.network().set_multicast_deaf(3, true);
+  for (int i = 0; i < 5; ++i) cluster.submit(1, "m" + std::to_string(i));
+  cluster.run_for(300);
+  EXPECT_EQ(cluster.host(3).node->counters().failed_to_receive, 0u) << "not before fail_recv_ms";
+  cluster.run_for(3000);
+  EXPECT_EQ(cluster.host(3).node->counters().failed_to_receive, 1u);
+  cluster.expect_one_ring({1, 2});
+  EXPECT_EQ(texts(cluster.host(1)).size(), 5u);
+  EXPECT_EQ(texts(cluster.host(2)), texts(cluster.host(1)));
+  cluster.network().set_multicast_deaf(3, false);
+  cluster.run_for(3000);
+  cluster.expect_one_ring({1, 2, 3});
+}
+
 }  // namespace
 }  // namespace rtotem::membership
