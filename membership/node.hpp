@@ -167,6 +167,8 @@ class Node {
   bool retransmit(const StoredMessage& message);
   std::uint32_t transmits_allowed() const noexcept;
   std::uint32_t my_backlog() const noexcept;
+  bool next_seq_free() noexcept;
+  bool multicast_next(const transport::SendBufferRef& buffer, Delivery delivery, bool recovery);
   void request_missing();
   void update_aru();
   void forward_token(Time now);

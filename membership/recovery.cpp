@@ -68,35 +68,16 @@ std::uint32_t Node::send_recovery_messages(std::uint32_t allowed) {
       if (old && !old->recovery && !old->resent && old->packet.size() + mcast_header_size() <= backend_.mtu()) break;
       old = nullptr;
     }
-    if (!old) break;
-    if (token_.seq + 1 - ring_.queue.base() > window_limit_) break;
-    if (ring_.queue.holds(token_.seq + 1)) {
-      ++counters_.seq_collisions;
-      break;
-    }
+    if (!old || !next_seq_free()) break;
     SendBufferRef buffer;
     if (backend_.acquire(buffer) != Status::kOk) {
       send_starved_ = true;
       break;
     }
-    McastHeader header;
-    header.ring_id = ring_.id;
-    header.seq = token_.seq + 1;
-    header.sender = self_;
-    header.recovery = true;
-    const std::size_t at = encode_mcast_header(header, buffer->writable_payload());
+    const std::size_t at = mcast_header_size();
     std::memcpy(buffer->writable_payload().data() + at, old->packet.data(), old->packet.size());
     buffer->set_payload_size(static_cast<std::uint32_t>(at + old->packet.size()));
-    if (backend_.multicast(buffer) != Status::kOk) {
-      ++counters_.send_refused;
-      send_starved_ = true;
-      break;
-    }
-    token_.seq = header.seq;
-    const auto packet = buffer->payload();
-    StoredMessage own{std::move(buffer), packet, packet.subspan(at), self_, Delivery::kAgreed, true};
-    const auto stored = ring_.queue.insert(header.seq, std::move(own));
-    RTOTEM_ASSERT(stored == SortQueue::Insert::kStored);
+    if (!multicast_next(buffer, Delivery::kAgreed, true)) break;
     ++plan.next_resend;
     ++sent;
     ++counters_.recovery_sent;

@@ -92,32 +92,13 @@ std::uint32_t Node::send_new_messages(std::uint32_t allowed) {
       kept_ = 0;
       ++counters_.messages_restarted;
     }
-    if (token_.seq + 1 - ring_.queue.base() > window_limit_) break;  // room to keep it first
-    if (ring_.queue.holds(token_.seq + 1)) {  // a forged or stray packet took our number: not ours to send
-      ++counters_.seq_collisions;
-      break;
-    }
+    if (!next_seq_free()) break;
     Pending& pending = send_queue_[(send_head_ + kept_) % config_.send_queue_max];
     if (pending.buffer->refs() > 1 && !unshare(pending.buffer)) {
       send_starved_ = true;
       break;
     }
-    McastHeader header;
-    header.ring_id = ring_.id;
-    header.seq = token_.seq + 1;
-    header.sender = self_;
-    header.delivery = pending.delivery;
-    encode_mcast_header(header, pending.buffer->writable_payload());
-    if (backend_.multicast(pending.buffer) != Status::kOk) {
-      ++counters_.send_refused;  // the queue is full: the rest waits for the next visit
-      send_starved_ = true;
-      break;
-    }
-    token_.seq = header.seq;
-    const auto packet = pending.buffer->payload();
-    StoredMessage own{pending.buffer, packet, packet.subspan(mcast_header_size()), self_, pending.delivery};
-    const auto stored = ring_.queue.insert(header.seq, std::move(own));
-    RTOTEM_ASSERT(stored == SortQueue::Insert::kStored);
+    if (!multicast_next(pending.buffer, pending.delivery, false)) break;  // the rest waits for the next visit
     ++sent;
     ++counters_.messages_sent;
     if (pending.kind == ChunkKind::kFirst || pending.kind == ChunkKind::kMiddle) {

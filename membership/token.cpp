@@ -181,6 +181,35 @@ std::uint32_t Node::transmits_allowed() const noexcept {
   return allowed;
 }
 
+// Our next message may take token.seq + 1 if the window has room to keep it and no forged or
+// stray packet already holds that number.
+bool Node::next_seq_free() noexcept {
+  if (token_.seq + 1 - ring_.queue.base() > window_limit_) return false;
+  if (ring_.queue.holds(token_.seq + 1)) {
+    ++counters_.seq_collisions;
+    return false;
+  }
+  return true;
+}
+
+// Stamps token.seq + 1 into `buffer`'s mcast header (the payload already follows it), multicasts
+// it and keeps it in the sort queue: the transport and the queue share the buffer, no copy.
+bool Node::multicast_next(const SendBufferRef& buffer, Delivery delivery, bool recovery) {
+  const McastHeader header{ring_.id, token_.seq + 1, self_, delivery, recovery};
+  encode_mcast_header(header, buffer->writable_payload());
+  if (backend_.multicast(buffer) != Status::kOk) {
+    ++counters_.send_refused;  // the queue is full
+    send_starved_ = true;
+    return false;
+  }
+  token_.seq = header.seq;
+  const auto packet = buffer->payload();
+  const auto stored = ring_.queue.insert(
+      header.seq, StoredMessage{buffer, packet, packet.subspan(mcast_header_size()), self_, delivery, recovery});
+  RTOTEM_ASSERT(stored == SortQueue::Insert::kStored);
+  return true;
+}
+
 void Node::request_missing() {
   auto listed = [&](Seq seq) {
     return std::find(token_.rtr.begin(), token_.rtr.begin() + token_.rtr_count, seq) !=

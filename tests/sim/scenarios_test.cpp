@@ -399,19 +399,23 @@ TEST(Membership, DrawnPartitionsAndCrashesKeepEveryGuarantee) {
   EXPECT_GT(rings, 60u);
 }
 
-// Seeds the sweep once failed, replayed by their printed commands; each found a bug:
-// 1312, 4568: a node whose ring was still in Commit or Recovery answered a stranger's join, and
-//   kept failing it from the failed set it had not cleared, round after round;
-// 3305: a node alone on its ring, out of send buffers in Recovery, spun its token through the
-//   loopback at one instant, so the transmissions holding those buffers never finished.
+// Seeds that fail without a fix, replayed by their printed commands:
+// 1312, 4568 (found by the CI sweep): a node whose ring was still in Commit or Recovery answered
+//   a stranger's join, and kept failing it from the failed set it had not cleared, round after
+//   round;
+// 1327, 3793 (found by sweeping with the fix taken out, after the traffic changed under 3305,
+//   which found it): a node alone on its ring, out of send buffers in Recovery, spun its token
+//   through the loopback at one instant, so the transmissions holding those buffers never finished.
 TEST(Regression, SeedsThatOnceFailedHoldEveryProperty) {
   const char* const commands[] = {
       "rtotem-sim --seed 1312 --nodes 6 --duration 5 --loss 0.117 --dup 0.098 --reorder 0 --delay-us 158 "
       "--rate 620 --safe 0 --token-timeout-ms 1000 --partitions 0.34 --crashes 0.21",
       "rtotem-sim --seed 4568 --nodes 7 --duration 5 --loss 0.045 --dup 0.071 --reorder 0 --delay-us 52 "
       "--rate 825 --safe 0.3 --token-timeout-ms 1000 --partitions 0.41 --crashes 0",
-      "rtotem-sim --seed 3305 --nodes 7 --duration 5 --loss 0.016 --dup 0.01 --reorder 0.22 --delay-us 25 "
-      "--rate 971 --safe 0.6 --token-timeout-ms 1000 --partitions 0.45 --crashes 0.37",
+      "rtotem-sim --seed 1327 --nodes 7 --duration 5 --loss 0.001 --dup 0.067 --reorder 0.15 --delay-us 57 "
+      "--rate 650 --safe 0.5 --token-timeout-ms 1000 --partitions 0.4 --crashes 0.3",
+      "rtotem-sim --seed 3793 --nodes 4 --duration 5 --loss 0.001 --dup 0.037 --reorder 0.24 --delay-us 67 "
+      "--rate 600 --safe 0.5 --token-timeout-ms 1000 --partitions 0.42 --crashes 0.25",
   };
   for (const char* command : commands) {
     const auto options = parse_command(command);
