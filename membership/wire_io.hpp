@@ -22,6 +22,17 @@ class WireReader {
   std::uint32_t get_u32() noexcept { return static_cast<std::uint32_t>(get_be(4)); }
   std::uint64_t get_u64() noexcept { return get_be(8); }
 
+  // The next `n` bytes, consumed; empty (and short_read()) if fewer remain.
+  std::span<const std::byte> get_bytes(std::size_t n) noexcept {
+    if (short_ || remaining() < n) {
+      short_ = true;
+      return {};
+    }
+    auto bytes = bytes_.subspan(pos_, n);
+    pos_ += n;
+    return bytes;
+  }
+
   // Everything not read yet, consumed (an mcast's payload).
   std::span<const std::byte> get_rest() noexcept {
     auto rest = bytes_.subspan(pos_);

@@ -1,0 +1,24 @@
+// The section readers parse_config is made of, and the one way a node's ring0_addr becomes an
+// address. Internal to daemon_config.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "src/daemon/config/config_reader.hpp"
+#include "src/daemon/config/daemon_config.hpp"
+
+namespace rtotem::config {
+
+// Each fills its part of `config` from its top-level section and checks what lies within it;
+// checks across sections are parse_config's.
+Result<void> read_totem(ParseContext& context, const ConfigSection& totem, DaemonConfig& config);
+Result<void> read_nodelist(ParseContext& context, const ConfigSection& nodelist, DaemonConfig& config);
+Result<void> read_logging(ParseContext& context, const ConfigSection& logging, DaemonConfig& config);
+Result<void> read_ipc(ParseContext& context, const ConfigSection& ipc, DaemonConfig& config);
+
+// getaddrinfo on the node's ring0_addr, the first answer, with `port`; a failure names the file
+// (`origin`), the node and its line.
+Result<transport::InetAddress> resolve_ring0(std::string_view origin, const NodeEntry& node, std::uint16_t port);
+
+}  // namespace rtotem::config

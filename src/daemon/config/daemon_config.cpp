@@ -1,0 +1,126 @@
+// The file as a whole: reading it, its top-level sections in a fixed order, checks across
+// sections, and the names of transports.
+#include "src/daemon/config/daemon_config.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+
+#include "src/daemon/config/config_sections.hpp"
+#include "transport/udp/fd.hpp"
+
+namespace rtotem::config {
+namespace {
+
+using SectionReader = Result<void> (*)(ParseContext&, const ConfigSection&, DaemonConfig&);
+
+struct TopSection {
+  std::string_view name;
+  SectionReader read;
+  std::string_view required_because;  // empty: the section may be left out
+};
+
+// Read in this order whatever the file's: later readers may rely on earlier ones.
+constexpr std::array<TopSection, 4> kSections = {{
+    {"totem", read_totem, "cluster_name is required"},
+    {"nodelist", read_nodelist, "at least one node is required"},
+    {"logging", read_logging, ""},
+    {"ipc", read_ipc, ""},
+}};
+constexpr std::size_t kTotem = 0;
+constexpr std::size_t kIpc = 3;
+
+constexpr std::string_view kCorosyncSections[] = {"quorum", "system", "resources", "qb", "nozzle", "uidgid"};
+
+using FoundSections = std::array<const ConfigSection*, kSections.size()>;
+
+// Each of rtotem's sections at most once; corosync's others warned about, anything else refused.
+Result<FoundSections> find_sections(ParseContext& context, const ConfigSection& top) {
+  if (!top.entries.empty())
+    return context.fail(top.entries.front().line, "key '{}' outside any section", top.entries.front().key);
+  FoundSections found{};
+  for (const ConfigSection& section : top.sections) {
+    const auto it = std::find_if(kSections.begin(), kSections.end(),
+                                 [&](const TopSection& s) { return s.name == section.name; });
+    if (it == kSections.end()) {
+      if (!matches_any(kCorosyncSections, section.name))
+        return context.fail(section.line, "unknown section '{}'", section.name);
+      context.warn_ignored_section("", section);
+      continue;
+    }
+    const ConfigSection*& slot = found[static_cast<std::size_t>(it - kSections.begin())];
+    if (slot) return context.fail(section.line, "second {} section (first on line {})", section.name, slot->line);
+    slot = &section;
+  }
+  return found;
+}
+
+// A slow client must be able to hold one delivery of the largest message, or every such message
+// would disconnect it.
+Result<void> check_client_queue(const ParseContext& context, const DaemonConfig& config, int line) {
+  const std::uint64_t event_max = std::uint64_t{config.totem.max_message_size} + ipc::kBufferOverhead;
+  if (config.ipc.client_queue_bytes >= event_max) return {};
+  return context.fail(line, "ipc.client_queue_bytes {} cannot hold one event of totem.max_message_size {} (+{} bytes "
+                      "of headers)", config.ipc.client_queue_bytes, config.totem.max_message_size,
+                      ipc::kBufferOverhead);
+}
+
+Result<std::string> read_file(const std::string& path) {
+  transport::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return Error::sys(errno, "config file {}", path);
+  std::string text;
+  char block[16 * 1024];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), block, sizeof block);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Error::sys(errno, "read config file {}", path);
+    if (n == 0) return text;
+    text.append(block, static_cast<std::size_t>(n));
+    if (text.size() > kConfigBytesMax)
+      return Error::make("config file {}: larger than {} bytes; is it the right file?", path, kConfigBytesMax);
+  }
+}
+
+}  // namespace
+
+Result<DaemonConfig> parse_config(std::string_view text, std::string_view origin) {
+  auto tree = parse_config_tree(text, origin);
+  if (!tree) return tree.error();
+  ParseContext context(origin);
+  auto found = find_sections(context, *tree);
+  if (!found) return found.error();
+  DaemonConfig config;
+  config.path = std::string(origin);
+  for (std::size_t i = 0; i < kSections.size(); ++i) {
+    const TopSection& kind = kSections[i];
+    if (const ConfigSection* section = (*found)[i]) {
+      if (auto ok = kind.read(context, *section, config); !ok) return ok.error();
+    } else if (!kind.required_because.empty()) {
+      return Error::make("{}: no {} section ({})", origin, kind.name, kind.required_because);
+    }
+  }
+  const ConfigSection* blamed = (*found)[kIpc] ? (*found)[kIpc] : (*found)[kTotem];
+  if (auto ok = check_client_queue(context, config, blamed->line); !ok) return ok.error();
+  config.warnings = context.take_warnings();
+  return config;
+}
+
+Result<DaemonConfig> load_config(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) return text.error();
+  return parse_config(*text, path);
+}
+
+std::string_view describe(TransportKind kind) noexcept {
+  switch (kind) {
+    case TransportKind::kUdp: return "udp";
+    case TransportKind::kUdpu: return "udpu";
+    case TransportKind::kRdma: return "rdma";
+  }
+  return "unknown transport";
+}
+
+}  // namespace rtotem::config

@@ -1,0 +1,89 @@
+// rtotemd's configuration: a corosync.conf-style file read into typed values, checked key by key
+// with the file and line of every refusal, and turned into what the daemon opens.
+//
+// Corosync keys rtotem does not implement (crypto, knet, quorum...) are accepted with a warning, so
+// an existing corosync.conf can be tried as it is; any other unknown key is an error. conf/rtotem.conf
+// documents every key. Plain values: no function here keeps state or is tied to a thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "membership/packets.hpp"
+#include "membership/totem_config.hpp"
+#include "src/ipc/ipc_protocol.hpp"
+#include "transport/result.hpp"
+#include "transport/udp/inet_address.hpp"
+#include "transport/udp/udp_config.hpp"
+
+namespace rtotem::config {
+
+enum class TransportKind : std::uint8_t {
+  kUdp,   // IP multicast
+  kUdpu,  // unicast to every node
+  kRdma,
+};
+
+struct NodeEntry {
+  membership::NodeId nodeid = membership::kNoNode;
+  std::string name;        // empty if the file gives none
+  std::string ring0_addr;  // as written: an IPv4/IPv6 literal or a host name
+  int line = 0;            // of the node's "node {"
+};
+
+struct LoggingConfig {
+  bool to_stderr = true;
+  bool to_syslog = false;
+  bool to_logfile = false;
+  std::string logfile;  // required by to_logfile
+  std::string syslog_facility = "daemon";
+  bool debug = false;
+  bool timestamp = true;
+};
+
+struct IpcConfig {
+  std::string name = ipc::kDefaultName;  // libqb IPC service name; clients connect to it
+  std::uint32_t client_queue_bytes = 64u << 20;  // events queued for one slow client before it is disconnected
+  std::uint32_t max_clients = 256;
+};
+
+struct DaemonConfig {
+  std::string path;          // the file it came from
+  std::string cluster_name;  // required
+  TransportKind transport = TransportKind::kUdpu;
+  membership::TotemConfig totem;  // NOT resolved(): the daemon resolves and checks it
+  std::uint32_t netmtu = 1400;    // bytes of payload per packet (BackendParams::mtu)
+  std::string bindnetaddr;        // optional, from totem.interface
+  std::string mcastaddr = "239.192.0.1";
+  std::uint16_t mcastport = 5405;
+  int ttl = 1;
+  std::vector<NodeEntry> nodes;  // sorted by nodeid
+  LoggingConfig logging;
+  IpcConfig ipc;
+  std::vector<std::string> warnings;  // "file:line: key ...: ignored (corosync key rtotem does not support)"
+};
+
+// Parses and checks `text`; `origin` (a file name) opens every message. Resolves each ring0_addr.
+Result<DaemonConfig> parse_config(std::string_view text, std::string_view origin);
+// Reads the file at `path` (at most kConfigBytesMax bytes) and parses it; errors name it.
+Result<DaemonConfig> load_config(const std::string& path);
+
+// The node entry this daemon is: `nodeid` if given (it must be in the nodelist), else the one entry
+// whose ring0_addr resolves to one of `local_addresses`. None or several: an error that says so
+// and suggests --nodeid.
+Result<NodeEntry> local_node(const DaemonConfig& config, std::optional<membership::NodeId> nodeid,
+                             std::span<const transport::InetAddress> local_addresses);
+// Every IPv4/IPv6 address configured on this host's interfaces (getifaddrs), ports 0.
+Result<std::vector<transport::InetAddress>> host_addresses();
+
+// What the UDP backend of node `self` opens, validated. udpu: unicast, bound to self's
+// ring0_addr:mcastport, a peer per node. udp: the same, plus the group mcastaddr:mcastport.
+Result<transport::UdpConfig> udp_config_for(const DaemonConfig& config, const NodeEntry& self);
+
+std::string_view describe(TransportKind kind) noexcept;
+
+}  // namespace rtotem::config
