@@ -4,7 +4,7 @@
 
 RTOTEM_PACKAGES=(
   build-essential g++ meson ninja-build pkg-config
-  libfmt-dev libqb-dev libibverbs-dev librdmacm-dev
+  libfmt-dev libqb-dev libsystemd-dev libibverbs-dev librdmacm-dev
   libgtest-dev libgmock-dev
   iproute2
 )

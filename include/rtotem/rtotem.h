@@ -1,0 +1,106 @@
+/* librtotem: process groups on an rtotem cluster, through the local rtotemd.
+ *
+ * A client connects to its node's daemon, joins named groups, multicasts to them in agreed or
+ * safe order, and receives, in the ring's total order: every message of its groups (with the
+ * sender's node id and pid), the groups' membership changes, and the ring's configuration
+ * changes. Every member of a group receives the same messages and changes in the same order.
+ *
+ * Functions return 0 or a negative errno; rtotem_strerror() says what it means here:
+ *   -EAGAIN     back-pressure from the ring (retry later), or the daemon is still forming its
+ *               first ring (rtotem_connect: retry)
+ *   -ENOTCONN   the daemon is gone (or, for rtotem_mcast, the group was not joined)
+ *   -EMSGSIZE   the message is larger than the cluster's totem.max_message_size allows
+ *   -EEXIST / -ENOENT   already joined / not joined
+ *   -EINVAL     a bad argument (a group name must be 1..128 bytes)
+ * Callback data is valid for the duration of the callback only. A handle is used by one thread
+ * at a time. A client that stops calling rtotem_dispatch() has its events queued by the daemon
+ * up to ipc.client_queue_bytes, then is disconnected (and leaves its groups): it never slows the
+ * ring or the other clients.
+ */
+#ifndef RTOTEM_RTOTEM_H
+#define RTOTEM_RTOTEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define RTOTEM_API __attribute__((visibility("default")))
+#else
+#define RTOTEM_API
+#endif
+
+/* A connection to the local rtotemd. Opaque; always named rtotem_t. (Its tag is not `rtotem`, which
+ * C++ would confuse with the namespace rtotem of rtotem.hpp.) */
+typedef struct rtotem_handle rtotem_t;
+
+enum rtotem_order { RTOTEM_AGREED = 0, RTOTEM_SAFE = 1 };
+
+struct rtotem_message {
+  const char *group;
+  uint32_t nodeid;
+  uint32_t pid;
+  const void *data;
+  size_t len;
+  enum rtotem_order order;
+};
+
+struct rtotem_member {
+  uint32_t nodeid;
+  uint32_t pid;
+};
+
+enum rtotem_reason { RTOTEM_JOIN = 0, RTOTEM_LEAVE = 1, RTOTEM_NODEDOWN = 2, RTOTEM_PROCDOWN = 3 };
+
+struct rtotem_group_change {
+  const char *group;
+  const struct rtotem_member *members;
+  size_t n_members;
+  const struct rtotem_member *joined;
+  size_t n_joined;
+  const struct rtotem_member *left;
+  size_t n_left;
+  const enum rtotem_reason *left_reason;
+};
+
+struct rtotem_ring_change {
+  uint32_t rep_nodeid;
+  uint64_t ring_seq;
+  int transitional; /* 1: the survivors of the old ring; 0: the new ring's members */
+  const uint32_t *nodeids;
+  size_t n_nodes;
+};
+
+struct rtotem_callbacks {
+  void (*deliver)(rtotem_t *, const struct rtotem_message *, void *ctx);
+  void (*group_change)(rtotem_t *, const struct rtotem_group_change *, void *ctx);
+  void (*ring_change)(rtotem_t *, const struct rtotem_ring_change *, void *ctx);
+};
+
+enum rtotem_dispatch_flags {
+  RTOTEM_DISPATCH_ONE = 1,      /* at most one event, without waiting */
+  RTOTEM_DISPATCH_ALL = 2,      /* every event waiting now, without waiting for more */
+  RTOTEM_DISPATCH_BLOCKING = 3, /* wait for events and handle them until the daemon goes */
+};
+
+/* ipc_name NULL: $RTOTEM_IPC, else "rtotem". Callbacks may be NULL. */
+RTOTEM_API int rtotem_connect(rtotem_t **out, const char *ipc_name, const struct rtotem_callbacks *cb, void *ctx);
+RTOTEM_API void rtotem_disconnect(rtotem_t *);
+RTOTEM_API int rtotem_join(rtotem_t *, const char *group);
+RTOTEM_API int rtotem_leave(rtotem_t *, const char *group);
+RTOTEM_API int rtotem_mcast(rtotem_t *, const char *group, const void *data, size_t len, enum rtotem_order);
+RTOTEM_API int rtotem_fd(rtotem_t *); /* pollable: readable when events wait; or a negative errno */
+RTOTEM_API int rtotem_dispatch(rtotem_t *, int flags);
+RTOTEM_API int rtotem_local_nodeid(rtotem_t *, uint32_t *out);
+/* The largest `len` rtotem_mcast takes on this cluster. */
+RTOTEM_API int rtotem_max_message_size(rtotem_t *, size_t *out);
+RTOTEM_API const char *rtotem_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RTOTEM_RTOTEM_H */

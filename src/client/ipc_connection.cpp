@@ -1,0 +1,75 @@
+#include "src/client/ipc_connection.hpp"
+
+#include <qb/qbipc_common.h>
+#include <sys/uio.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace rtotem::client {
+namespace {
+
+// What the client asks for; the daemon enforces its own size (its max_message_size plus room).
+constexpr std::size_t kRequestedBufferBytes = (1u << 20) + ipc::kBufferOverhead;
+
+}  // namespace
+
+IpcConnection::IpcConnection(qb_ipcc_connection_t* c, std::string name, std::size_t buffer_bytes)
+    : c_(c), name_(std::move(name)), reply_buffer_(buffer_bytes), event_buffer_(buffer_bytes) {}
+
+Result<std::unique_ptr<IpcConnection>> IpcConnection::open(std::string name) {
+  if (name.empty()) {
+    const char* env = std::getenv(ipc::kNameEnv);
+    name = env != nullptr && *env != '\0' ? env : ipc::kDefaultName;
+  }
+  errno = 0;
+  qb_ipcc_connection_t* c = qb_ipcc_connect(name.c_str(), kRequestedBufferBytes);
+  if (c == nullptr) {
+    const int err = errno != 0 ? errno : ECONNREFUSED;
+    return Error::sys(err, "rtotemd (ipc name '{}')", name);
+  }
+  const std::int32_t size = qb_ipcc_get_buffer_size(c);
+  return std::unique_ptr<IpcConnection>(
+      new IpcConnection(c, std::move(name), size > 0 ? static_cast<std::size_t>(size) : kRequestedBufferBytes));
+}
+
+IpcConnection::~IpcConnection() { qb_ipcc_disconnect(c_); }
+
+int IpcConnection::request(ipc::RequestId id, std::span<const std::byte> body, Reply& reply) {
+  qb_ipc_request_header header{};
+  header.id = static_cast<std::int32_t>(id);
+  header.size = static_cast<std::int32_t>(sizeof header + body.size());
+  if (sizeof header + body.size() > reply_buffer_.size()) return -EMSGSIZE;
+  iovec iov[2] = {{&header, sizeof header}, {const_cast<std::byte*>(body.data()), body.size()}};
+  const ssize_t got = qb_ipcc_sendv_recv(c_, iov, body.empty() ? 1 : 2, reply_buffer_.data(), reply_buffer_.size(), -1);
+  if (got < 0) return static_cast<int>(got);
+  qb_ipc_response_header response{};
+  if (static_cast<std::size_t>(got) < sizeof response) return -EPROTO;
+  std::memcpy(&response, reply_buffer_.data(), sizeof response);
+  if (response.size != got || response.id != header.id) return -EPROTO;
+  reply.error = response.error;
+  reply.body = std::span<const std::byte>(reply_buffer_).subspan(sizeof response, static_cast<std::size_t>(got) - sizeof response);
+  return 0;
+}
+
+int IpcConnection::next_event(Event& event, int timeout_ms) {
+  const ssize_t got = qb_ipcc_event_recv(c_, event_buffer_.data(), event_buffer_.size(), timeout_ms);
+  if (got == -EAGAIN || got == -ETIMEDOUT) return 0;
+  if (got < 0) return static_cast<int>(got);
+  qb_ipc_response_header header{};
+  if (static_cast<std::size_t>(got) < sizeof header) return -EPROTO;
+  std::memcpy(&header, event_buffer_.data(), sizeof header);
+  if (header.size != got) return -EPROTO;
+  event.id = static_cast<ipc::EventId>(header.id);
+  event.body = std::span<const std::byte>(event_buffer_).subspan(sizeof header, static_cast<std::size_t>(got) - sizeof header);
+  return 1;
+}
+
+int IpcConnection::fd() const {
+  std::int32_t fd = -1;
+  const std::int32_t rc = qb_ipcc_fd_get(c_, &fd);
+  return rc < 0 ? rc : fd;
+}
+
+}  // namespace rtotem::client

@@ -1,0 +1,51 @@
+// The client's side of the local IPC (libqb qb_ipcc, shared memory): one request and its answer
+// at a time, and events. Shared by librtotem and rtotemctl.
+#pragma once
+
+#include <qb/qbipcc.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "src/ipc/ipc_protocol.hpp"
+#include "transport/result.hpp"
+
+namespace rtotem::client {
+
+struct Reply {
+  int error = 0;                     // the daemon's answer: 0 or -errno
+  std::span<const std::byte> body;   // valid until the next call
+};
+
+struct Event {
+  ipc::EventId id{};
+  std::span<const std::byte> body;  // valid until the next call
+};
+
+class IpcConnection {
+ public:
+  // `name` empty: $RTOTEM_IPC, else the default. Returns -errno as Error::errnum() on failure.
+  static Result<std::unique_ptr<IpcConnection>> open(std::string name);
+  ~IpcConnection();
+  IpcConnection(const IpcConnection&) = delete;
+  IpcConnection& operator=(const IpcConnection&) = delete;
+
+  // Sends a request and waits for its answer. Negative: the connection failed (-errno).
+  int request(ipc::RequestId id, std::span<const std::byte> body, Reply& reply);
+  // The next event: 1 with `event` filled, 0 if none came within timeout_ms (-1: wait), or -errno.
+  int next_event(Event& event, int timeout_ms);
+  int fd() const;
+  const std::string& name() const noexcept { return name_; }
+
+ private:
+  IpcConnection(qb_ipcc_connection_t* c, std::string name, std::size_t buffer_bytes);
+  qb_ipcc_connection_t* c_;
+  std::string name_;
+  std::vector<std::byte> reply_buffer_;
+  std::vector<std::byte> event_buffer_;
+};
+
+}  // namespace rtotem::client

@@ -1,0 +1,204 @@
+// rtotemctl: look at and use the local rtotemd. status, members [GROUP], stats: the daemon's JSON
+// (as is with --json, else flattened to "key: value" lines); send GROUP TEXT; listen GROUP.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "rtotem/rtotem.h"
+#include "src/client/ipc_connection.hpp"
+#include "src/client/json_lines.hpp"
+
+namespace {
+
+using namespace rtotem;
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+
+const char* usage() {
+  return "usage: rtotemctl [--ipc-name NAME] [--json] COMMAND\n"
+         "  status              ring id, state, members, transport, link counters\n"
+         "  members [GROUP]     the processes in every group (or GROUP): node id and pid\n"
+         "  stats               protocol, link and IPC counters\n"
+         "  send GROUP TEXT     joins GROUP, multicasts TEXT (agreed order), leaves\n"
+         "  listen GROUP        joins GROUP and prints, until interrupted, one line per message\n"
+         "                      (its place in the ring's order, sender node:pid, text) and per\n"
+         "                      membership change\n"
+         "  --ipc-name NAME     the daemon's IPC name (default: $RTOTEM_IPC, else \"rtotem\")\n"
+         "  --json              machine-readable output (status, members, stats, listen)\n";
+}
+
+struct Options {
+  std::string ipc_name;
+  bool json = false;
+  std::vector<std::string> words;
+};
+
+int fail(const std::string& what, int err) {
+  fmt::print(stderr, "rtotemctl: {}: {}\n", what, rtotem_strerror(err));
+  return kExitFailed;
+}
+
+int query(const Options& o, ipc::RequestId id, std::string_view group) {
+  auto connection = client::IpcConnection::open(o.ipc_name);
+  if (!connection) return fail(fmt::format("connecting to rtotemd (ipc name '{}')", o.ipc_name), -connection.error().errnum());
+  ipc::BodyWriter body;
+  if (id == ipc::RequestId::kMembers) body.string(group);
+  client::Reply reply;
+  int rc = (*connection)->request(id, body.data(), reply);
+  if (rc == 0) rc = reply.error;
+  if (rc < 0) return fail("request", rc);
+  membership::WireReader in(reply.body);
+  const auto json = ipc::read_string(in, reply.body.size());
+  if (!json) return fail("reply", -EPROTO);
+  if (o.json) {
+    fmt::print("{}\n", *json);
+  } else {
+    fmt::print("{}", client::json_lines(*json));
+  }
+  return kExitOk;
+}
+
+std::string printable(const void* data, std::size_t len) {
+  std::string out;
+  for (std::size_t i = 0; i < len; ++i) {
+    const auto c = static_cast<unsigned char>(static_cast<const char*>(data)[i]);
+    out += c >= 0x20 && c < 0x7f && c != '\\' ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
+  }
+  return out;
+}
+
+const char* reason_name(rtotem_reason r) {
+  switch (r) {
+    case RTOTEM_JOIN: return "join";
+    case RTOTEM_LEAVE: return "leave";
+    case RTOTEM_NODEDOWN: return "nodedown";
+    case RTOTEM_PROCDOWN: return "procdown";
+  }
+  return "?";
+}
+
+std::string member_list(const rtotem_member* m, std::size_t n, bool json, const rtotem_reason* why = nullptr) {
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!out.empty()) out += json ? ", " : " ";
+    if (json) {
+      out += fmt::format("{{\"nodeid\": {}, \"pid\": {}{}}}", m[i].nodeid, m[i].pid,
+                         why ? fmt::format(", \"reason\": \"{}\"", reason_name(why[i])) : "");
+    } else {
+      out += fmt::format("{}:{}{}", m[i].nodeid, m[i].pid, why ? fmt::format("({})", reason_name(why[i])) : "");
+    }
+  }
+  return json ? "[" + out + "]" : out;
+}
+
+struct ListenState {
+  bool json = false;
+  std::uint64_t delivered = 0;
+};
+
+void on_deliver(rtotem_t*, const rtotem_message* m, void* ctx) {
+  auto& s = *static_cast<ListenState*>(ctx);
+  ++s.delivered;
+  if (s.json) {
+    std::string text;
+    for (char c : printable(m->data, m->len)) text += c == '"' ? std::string("\\\"") : std::string(1, c);
+    fmt::print("{{\"event\": \"message\", \"index\": {}, \"nodeid\": {}, \"pid\": {}, \"order\": \"{}\", \"text\": \"{}\"}}\n",
+               s.delivered, m->nodeid, m->pid, m->order == RTOTEM_SAFE ? "safe" : "agreed", text);
+  } else {
+    fmt::print("{} {}:{} {}\n", s.delivered, m->nodeid, m->pid, printable(m->data, m->len));
+  }
+  std::fflush(stdout);
+}
+
+void on_group_change(rtotem_t*, const rtotem_group_change* c, void* ctx) {
+  const bool json = static_cast<ListenState*>(ctx)->json;
+  if (json) {
+    fmt::print("{{\"event\": \"group\", \"group\": \"{}\", \"members\": {}, \"joined\": {}, \"left\": {}}}\n", c->group,
+               member_list(c->members, c->n_members, true), member_list(c->joined, c->n_joined, true),
+               member_list(c->left, c->n_left, true, c->left_reason));
+  } else {
+    fmt::print("group {}: members [{}] joined [{}] left [{}]\n", c->group, member_list(c->members, c->n_members, false),
+               member_list(c->joined, c->n_joined, false), member_list(c->left, c->n_left, false, c->left_reason));
+  }
+  std::fflush(stdout);
+}
+
+volatile std::sig_atomic_t g_stop = 0;
+
+int listen(const Options& o, const std::string& group) {
+  ListenState state{o.json};
+  const rtotem_callbacks cb{on_deliver, on_group_change, nullptr};
+  rtotem_t* h = nullptr;
+  if (const int rc = rtotem_connect(&h, o.ipc_name.empty() ? nullptr : o.ipc_name.c_str(), &cb, &state); rc < 0)
+    return fail("connecting to rtotemd", rc);
+  const std::unique_ptr<rtotem_t, void (*)(rtotem_t*)> owned(h, rtotem_disconnect);
+  if (const int rc = rtotem_join(h, group.c_str()); rc < 0) return fail(fmt::format("joining '{}'", group), rc);
+  struct sigaction sa{};
+  sa.sa_handler = [](int) { g_stop = 1; };
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  const int fd = rtotem_fd(h);
+  while (!g_stop) {
+    fd_set readable;
+    FD_ZERO(&readable);
+    FD_SET(fd, &readable);
+    timeval tv{0, 200'000};  // notices a signal soon
+    if (select(fd + 1, &readable, nullptr, nullptr, &tv) < 0 && errno != EINTR) return fail("waiting", -errno);
+    if (const int rc = rtotem_dispatch(h, RTOTEM_DISPATCH_ALL); rc < 0) return fail("receiving", rc);
+  }
+  return kExitOk;
+}
+
+int send(const Options& o, const std::string& group, const std::string& text) {
+  rtotem_t* h = nullptr;
+  if (const int rc = rtotem_connect(&h, o.ipc_name.empty() ? nullptr : o.ipc_name.c_str(), nullptr, nullptr); rc < 0)
+    return fail("connecting to rtotemd", rc);
+  const std::unique_ptr<rtotem_t, void (*)(rtotem_t*)> owned(h, rtotem_disconnect);
+  if (const int rc = rtotem_join(h, group.c_str()); rc < 0) return fail(fmt::format("joining '{}'", group), rc);
+  int rc = -EAGAIN;
+  for (int attempt = 0; attempt < 500 && rc == -EAGAIN; ++attempt) {  // back-pressure: up to ~5 s
+    rc = rtotem_mcast(h, group.c_str(), text.data(), text.size(), RTOTEM_AGREED);
+    if (rc == -EAGAIN) usleep(10'000);
+  }
+  if (rc < 0) return fail("sending", rc);
+  return kExitOk;  // disconnecting leaves the group, after the message in the ring's order
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--json") {
+      o.json = true;
+    } else if (arg == "--ipc-name" && i + 1 < argc) {
+      o.ipc_name = argv[++i];
+    } else if (arg == "-h" || arg == "--help") {
+      fmt::print("{}", usage());
+      return kExitOk;
+    } else if (arg.starts_with("--")) {
+      fmt::print(stderr, "rtotemctl: unknown option '{}'\n{}", arg, usage());
+      return kExitUsage;
+    } else {
+      o.words.emplace_back(arg);
+    }
+  }
+  const auto& w = o.words;
+  const std::string command = w.empty() ? "" : w[0];
+  if (command == "status" && w.size() == 1) return query(o, ipc::RequestId::kStatus, "");
+  if (command == "stats" && w.size() == 1) return query(o, ipc::RequestId::kStats, "");
+  if (command == "members" && w.size() <= 2) return query(o, ipc::RequestId::kMembers, w.size() == 2 ? w[1] : "");
+  if (command == "send" && w.size() == 3) return send(o, w[1], w[2]);
+  if (command == "listen" && w.size() == 2) return listen(o, w[1]);
+  fmt::print(stderr, "rtotemctl: {}\n{}", command.empty() ? "no command" : fmt::format("bad command line for '{}'", command), usage());
+  return kExitUsage;
+}

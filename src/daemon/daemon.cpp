@@ -1,0 +1,227 @@
+#include "src/daemon/daemon.hpp"
+
+#include <qb/qblog.h>
+
+#include <cerrno>
+#include <utility>
+
+namespace rtotem::daemon {
+
+using groups::GroupService;
+using membership::Delivery;
+using membership::NodeId;
+
+namespace {
+
+int errno_of(Status status) {
+  switch (status) {
+    case Status::kOk: return 0;
+    case Status::kTooLarge: return -EMSGSIZE;
+    case Status::kClosed: return -ESHUTDOWN;
+    default: return -EAGAIN;  // the ring's back-pressure: the client retries
+  }
+}
+
+void put_process(ipc::BodyWriter& out, const groups::ProcessId& p) {
+  out.u32(p.node);
+  out.u32(p.pid);
+}
+
+void put_processes(ipc::BodyWriter& out, std::span<const groups::ProcessId> list) {
+  out.u32(static_cast<std::uint32_t>(list.size()));
+  for (const auto& p : list) put_process(out, p);
+}
+
+std::string node_list_text(std::span<const NodeId> nodes) {
+  std::string text;
+  for (NodeId n : nodes) text += fmt::format("{}{}", text.empty() ? "" : " ", n);
+  return text;
+}
+
+}  // namespace
+
+Daemon::Daemon(EventLoop& loop, DaemonSetup setup) : loop_(loop), setup_(std::move(setup)) {}
+
+Daemon::~Daemon() = default;
+
+Result<std::unique_ptr<Daemon>> Daemon::start(EventLoop& loop, DaemonSetup setup, std::unique_ptr<transport::Backend> backend) {
+  if (setup.totem.max_message_size < groups::kRingMessageSizeMin)
+    return Error::make("totem.max_message_size {} is below the {} bytes process groups need",
+                       setup.totem.max_message_size, groups::kRingMessageSizeMin);
+  std::unique_ptr<Daemon> d(new Daemon(loop, std::move(setup)));
+  Daemon* self = d.get();
+  d->groups_ = std::make_unique<GroupService>(
+      d->setup_.self.nodeid, d->setup_.totem.max_message_size,
+      [self](std::span<const std::byte> packet, Delivery order) {
+        return self->ring_ ? self->ring_->submit(packet, order) : Status::kClosed;
+      },
+      static_cast<groups::GroupEvents&>(*self));
+  auto seq_file = RingSeqFile::in(d->setup_.state_dir);
+  if (!seq_file) return seq_file.error();
+  const std::size_t buffer_bytes = d->setup_.totem.max_message_size + ipc::kBufferOverhead;
+  const IpcLimits limits{buffer_bytes, d->setup_.config.ipc.client_queue_bytes, d->setup_.config.ipc.max_clients};
+  auto ipc = IpcServer::start(loop, d->setup_.ipc_name, limits, *self);
+  if (!ipc) return ipc.error();
+  d->ipc_ = std::move(ipc).value();
+  auto ring = RingHost::start(loop, std::move(backend), d->setup_.totem, std::move(seq_file).value(), *self);
+  if (!ring) return ring.error();
+  d->ring_ = std::move(ring).value();
+  return d;
+}
+
+void Daemon::stop() {
+  if (ring_) ring_->close();
+}
+
+void Daemon::configuration(const membership::ConfigChange& change) {
+  ++configurations_;
+  if (change.transitional) {
+    qb_log(LOG_NOTICE, "transitional configuration: members [%s], left [%s]", node_list_text(change.members).c_str(),
+           node_list_text(change.left).c_str());
+  } else {
+    qb_log(LOG_NOTICE, "ring %u/%llu: members [%s], joined [%s]", change.ring_id.rep,
+           static_cast<unsigned long long>(change.ring_id.seq), node_list_text(change.members).c_str(),
+           node_list_text(change.joined).c_str());
+  }
+  groups_->on_configuration(change);
+  ipc::BodyWriter body;
+  body.u32(change.ring_id.rep);
+  body.u64(change.ring_id.seq);
+  body.u8(change.transitional ? 1 : 0);
+  body.u32(static_cast<std::uint32_t>(change.members.size()));
+  for (NodeId n : change.members) body.u32(n);
+  ipc_->for_each_client([&](IpcClient& c) { ipc_->send_event(c, ipc::EventId::kRingChange, body.data()); });
+  if (change.transitional) return;
+  current_ring_event_.assign(body.data().begin(), body.data().end());
+  if (!ring_formed_) {
+    ring_formed_ = true;
+    if (ready_) ready_();
+  }
+}
+
+void Daemon::after_turn() {
+  groups_->retry_pending();
+  while (!pending_leaves_.empty()) {
+    const auto& [group, pid] = pending_leaves_.front();
+    if (groups_->leave(group, pid, groups::Reason::kProcDown) != Status::kOk) break;
+    pending_leaves_.pop_front();
+  }
+}
+
+int Daemon::accept_client() { return ring_formed_ ? 0 : -EAGAIN; }
+
+void Daemon::client_connected(IpcClient& client) {
+  ipc_->send_event(client, ipc::EventId::kRingChange, current_ring_event_);
+}
+
+int Daemon::request(IpcClient& client, ipc::RequestId id, membership::WireReader body, ipc::BodyWriter& reply) {
+  switch (id) {
+    case ipc::RequestId::kJoin: return join(client, body);
+    case ipc::RequestId::kLeave: return leave(client, body);
+    case ipc::RequestId::kMcast: return multicast(client, body);
+    case ipc::RequestId::kLocalNodeId: reply.u32(setup_.self.nodeid); return 0;
+    case ipc::RequestId::kStatus: reply.string(status_json()); return 0;
+    case ipc::RequestId::kStats: reply.string(stats_json()); return 0;
+    case ipc::RequestId::kDataMax:
+      reply.u32(static_cast<std::uint32_t>(GroupService::data_max(setup_.totem.max_message_size)));
+      return 0;
+    case ipc::RequestId::kMembers: {
+      const auto group = ipc::read_string(body, groups::kGroupNameMax);
+      if (!group || !body.at_end()) return -EINVAL;
+      reply.string(members_json(*group));
+      return 0;
+    }
+  }
+  return -EINVAL;  // an id this daemon does not know
+}
+
+int Daemon::join(IpcClient& client, membership::WireReader& body) {
+  const auto group = ipc::read_string(body, groups::kGroupNameMax);
+  if (!group || !body.at_end() || !GroupService::valid_group_name(*group)) return -EINVAL;
+  if (client.groups.contains(*group)) return -EEXIST;
+  bool taken = false;  // (node, pid) names a group member: one connection per process and group
+  ipc_->for_each_client([&](IpcClient& other) { taken |= other.pid == client.pid && other.groups.contains(*group); });
+  if (taken) return -EEXIST;
+  // In the group before submitting: a node holding the token delivers its own join at once,
+  // inside the submit, and the client must hear of it.
+  const auto entry = client.groups.emplace(*group).first;
+  const int rc = errno_of(groups_->join(*group, static_cast<std::uint32_t>(client.pid)));
+  if (rc != 0) client.groups.erase(entry);
+  return rc;
+}
+
+int Daemon::leave(IpcClient& client, membership::WireReader& body) {
+  const auto group = ipc::read_string(body, groups::kGroupNameMax);
+  if (!group || !body.at_end()) return -EINVAL;
+  if (!client.groups.contains(*group)) return -ENOENT;
+  return errno_of(groups_->leave(*group, static_cast<std::uint32_t>(client.pid), groups::Reason::kLeave));
+}
+
+int Daemon::multicast(IpcClient& client, membership::WireReader& body) {
+  const std::uint8_t order = body.get_u8();
+  const auto group = ipc::read_string(body, groups::kGroupNameMax);
+  if (!group || order > 1) return -EINVAL;
+  if (!client.groups.contains(*group)) return -ENOTCONN;  // as cpg_mcast_joined: join first
+  const auto data = body.get_rest();
+  if (data.size() > GroupService::data_max(setup_.totem.max_message_size)) return -EMSGSIZE;
+  return errno_of(groups_->multicast(*group, static_cast<std::uint32_t>(client.pid), data,
+                                     order == 1 ? Delivery::kSafe : Delivery::kAgreed));
+}
+
+void Daemon::client_gone(IpcClient& client) {
+  // Taken out first: a leave may be delivered inside the submit, and that edits client.groups.
+  const auto groups = std::exchange(client.groups, {});
+  for (const std::string& group : groups) {
+    if (pending_leaves_.empty() &&
+        groups_->leave(group, static_cast<std::uint32_t>(client.pid), groups::Reason::kProcDown) == Status::kOk)
+      continue;
+    pending_leaves_.emplace_back(group, static_cast<std::uint32_t>(client.pid));
+  }
+}
+
+IpcClient* Daemon::client_in(std::string_view group, std::uint32_t pid) {
+  IpcClient* found = nullptr;
+  ipc_->for_each_client([&](IpcClient& c) {
+    if (static_cast<std::uint32_t>(c.pid) == pid && c.groups.contains(group)) found = &c;
+  });
+  return found;
+}
+
+void Daemon::group_message(const groups::GroupMessage& message) {
+  ipc::BodyWriter body;
+  body.u32(message.sender.node);
+  body.u32(message.sender.pid);
+  body.u8(message.order == Delivery::kSafe ? 1 : 0);
+  body.string(message.group);
+  body.bytes(message.data);
+  for (const auto& member : groups_->members(message.group)) {
+    if (member.node != setup_.self.nodeid) continue;
+    if (IpcClient* c = client_in(message.group, member.pid)) ipc_->send_event(*c, ipc::EventId::kDeliver, body.data());
+  }
+}
+
+// Members after the change and those who left (they learn they are out) hear of it; a local
+// process that left is no longer in the group for its connection.
+void Daemon::group_change(const groups::GroupChange& change) {
+  ipc::BodyWriter body;
+  body.string(change.group);
+  put_processes(body, change.members);
+  put_processes(body, change.joined);
+  body.u32(static_cast<std::uint32_t>(change.left.size()));
+  for (std::size_t i = 0; i < change.left.size(); ++i) {
+    put_process(body, change.left[i]);
+    body.u8(static_cast<std::uint8_t>(change.left_reason[i]));
+  }
+  auto tell = [&](const groups::ProcessId& p) {
+    if (p.node != setup_.self.nodeid) return;
+    if (IpcClient* c = client_in(change.group, p.pid)) ipc_->send_event(*c, ipc::EventId::kGroupChange, body.data());
+  };
+  for (const auto& p : change.members) tell(p);
+  for (const auto& p : change.left) {
+    tell(p);
+    if (p.node != setup_.self.nodeid) continue;
+    if (IpcClient* c = client_in(change.group, p.pid)) c->groups.erase(c->groups.find(change.group));
+  }
+}
+
+}  // namespace rtotem::daemon

@@ -1,0 +1,76 @@
+// rtotemd's core: the ring (RingHost), process groups (GroupService) and local clients
+// (IpcServer) wired together. Requests from clients become group packets on the ring; what the
+// ring delivers becomes group messages and changes, sent to the local clients in those groups.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "src/daemon/config/daemon_config.hpp"
+#include "src/daemon/event_loop.hpp"
+#include "src/daemon/groups/group_service.hpp"
+#include "src/daemon/ipc_server.hpp"
+#include "src/daemon/ring_host.hpp"
+
+namespace rtotem::daemon {
+
+struct DaemonSetup {
+  config::DaemonConfig config;
+  membership::TotemConfig totem;  // resolved and checked against the backend
+  config::NodeEntry self;
+  std::string ipc_name;
+  std::string state_dir;
+};
+
+class Daemon final : private RingListener, private IpcHandler, private groups::GroupEvents {
+ public:
+  static Result<std::unique_ptr<Daemon>> start(EventLoop& loop, DaemonSetup setup,
+                                               std::unique_ptr<transport::Backend> backend);
+  ~Daemon();
+  // Leaves: sends what is queued, closes the transport and the IPC service.
+  void stop();
+  // Called once, when the first ring is installed (for sd_notify READY).
+  void on_first_ring(std::function<void()> ready) { ready_ = std::move(ready); }
+
+ private:
+  Daemon(EventLoop& loop, DaemonSetup setup);
+
+  // RingListener
+  void deliver(const membership::Delivered& message) override { groups_->on_deliver(message); }
+  void configuration(const membership::ConfigChange& change) override;
+  void after_turn() override;
+  // IpcHandler
+  int accept_client() override;
+  void client_connected(IpcClient& client) override;
+  int request(IpcClient& client, ipc::RequestId id, membership::WireReader body, ipc::BodyWriter& reply) override;
+  void client_gone(IpcClient& client) override;
+  // GroupEvents
+  void group_message(const groups::GroupMessage& message) override;
+  void group_change(const groups::GroupChange& change) override;
+
+  int join(IpcClient& client, membership::WireReader& body);
+  int leave(IpcClient& client, membership::WireReader& body);
+  int multicast(IpcClient& client, membership::WireReader& body);
+  std::string status_json() const;
+  std::string members_json(std::string_view group) const;
+  std::string stats_json() const;
+  // The local client of process `pid` in `group`, if any.
+  IpcClient* client_in(std::string_view group, std::uint32_t pid);
+
+  EventLoop& loop_;
+  DaemonSetup setup_;
+  std::unique_ptr<groups::GroupService> groups_;
+  std::unique_ptr<RingHost> ring_;
+  std::unique_ptr<IpcServer> ipc_;
+  // Leaves of dead clients the ring refused for now (back-pressure): sent on a later turn.
+  std::deque<std::pair<std::string, std::uint32_t>> pending_leaves_;
+  bool ring_formed_ = false;
+  // The last regular configuration as a ring-change event: a client's first event, so it knows
+  // the ring it joined without waiting for the next change.
+  std::vector<std::byte> current_ring_event_;
+  std::function<void()> ready_;
+  std::uint64_t configurations_ = 0;
+};
+
+}  // namespace rtotem::daemon

@@ -1,0 +1,73 @@
+// What rtotemctl shows: status, group members and counters, as JSON (its text form is made by
+// rtotemctl from the same document, so scripts and people read one source).
+#include "src/daemon/daemon.hpp"
+
+namespace rtotem::daemon {
+namespace {
+
+using membership::NodeId;
+
+std::string quoted(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20) {
+      out += fmt::format("\\u{:04x}", c);
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+template <class Counters>
+std::string counters_object(const Counters& counters) {
+  std::string out = "{";
+  counters.for_each([&](std::string_view name, std::uint64_t value) {
+    out += fmt::format("{}{}: {}", out.size() > 1 ? ", " : "", quoted(name), value);
+  });
+  return out + "}";
+}
+
+std::string processes_array(std::span<const groups::ProcessId> list) {
+  std::string out = "[";
+  for (const auto& p : list) out += fmt::format("{}{{\"nodeid\": {}, \"pid\": {}}}", out.size() > 1 ? ", " : "", p.node, p.pid);
+  return out + "]";
+}
+
+}  // namespace
+
+std::string Daemon::status_json() const {
+  const membership::Node& node = ring_->node();
+  std::string members;
+  for (NodeId n : node.members()) members += fmt::format("{}{}", members.empty() ? "" : ", ", n);
+  return fmt::format(
+      "{{\"nodeid\": {}, \"cluster_name\": {}, \"transport\": {}, \"local_address\": {}, \"state\": {}, "
+      "\"ring\": {{\"rep\": {}, \"seq\": {}}}, \"members\": [{}], \"clients\": {}, \"groups\": {}, "
+      "\"configurations\": {}}}",
+      setup_.self.nodeid, quoted(setup_.config.cluster_name), quoted(config::describe(setup_.config.transport)),
+      quoted(ring_->backend().local_address()), quoted(membership::describe(node.state())), node.ring_id().rep,
+      node.ring_id().seq, members, ipc_->client_count(), groups_->group_names().size(), configurations_);
+}
+
+std::string Daemon::members_json(std::string_view group) const {
+  std::string out = "{";
+  for (const std::string& name : groups_->group_names()) {
+    if (!group.empty() && name != group) continue;
+    out += fmt::format("{}{}: {}", out.size() > 1 ? ", " : "", quoted(name), processes_array(groups_->members(name)));
+  }
+  return out + "}";
+}
+
+std::string Daemon::stats_json() const {
+  return fmt::format(
+      "{{\"protocol\": {}, \"link\": {}, \"ipc\": {{\"clients\": {}, \"clients_evicted\": {}, "
+      "\"requests_malformed\": {}, \"group_packets_malformed\": {}}}}}",
+      counters_object(ring_->node().counters()), counters_object(ring_->backend().counters()), ipc_->client_count(),
+      ipc_->clients_evicted(), ipc_->requests_malformed(), groups_->packets_malformed());
+}
+
+}  // namespace rtotem::daemon

@@ -1,0 +1,87 @@
+#include "src/daemon/event_loop.hpp"
+
+#include <cerrno>
+
+namespace rtotem::daemon {
+
+Result<std::unique_ptr<EventLoop>> EventLoop::create() {
+  qb_loop_t* loop = qb_loop_create();
+  if (loop == nullptr) return Error::sys(errno, "qb_loop_create");
+  return std::unique_ptr<EventLoop>(new EventLoop(loop));
+}
+
+EventLoop::~EventLoop() {
+  for (const auto& [fd, callback] : watches_) qb_loop_poll_del(loop_, fd);
+  qb_loop_destroy(loop_);
+}
+
+Result<void> EventLoop::watch(int fd, int events, FdCallback callback) {
+  auto owned = std::make_unique<FdCallback>(std::move(callback));
+  const int rc = qb_loop_poll_add(loop_, QB_LOOP_HIGH, fd, events, owned.get(), dispatch_fd);
+  if (rc != 0) return Error::sys(-rc, "watching descriptor {}", fd);
+  watches_[fd] = std::move(owned);
+  return {};
+}
+
+Result<void> EventLoop::modify(int fd, int events) {
+  const auto found = watches_.find(fd);
+  RTOTEM_ASSERT(found != watches_.end());
+  const int rc = qb_loop_poll_mod(loop_, QB_LOOP_HIGH, fd, events, found->second.get(), dispatch_fd);
+  if (rc != 0) return Error::sys(-rc, "changing the watch of descriptor {}", fd);
+  return {};
+}
+
+void EventLoop::unwatch(int fd) {
+  if (watches_.erase(fd) > 0) qb_loop_poll_del(loop_, fd);
+}
+
+void EventLoop::post(Callback callback) {
+  auto owned = std::make_unique<Callback>(std::move(callback));
+  if (qb_loop_job_add(loop_, QB_LOOP_HIGH, owned.get(), dispatch_job) == 0) (void)owned.release();  // dispatch_job owns it
+}
+
+Result<void> EventLoop::on_signal(int signal, Callback callback) {
+  auto owned = std::make_unique<Callback>(std::move(callback));
+  qb_loop_signal_handle handle = nullptr;
+  const int rc = qb_loop_signal_add(loop_, QB_LOOP_HIGH, signal, owned.get(), dispatch_signal, &handle);
+  if (rc != 0) return Error::sys(-rc, "handling signal {}", signal);
+  signals_[signal] = std::move(owned);
+  return {};
+}
+
+std::int32_t EventLoop::dispatch_fd(std::int32_t, std::int32_t revents, void* data) {
+  (*static_cast<FdCallback*>(data))(revents);
+  return 0;  // keep watching
+}
+
+void EventLoop::dispatch_job(void* data) {
+  const std::unique_ptr<Callback> job(static_cast<Callback*>(data));
+  (*job)();
+}
+
+std::int32_t EventLoop::dispatch_signal(std::int32_t, void* data) {
+  (*static_cast<Callback*>(data))();
+  return 0;
+}
+
+void LoopTimer::arm(std::uint64_t after_ns) {
+  cancel();
+  // Fails only when the loop cannot grow its timer list: a protocol timer must never be lost.
+  const int rc = qb_loop_timer_add(loop_.raw(), QB_LOOP_HIGH, after_ns, this, dispatch, &handle_);
+  RTOTEM_ASSERT(rc == 0);
+  armed_ = true;
+}
+
+void LoopTimer::cancel() noexcept {
+  if (!armed_) return;
+  qb_loop_timer_del(loop_.raw(), handle_);
+  armed_ = false;
+}
+
+void LoopTimer::dispatch(void* data) {
+  auto* timer = static_cast<LoopTimer*>(data);
+  timer->armed_ = false;
+  timer->fire_();
+}
+
+}  // namespace rtotem::daemon

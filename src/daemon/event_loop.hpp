@@ -1,0 +1,70 @@
+// RAII over libqb's main loop (qb_loop): descriptors, one-shot timers, deferred jobs and signals,
+// each with a callback the loop owns. The daemon is single-threaded: everything runs from run().
+#pragma once
+
+#include <qb/qbloop.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+
+#include "transport/result.hpp"
+
+namespace rtotem::daemon {
+
+class EventLoop {
+ public:
+  using FdCallback = std::function<void(int revents)>;
+  using Callback = std::function<void()>;
+
+  static Result<std::unique_ptr<EventLoop>> create();
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  qb_loop_t* raw() const noexcept { return loop_; }
+  void run() { qb_loop_run(loop_); }
+  void stop() { qb_loop_stop(loop_); }
+
+  // `events`: POLLIN / POLLOUT. One watch per descriptor.
+  Result<void> watch(int fd, int events, FdCallback callback);
+  Result<void> modify(int fd, int events);
+  void unwatch(int fd);
+  // Runs `callback` on the loop's next turn, once.
+  void post(Callback callback);
+  Result<void> on_signal(int signal, Callback callback);
+
+ private:
+  explicit EventLoop(qb_loop_t* loop) : loop_(loop) {}
+  static std::int32_t dispatch_fd(std::int32_t fd, std::int32_t revents, void* data);
+  static void dispatch_job(void* data);
+  static std::int32_t dispatch_signal(std::int32_t signal, void* data);
+
+  qb_loop_t* loop_;
+  std::map<int, std::unique_ptr<FdCallback>> watches_;
+  std::map<int, std::unique_ptr<Callback>> signals_;
+};
+
+// A one-shot timer on a loop, re-armed or cancelled at will; cancelled when destroyed.
+class LoopTimer {
+ public:
+  LoopTimer(EventLoop& loop, std::function<void()> fire) : loop_(loop), fire_(std::move(fire)) {}
+  ~LoopTimer() { cancel(); }
+  LoopTimer(const LoopTimer&) = delete;
+  LoopTimer& operator=(const LoopTimer&) = delete;
+
+  // Fires once `after_ns` from now, replacing an armed deadline.
+  void arm(std::uint64_t after_ns);
+  void cancel() noexcept;
+  bool armed() const noexcept { return armed_; }
+
+ private:
+  static void dispatch(void* data);
+  EventLoop& loop_;
+  std::function<void()> fire_;
+  qb_loop_timer_handle handle_ = 0;
+  bool armed_ = false;
+};
+
+}  // namespace rtotem::daemon

@@ -1,0 +1,187 @@
+#include "src/daemon/ipc_server.hpp"
+
+#include <qb/qbipc_common.h>
+#include <qb/qblog.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace rtotem::daemon {
+namespace {
+
+constexpr std::uint64_t kRetryNs = 5'000'000;  // a client's full event ring is tried again this often
+
+// libqb's poll hooks take no context: the one loop of this process serves every IPC service.
+qb_loop_t* g_loop = nullptr;
+
+std::int32_t job_add(enum qb_loop_priority p, void* data, qb_loop_job_dispatch_fn fn) {
+  return qb_loop_job_add(g_loop, p, data, fn);
+}
+std::int32_t dispatch_add(enum qb_loop_priority p, std::int32_t fd, std::int32_t events, void* data,
+                          qb_ipcs_dispatch_fn_t fn) {
+  return qb_loop_poll_add(g_loop, p, fd, events, data, fn);
+}
+std::int32_t dispatch_mod(enum qb_loop_priority p, std::int32_t fd, std::int32_t events, void* data,
+                          qb_ipcs_dispatch_fn_t fn) {
+  return qb_loop_poll_mod(g_loop, p, fd, events, data, fn);
+}
+std::int32_t dispatch_del(std::int32_t fd) { return qb_loop_poll_del(g_loop, fd); }
+
+std::vector<std::byte> framed_event(ipc::EventId id, std::span<const std::byte> body) {
+  qb_ipc_response_header header{};
+  header.id = static_cast<std::int32_t>(id);
+  header.size = static_cast<std::int32_t>(sizeof header + body.size());
+  header.error = 0;
+  std::vector<std::byte> out(sizeof header + body.size());
+  std::memcpy(out.data(), &header, sizeof header);
+  if (!body.empty()) std::memcpy(out.data() + sizeof header, body.data(), body.size());
+  return out;
+}
+
+}  // namespace
+
+IpcServer::IpcServer(EventLoop& loop, const IpcLimits& limits, IpcHandler& handler)
+    : loop_(loop), limits_(limits), handler_(handler), retry_(loop, [this] { drain_all(); }) {}
+
+Result<std::unique_ptr<IpcServer>> IpcServer::start(EventLoop& loop, const std::string& name, const IpcLimits& limits,
+                                                    IpcHandler& handler) {
+  RTOTEM_ASSERT(g_loop == nullptr || g_loop == loop.raw());
+  g_loop = loop.raw();
+  std::unique_ptr<IpcServer> server(new IpcServer(loop, limits, handler));
+  qb_ipcs_service_handlers handlers{on_accept, on_created, on_message, on_closed, on_destroyed};
+  server->service_ = qb_ipcs_create(name.c_str(), 0, QB_IPC_SHM, &handlers);
+  if (server->service_ == nullptr) return Error::sys(errno, "IPC service '{}'", name);
+  qb_ipcs_poll_handlers poll{job_add, dispatch_add, dispatch_mod, dispatch_del};
+  qb_ipcs_poll_handlers_set(server->service_, &poll);
+  qb_ipcs_service_context_set(server->service_, server.get());
+  qb_ipcs_enforce_buffer_size(server->service_, static_cast<std::uint32_t>(limits.buffer_bytes));
+  if (const int rc = qb_ipcs_run(server->service_); rc != 0) {
+    server->service_ = nullptr;  // qb_ipcs_run destroyed it
+    return Error::sys(-rc, "IPC service '{}' (another daemon with this --ipc-name?)", name);
+  }
+  return server;
+}
+
+IpcServer::~IpcServer() {
+  if (service_ != nullptr) qb_ipcs_destroy(service_);
+}
+
+IpcServer& IpcServer::of(qb_ipcs_connection_t* c) {
+  return *static_cast<IpcServer*>(qb_ipcs_connection_service_context_get(c));
+}
+
+// Root and the daemon's own user may connect (corosync's default, without its uidgid files).
+std::int32_t IpcServer::on_accept(qb_ipcs_connection_t* c, uid_t uid, gid_t) {
+  IpcServer& self = of(c);
+  if (uid != 0 && uid != geteuid()) return -EACCES;
+  if (self.clients_.size() >= self.limits_.max_clients) return -EMFILE;
+  return self.handler_.accept_client();
+}
+
+void IpcServer::on_created(qb_ipcs_connection_t* c) {
+  IpcServer& self = of(c);
+  auto client = std::make_unique<IpcClient>();
+  client->connection = c;
+  qb_ipcs_connection_stats stats{};
+  if (qb_ipcs_connection_stats_get(c, &stats, QB_FALSE) == 0) client->pid = stats.client_pid;
+  IpcClient& added = *(self.clients_[c] = std::move(client));
+  self.handler_.client_connected(added);
+}
+
+std::int32_t IpcServer::on_message(qb_ipcs_connection_t* c, void* data, std::size_t size) {
+  IpcServer& self = of(c);
+  const auto found = self.clients_.find(c);
+  qb_ipc_request_header header{};
+  ipc::BodyWriter reply;
+  int error = -EINVAL;
+  if (size >= sizeof header) std::memcpy(&header, data, sizeof header);
+  if (found == self.clients_.end() || size < sizeof header || header.size != static_cast<std::int32_t>(size)) {
+    ++self.malformed_;
+  } else {
+    const std::span<const std::byte> body(static_cast<const std::byte*>(data) + sizeof header, size - sizeof header);
+    error = self.handler_.request(*found->second, static_cast<ipc::RequestId>(header.id), membership::WireReader(body), reply);
+    if (error == -EINVAL) ++self.malformed_;
+  }
+  qb_ipc_response_header response{};
+  response.id = header.id;
+  response.size = static_cast<std::int32_t>(sizeof response + reply.data().size());
+  response.error = error;
+  iovec iov[2] = {{&response, sizeof response}, {reply.data().data(), reply.data().size()}};
+  (void)qb_ipcs_response_sendv(c, iov, reply.data().empty() ? 1 : 2);  // a client gone meanwhile: nothing to do
+  return 0;
+}
+
+std::int32_t IpcServer::on_closed(qb_ipcs_connection_t* c) {
+  IpcServer& self = of(c);
+  if (const auto found = self.clients_.find(c); found != self.clients_.end()) {
+    found->second->closing = true;
+    self.handler_.client_gone(*found->second);
+  }
+  return 0;
+}
+
+void IpcServer::on_destroyed(qb_ipcs_connection_t* c) {
+  IpcServer& self = of(c);
+  self.clients_.erase(c);
+}
+
+void IpcServer::send_event(IpcClient& client, ipc::EventId id, std::span<const std::byte> body) {
+  if (client.closing) return;
+  if (client.backlog.empty()) {
+    qb_ipc_response_header header{};
+    header.id = static_cast<std::int32_t>(id);
+    header.size = static_cast<std::int32_t>(sizeof header + body.size());
+    iovec iov[2] = {{&header, sizeof header}, {const_cast<std::byte*>(body.data()), body.size()}};
+    const ssize_t sent = qb_ipcs_event_sendv(client.connection, iov, body.empty() ? 1 : 2);
+    if (sent >= 0) return;
+    if (sent != -EAGAIN && sent != -ENOBUFS) {
+      evict(client, "its event channel failed");
+      return;
+    }
+  }
+  client.backlog.push_back(framed_event(id, body));
+  client.backlog_bytes += client.backlog.back().size();
+  if (client.backlog_bytes > limits_.client_queue_bytes) {
+    evict(client, "it does not read its events (ipc.client_queue_bytes reached)");
+    return;
+  }
+  if (!retry_.armed()) retry_.arm(kRetryNs);
+}
+
+bool IpcServer::drain(IpcClient& client) {
+  while (!client.backlog.empty() && !client.closing) {
+    const auto& event = client.backlog.front();
+    const ssize_t sent = qb_ipcs_event_send(client.connection, event.data(), event.size());
+    if (sent == -EAGAIN || sent == -ENOBUFS) return false;
+    if (sent < 0) {
+      evict(client, "its event channel failed");
+      return true;
+    }
+    client.backlog_bytes -= event.size();
+    client.backlog.pop_front();
+  }
+  return true;
+}
+
+void IpcServer::drain_all() {
+  bool waiting = false;
+  for (auto& [connection, client] : clients_) waiting |= !drain(*client);
+  if (waiting) retry_.arm(kRetryNs);
+}
+
+void IpcServer::evict(IpcClient& client, const char* why) {
+  qb_log(LOG_WARNING, "disconnecting client pid %d: %s", static_cast<int>(client.pid), why);
+  client.closing = true;
+  client.backlog.clear();
+  client.backlog_bytes = 0;
+  ++evicted_;
+  // Later, not now: the caller may be walking the client list that disconnecting changes.
+  qb_ipcs_connection_t* connection = client.connection;
+  loop_.post([this, connection] {
+    if (clients_.contains(connection)) qb_ipcs_disconnect(connection);  // on_closed leaves its groups
+  });
+}
+
+}  // namespace rtotem::daemon

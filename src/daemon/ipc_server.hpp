@@ -1,0 +1,96 @@
+// The daemon's side of the local IPC (libqb qb_ipcs, shared memory): accepts clients, hands each
+// request to an IpcHandler and sends its answer, and sends events. A client that does not read
+// its events gets them queued here up to a byte limit, then is disconnected: a slow client never
+// blocks the ring or the other clients.
+#pragma once
+
+#include <qb/qbipcs.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "membership/wire_io.hpp"
+#include "src/daemon/event_loop.hpp"
+#include "src/ipc/ipc_protocol.hpp"
+
+namespace rtotem::daemon {
+
+struct IpcClient {
+  qb_ipcs_connection_t* connection = nullptr;
+  pid_t pid = 0;
+  std::set<std::string, std::less<>> groups;  // joins it asked for (and has not left)
+  std::deque<std::vector<std::byte>> backlog;  // events the shared-memory ring had no room for
+  std::size_t backlog_bytes = 0;
+  bool closing = false;  // disconnected or being evicted: no more events
+};
+
+struct IpcLimits {
+  std::size_t buffer_bytes = 0;       // one IPC message, at most
+  std::size_t client_queue_bytes = 0;  // events queued for one client before it is dropped
+  std::size_t max_clients = 0;
+};
+
+class IpcHandler {
+ public:
+  // 0 to accept a new client, or -errno (sent to it: -EAGAIN while no ring is formed yet).
+  virtual int accept_client() = 0;
+  // An accepted client is ready for events (the daemon tells it the current ring).
+  virtual void client_connected(IpcClient& client) = 0;
+  // Returns 0 or -errno for the response header; `reply` is the response body.
+  virtual int request(IpcClient& client, ipc::RequestId id, membership::WireReader body, ipc::BodyWriter& reply) = 0;
+  // The client disconnected or died: its groups are left on its behalf.
+  virtual void client_gone(IpcClient& client) = 0;
+
+ protected:
+  ~IpcHandler() = default;
+};
+
+class IpcServer {
+ public:
+  static Result<std::unique_ptr<IpcServer>> start(EventLoop& loop, const std::string& name, const IpcLimits& limits,
+                                                  IpcHandler& handler);
+  ~IpcServer();
+  IpcServer(const IpcServer&) = delete;
+  IpcServer& operator=(const IpcServer&) = delete;
+
+  // Sends (or queues) one event; a client past its queue limit is disconnected.
+  void send_event(IpcClient& client, ipc::EventId id, std::span<const std::byte> body);
+  template <class F>
+  void for_each_client(F&& f) {
+    for (auto& [connection, client] : clients_)
+      if (!client->closing) f(*client);
+  }
+  std::size_t client_count() const noexcept { return clients_.size(); }
+  std::uint64_t clients_evicted() const noexcept { return evicted_; }
+  std::uint64_t requests_malformed() const noexcept { return malformed_; }
+
+ private:
+  IpcServer(EventLoop& loop, const IpcLimits& limits, IpcHandler& handler);
+  static IpcServer& of(qb_ipcs_connection_t* c);
+  static std::int32_t on_accept(qb_ipcs_connection_t* c, uid_t uid, gid_t gid);
+  static void on_created(qb_ipcs_connection_t* c);
+  static std::int32_t on_message(qb_ipcs_connection_t* c, void* data, std::size_t size);
+  static std::int32_t on_closed(qb_ipcs_connection_t* c);
+  static void on_destroyed(qb_ipcs_connection_t* c);
+  // Sends queued events in order until the ring is full again.
+  bool drain(IpcClient& client);
+  void drain_all();
+  void evict(IpcClient& client, const char* why);
+
+  EventLoop& loop_;
+  IpcLimits limits_;
+  IpcHandler& handler_;
+  qb_ipcs_service_t* service_ = nullptr;
+  std::map<qb_ipcs_connection_t*, std::unique_ptr<IpcClient>> clients_;
+  LoopTimer retry_;  // while some client has a backlog
+  std::uint64_t evicted_ = 0;
+  std::uint64_t malformed_ = 0;
+};
+
+}  // namespace rtotem::daemon

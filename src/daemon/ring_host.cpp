@@ -1,0 +1,123 @@
+#include "src/daemon/ring_host.hpp"
+
+#include <poll.h>
+#include <qb/qblog.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+
+namespace rtotem::daemon {
+
+using membership::TimerId;
+
+Time monotonic_now() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<Time>(ts.tv_sec) * 1'000'000 + static_cast<Time>(ts.tv_nsec) / 1000;
+}
+
+RingHost::RingHost(EventLoop& loop, std::unique_ptr<transport::Backend> backend, RingSeqFile seq_file,
+                   RingListener& listener)
+    : loop_(loop), backend_(std::move(backend)), seq_file_(std::move(seq_file)), listener_(listener) {
+  for (std::size_t t = 0; t < timers_.size(); ++t) {
+    timers_[t] = std::make_unique<LoopTimer>(loop_, [this, t] {
+      node_->on_timer(static_cast<TimerId>(t), monotonic_now());
+      pump();
+    });
+  }
+}
+
+Result<std::unique_ptr<RingHost>> RingHost::start(EventLoop& loop, std::unique_ptr<transport::Backend> backend,
+                                                  const membership::TotemConfig& config, RingSeqFile seq_file,
+                                                  RingListener& listener) {
+  auto stored = seq_file.load();
+  if (!stored) return stored.error();
+  std::unique_ptr<RingHost> host(new RingHost(loop, std::move(backend), std::move(seq_file), listener));
+  const membership::NodeId self = host->backend_->local_node();
+  host->node_ = std::make_unique<membership::Node>(self, config, *host->backend_,
+                                                    static_cast<membership::NodeEvents&>(*host), *stored);
+  if (auto watched = host->watch_descriptors(); !watched) return watched.error();
+  host->node_->start(monotonic_now());
+  host->pump();
+  return host;
+}
+
+RingHost::~RingHost() {
+  if (watching_tx_) watch_tx(false);
+  for (int fd : backend_->poll_fds()) loop_.unwatch(fd);
+}
+
+Result<void> RingHost::watch_descriptors() {
+  for (int fd : backend_->poll_fds())
+    if (auto watched = loop_.watch(fd, POLLIN, [this](int) { pump(); }); !watched) return watched.error();
+  return {};
+}
+
+Status RingHost::submit(std::span<const std::byte> message, membership::Delivery delivery) {
+  const Status status = node_->submit(message, delivery, monotonic_now());
+  pump();
+  return status;
+}
+
+void RingHost::close() {
+  (void)backend_->flush();
+  backend_->close();
+}
+
+void RingHost::pump() {
+  if (pumping_) return;  // re-entered from a listener's callback: the outer loop finishes the job
+  pumping_ = true;
+  do {
+    while (backend_->poll(*this) == transport::kRxBatchMax) {}
+    (void)backend_->flush();
+  } while (backend_->has_pending_rx());  // own multicasts wait on the local path: no fd wakes us
+  pumping_ = false;
+  watch_tx(backend_->has_pending_tx());
+  listener_.after_turn();
+}
+
+// Writability is watched only while packets wait in the backend's queue; the descriptor may be
+// one we read from too (UDP sends from its unicast socket).
+void RingHost::watch_tx(bool wanted) {
+  const int tx_fd = backend_->tx_fd();
+  if (tx_fd < 0 || wanted == watching_tx_) return;
+  const auto polled = backend_->poll_fds();
+  const bool also_read = std::find(polled.begin(), polled.end(), tx_fd) != polled.end();
+  Result<void> changed{};
+  if (also_read) {
+    changed = loop_.modify(tx_fd, wanted ? POLLIN | POLLOUT : POLLIN);
+  } else if (wanted) {
+    changed = loop_.watch(tx_fd, POLLOUT, [this](int) { pump(); });
+  } else {
+    loop_.unwatch(tx_fd);
+  }
+  if (!changed) {
+    qb_log(LOG_ERR, "%s", changed.error().message().c_str());
+    return;
+  }
+  watching_tx_ = wanted;
+}
+
+void RingHost::on_packets(std::span<transport::InboundPacket> batch) {
+  node_->on_packets(batch, monotonic_now());
+}
+
+void RingHost::arm_timer(TimerId timer, Time deadline) {
+  const Time now = monotonic_now();
+  timers_[static_cast<std::size_t>(timer)]->arm(deadline > now ? (deadline - now) * 1000 : 0);
+}
+
+void RingHost::cancel_timer(TimerId timer) { timers_[static_cast<std::size_t>(timer)]->cancel(); }
+
+// The Node waits for this before it uses `seq`: a ring id must never be reused after a restart.
+// A state directory that cannot be written is fatal, as corosync's is.
+void RingHost::persist_ring_seq(membership::Seq seq) {
+  if (auto stored = seq_file_.store(seq); !stored) {
+    qb_log(LOG_CRIT, "cannot persist ring sequence number %llu: %s", static_cast<unsigned long long>(seq),
+           stored.error().message().c_str());
+    std::abort();
+  }
+}
+
+}  // namespace rtotem::daemon

@@ -1,0 +1,73 @@
+// Runs one totem Node on a real backend inside the event loop: the backend's descriptors wake it,
+// the Node's timers become loop timers on the monotonic clock, its ring sequence numbers go to
+// the state directory before use, and what it delivers goes to a RingListener.
+#pragma once
+
+#include <array>
+#include <memory>
+
+#include "membership/node.hpp"
+#include "src/common/ring_seq_file.hpp"
+#include "src/daemon/event_loop.hpp"
+#include "transport/backend.hpp"
+
+namespace rtotem::daemon {
+
+using membership::Time;
+
+Time monotonic_now() noexcept;  // microseconds
+
+class RingListener {
+ public:
+  virtual void deliver(const membership::Delivered& message) = 0;
+  virtual void configuration(const membership::ConfigChange& change) = 0;
+  // After each batch of work: a moment to retry what back-pressure refused.
+  virtual void after_turn() = 0;
+
+ protected:
+  ~RingListener() = default;
+};
+
+class RingHost final : private membership::NodeEvents, private transport::PacketSink {
+ public:
+  // Opens nothing itself: `backend` is open, `seq_file` is the state directory's.
+  static Result<std::unique_ptr<RingHost>> start(EventLoop& loop, std::unique_ptr<transport::Backend> backend,
+                                                 const membership::TotemConfig& config, RingSeqFile seq_file,
+                                                 RingListener& listener);
+  ~RingHost();
+
+  // A submission from the service above; the packets it causes go out at once.
+  Status submit(std::span<const std::byte> message, membership::Delivery delivery);
+  const membership::Node& node() const noexcept { return *node_; }
+  const transport::Backend& backend() const noexcept { return *backend_; }
+  // Sends what is queued and closes the backend (at shutdown).
+  void close();
+
+ private:
+  RingHost(EventLoop& loop, std::unique_ptr<transport::Backend> backend, RingSeqFile seq_file, RingListener& listener);
+  Result<void> watch_descriptors();
+  // Polls until the backend is drained (the local path too), flushes, and watches for
+  // writability while packets wait.
+  void pump();
+  void watch_tx(bool wanted);
+
+  // NodeEvents
+  void arm_timer(membership::TimerId timer, Time deadline) override;
+  void cancel_timer(membership::TimerId timer) override;
+  void deliver(const membership::Delivered& message) override { listener_.deliver(message); }
+  void configuration(const membership::ConfigChange& change) override { listener_.configuration(change); }
+  void persist_ring_seq(membership::Seq seq) override;
+  // PacketSink
+  void on_packets(std::span<transport::InboundPacket> batch) override;
+
+  EventLoop& loop_;
+  std::unique_ptr<transport::Backend> backend_;
+  RingSeqFile seq_file_;
+  RingListener& listener_;
+  std::unique_ptr<membership::Node> node_;  // after backend_: destroyed first
+  std::array<std::unique_ptr<LoopTimer>, membership::kTimerCount> timers_;
+  bool watching_tx_ = false;
+  bool pumping_ = false;
+};
+
+}  // namespace rtotem::daemon

@@ -1,0 +1,155 @@
+#include "tests/integration/daemon_cluster.hpp"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace rtotem::testing {
+namespace {
+
+std::string rtotemd_path() {
+  const char* path = std::getenv("RTOTEMD");
+  return path != nullptr ? path : "rtotemd";
+}
+
+}  // namespace
+
+DaemonCluster::DaemonCluster(int nodes, int token_ms, const std::string& totem_extra)
+    : nodes_(nodes), owner_(getpid()), port_(20000 + owner_ % 20000) {
+  char templ[] = "/tmp/rtotem-cluster-XXXXXX";
+  dir_ = mkdtemp(templ);
+  std::string text = fmt::format(
+      "totem {{\n  version: 2\n  cluster_name: itest{}\n  transport: udpu\n  token: {}\n{}"
+      "  interface {{\n    mcastport: {}\n  }}\n}}\nlogging {{\n  to_stderr: yes\n  debug: off\n}}\nnodelist {{\n",
+      owner_, token_ms, totem_extra, port_);
+  for (int n = 1; n <= nodes; ++n) text += fmt::format("  node {{\n    nodeid: {}\n    ring0_addr: 127.0.0.{}\n  }}\n", n, n);
+  text += "}\n";
+  config_ = dir_ + "/rtotem.conf";
+  std::ofstream(config_) << text;
+}
+
+DaemonCluster::~DaemonCluster() {
+  for (auto& [node, pid] : std::map<int, pid_t>(pids_)) kill(node, SIGKILL);
+  if (::testing::Test::HasFailure())
+    for (int n = 1; n <= nodes_; ++n) fmt::print(stderr, "--- node {} log (tail) ---\n{}\n", n, log(n));
+  std::system(fmt::format("rm -rf '{}'", dir_).c_str());
+}
+
+std::string DaemonCluster::ipc_name(int node) const { return fmt::format("rtotem-itest-{}-{}", owner_, node); }
+
+std::string DaemonCluster::log(int node) const {
+  std::ifstream in(fmt::format("{}/node-{}.log", dir_, node));
+  std::stringstream all;
+  all << in.rdbuf();
+  const std::string text = all.str();
+  return text.size() > 4000 ? text.substr(text.size() - 4000) : text;
+}
+
+void DaemonCluster::start(int node) {
+  const std::string state = fmt::format("{}/state-{}", dir_, node);
+  const std::string logfile = fmt::format("{}/node-{}.log", dir_, node);
+  const std::string nodeid = std::to_string(node);
+  const std::string ipc = ipc_name(node);
+  const std::string binary = rtotemd_path();
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // A test process that dies (a crash, a timeout's kill) takes its daemons with it.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) _exit(127);
+    FILE* out = std::freopen(logfile.c_str(), "a", stderr);
+    if (out == nullptr) _exit(127);
+    dup2(fileno(stderr), STDOUT_FILENO);
+    execl(binary.c_str(), binary.c_str(), "-f", "-c", config_.c_str(), "--nodeid", nodeid.c_str(), "--ipc-name",
+          ipc.c_str(), "--state-dir", state.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  pids_[node] = pid;
+}
+
+void DaemonCluster::kill(int node, int signal) {
+  const auto found = pids_.find(node);
+  if (found == pids_.end()) return;
+  ::kill(found->second, signal);
+  int status = 0;
+  for (int i = 0; i < 100 && waitpid(found->second, &status, WNOHANG) == 0; ++i) usleep(50'000);
+  if (waitpid(found->second, &status, WNOHANG) == 0) {
+    ::kill(found->second, SIGKILL);
+    waitpid(found->second, &status, 0);
+  }
+  pids_.erase(found);
+}
+
+namespace {
+
+void on_deliver(rtotem_t*, const rtotem_message* m, void* ctx) {
+  static_cast<TestClient*>(ctx)->messages.push_back(
+      {m->nodeid, m->pid, std::string(static_cast<const char*>(m->data), m->len)});
+}
+
+void on_group_change(rtotem_t*, const rtotem_group_change* c, void* ctx) {
+  GroupEvent e;
+  e.members.assign(c->members, c->members + c->n_members);
+  e.joined.assign(c->joined, c->joined + c->n_joined);
+  for (std::size_t i = 0; i < c->n_left; ++i) e.left.emplace_back(c->left[i], c->left_reason[i]);
+  static_cast<TestClient*>(ctx)->changes.push_back(std::move(e));
+}
+
+void on_ring_change(rtotem_t*, const rtotem_ring_change* c, void* ctx) {
+  if (!c->transitional) static_cast<TestClient*>(ctx)->rings.emplace_back(c->nodeids, c->nodeids + c->n_nodes);
+}
+
+}  // namespace
+
+TestClient::~TestClient() {
+  if (h_ != nullptr) rtotem_disconnect(h_);
+}
+
+int TestClient::connect(const std::string& ipc_name, std::chrono::milliseconds within) {
+  static const rtotem_callbacks cb{on_deliver, on_group_change, on_ring_change};
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  int rc = 0;
+  do {
+    rc = rtotem_connect(&h_, ipc_name.c_str(), &cb, this);
+    if (rc != -EAGAIN && rc != -ECONNREFUSED && rc != -ENOENT) return rc;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  } while (std::chrono::steady_clock::now() < deadline);
+  return rc;
+}
+
+int TestClient::join(const std::string& group) { return rtotem_join(h_, group.c_str()); }
+
+int TestClient::send(const std::string& group, const std::string& text, std::chrono::milliseconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  int rc = 0;
+  do {
+    rc = rtotem_mcast(h_, group.c_str(), text.data(), text.size(), RTOTEM_AGREED);
+    if (rc != -EAGAIN) return rc;
+    (void)dispatch();  // keep reading our events while the ring is busy
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  } while (std::chrono::steady_clock::now() < deadline);
+  return rc;
+}
+
+bool pump_until(std::vector<TestClient*> clients, const std::function<bool()>& done, std::chrono::milliseconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::vector<pollfd> fds;
+    for (TestClient* c : clients) fds.push_back({rtotem_fd(c->handle()), POLLIN, 0});
+    (void)poll(fds.data(), fds.size(), 20);
+    for (TestClient* c : clients) (void)c->dispatch();
+  }
+  return true;
+}
+
+}  // namespace rtotem::testing

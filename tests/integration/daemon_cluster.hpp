@@ -1,0 +1,77 @@
+// A cluster of real rtotemd processes on loopback (127.0.0.1..N, UDP unicast) for integration
+// tests, and a librtotem client that records what it receives. Processes are killed by pid when
+// the fixture goes, even when a test fails.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "rtotem/rtotem.h"
+
+namespace rtotem::testing {
+
+class DaemonCluster {
+ public:
+  // `totem_extra`: more lines for the totem section.
+  explicit DaemonCluster(int nodes, int token_ms = 1000, const std::string& totem_extra = "");
+  ~DaemonCluster();
+
+  void start(int node);
+  void kill(int node, int signal);  // and reaps it
+  std::string ipc_name(int node) const;
+  int port() const noexcept { return port_; }
+  const std::string& dir() const noexcept { return dir_; }
+  std::string log(int node) const;
+
+ private:
+  int nodes_;
+  pid_t owner_;  // the test process: names stay the same in a forked child
+  int port_;
+  std::string dir_;
+  std::string config_;
+  std::map<int, pid_t> pids_;
+};
+
+struct Received {
+  std::uint32_t nodeid = 0;
+  std::uint32_t pid = 0;
+  std::string text;
+  bool operator==(const Received&) const = default;
+};
+
+struct GroupEvent {
+  std::vector<rtotem_member> members;
+  std::vector<std::pair<rtotem_member, rtotem_reason>> left;
+  std::vector<rtotem_member> joined;
+};
+
+class TestClient {
+ public:
+  TestClient() = default;
+  ~TestClient();
+  // Retries -EAGAIN (the daemon forming its first ring) and -ECONNREFUSED (not up yet) until `within`.
+  int connect(const std::string& ipc_name, std::chrono::milliseconds within = std::chrono::seconds(20));
+  int join(const std::string& group);
+  // Retries back-pressure for up to `within`.
+  int send(const std::string& group, const std::string& text, std::chrono::milliseconds within = std::chrono::seconds(10));
+  int dispatch() { return rtotem_dispatch(h_, RTOTEM_DISPATCH_ALL); }
+  rtotem_t* handle() const noexcept { return h_; }
+
+  std::vector<Received> messages;
+  std::vector<GroupEvent> changes;
+  std::vector<std::vector<std::uint32_t>> rings;  // regular configurations' members
+
+ private:
+  rtotem_t* h_ = nullptr;
+};
+
+// Dispatches every client until `done` or the time runs out; returns done().
+bool pump_until(std::vector<TestClient*> clients, const std::function<bool()>& done,
+                std::chrono::milliseconds within = std::chrono::seconds(20));
+
+}  // namespace rtotem::testing

@@ -1,0 +1,225 @@
+// rtotemd processes on loopback with librtotem clients: identical delivery sequences, group
+// membership events, kill -9 and restart, a client crash, a graceful leave, malformed IPC
+// requests and garbage datagrams.
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <qb/qbipc_common.h>
+#include <qb/qbipcc.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include "tests/integration/daemon_cluster.hpp"
+
+namespace rtotem::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> member_lists(const TestClient& c) {
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> out;
+  for (const auto& e : c.changes) {
+    out.emplace_back();
+    for (const auto& m : e.members) out.back().emplace_back(m.nodeid, m.pid);
+  }
+  return out;
+}
+
+class DaemonClusterTest : public ::testing::Test {
+ protected:
+  void start_all(int nodes) {
+    for (int n = 1; n <= nodes; ++n) cluster.start(n);
+    for (int n = 1; n <= nodes; ++n) {
+      clients.push_back(std::make_unique<TestClient>());
+      ASSERT_EQ(clients.back()->connect(cluster.ipc_name(n)), 0) << "node " << n;
+    }
+    // The first ring may form before every daemon is up: wait for one ring of all of them.
+    ASSERT_TRUE(pump_until(all(), [&] {
+      return std::all_of(clients.begin(), clients.end(), [&](const auto& c) {
+        return !c->rings.empty() && c->rings.back().size() == static_cast<std::size_t>(nodes);
+      });
+    }, 30s)) << "no ring of " << nodes;
+  }
+  std::vector<TestClient*> all() {
+    std::vector<TestClient*> out;
+    for (auto& c : clients) out.push_back(c.get());
+    return out;
+  }
+  void join_all(const std::string& group) {
+    for (auto& c : clients) ASSERT_EQ(c->join(group), 0);
+    ASSERT_TRUE(pump_until(all(), [&] {
+      return std::all_of(clients.begin(), clients.end(), [&](const auto& c) {
+        return !c->changes.empty() && c->changes.back().members.size() == clients.size();
+      });
+    })) << "not every client saw the whole group";
+  }
+
+  DaemonCluster cluster{3};
+  std::vector<std::unique_ptr<TestClient>> clients;
+};
+
+TEST_F(DaemonClusterTest, EveryClientDeliversTheSameSequence) {
+  ASSERT_NO_FATAL_FAILURE(start_all(3));
+  ASSERT_NO_FATAL_FAILURE(join_all("orders"));
+  constexpr int kPerNode = 300;
+  for (int i = 0; i < kPerNode; ++i)
+    for (std::size_t n = 0; n < clients.size(); ++n)
+      ASSERT_EQ(clients[n]->send("orders", fmt::format("{}:{}", n + 1, i)), 0);
+  const std::size_t total = kPerNode * clients.size();
+  ASSERT_TRUE(pump_until(all(), [&] {
+    return std::all_of(clients.begin(), clients.end(), [&](const auto& c) { return c->messages.size() >= total; });
+  })) << clients[0]->messages.size() << " " << clients[1]->messages.size() << " " << clients[2]->messages.size();
+  for (auto& c : clients) {
+    EXPECT_EQ(c->messages.size(), total);
+    EXPECT_EQ(c->messages, clients[0]->messages) << "a different sequence";
+  }
+  // FIFO per sender inside the total order.
+  std::vector<int> next(clients.size(), 0);
+  for (const auto& m : clients[0]->messages) {
+    const auto colon = m.text.find(':');
+    const int node = std::stoi(m.text.substr(0, colon));
+    EXPECT_EQ(std::stoi(m.text.substr(colon + 1)), next[node - 1]++);
+    EXPECT_EQ(m.nodeid, static_cast<std::uint32_t>(node));
+  }
+  // The group changes all three saw once all had joined agree.
+  EXPECT_EQ(member_lists(*clients[1]).back(), member_lists(*clients[0]).back());
+  EXPECT_EQ(member_lists(*clients[2]).back(), member_lists(*clients[0]).back());
+}
+
+TEST_F(DaemonClusterTest, AKilledNodeLeavesAndARestartedOneRejoins) {
+  ASSERT_NO_FATAL_FAILURE(start_all(3));
+  ASSERT_NO_FATAL_FAILURE(join_all("g"));
+  const std::uint32_t pid3 = clients[2]->changes.back().members.back().pid;  // sorted: node 3's is last
+  clients.pop_back();  // its daemon is going: the client goes with it
+  cluster.kill(3, SIGKILL);
+  ASSERT_TRUE(pump_until(all(), [&] {
+    return std::all_of(clients.begin(), clients.end(), [&](const auto& c) {
+      return !c->changes.empty() && !c->changes.back().left.empty() && !c->rings.empty() && c->rings.back().size() == 2;
+    });
+  }, 30s)) << "node 3's process was not reported down, or no ring of the two survivors";
+  for (auto& c : clients) {
+    const GroupEvent& e = c->changes.back();
+    ASSERT_EQ(e.left.size(), 1u);
+    EXPECT_EQ(e.left[0].first.nodeid, 3u);
+    EXPECT_EQ(e.left[0].first.pid, pid3);
+    EXPECT_EQ(e.left[0].second, RTOTEM_NODEDOWN);
+    EXPECT_EQ(c->rings.back(), (std::vector<std::uint32_t>{1, 2}));
+  }
+  cluster.start(3);
+  clients.push_back(std::make_unique<TestClient>());
+  ASSERT_EQ(clients.back()->connect(cluster.ipc_name(3)), 0);
+  ASSERT_EQ(clients.back()->join("g"), 0);
+  ASSERT_TRUE(pump_until(all(), [&] {
+    return std::all_of(clients.begin(), clients.end(), [&](const auto& c) {
+      return !c->changes.empty() && c->changes.back().members.size() == 3;
+    });
+  }, 30s)) << "the restarted node's process did not join";
+  EXPECT_EQ(member_lists(*clients[0]).back(), member_lists(*clients[2]).back());
+}
+
+TEST_F(DaemonClusterTest, ACrashedClientAndALeavingOneAreReportedWithTheirReason) {
+  ASSERT_NO_FATAL_FAILURE(start_all(2));
+  ASSERT_NO_FATAL_FAILURE(join_all("g"));
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // joins, then dies without a word
+    TestClient c;
+    if (c.connect(cluster.ipc_name(2)) != 0 || c.join("g") != 0) _exit(1);
+    pump_until({&c}, [&] { return !c.changes.empty(); }, 10s);
+    _exit(0);
+  }
+  auto saw = [&](rtotem_reason why) {
+    return pump_until(all(), [&] {
+      return std::all_of(clients.begin(), clients.end(), [&](const auto& c) {
+        return !c->changes.empty() && !c->changes.back().left.empty() && c->changes.back().left[0].second == why;
+      });
+    });
+  };
+  int status = 0;
+  ASSERT_TRUE(saw(RTOTEM_PROCDOWN)) << "the crashed client was not reported";
+  waitpid(child, &status, 0);
+  EXPECT_EQ(clients[0]->changes.back().left[0].first.pid, static_cast<std::uint32_t>(child));
+  ASSERT_EQ(rtotem_leave(clients[1]->handle(), "g"), 0);
+  ASSERT_TRUE(saw(RTOTEM_LEAVE)) << "the leave was not reported";
+  EXPECT_EQ(clients[0]->changes.back().members.size(), 1u);
+  EXPECT_EQ(rtotem_leave(clients[1]->handle(), "g"), -ENOENT);
+}
+
+TEST_F(DaemonClusterTest, MalformedRequestsAndGarbageDatagramsDisturbNothing) {
+  ASSERT_NO_FATAL_FAILURE(start_all(3));
+  ASSERT_NO_FATAL_FAILURE(join_all("g"));
+  // Raw IPC: requests the library would never send.
+  qb_ipcc_connection_t* raw = qb_ipcc_connect(cluster.ipc_name(1).c_str(), 1 << 16);
+  ASSERT_NE(raw, nullptr);
+  std::vector<char> answer(1 << 16);
+  auto ask = [&](std::int32_t id, std::string body) {
+    std::vector<char> request(sizeof(qb_ipc_request_header) + body.size());
+    qb_ipc_request_header h{};
+    h.id = id;
+    h.size = static_cast<std::int32_t>(request.size());
+    std::memcpy(request.data(), &h, sizeof h);
+    std::memcpy(request.data() + sizeof h, body.data(), body.size());
+    const ssize_t got = qb_ipcc_send(raw, request.data(), request.size());
+    if (got < 0) return static_cast<int>(got);
+    const ssize_t n = qb_ipcc_recv(raw, answer.data(), answer.size(), 5000);
+    if (n < static_cast<ssize_t>(sizeof(qb_ipc_response_header))) return -1000;
+    qb_ipc_response_header r{};
+    std::memcpy(&r, answer.data(), sizeof r);
+    return r.error;
+  };
+  EXPECT_EQ(ask(999, ""), -EINVAL);                                  // unknown request
+  EXPECT_EQ(ask(1, std::string("\xff\xff\xff\xff", 4)), -EINVAL);   // join: a name longer than the body
+  EXPECT_EQ(ask(1, std::string("\0\0\0\0", 4)), -EINVAL);           // join: an empty name
+  EXPECT_EQ(ask(3, std::string("\x07", 1)), -EINVAL);                // mcast: bad order, no group
+  qb_ipcc_disconnect(raw);
+  // A peer flooding junk at node 1's port: every datagram is dropped by the transport's checks.
+  const int s = socket(AF_INET, SOCK_DGRAM, 0);
+  ASSERT_GE(s, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<std::uint16_t>(cluster.port()));
+  inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+  std::mt19937 rng(7);
+  char junk[1500];
+  for (int i = 0; i < 5000; ++i) {
+    const std::size_t n = rng() % sizeof junk;
+    for (std::size_t b = 0; b < n; ++b) junk[b] = static_cast<char>(rng());
+    if (i % 2 == 0 && n >= 2) junk[0] = 'r', junk[1] = 't';  // past the first byte of the magic
+    (void)sendto(s, junk, n, 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+  }
+  close(s);
+  const std::size_t rings_before = clients[0]->rings.size();
+  for (std::size_t n = 0; n < clients.size(); ++n) ASSERT_EQ(clients[n]->send("g", fmt::format("after {}", n)), 0);
+  ASSERT_TRUE(pump_until(all(), [&] {
+    return std::all_of(clients.begin(), clients.end(), [&](const auto& c) { return c->messages.size() >= 3; });
+  }));
+  for (auto& c : clients) EXPECT_EQ(c->messages, clients[0]->messages);
+  EXPECT_EQ(clients[0]->rings.size(), rings_before) << "the ring re-formed";
+}
+
+TEST(DaemonStartup, AClientBeforeTheFirstRingIsToldToRetry) {
+  // Alone, node 1 forms its ring after its first round of joins: 2 s here.
+  DaemonCluster cluster(3, 3000, "  join: 2000\n");
+  cluster.start(1);
+  rtotem_t* h = nullptr;
+  int rc = -ECONNREFUSED;
+  const auto deadline = std::chrono::steady_clock::now() + 3s;
+  while ((rc == -ECONNREFUSED || rc == -ENOENT) && std::chrono::steady_clock::now() < deadline) {
+    rc = rtotem_connect(&h, cluster.ipc_name(1).c_str(), nullptr, nullptr);
+    if (rc == -ECONNREFUSED || rc == -ENOENT) usleep(20'000);
+  }
+  EXPECT_EQ(rc, -EAGAIN) << rtotem_strerror(rc);
+  if (rc == 0) rtotem_disconnect(h);
+  TestClient later;
+  EXPECT_EQ(later.connect(cluster.ipc_name(1), 20s), 0) << "once alone on its ring, it serves clients";
+}
+
+}  // namespace
+}  // namespace rtotem::testing
