@@ -34,6 +34,21 @@ void Node::gather_enter(Time now) {
   events_.arm_timer(TimerId::kConsensus, now + ms_to_time(config_.consensus_ms));
 }
 
+// The others take our failed set from us as from any member of their ring (merge_join_sets),
+// so naming ourselves failed makes them agree on a ring without us in one round of joins. Sent
+// twice: a lost copy costs them a token timeout.
+void Node::leave() {
+  RTOTEM_ASSERT(started_ && state_ != MemberState::kLeft);
+  merge(proc_set_, ring_.members);
+  if (state_ == MemberState::kCommit || state_ == MemberState::kRecovery) merge(proc_set_, new_members_);
+  insert(failed_set_, self_);
+  for (int copy = 0; copy < 2; ++copy) send_join();
+  cancel_token_timers();
+  for (const TimerId timer : {TimerId::kTokenLoss, TimerId::kJoin, TimerId::kConsensus, TimerId::kMergeDetect})
+    events_.cancel_timer(timer);
+  state_ = MemberState::kLeft;
+}
+
 void Node::send_join() {
   Join join;
   join.sender = self_;

@@ -17,6 +17,7 @@ const char* describe(MemberState state) noexcept {
     case MemberState::kCommit: return "commit";
     case MemberState::kRecovery: return "recovery";
     case MemberState::kOperational: return "operational";
+    case MemberState::kLeft: return "left";
   }
   return "unknown";
 }
@@ -92,6 +93,7 @@ std::optional<bool> Node::holds(const RingId& ring, Seq seq) const noexcept {
 // Where every packet enters. Multicasts (and joins) first, so the token that follows them in a
 // batch sees them (tocssrp95 §3: drain received multicasts before the token).
 void Node::on_packets(std::span<InboundPacket> batch, Time now) {
+  if (state_ == MemberState::kLeft) return;
   PacketType type{};
   DecodeError error{};
   for (InboundPacket& packet : batch) {
@@ -180,6 +182,7 @@ void Node::cancel_token_timers() {
 }
 
 void Node::on_timer(TimerId timer, Time now) {
+  if (state_ == MemberState::kLeft) return;
   switch (timer) {
     case TimerId::kTokenLoss:
       ++counters_.token_losses;

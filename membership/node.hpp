@@ -40,7 +40,8 @@ enum class TimerId : std::uint8_t {
 };
 inline constexpr std::size_t kTimerCount = 6;
 
-enum class MemberState : std::uint8_t { kGather, kCommit, kRecovery, kOperational };
+// kLeft: leave() was called; the node takes nothing more and sends nothing more.
+enum class MemberState : std::uint8_t { kGather, kCommit, kRecovery, kOperational, kLeft };
 const char* describe(MemberState state) noexcept;
 
 struct Delivered {
@@ -98,6 +99,11 @@ class Node {
   // Operational on `ring` with `members` (sorted, unique, self included) without forming it: for
   // tests and benchmarks of the ordering protocol alone. No configuration change is delivered.
   void install_ring(const RingId& ring, std::span<const NodeId> members, Time now);
+
+  // A graceful stop: multicasts a join that names this node failed, so the others form a ring
+  // without it at once instead of after a token timeout, then ignores every input. Messages
+  // still queued here are not sent. Once; the node is then only destroyed.
+  void leave();
 
   // A batch of received packets: multicasts first, then tokens (tocssrp95: the messages received
   // before a token are handled before it). Moves out the `hold` of packets it keeps.

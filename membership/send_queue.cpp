@@ -19,6 +19,7 @@ using transport::SendBufferRef;
 std::size_t Node::max_message_size() const noexcept { return config_.max_message_size; }
 
 Status Node::submit(std::span<const std::byte> message, Delivery delivery, Time now) {
+  if (state_ == MemberState::kLeft) return Status::kClosed;
   if (message.size() > max_message_size()) return Status::kTooLarge;
   if (!pack(message, delivery)) {
     if (const Status status = enqueue_pieces(message, delivery); status != Status::kOk) {

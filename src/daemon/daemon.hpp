@@ -28,7 +28,7 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   static Result<std::unique_ptr<Daemon>> start(EventLoop& loop, DaemonSetup setup,
                                                std::unique_ptr<transport::Backend> backend);
   ~Daemon();
-  // Leaves: sends what is queued, closes the transport and the IPC service.
+  // Leaves the ring (the others form theirs without this node at once) and closes the transport.
   void stop();
   // Called once, when the first ring is installed (for sd_notify READY).
   void on_first_ring(std::function<void()> ready) { ready_ = std::move(ready); }

@@ -47,10 +47,11 @@ std::string Daemon::status_json() const {
   return fmt::format(
       "{{\"nodeid\": {}, \"cluster_name\": {}, \"transport\": {}, \"local_address\": {}, \"state\": {}, "
       "\"ring\": {{\"rep\": {}, \"seq\": {}}}, \"members\": [{}], \"clients\": {}, \"groups\": {}, "
-      "\"configurations\": {}}}",
+      "\"configurations\": {}, \"link\": {}}}",
       setup_.self.nodeid, quoted(setup_.config.cluster_name), quoted(config::describe(setup_.config.transport)),
       quoted(ring_->backend().local_address()), quoted(membership::describe(node.state())), node.ring_id().rep,
-      node.ring_id().seq, members, ipc_->client_count(), groups_->group_names().size(), configurations_);
+      node.ring_id().seq, members, ipc_->client_count(), groups_->group_names().size(), configurations_,
+      counters_object(ring_->backend().counters()));
 }
 
 std::string Daemon::members_json(std::string_view group) const {

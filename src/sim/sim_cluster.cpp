@@ -38,7 +38,8 @@ Result<void> check_script(const SimSpec& spec) {
       return Error::make("script[{}]: at {} us is out of time order or past the fault phase ({} us)", i,
                          fault.at_us, spec.duration_us);
     previous_us = fault.at_us;
-    const bool names_node = fault.kind == ScriptedFault::Kind::kCrash || fault.kind == ScriptedFault::Kind::kRestart;
+    const bool names_node = fault.kind == ScriptedFault::Kind::kCrash || fault.kind == ScriptedFault::Kind::kStop ||
+                            fault.kind == ScriptedFault::Kind::kRestart;
     if (names_node && !valid_node(spec, fault.node))
       return Error::make("script[{}]: node {} is not one of 1..{}", i, fault.node, spec.nodes);
     std::vector<NodeId> seen;
@@ -162,6 +163,7 @@ bool SimCluster::step(Time limit_us) {
     return false;
   }
   network_.advance_to(now);
+  retire_stopped(now);
   run_due_faults(now);
   for (NodeId id : live_) {
     Member& m = *member(id);
@@ -268,6 +270,7 @@ SimResult SimCluster::result() const {
   r.rings_formed = rings_.size();
   r.rings = rings_;
   r.crashes = crashes_;
+  r.stops = stops_;
   r.partitions = partitions_;
   r.end_us = network_.now_us();
   r.converged_us = r.end_us > spec_.duration_us ? r.end_us - spec_.duration_us : 0;

@@ -54,6 +54,7 @@ struct ScriptedFault {
     kPartition,  // SimNetwork::partition(groups): replaces any partition in force
     kHeal,       // SimNetwork::heal(): every node reaches every node again
     kCrash,      // `node` crashes (if alive); it stays down until a kRestart or the liveness phase
+    kStop,       // `node` stops gracefully (Node::leave), then is down as after kCrash
     kRestart,    // `node` restarts (if crashed)
   };
   Time at_us = 0;
@@ -74,6 +75,7 @@ struct SimSpec {
   // Crashes per virtual second, on average, of a live node (never the last one); each restarts
   // after 0.5..5 token timeouts. 0: none.
   double crashes_per_s = 0;
+  double stop_share = 0;                   // of those drawn crashes, the share that are graceful stops
   std::vector<ScriptedFault> script;       // in time order, within the fault phase
   double rate_per_s = 200;                 // messages each node's application submits, on average
   std::uint32_t burst_max = 8;             // they come in bursts of 1..burst_max
@@ -129,6 +131,7 @@ struct SimResult {
   std::uint64_t rings_formed = 0;          // rings.size()
   std::vector<FormedRing> rings;           // in the order they formed
   std::uint64_t crashes = 0;
+  std::uint64_t stops = 0;                 // of the crashes, graceful stops (Node::leave first)
   std::uint64_t partitions = 0;            // network splits: partitions and one-way link cuts
   Time end_us = 0;                         // virtual time at the end of the run
   Time converged_us = 0;                   // liveness phase length: end_us - duration
@@ -197,7 +200,10 @@ class SimCluster {
   void split_network(Time now);
   void cut_links();
   void crash_drawn(Time now);
-  void crash(NodeId id, Time now);
+  // `graceful`: the node leaves the ring (Node::leave) before it goes.
+  void crash(NodeId id, Time now, bool graceful = false);
+  // Detaches the stopped Members whose last packets have landed (all of node `id`'s, if given).
+  void retire_stopped(Time now, NodeId id = transport::kNoNode);
   void restart(NodeId id, Time now);
   Time draw_between_us(double low_timeouts, double high_timeouts);
 
@@ -207,6 +213,13 @@ class SimCluster {
   transport::SimNetwork network_;          // first: outlives every backend
   HistoryChecker checker_;
   std::vector<Slot> slots_;                // by id - 1; each Member owns its backend and Node
+  // Stopped gracefully: the Member stays attached (taking no input) until the packets it sent
+  // last, its leave among them, are delivered: they are on the wire, the process is not.
+  struct Stopping {
+    std::unique_ptr<Member> member;
+    Time gone_at_us = 0;
+  };
+  std::vector<Stopping> stopping_;
   std::vector<NodeId> live_;               // sorted: the ids whose Member exists
   bool generating_ = true;                 // false in the liveness phase
   Time same_instant_us_ = 0;               // the stall guard: steps without time moving
@@ -225,6 +238,7 @@ class SimCluster {
   std::optional<Time> crash_at_us_;        // the next drawn crash
   std::size_t script_next_ = 0;            // into spec_.script
   std::uint64_t crashes_ = 0;
+  std::uint64_t stops_ = 0;
   std::uint64_t partitions_ = 0;
 };
 

@@ -100,6 +100,7 @@ void SimCluster::run_scripted(const ScriptedFault& fault, Time now) {
       return;
     case ScriptedFault::Kind::kHeal: network_.heal(); return;
     case ScriptedFault::Kind::kCrash: crash(fault.node, now); return;
+    case ScriptedFault::Kind::kStop: crash(fault.node, now, true); return;
     case ScriptedFault::Kind::kRestart: restart(fault.node, now); return;
   }
 }
@@ -153,24 +154,36 @@ void SimCluster::cut_links() {
 void SimCluster::crash_drawn(Time now) {
   if (live_.size() <= 1) return;
   const NodeId id = live_[network_.rng().uniform(live_.size())];
-  crash(id, now);
+  crash(id, now, spec_.stop_share > 0 && network_.rng().chance(spec_.stop_share));
   slots_[id - 1].restart_at_us = now + draw_between_us(kDownMinTimeouts, kDownMaxTimeouts);
 }
 
 // The Node, then its backend (which drops its packets in flight, both ways), its timers and its
 // application's unaccepted messages: all gone. The slot keeps the stored ring seq and the
-// application's counter.
-void SimCluster::crash(NodeId id, Time now) {
+// application's counter. A graceful stop first sends the node's leave (the daemon's SIGTERM).
+void SimCluster::crash(NodeId id, Time now, bool graceful) {
   Slot& slot = slots_[id - 1];
   if (!slot.member) return;
+  if (graceful) {
+    ++stops_;
+    slot.member->node->leave();
+    after_node_call(*slot.member);
+  }
   ++crashes_;
   checker_.record_crash(now, id);
   const membership::NodeCounters& c = slot.member->node->counters();
 #define RTOTEM_SUM_COUNTER(name) crashed_counters_.name += c.name;
   RTOTEM_NODE_COUNTERS(RTOTEM_SUM_COUNTER)
 #undef RTOTEM_SUM_COUNTER
-  slot.member.reset();
+  if (graceful)
+    stopping_.push_back({std::move(slot.member), now + spec_.faults.delay_max_us + 1});
+  else
+    slot.member.reset();
   live_.erase(std::find(live_.begin(), live_.end(), id));
+}
+
+void SimCluster::retire_stopped(Time now, NodeId id) {
+  std::erase_if(stopping_, [&](const Stopping& s) { return s.gone_at_us <= now || s.member->id == id; });
 }
 
 // A new incarnation: a fresh backend and Node (with the ring seq it stored), started now.
@@ -178,6 +191,7 @@ void SimCluster::restart(NodeId id, Time now) {
   Slot& slot = slots_[id - 1];
   slot.restart_at_us.reset();
   if (slot.member) return;
+  retire_stopped(now, id);  // one backend per node id on the network
   auto made = make_member(id);
   RTOTEM_ASSERT(made);  // the same parameters made its first incarnation
   slot.member = std::move(made).value();

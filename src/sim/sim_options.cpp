@@ -29,7 +29,7 @@ constexpr std::uint64_t kDrawnRateMaxPercent = 50;
 constexpr std::string_view kOptionNames[] = {"--seed",  "--seeds", "--nodes",      "--duration",
                                            "--loss",  "--dup",   "--reorder",    "--delay-us",
                                            "--rate",  "--safe",  "--token-timeout-ms",
-                                           "--partitions", "--crashes"};
+                                           "--partitions", "--crashes", "--stops"};
 
 constexpr std::string_view kUsage =
     "usage: rtotem-sim [--seed S | --seeds A..B] [options]\n"
@@ -59,6 +59,8 @@ constexpr std::string_view kUsage =
     "                         it restarts after 0.5..5 token timeouts\n"
     "                         (drawn for both: 40% of seeds neither, 30% partitions only, 30%\n"
     "                         both; each rate 0.05..0.5)\n"
+    "  --stops P              the share of crashes that are graceful stops: the node leaves the\n"
+    "                         ring first, as rtotemd does on SIGTERM (drawn: 0..1)\n"
     "  -v, --verbose          with --seeds: a line per seed too\n"
     "  -h, --help             this text\n";
 
@@ -133,6 +135,7 @@ Result<void> apply_option(SimOptions& options, std::string_view name, std::strin
   if (name == "--token-timeout-ms") return store(options.token_timeout_ms, parse_integer(name, value, 10, 600'000));
   if (name == "--partitions") return store(options.partitions, parse_real(name, value, 0, kFaultRateMax));
   if (name == "--crashes") return store(options.crashes, parse_real(name, value, 0, kFaultRateMax));
+  if (name == "--stops") return store(options.stops, parse_real(name, value, 0, 1));
   return Error::make("unknown option '{}'", name);
 }
 
@@ -182,6 +185,7 @@ RunParams resolve(const SimOptions& options, std::uint64_t seed) {
   const double crashes = static_cast<double>(rng.uniform_range(kDrawnRateMinPercent, kDrawnRateMaxPercent)) / 100;
   p.partitions = profile >= 4 ? partitions : 0;
   p.crashes = profile >= 7 ? crashes : 0;
+  p.stops = static_cast<double>(rng.uniform_range(0, 10)) / 10;  // drawn last: the draws above stay as they were
   p.duration_s = kDefaultDurationS;
   p.token_timeout_ms = kDefaultTokenTimeoutMs;
   p.nodes = options.nodes.value_or(p.nodes);
@@ -195,6 +199,7 @@ RunParams resolve(const SimOptions& options, std::uint64_t seed) {
   p.token_timeout_ms = options.token_timeout_ms.value_or(p.token_timeout_ms);
   p.partitions = options.partitions.value_or(p.partitions);
   p.crashes = options.crashes.value_or(p.crashes);
+  p.stops = options.stops.value_or(p.stops);
   return p;
 }
 
@@ -212,6 +217,7 @@ SimSpec to_spec(const RunParams& params) {
   spec.totem.token_timeout_ms = params.token_timeout_ms;
   spec.partitions_per_s = params.partitions;
   spec.crashes_per_s = params.crashes;
+  spec.stop_share = params.stops;
   return spec;
 }
 
@@ -219,9 +225,9 @@ SimSpec to_spec(const RunParams& params) {
 std::string command_line(const RunParams& p) {
   return fmt::format(
       "rtotem-sim --seed {} --nodes {} --duration {} --loss {} --dup {} --reorder {} --delay-us {} --rate {} "
-      "--safe {} --token-timeout-ms {} --partitions {} --crashes {}",
+      "--safe {} --token-timeout-ms {} --partitions {} --crashes {} --stops {}",
       p.seed, p.nodes, p.duration_s, p.loss, p.dup, p.reorder, p.delay_us, p.rate, p.safe, p.token_timeout_ms,
-      p.partitions, p.crashes);
+      p.partitions, p.crashes, p.stops);
 }
 
 std::string_view sim_usage() noexcept { return kUsage; }

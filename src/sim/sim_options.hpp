@@ -35,6 +35,7 @@ struct RunParams {
   std::uint32_t token_timeout_ms = 0;
   double partitions = 0;    // network splits (partitions, one-way link cuts) per virtual second
   double crashes = 0;       // node crashes per virtual second, each followed by a restart
+  double stops = 0;         // the share of those crashes that are graceful stops
 };
 
 struct SimOptions {
@@ -53,6 +54,7 @@ struct SimOptions {
   std::optional<std::uint32_t> token_timeout_ms;
   std::optional<double> partitions;
   std::optional<double> crashes;
+  std::optional<double> stops;
   bool verbose = false;           // a range: a line per seed too
   bool help = false;              // --help: print the usage and exit 0
 };

@@ -204,6 +204,41 @@ TEST_F(DaemonClusterTest, MalformedRequestsAndGarbageDatagramsDisturbNothing) {
   EXPECT_EQ(clients[0]->rings.size(), rings_before) << "the ring re-formed";
 }
 
+// SIGTERM: the daemon leaves the ring, so the others report it gone within a round of joins; with
+// a 10 s token, a crash would take over 20 s (token loss, then consensus).
+TEST(DaemonStop, AStoppedDaemonIsReportedGoneWithoutWaitingForTheTokenTimeout) {
+  DaemonCluster cluster(3, 10000);
+  for (int n = 1; n <= 3; ++n) cluster.start(n);
+  std::vector<std::unique_ptr<TestClient>> clients;
+  for (int n = 1; n <= 3; ++n) {
+    clients.push_back(std::make_unique<TestClient>());
+    ASSERT_EQ(clients.back()->connect(cluster.ipc_name(n), 30s), 0);
+    ASSERT_EQ(clients.back()->join("g"), 0);
+  }
+  std::vector<TestClient*> all{clients[0].get(), clients[1].get(), clients[2].get()};
+  ASSERT_TRUE(pump_until(all, [&] {
+    return std::all_of(clients.begin(), clients.end(), [](const auto& c) {
+      return !c->changes.empty() && c->changes.back().members.size() == 3;
+    });
+  }, 30s)) << "no group of three";
+  clients.pop_back();
+  all.pop_back();
+  const auto stopped = std::chrono::steady_clock::now();
+  cluster.kill(3, SIGTERM);
+  ASSERT_TRUE(pump_until(all, [&] {
+    return std::all_of(clients.begin(), clients.end(), [](const auto& c) {
+      return !c->rings.empty() && c->rings.back() == std::vector<std::uint32_t>{1, 2};
+    });
+  }, 8s)) << "the survivors waited for a token timeout";
+  EXPECT_LT(std::chrono::steady_clock::now() - stopped, 8s);
+  for (auto& c : clients) {
+    ASSERT_FALSE(c->changes.back().left.empty());
+    EXPECT_EQ(c->changes.back().left[0].first.nodeid, 3u);
+    EXPECT_EQ(c->changes.back().left[0].second, RTOTEM_NODEDOWN);
+  }
+  EXPECT_NE(cluster.log(3).find("stopping"), std::string::npos);
+}
+
 TEST(DaemonStartup, AClientBeforeTheFirstRingIsToldToRetry) {
   // Alone, node 1 forms its ring after its first round of joins: 2 s here.
   DaemonCluster cluster(3, 3000, "  join: 2000\n");
