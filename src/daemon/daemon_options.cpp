@@ -7,12 +7,12 @@ namespace rtotem::daemon {
 
 const char* daemon_usage() noexcept {
   return "usage: rtotemd [-c CONFIG] [-f] [--nodeid ID] [--ipc-name NAME] [--state-dir DIR] [-t] [-v]\n"
-         "  -c CONFIG          the config file (default /etc/rtotem/rtotem.conf)\n"
+         "  -c CONFIG          the config file (default " RTOTEM_DEFAULT_CONFIG ")\n"
          "  -f                 stay in the foreground (systemd, tests); log to stderr too\n"
          "  --nodeid ID        which nodelist entry this daemon is, when several are local addresses\n"
          "  --ipc-name NAME    the name clients connect to (default: ipc.name, else \"rtotem\");\n"
          "                     clients use $RTOTEM_IPC or --ipc-name\n"
-         "  --state-dir DIR    where the ring sequence number is kept (default /var/lib/rtotem)\n"
+         "  --state-dir DIR    where the ring sequence number is kept (default " RTOTEM_DEFAULT_STATE_DIR ")\n"
          "  -t                 check the config (and which node this is), print it, exit\n"
          "  -v                 print the version and exit\n"
          "  -h, --help         this text\n";

@@ -5,17 +5,18 @@
 #include <span>
 #include <string>
 
+#include "rtotemd_paths.h"  // generated: the defaults of this installation
 #include "membership/packets.hpp"
 #include "transport/result.hpp"
 
 namespace rtotem::daemon {
 
 struct DaemonOptions {
-  std::string config_path = "/etc/rtotem/rtotem.conf";
+  std::string config_path = RTOTEM_DEFAULT_CONFIG;
   bool foreground = false;
   std::optional<membership::NodeId> nodeid;
   std::string ipc_name;  // empty: the config's ipc.name
-  std::string state_dir = "/var/lib/rtotem";
+  std::string state_dir = RTOTEM_DEFAULT_STATE_DIR;
   bool check_only = false;
   bool version = false;
   bool help = false;

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# What `meson install` puts on a machine, used as a user would: installs into a scratch DESTDIR,
+# checks every file is there, runs the installed rtotemd on a one-node config, and builds a C and
+# a C++ client against the installed headers and library through pkg-config, which must join,
+# multicast and deliver their own message. Usage: install_check.sh BUILD_DIR
+set -euo pipefail
+build=$(readlink -f "${1:?usage: install_check.sh BUILD_DIR}")
+here=$(dirname "$(readlink -f "$0")")
+work=$(mktemp -d)
+daemon_pid=""
+cleanup() {
+  [[ -n "$daemon_pid" ]] && kill -TERM "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "install check: FAIL: $*" >&2; [[ -f "$work/rtotemd.log" ]] && tail -20 "$work/rtotemd.log" >&2; exit 1; }
+
+DESTDIR="$work/root" meson install -C "$build" --no-rebuild --quiet
+prefix=$(meson introspect "$build" --buildoptions | python3 -c \
+  'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"]=="prefix"))')
+root="$work/root$prefix"
+libdir=$(dirname "$(find "$root" -name librtotem.pc -print -quit)")
+libdir=${libdir%/pkgconfig}
+for f in sbin/rtotemd bin/rtotemctl include/rtotem/rtotem.h include/rtotem/rtotem.hpp \
+         etc/rtotem/rtotem.conf.example share/doc/rtotem/README.md lib/systemd/system/rtotemd.service; do
+  [[ -e "$root/$f" ]] || fail "not installed: $prefix/$f"
+done
+[[ -L "$libdir/librtotem.so.0" ]] || fail "no librtotem.so.0 (soname link)"
+objdump -p "$libdir/librtotem.so" | grep -q 'SONAME *librtotem.so.0' || fail "librtotem's soname is not librtotem.so.0"
+# Only the C API is exported.
+exported=$(nm -D --defined-only "$libdir/librtotem.so" | awk '$2 == "T" {print $3}' | grep -v '^rtotem_' || true)
+[[ -z "$exported" ]] || fail "librtotem exports more than rtotem_*: $exported"
+echo "installed: rtotemd, rtotemctl, librtotem (soname 0, rtotem_* only), headers, pkg-config, unit, example config"
+
+export LD_LIBRARY_PATH="$libdir"
+pc() { PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --define-variable=prefix="$root" "$@" librtotem; }
+# shellcheck disable=SC2046  # pkg-config prints several words on purpose
+cc -std=c11 -Wall -Wextra -Werror -o "$work/client_c" "$here/client_c.c" $(pc --cflags --libs)
+# shellcheck disable=SC2046
+c++ -std=c++20 -Wall -Wextra -Werror -o "$work/client_cpp" "$here/client_cpp.cpp" $(pc --cflags --libs)
+
+"$root/sbin/rtotemd" -t -c "$root/etc/rtotem/rtotem.conf.example" --nodeid 1 >/dev/null ||
+  fail "the installed example config does not check"
+port=$((30000 + $$ % 20000))
+cat >"$work/one.conf" <<CONF
+totem {
+  cluster_name: install-check
+  token: 1000
+  interface {
+    mcastport: $port
+  }
+}
+nodelist {
+  node {
+    nodeid: 1
+    ring0_addr: 127.0.0.1
+  }
+}
+CONF
+ipc="rtotem-install-$$"
+"$root/sbin/rtotemd" -f -c "$work/one.conf" --ipc-name "$ipc" --state-dir "$work/state" \
+  >"$work/rtotemd.log" 2>&1 &
+daemon_pid=$!
+"$work/client_c" "$ipc" || fail "the C client"
+"$work/client_cpp" "$ipc" || fail "the C++ client"
+"$root/bin/rtotemctl" --ipc-name "$ipc" status | grep -qx 'state: operational' || fail "rtotemctl status"
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" || fail "rtotemd did not exit cleanly on SIGTERM"
+daemon_pid=""
+echo "install check: PASS"
