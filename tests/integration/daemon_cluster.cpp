@@ -24,7 +24,7 @@ std::string rtotemd_path() {
 
 }  // namespace
 
-DaemonCluster::DaemonCluster(int nodes, int token_ms, const std::string& totem_extra)
+DaemonCluster::DaemonCluster(int nodes, int token_ms, const std::string& totem_extra, const std::string& sections)
     : nodes_(nodes), owner_(getpid()), port_(20000 + owner_ % 20000) {
   char templ[] = "/tmp/rtotem-cluster-XXXXXX";
   dir_ = mkdtemp(templ);
@@ -33,7 +33,7 @@ DaemonCluster::DaemonCluster(int nodes, int token_ms, const std::string& totem_e
       "  interface {{\n    mcastport: {}\n  }}\n}}\nlogging {{\n  to_stderr: yes\n  debug: off\n}}\nnodelist {{\n",
       owner_, token_ms, totem_extra, port_);
   for (int n = 1; n <= nodes; ++n) text += fmt::format("  node {{\n    nodeid: {}\n    ring0_addr: 127.0.0.{}\n  }}\n", n, n);
-  text += "}\n";
+  text += "}\n" + sections;
   config_ = dir_ + "/rtotem.conf";
   std::ofstream(config_) << text;
 }
@@ -74,6 +74,10 @@ void DaemonCluster::start(int node) {
     _exit(127);
   }
   pids_[node] = pid;
+}
+
+void DaemonCluster::signal(int node, int signal) {
+  if (const auto found = pids_.find(node); found != pids_.end()) ::kill(found->second, signal);
 }
 
 void DaemonCluster::kill(int node, int signal) {

@@ -17,12 +17,15 @@ namespace rtotem::testing {
 
 class DaemonCluster {
  public:
-  // `totem_extra`: more lines for the totem section.
-  explicit DaemonCluster(int nodes, int token_ms = 1000, const std::string& totem_extra = "");
+  // `totem_extra`: more lines for the totem section; `sections`: more sections.
+  explicit DaemonCluster(int nodes, int token_ms = 1000, const std::string& totem_extra = "",
+                         const std::string& sections = "");
   ~DaemonCluster();
 
   void start(int node);
   void kill(int node, int signal);  // and reaps it
+  void signal(int node, int signal);  // and leaves it running
+  const std::string& config_path() const noexcept { return config_; }
   std::string ipc_name(int node) const;
   int port() const noexcept { return port_; }
   const std::string& dir() const noexcept { return dir_; }

@@ -4,16 +4,19 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <qb/qbipc_common.h>
 #include <qb/qbipcc.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <random>
 
 #include "tests/integration/daemon_cluster.hpp"
@@ -237,6 +240,110 @@ TEST(DaemonStop, AStoppedDaemonIsReportedGoneWithoutWaitingForTheTokenTimeout) {
     EXPECT_EQ(c->changes.back().left[0].second, RTOTEM_NODEDOWN);
   }
   EXPECT_NE(cluster.log(3).find("stopping"), std::string::npos);
+}
+
+// A client that never reads its events is disconnected once ipc.client_queue_bytes of them wait
+// (the documented policy); the ring and the other clients go on as if nothing happened.
+TEST(DaemonSlowClient, AClientThatStopsReadingIsCutOffWithoutStallingTheOthers) {
+  DaemonCluster cluster(2, 1000, "  max_message_size: 4096\n", "ipc {\n  client_queue_bytes: 131072\n}\n");
+  cluster.start(1);
+  cluster.start(2);
+  TestClient sender, reader;
+  ASSERT_EQ(sender.connect(cluster.ipc_name(1)), 0);
+  ASSERT_EQ(reader.connect(cluster.ipc_name(2)), 0);
+  ASSERT_TRUE(pump_until({&sender, &reader}, [&] {
+    return !sender.rings.empty() && sender.rings.back().size() == 2 && !reader.rings.empty() &&
+           reader.rings.back().size() == 2;
+  }, 30s));
+  // The slow client: another process (one connection per process and group), which joins and
+  // then never reads again.
+  const pid_t slow = fork();
+  ASSERT_GE(slow, 0);
+  if (slow == 0) {
+    TestClient c;
+    if (c.connect(cluster.ipc_name(1)) != 0 || c.join("g") != 0) _exit(1);
+    for (;;) pause();
+  }
+  struct Reaper {
+    pid_t pid;
+    ~Reaper() {
+      ::kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  } reaper{slow};
+  ASSERT_EQ(sender.join("g"), 0);
+  ASSERT_EQ(reader.join("g"), 0);
+  ASSERT_TRUE(pump_until({&sender, &reader}, [&] {
+    return !reader.changes.empty() && reader.changes.back().members.size() == 3;
+  })) << "no group of three";
+  // 2,000 x 2 KiB: far more than the slow client's shared-memory ring and its 128 KiB queue.
+  constexpr int kMessages = 2000;
+  const std::string filler(2048, 'x');
+  for (int i = 0; i < kMessages; ++i) {
+    ASSERT_EQ(sender.send("g", fmt::format("{:06}", i) + filler), 0) << "message " << i;
+    (void)sender.dispatch();  // both keep reading: only the slow one falls behind
+    (void)reader.dispatch();
+  }
+  ASSERT_TRUE(pump_until({&sender, &reader}, [&] {
+    return sender.messages.size() == kMessages && reader.messages.size() == kMessages;
+  }, 60s)) << sender.messages.size() << " and " << reader.messages.size() << " of " << kMessages;
+  EXPECT_EQ(sender.messages, reader.messages);
+  EXPECT_NE(cluster.log(1).find("does not read its events"), std::string::npos) << cluster.log(1);
+  // Its leave (PROCDOWN) reaches the others; its own calls now fail.
+  ASSERT_TRUE(pump_until({&sender, &reader}, [&] { return reader.changes.back().members.size() == 2; }));
+  EXPECT_EQ(reader.changes.back().left.at(0).first.pid, static_cast<std::uint32_t>(slow));
+  EXPECT_EQ(reader.changes.back().left.at(0).second, RTOTEM_PROCDOWN);
+}
+
+// What systemd's Type=notify reads: READY=1 once the node is on its first ring, STOPPING=1 when
+// SIGTERM makes it leave. NOTIFY_SOCKET is a datagram socket the test plays systemd on.
+TEST(DaemonNotify, ReadyAtTheFirstRingStoppingOnSigterm) {
+  DaemonCluster cluster(1);
+  const int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(s, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const std::string path = cluster.dir() + "/notify";
+  ASSERT_LT(path.size(), sizeof addr.sun_path);
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  ASSERT_EQ(bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  auto next_message = [&](std::chrono::milliseconds within) {
+    pollfd p{s, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(within.count())) != 1) return std::string("<none>");
+    char text[512];
+    const ssize_t n = recv(s, text, sizeof text, 0);
+    return n > 0 ? std::string(text, static_cast<std::size_t>(n)) : std::string("<error>");
+  };
+  setenv("NOTIFY_SOCKET", path.c_str(), 1);
+  cluster.start(1);
+  unsetenv("NOTIFY_SOCKET");
+  EXPECT_EQ(next_message(20s), "READY=1");
+  TestClient client;
+  ASSERT_EQ(client.connect(cluster.ipc_name(1), 1s), 0) << "ready, yet it refuses clients";
+  cluster.kill(1, SIGTERM);
+  EXPECT_EQ(next_message(5s), "STOPPING=1");
+  close(s);
+}
+
+// SIGHUP re-reads the logging section; a config broken meanwhile is reported and changes nothing.
+TEST(DaemonReload, SighupRereadsLoggingAndSurvivesABrokenFile) {
+  DaemonCluster cluster(1);
+  cluster.start(1);
+  TestClient client;
+  ASSERT_EQ(client.connect(cluster.ipc_name(1)), 0);
+  auto log_has = [&](const std::string& text) {
+    for (int i = 0; i < 100; ++i) {
+      if (cluster.log(1).find(text) != std::string::npos) return true;
+      usleep(50'000);
+    }
+    return false;
+  };
+  cluster.signal(1, SIGHUP);
+  EXPECT_TRUE(log_has("SIGHUP: logging settings re-read")) << cluster.log(1);
+  { std::ofstream(cluster.config_path(), std::ios::app) << "logging {\n  colour: on\n}\n"; }
+  cluster.signal(1, SIGHUP);
+  EXPECT_TRUE(log_has("SIGHUP: logging settings kept")) << cluster.log(1);
+  EXPECT_EQ(client.join("still-serving"), 0) << "the daemon died of a bad reload";
 }
 
 TEST(DaemonStartup, AClientBeforeTheFirstRingIsToldToRetry) {
