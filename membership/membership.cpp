@@ -288,7 +288,6 @@ void Node::fill_commit_entry(CommitMember& entry) const noexcept {
   entry.old_ring = ring_.id;
   entry.aru = ring_.queue.aru();
   entry.high_delivered = ring_.delivered_through;
-  entry.received_flg = ring_.queue.aru() == ring_.queue.high_seq();
 }
 
 }  // namespace rtotem::membership

@@ -19,12 +19,12 @@ constexpr std::size_t kRtrEntrySize = 8;
 constexpr std::size_t kJoinFixedSize = kPacketPrefixSize + 4 + 8 + 2 + 2;
 constexpr std::size_t kNodeIdSize = 4;
 constexpr std::size_t kCommitFixedSize = kPacketPrefixSize + kRingIdSize + 8 + 2 + 2;
-constexpr std::size_t kCommitMemberSize = 4 + kRingIdSize + 8 + 8 + 1;
+constexpr std::size_t kCommitMemberSize = 4 + kRingIdSize + 8 + 8;
 constexpr std::size_t kMergeDetectSize = kPacketPrefixSize + kRingIdSize + 4;
 static_assert(kMcastHeaderSize == 28);
 static_assert(kTokenFixedSize == 62);
 static_assert(kJoinFixedSize == 20);
-static_assert(kCommitFixedSize == 28 && kCommitMemberSize == 33);
+static_assert(kCommitFixedSize == 28 && kCommitMemberSize == 32);
 static_assert(kMergeDetectSize == 20);
 // Counts travel as u16; the bounds must fit.
 static_assert(kRtrMax <= UINT16_MAX && kMembersMax <= UINT16_MAX);
@@ -67,7 +67,6 @@ void put_commit_member(WireWriter& w, const CommitMember& member) noexcept {
   put_ring_id(w, member.old_ring);
   w.put_u64(member.aru);
   w.put_u64(member.high_delivered);
-  w.put_u8(member.received_flg ? 1 : 0);
 }
 
 // ---- decoding: bytes are hostile input; every refusal is a DecodeError, never an assertion.
@@ -139,11 +138,7 @@ DecodeError get_commit_member(WireReader& r, NodeId prev, CommitMember& member) 
   if (auto e = get_ring_id(r, member.old_ring); e != kNone) return e;
   member.aru = r.get_u64();
   member.high_delivered = r.get_u64();
-  const std::uint8_t received = r.get_u8();
-  if (r.short_read()) return kTooShort;
-  if (received > 1) return kBadValue;  // one encoding per value: 0 or 1
-  member.received_flg = received == 1;
-  return kNone;
+  return r.short_read() ? kTooShort : kNone;
 }
 
 DecodeError close_packet(const WireReader& r) noexcept {

@@ -81,7 +81,6 @@ struct CommitMember {
   RingId old_ring;              // the ring this member comes from
   Seq aru = 0;                  // on its old ring
   Seq high_delivered = 0;       // highest seq it delivered on its old ring
-  bool received_flg = false;    // it holds everything up to the old ring's high seq
 };
 
 struct Commit {

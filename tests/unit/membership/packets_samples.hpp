@@ -37,7 +37,7 @@ constexpr std::size_t kMcastSeqAt = 16, kMcastSenderAt = 24;
 constexpr std::size_t kTokenAruAt = 32, kTokenInstallAt = 40, kTokenRtrCountAt = 60;
 constexpr std::size_t kJoinSenderAt = 4, kJoinProcAt = 16;
 constexpr std::size_t kCommitMembIndexAt = 24, kCommitCountAt = 26, kCommitMembersAt = 28;
-constexpr std::size_t kMemberSize = 33, kMemberOldRepAt = 4, kMemberReceivedAt = 32;
+constexpr std::size_t kMemberSize = 32, kMemberOldRepAt = 4;
 constexpr std::size_t kMergeSenderAt = 16;
 
 inline void put_be(Bytes& bytes, std::size_t at, std::uint64_t v, std::size_t n) {
@@ -97,7 +97,7 @@ inline Commit sample_commit(std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) {
     const auto n = std::uint32_t(i);
     commit.members[i] = {.node = 1 + 3 * n, .old_ring = {1 + n % 4, 90 + n}, .aru = 1000 + n,
-                         .high_delivered = 900 + n, .received_flg = i % 2 == 1};
+                         .high_delivered = 900 + n};
   }
   return commit;
 }
