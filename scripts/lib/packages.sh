@@ -6,7 +6,7 @@ RTOTEM_PACKAGES=(
   build-essential g++ meson ninja-build pkg-config
   libfmt-dev libqb-dev libsystemd-dev libibverbs-dev librdmacm-dev
   libgtest-dev libgmock-dev
-  iproute2
+  iproute2 nftables  # nftables: the netns test's packet loss where the kernel has no netem
 )
 
 # Installs the packages of RTOTEM_PACKAGES not installed yet, with apt-get, as root or via sudo.

@@ -137,7 +137,7 @@ void IpcServer::send_event(IpcClient& client, ipc::EventId id, std::span<const s
     const ssize_t sent = qb_ipcs_event_sendv(client.connection, iov, body.empty() ? 1 : 2);
     if (sent >= 0) return;
     if (sent != -EAGAIN && sent != -ENOBUFS) {
-      evict(client, "its event channel failed");
+      channel_failed(client, static_cast<int>(-sent));
       return;
     }
   }
@@ -156,7 +156,7 @@ bool IpcServer::drain(IpcClient& client) {
     const ssize_t sent = qb_ipcs_event_send(client.connection, event.data(), event.size());
     if (sent == -EAGAIN || sent == -ENOBUFS) return false;
     if (sent < 0) {
-      evict(client, "its event channel failed");
+      channel_failed(client, static_cast<int>(-sent));
       return true;
     }
     client.backlog_bytes -= event.size();
@@ -169,6 +169,19 @@ void IpcServer::drain_all() {
   bool waiting = false;
   for (auto& [connection, client] : clients_) waiting |= !drain(*client);
   if (waiting) retry_.arm(kRetryNs);
+}
+
+// A client that exited has a closed channel until libqb tells us (on_closed): no warning for
+// that, only for a channel that broke under a live client.
+void IpcServer::channel_failed(IpcClient& client, int err) {
+  if (err == ENOTCONN || err == EPIPE || err == ECONNRESET) {
+    qb_log(LOG_DEBUG, "client pid %d has gone", static_cast<int>(client.pid));
+    client.closing = true;
+    client.backlog.clear();
+    client.backlog_bytes = 0;
+    return;
+  }
+  evict(client, "its event channel failed");
 }
 
 void IpcServer::evict(IpcClient& client, const char* why) {

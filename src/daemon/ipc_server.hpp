@@ -82,6 +82,7 @@ class IpcServer {
   bool drain(IpcClient& client);
   void drain_all();
   void evict(IpcClient& client, const char* why);
+  void channel_failed(IpcClient& client, int err);
 
   EventLoop& loop_;
   IpcLimits limits_;
