@@ -1,0 +1,117 @@
+// Parsing of rtotem-bench's options: every refusal names the option at fault.
+#include "bench/rtotem_bench_options.hpp"
+
+#include <charconv>
+#include <span>
+
+#include "bench/rtotem_bench_payload.hpp"
+#include "src/common/cli_args.hpp"
+
+namespace rtotem::bench {
+
+const std::string_view kBenchUsage =
+    "usage: rtotem-bench [options]\n"
+    "Joins a group through the local rtotemd, waits for --senders members, multicasts for\n"
+    "--duration seconds, then sends an end marker and waits for every member's. Run one per node.\n"
+    "Exit 0: done, every member's end marker came, per-sender FIFO held; 1: not; 2: bad usage.\n"
+    "  --ipc-name NAME              the daemon's IPC name (default: $RTOTEM_IPC, else \"rtotem\")\n"
+    "  --group G                    the group (default bench)\n"
+    "  --size BYTES                 message size, 32 (the bench header) up to the cluster's\n"
+    "                               largest message (default 1024)\n"
+    "  --duration SECONDS           how long to send (default 10)\n"
+    "  --order agreed|safe          delivery order (default agreed)\n"
+    "  --mode throughput|latency    throughput: send as fast as the ring admits; latency: send\n"
+    "                               --rate messages/s and time each from its first mcast attempt\n"
+    "                               to its delivery here (default throughput)\n"
+    "  --senders N                  members the group must have before anyone sends (default 1);\n"
+    "                               every member sends, so start N instances\n"
+    "  --rate MSGS_PER_S            latency mode: the pace (default 1000)\n"
+    "  --json                       one JSON object instead of text lines\n"
+    "  -h, --help                   this text\n";
+
+namespace {
+
+constexpr std::string_view kValueOptions[] = {"--ipc-name", "--group", "--size",    "--duration",
+                                              "--order",    "--mode",  "--senders", "--rate"};
+constexpr std::size_t kGroupNameMax = 128;  // rtotem.h: a group name is 1..128 bytes
+constexpr std::uint32_t kDurationMax_s = 3600;
+constexpr std::uint32_t kRateMax = 1'000'000;
+
+template <class T>
+Result<T> parse_number(std::string_view option, std::string_view text, T min, T max) {
+  std::uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec == std::errc::invalid_argument || ptr != end)
+    return Error::make("{}: '{}' is not a number", option, text);
+  if (ec == std::errc::result_out_of_range || value < min || value > max)
+    return Error::make("{}: {} is out of range [{}, {}]", option, text, min, max);
+  return static_cast<T>(value);
+}
+
+// Sets the one option `o.name` names; the caller has checked the name is known.
+Result<void> apply(BenchOptions& o, const CliOption& c) {
+  const auto number = [&c]<class T>(T& out, T min, T max) -> Result<void> {
+    auto n = parse_number<T>(c.name, c.value, min, max);
+    if (!n) return n.error();
+    out = *n;
+    return {};
+  };
+  if (c.name == "--ipc-name") {
+    if (c.value.empty()) return Error::make("--ipc-name: empty");
+    o.ipc_name = c.value;
+  } else if (c.name == "--group") {
+    if (c.value.empty() || c.value.size() > kGroupNameMax)
+      return Error::make("--group: a group name is 1..{} bytes", kGroupNameMax);
+    o.group = c.value;
+  } else if (c.name == "--size") {
+    return number(o.size_bytes, kPayloadHeaderBytes, kSizeMax);
+  } else if (c.name == "--duration") {
+    return number(o.duration_s, std::uint32_t{1}, kDurationMax_s);
+  } else if (c.name == "--senders") {
+    return number(o.senders, std::uint32_t{1}, static_cast<std::uint32_t>(kSendersMax));
+  } else if (c.name == "--rate") {
+    return number(o.rate_per_s, std::uint32_t{1}, kRateMax);
+  } else if (c.name == "--order") {
+    if (c.value != "agreed" && c.value != "safe") return Error::make("--order: '{}' is not agreed or safe", c.value);
+    o.order = c.value == "safe" ? RTOTEM_SAFE : RTOTEM_AGREED;
+  } else if (c.name == "--mode") {
+    if (c.value != "throughput" && c.value != "latency")
+      return Error::make("--mode: '{}' is not throughput or latency", c.value);
+    o.mode = c.value == "latency" ? BenchMode::kLatency : BenchMode::kThroughput;
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<BenchOptions> parse_bench_options(int argc, char** argv) {
+  BenchOptions o;
+  const std::span<char* const> args(argv, static_cast<std::size_t>(argc));
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string_view arg = args[i];
+    if (arg == "--json") {
+      o.json = true;
+      continue;
+    }
+    if (arg == "-h" || arg == "--help") {
+      o.help = true;
+      continue;
+    }
+    auto option = next_cli_option(args, i, kValueOptions);
+    if (!option) return option.error();
+    if (auto applied = apply(o, *option); !applied) return applied.error();
+  }
+  if (o.mode == BenchMode::kLatency && std::uint64_t{o.rate_per_s} * o.duration_s > kLatencySamplesMax)
+    return Error::make("--rate {} x --duration {}: more than {} latency samples", o.rate_per_s, o.duration_s,
+                       kLatencySamplesMax);
+  return o;
+}
+
+std::string_view mode_name(BenchMode mode) noexcept {
+  return mode == BenchMode::kLatency ? "latency" : "throughput";
+}
+
+std::string_view order_name(rtotem_order order) noexcept { return order == RTOTEM_SAFE ? "safe" : "agreed"; }
+
+}  // namespace rtotem::bench
