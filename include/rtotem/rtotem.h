@@ -37,6 +37,9 @@ extern "C" {
  * C++ would confuse with the namespace rtotem of rtotem.hpp.) */
 typedef struct rtotem_handle rtotem_t;
 
+/* A group name is 1..RTOTEM_GROUP_NAME_MAX bytes (as Corosync's CPG_MAX_NAME_LENGTH). */
+#define RTOTEM_GROUP_NAME_MAX 128
+
 enum rtotem_order { RTOTEM_AGREED = 0, RTOTEM_SAFE = 1 };
 
 struct rtotem_message {

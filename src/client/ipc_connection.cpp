@@ -36,13 +36,17 @@ Result<std::unique_ptr<IpcConnection>> IpcConnection::open(std::string name) {
 
 IpcConnection::~IpcConnection() { qb_ipcc_disconnect(c_); }
 
-int IpcConnection::request(ipc::RequestId id, std::span<const std::byte> body, Reply& reply) {
+int IpcConnection::request(ipc::RequestId id, std::span<const std::byte> body, Reply& reply,
+                           std::span<const std::byte> tail) {
   qb_ipc_request_header header{};
   header.id = static_cast<std::int32_t>(id);
-  header.size = static_cast<std::int32_t>(sizeof header + body.size());
-  if (sizeof header + body.size() > reply_buffer_.size()) return -EMSGSIZE;
-  iovec iov[2] = {{&header, sizeof header}, {const_cast<std::byte*>(body.data()), body.size()}};
-  const ssize_t got = qb_ipcc_sendv_recv(c_, iov, body.empty() ? 1 : 2, reply_buffer_.data(), reply_buffer_.size(), -1);
+  const std::size_t size = sizeof header + body.size() + tail.size();
+  if (size > reply_buffer_.size()) return -EMSGSIZE;
+  header.size = static_cast<std::int32_t>(size);
+  iovec iov[3] = {{&header, sizeof header},
+                  {const_cast<std::byte*>(body.data()), body.size()},
+                  {const_cast<std::byte*>(tail.data()), tail.size()}};
+  const ssize_t got = qb_ipcc_sendv_recv(c_, iov, tail.empty() ? 2 : 3, reply_buffer_.data(), reply_buffer_.size(), -1);
   if (got < 0) return static_cast<int>(got);
   qb_ipc_response_header response{};
   if (static_cast<std::size_t>(got) < sizeof response) return -EPROTO;

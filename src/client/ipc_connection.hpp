@@ -33,8 +33,10 @@ class IpcConnection {
   IpcConnection(const IpcConnection&) = delete;
   IpcConnection& operator=(const IpcConnection&) = delete;
 
-  // Sends a request and waits for its answer. Negative: the connection failed (-errno).
-  int request(ipc::RequestId id, std::span<const std::byte> body, Reply& reply);
+  // Sends a request (its body is `body` then `tail`: a payload goes as it is, uncopied) and
+  // waits for its answer. Negative: the connection failed (-errno).
+  int request(ipc::RequestId id, std::span<const std::byte> body, Reply& reply,
+              std::span<const std::byte> tail = {});
   // The next event: 1 with `event` filled, 0 if none came within timeout_ms (-1: wait), or -errno.
   int next_event(Event& event, int timeout_ms);
   int fd() const;

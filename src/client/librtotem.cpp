@@ -19,6 +19,8 @@ struct rtotem_handle {
   std::unique_ptr<IpcConnection> connection;
   rtotem_callbacks callbacks{};
   void* ctx = nullptr;
+  // A request being written, reused: a multicast allocates nothing once it has grown.
+  rtotem::ipc::BodyWriter request;
   // Scratch for decoded events, reused.
   std::string group;
   std::vector<rtotem_member> members, joined, left;
@@ -28,24 +30,24 @@ struct rtotem_handle {
 
 namespace {
 
-constexpr std::size_t kGroupNameMax = 128;
-
 bool valid_group(const char* group) {
   if (group == nullptr) return false;
-  const std::size_t n = strnlen(group, kGroupNameMax + 1);
-  return n >= 1 && n <= kGroupNameMax;
+  const std::size_t n = strnlen(group, RTOTEM_GROUP_NAME_MAX + 1);
+  return n >= 1 && n <= RTOTEM_GROUP_NAME_MAX;
 }
 
-int call(rtotem_t* h, RequestId id, std::span<const std::byte> body, Reply& reply) {
+int call(rtotem_t* h, RequestId id, std::span<const std::byte> body, Reply& reply,
+         std::span<const std::byte> tail = {}) {
   if (h == nullptr) return -EINVAL;
-  const int rc = h->connection->request(id, body, reply);
+  const int rc = h->connection->request(id, body, reply, tail);
   if (rc < 0) return rc == -ENOTCONN || rc == -ESHUTDOWN || rc == -EPIPE ? -ENOTCONN : rc;
   return reply.error;
 }
 
 int group_request(rtotem_t* h, RequestId id, const char* group) {
-  if (!valid_group(group)) return -EINVAL;
-  rtotem::ipc::BodyWriter body;
+  if (h == nullptr || !valid_group(group)) return -EINVAL;
+  rtotem::ipc::BodyWriter& body = h->request;
+  body.clear();
   body.string(group);
   Reply reply;
   return call(h, id, body.data(), reply);
@@ -75,7 +77,7 @@ int handle(rtotem_t* h, const Event& event) {
       m.nodeid = in.get_u32();
       m.pid = in.get_u32();
       m.order = in.get_u8() == 1 ? RTOTEM_SAFE : RTOTEM_AGREED;
-      const auto group = rtotem::ipc::read_string(in, kGroupNameMax);
+      const auto group = rtotem::ipc::read_string(in, RTOTEM_GROUP_NAME_MAX);
       if (!group) return -EPROTO;
       h->group.assign(*group);
       const auto data = in.get_rest();
@@ -86,7 +88,7 @@ int handle(rtotem_t* h, const Event& event) {
       return 0;
     }
     case EventId::kGroupChange: {
-      const auto group = rtotem::ipc::read_string(in, kGroupNameMax);
+      const auto group = rtotem::ipc::read_string(in, RTOTEM_GROUP_NAME_MAX);
       if (!group || !read_members(in, h->members, nullptr) || !read_members(in, h->joined, nullptr) ||
           !read_members(in, h->left, &h->reasons))
         return -EPROTO;
@@ -139,14 +141,15 @@ int rtotem_join(rtotem_t* h, const char* group) { return group_request(h, Reques
 int rtotem_leave(rtotem_t* h, const char* group) { return group_request(h, RequestId::kLeave, group); }
 
 int rtotem_mcast(rtotem_t* h, const char* group, const void* data, size_t len, rtotem_order order) {
-  if (!valid_group(group) || (data == nullptr && len > 0) || (order != RTOTEM_AGREED && order != RTOTEM_SAFE))
+  if (h == nullptr || !valid_group(group) || (data == nullptr && len > 0) ||
+      (order != RTOTEM_AGREED && order != RTOTEM_SAFE))
     return -EINVAL;
-  rtotem::ipc::BodyWriter body;
+  rtotem::ipc::BodyWriter& body = h->request;
+  body.clear();
   body.u8(order == RTOTEM_SAFE ? 1 : 0);
   body.string(group);
-  body.bytes(std::span(static_cast<const std::byte*>(data), len));
-  Reply reply;
-  return call(h, RequestId::kMcast, body.data(), reply);
+  Reply reply;  // the payload goes straight from the caller's memory into the shared-memory ring
+  return call(h, RequestId::kMcast, body.data(), reply, std::span(static_cast<const std::byte*>(data), len));
 }
 
 int rtotem_fd(rtotem_t* h) { return h == nullptr ? -EINVAL : h->connection->fd(); }

@@ -187,16 +187,19 @@ IpcClient* Daemon::client_in(std::string_view group, std::uint32_t pid) {
   return found;
 }
 
+// The payload goes from the ring's receive buffer (or reassembled message) into each client's
+// shared-memory ring: one copy per local member, none on the way.
 void Daemon::group_message(const groups::GroupMessage& message) {
-  ipc::BodyWriter body;
-  body.u32(message.sender.node);
-  body.u32(message.sender.pid);
-  body.u8(message.order == Delivery::kSafe ? 1 : 0);
-  body.string(message.group);
-  body.bytes(message.data);
+  ipc::BodyWriter& head = event_head_;
+  head.clear();
+  head.u32(message.sender.node);
+  head.u32(message.sender.pid);
+  head.u8(message.order == Delivery::kSafe ? 1 : 0);
+  head.string(message.group);
   for (const auto& member : groups_->members(message.group)) {
     if (member.node != setup_.self.nodeid) continue;
-    if (IpcClient* c = client_in(message.group, member.pid)) ipc_->send_event(*c, ipc::EventId::kDeliver, body.data());
+    if (IpcClient* c = client_in(message.group, member.pid))
+      ipc_->send_event(*c, ipc::EventId::kDeliver, head.data(), message.data);
   }
 }
 

@@ -69,6 +69,7 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   // The last regular configuration as a ring-change event: a client's first event, so it knows
   // the ring it joined without waiting for the next change.
   std::vector<std::byte> current_ring_event_;
+  ipc::BodyWriter event_head_;  // a delivery's header, reused: a delivery allocates nothing
   std::function<void()> ready_;
   std::uint64_t configurations_ = 0;
 };

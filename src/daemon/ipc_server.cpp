@@ -29,14 +29,20 @@ std::int32_t dispatch_mod(enum qb_loop_priority p, std::int32_t fd, std::int32_t
 }
 std::int32_t dispatch_del(std::int32_t fd) { return qb_loop_poll_del(g_loop, fd); }
 
-std::vector<std::byte> framed_event(ipc::EventId id, std::span<const std::byte> body) {
+qb_ipc_response_header event_header(ipc::EventId id, std::size_t body_size) {
   qb_ipc_response_header header{};
   header.id = static_cast<std::int32_t>(id);
-  header.size = static_cast<std::int32_t>(sizeof header + body.size());
-  header.error = 0;
-  std::vector<std::byte> out(sizeof header + body.size());
+  header.size = static_cast<std::int32_t>(sizeof header + body_size);
+  return header;
+}
+
+// An event the client's ring had no room for, kept whole until it has.
+std::vector<std::byte> framed_event(ipc::EventId id, std::span<const std::byte> body, std::span<const std::byte> tail) {
+  const qb_ipc_response_header header = event_header(id, body.size() + tail.size());
+  std::vector<std::byte> out(sizeof header + body.size() + tail.size());
   std::memcpy(out.data(), &header, sizeof header);
   if (!body.empty()) std::memcpy(out.data() + sizeof header, body.data(), body.size());
+  if (!tail.empty()) std::memcpy(out.data() + sizeof header + body.size(), tail.data(), tail.size());
   return out;
 }
 
@@ -127,21 +133,22 @@ void IpcServer::on_destroyed(qb_ipcs_connection_t* c) {
   self.clients_.erase(c);
 }
 
-void IpcServer::send_event(IpcClient& client, ipc::EventId id, std::span<const std::byte> body) {
+void IpcServer::send_event(IpcClient& client, ipc::EventId id, std::span<const std::byte> body,
+                           std::span<const std::byte> tail) {
   if (client.closing) return;
   if (client.backlog.empty()) {
-    qb_ipc_response_header header{};
-    header.id = static_cast<std::int32_t>(id);
-    header.size = static_cast<std::int32_t>(sizeof header + body.size());
-    iovec iov[2] = {{&header, sizeof header}, {const_cast<std::byte*>(body.data()), body.size()}};
-    const ssize_t sent = qb_ipcs_event_sendv(client.connection, iov, body.empty() ? 1 : 2);
+    qb_ipc_response_header header = event_header(id, body.size() + tail.size());
+    iovec iov[3] = {{&header, sizeof header},
+                    {const_cast<std::byte*>(body.data()), body.size()},
+                    {const_cast<std::byte*>(tail.data()), tail.size()}};
+    const ssize_t sent = qb_ipcs_event_sendv(client.connection, iov, tail.empty() ? 2 : 3);
     if (sent >= 0) return;
     if (sent != -EAGAIN && sent != -ENOBUFS) {
       channel_failed(client, static_cast<int>(-sent));
       return;
     }
   }
-  client.backlog.push_back(framed_event(id, body));
+  client.backlog.push_back(framed_event(id, body, tail));
   client.backlog_bytes += client.backlog.back().size();
   if (client.backlog_bytes > limits_.client_queue_bytes) {
     evict(client, "it does not read its events (ipc.client_queue_bytes reached)");

@@ -59,8 +59,10 @@ class IpcServer {
   IpcServer(const IpcServer&) = delete;
   IpcServer& operator=(const IpcServer&) = delete;
 
-  // Sends (or queues) one event; a client past its queue limit is disconnected.
-  void send_event(IpcClient& client, ipc::EventId id, std::span<const std::byte> body);
+  // Sends (or queues) one event, whose body is `body` then `tail` (a payload, sent uncopied from
+  // where the ring holds it); a client past its queue limit is disconnected.
+  void send_event(IpcClient& client, ipc::EventId id, std::span<const std::byte> body,
+                  std::span<const std::byte> tail = {});
   template <class F>
   void for_each_client(F&& f) {
     for (auto& [connection, client] : clients_)

@@ -51,6 +51,7 @@ class BodyWriter {
   }
   void bytes(std::span<const std::byte> b) { out_.insert(out_.end(), b.begin(), b.end()); }
   std::vector<std::byte>& data() noexcept { return out_; }
+  void clear() noexcept { out_.clear(); }  // keeps the capacity: a reused writer stops allocating
 
  private:
   void be(std::uint64_t v, int n) {

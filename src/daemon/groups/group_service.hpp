@@ -23,13 +23,14 @@
 #include <vector>
 
 #include "membership/node.hpp"
+#include "rtotem/rtotem.h"
 #include "transport/result.hpp"
 
 namespace rtotem::groups {
 
 using membership::NodeId;
 
-inline constexpr std::size_t kGroupNameMax = 128;  // bytes, as corosync's CPG_MAX_NAME_LENGTH
+inline constexpr std::size_t kGroupNameMax = RTOTEM_GROUP_NAME_MAX;  // the C API's limit
 
 struct ProcessId {
   NodeId node = 0;
