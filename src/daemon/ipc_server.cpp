@@ -70,7 +70,10 @@ Result<std::unique_ptr<IpcServer>> IpcServer::start(EventLoop& loop, const std::
   return server;
 }
 
+// Destroying the service disconnects every client: nothing is reported to the handler then,
+// which may be half destroyed itself (the daemon's members go in reverse order).
 IpcServer::~IpcServer() {
+  destroying_ = true;
   if (service_ != nullptr) qb_ipcs_destroy(service_);
 }
 
@@ -123,7 +126,7 @@ std::int32_t IpcServer::on_closed(qb_ipcs_connection_t* c) {
   IpcServer& self = of(c);
   if (const auto found = self.clients_.find(c); found != self.clients_.end()) {
     found->second->closing = true;
-    self.handler_.client_gone(*found->second);
+    if (!self.destroying_) self.handler_.client_gone(*found->second);
   }
   return 0;
 }

@@ -93,6 +93,7 @@ class IpcServer {
   std::map<qb_ipcs_connection_t*, std::unique_ptr<IpcClient>> clients_;
   LoopTimer retry_;  // while some client has a backlog
   std::uint64_t evicted_ = 0;
+  bool destroying_ = false;  // in the destructor: clients go without a word to the handler
   std::uint64_t malformed_ = 0;
 };
 

@@ -80,9 +80,9 @@ void DaemonCluster::signal(int node, int signal) {
   if (const auto found = pids_.find(node); found != pids_.end()) ::kill(found->second, signal);
 }
 
-void DaemonCluster::kill(int node, int signal) {
+int DaemonCluster::kill(int node, int signal) {
   const auto found = pids_.find(node);
-  if (found == pids_.end()) return;
+  if (found == pids_.end()) return -1;
   ::kill(found->second, signal);
   int status = 0;
   for (int i = 0; i < 100 && waitpid(found->second, &status, WNOHANG) == 0; ++i) usleep(50'000);
@@ -91,6 +91,7 @@ void DaemonCluster::kill(int node, int signal) {
     waitpid(found->second, &status, 0);
   }
   pids_.erase(found);
+  return status;
 }
 
 namespace {

@@ -23,7 +23,8 @@ class DaemonCluster {
   ~DaemonCluster();
 
   void start(int node);
-  void kill(int node, int signal);  // and reaps it
+  // Signals node `node` and reaps it (SIGKILL after 5 s); its wait status, or -1 if it was not running.
+  int kill(int node, int signal);
   void signal(int node, int signal);  // and leaves it running
   const std::string& config_path() const noexcept { return config_; }
   std::string ipc_name(int node) const;

@@ -227,7 +227,9 @@ TEST(DaemonStop, AStoppedDaemonIsReportedGoneWithoutWaitingForTheTokenTimeout) {
   clients.pop_back();
   all.pop_back();
   const auto stopped = std::chrono::steady_clock::now();
-  cluster.kill(3, SIGTERM);
+  const int status = cluster.kill(3, SIGTERM);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "not a clean exit (a sanitizer report?): status "
+                                                              << status << "\n" << cluster.log(3);
   ASSERT_TRUE(pump_until(all, [&] {
     return std::all_of(clients.begin(), clients.end(), [](const auto& c) {
       return !c->rings.empty() && c->rings.back() == std::vector<std::uint32_t>{1, 2};
