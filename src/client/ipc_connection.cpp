@@ -40,8 +40,11 @@ int IpcConnection::request(ipc::RequestId id, std::span<const std::byte> body, R
                            std::span<const std::byte> tail) {
   qb_ipc_request_header header{};
   header.id = static_cast<std::int32_t>(id);
+  // Checked term by term: a caller's length near SIZE_MAX must not wrap the sum.
+  if (body.size() > reply_buffer_.size() - sizeof header ||
+      tail.size() > reply_buffer_.size() - sizeof header - body.size())
+    return -EMSGSIZE;
   const std::size_t size = sizeof header + body.size() + tail.size();
-  if (size > reply_buffer_.size()) return -EMSGSIZE;
   header.size = static_cast<std::int32_t>(size);
   iovec iov[3] = {{&header, sizeof header},
                   {const_cast<std::byte*>(body.data()), body.size()},

@@ -2,6 +2,7 @@
 
 #include <qb/qblog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <utility>
 
@@ -12,6 +13,9 @@ using membership::Delivery;
 using membership::NodeId;
 
 namespace {
+
+// Each group a client is in costs every daemon of the cluster some memory: a bound per client.
+constexpr std::size_t kGroupsPerClientMax = 1024;
 
 int errno_of(Status status) {
   switch (status) {
@@ -138,15 +142,19 @@ int Daemon::request(IpcClient& client, ipc::RequestId id, membership::WireReader
 int Daemon::join(IpcClient& client, membership::WireReader& body) {
   const auto group = ipc::read_string(body, groups::kGroupNameMax);
   if (!group || !body.at_end() || !GroupService::valid_group_name(*group)) return -EINVAL;
+  const auto pid = static_cast<std::uint32_t>(client.pid);
+  // (node, pid) names a member: while a leave of this process is on its way (its own, or its
+  // previous connection's), a join would race it and be undone by it. Retry once it is delivered.
+  if (groups_->leave_in_flight(*group, pid) ||
+      std::ranges::any_of(pending_leaves_, [&](const auto& l) { return l.first == *group && l.second == pid; }))
+    return -EAGAIN;
   if (client.groups.contains(*group)) return -EEXIST;
-  bool taken = false;  // (node, pid) names a group member: one connection per process and group
+  bool taken = false;  // one connection per process and group
   ipc_->for_each_client([&](IpcClient& other) { taken |= other.pid == client.pid && other.groups.contains(*group); });
   if (taken) return -EEXIST;
-  // In the group before submitting: a node holding the token delivers its own join at once,
-  // inside the submit, and the client must hear of it.
-  const auto entry = client.groups.emplace(*group).first;
-  const int rc = errno_of(groups_->join(*group, static_cast<std::uint32_t>(client.pid)));
-  if (rc != 0) client.groups.erase(entry);
+  if (client.groups.size() >= kGroupsPerClientMax) return -ENOSPC;
+  const int rc = errno_of(groups_->join(*group, pid));
+  if (rc == 0) client.groups.emplace(*group);
   return rc;
 }
 

@@ -1,6 +1,8 @@
 #include "src/daemon/daemon_options.hpp"
 
 #include <charconv>
+#include <filesystem>
+#include <system_error>
 #include <string_view>
 
 namespace rtotem::daemon {
@@ -51,6 +53,13 @@ Result<DaemonOptions> parse_daemon_options(std::span<char* const> args) {
     } else {
       return Error::make("unknown argument '{}'", arg);
     }
+  }
+  // Absolute: a detached daemon runs in / (and SIGHUP re-reads the config from there).
+  for (std::string* path : {&out.config_path, &out.state_dir}) {
+    std::error_code error;
+    const auto absolute = std::filesystem::absolute(*path, error);
+    if (error) return Error::make("{}: {}", *path, error.message());
+    *path = absolute.string();
   }
   return out;
 }

@@ -93,6 +93,7 @@ void IpcServer::on_created(qb_ipcs_connection_t* c) {
   IpcServer& self = of(c);
   auto client = std::make_unique<IpcClient>();
   client->connection = c;
+  client->generation = ++self.generations_;
   qb_ipcs_connection_stats stats{};
   if (qb_ipcs_connection_stats_get(c, &stats, QB_FALSE) == 0) client->pid = stats.client_pid;
   IpcClient& added = *(self.clients_[c] = std::move(client));
@@ -114,11 +115,19 @@ std::int32_t IpcServer::on_message(qb_ipcs_connection_t* c, void* data, std::siz
     if (error == -EINVAL) ++self.malformed_;
   }
   qb_ipc_response_header response{};
+  if (sizeof response + reply.data().size() > self.limits_.buffer_bytes) {  // e.g. members of many groups
+    reply.clear();
+    error = -EMSGSIZE;
+  }
   response.id = header.id;
   response.size = static_cast<std::int32_t>(sizeof response + reply.data().size());
   response.error = error;
   iovec iov[2] = {{&response, sizeof response}, {reply.data().data(), reply.data().size()}};
-  (void)qb_ipcs_response_sendv(c, iov, reply.data().empty() ? 1 : 2);  // a client gone meanwhile: nothing to do
+  // A client waits for its answer: one it cannot get is logged (a client gone meanwhile is not).
+  const ssize_t sent = qb_ipcs_response_sendv(c, iov, reply.data().empty() ? 1 : 2);
+  if (sent < 0 && sent != -ENOTCONN && sent != -EPIPE)
+    qb_log(LOG_WARNING, "answer to client pid %d not sent: %s", found != self.clients_.end() ? found->second->pid : 0,
+           std::strerror(static_cast<int>(-sent)));
   return 0;
 }
 
@@ -201,9 +210,13 @@ void IpcServer::evict(IpcClient& client, const char* why) {
   client.backlog_bytes = 0;
   ++evicted_;
   // Later, not now: the caller may be walking the client list that disconnecting changes.
+  // By generation too: the connection's address may belong to a new client by then.
   qb_ipcs_connection_t* connection = client.connection;
-  loop_.post([this, connection] {
-    if (clients_.contains(connection)) qb_ipcs_disconnect(connection);  // on_closed leaves its groups
+  const std::uint64_t generation = client.generation;
+  loop_.post([this, connection, generation] {
+    const auto found = clients_.find(connection);
+    if (found != clients_.end() && found->second->generation == generation)
+      qb_ipcs_disconnect(connection);  // on_closed leaves its groups
   });
 }
 

@@ -24,6 +24,7 @@ namespace rtotem::daemon {
 struct IpcClient {
   qb_ipcs_connection_t* connection = nullptr;
   pid_t pid = 0;
+  std::uint64_t generation = 0;  // unique per connection, unlike its address
   std::set<std::string, std::less<>> groups;  // joins it asked for (and has not left)
   std::deque<std::vector<std::byte>> backlog;  // events the shared-memory ring had no room for
   std::size_t backlog_bytes = 0;
@@ -93,7 +94,8 @@ class IpcServer {
   std::map<qb_ipcs_connection_t*, std::unique_ptr<IpcClient>> clients_;
   LoopTimer retry_;  // while some client has a backlog
   std::uint64_t evicted_ = 0;
-  bool destroying_ = false;  // in the destructor: clients go without a word to the handler
+  bool destroying_ = false;
+  std::uint64_t generations_ = 0;  // in the destructor: clients go without a word to the handler
   std::uint64_t malformed_ = 0;
 };
 

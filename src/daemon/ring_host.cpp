@@ -54,18 +54,32 @@ Result<void> RingHost::watch_descriptors() {
   return {};
 }
 
+// Never a turn here: a delivery inside submit would reach the group service and its host in the
+// middle of their own request (a join delivered before the client is in the group, a list walked
+// while it changes, a refused retry that submits again from inside the turn it triggers). The
+// turn that sends what was queued runs as the loop's next job.
 Status RingHost::submit(std::span<const std::byte> message, membership::Delivery delivery) {
   const Status status = node_->submit(message, delivery, monotonic_now());
-  pump();
+  if (status == Status::kOk && !pump_posted_) {
+    pump_posted_ = true;
+    loop_.post([this] {
+      pump_posted_ = false;
+      pump();
+    });
+  }
   return status;
 }
 
 void RingHost::close() {
+  if (closed_) return;  // a second stop signal
+  closed_ = true;
   node_->leave();  // the others form their ring now, not after a token timeout
   (void)backend_->flush();
   backend_->close();
 }
 
+// One turn: everything received is handed to the Node, what it sends is flushed, then the
+// listener retries what the ring refused earlier (its submissions post the next turn).
 void RingHost::pump() {
   if (pumping_) return;  // re-entered from a listener's callback: the outer loop finishes the job
   pumping_ = true;
@@ -73,9 +87,9 @@ void RingHost::pump() {
     while (backend_->poll(*this) == transport::kRxBatchMax) {}
     (void)backend_->flush();
   } while (backend_->has_pending_rx());  // own multicasts wait on the local path: no fd wakes us
-  pumping_ = false;
   watch_tx(backend_->has_pending_tx());
   listener_.after_turn();
+  pumping_ = false;
 }
 
 // Writability is watched only while packets wait in the backend's queue; the descriptor may be

@@ -68,6 +68,8 @@ class RingHost final : private membership::NodeEvents, private transport::Packet
   std::array<std::unique_ptr<LoopTimer>, membership::kTimerCount> timers_;
   bool watching_tx_ = false;
   bool pumping_ = false;
+  bool pump_posted_ = false;  // a turn is queued on the loop
+  bool closed_ = false;
 };
 
 }  // namespace rtotem::daemon

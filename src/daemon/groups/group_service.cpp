@@ -51,8 +51,11 @@ Status GroupService::join(std::string_view group, std::uint32_t pid) {
 Status GroupService::leave(std::string_view group, std::uint32_t pid, Reason why) {
   const std::span<std::byte> packet = packet_buffer(group_leave_size(group));
   encode_group_leave({group, pid, why}, packet);
+  // Counted first: were it delivered inside the submit, its delivery must find it.
+  const auto entry = leaves_in_flight_.try_emplace(LocalKey(group, pid), 0).first;
+  ++entry->second;
   const Status status = submit_(packet, Delivery::kAgreed);
-  if (status == Status::kOk) ++leaves_in_flight_[LocalKey(group, pid)];
+  if (status != Status::kOk && --entry->second == 0) leaves_in_flight_.erase(entry);
   return status;
 }
 
@@ -143,6 +146,10 @@ void GroupService::on_join_list(NodeId sender, const GroupJoinList& list) {
     std::ranges::sort(members);
     events_.group_change({.group = it->first, .members = members, .joined = joined});
   }
+}
+
+bool GroupService::leave_in_flight(std::string_view group, std::uint32_t pid) const {
+  return leaves_in_flight_.find(LocalView(group, pid)) != leaves_in_flight_.end();
 }
 
 void GroupService::own_leave_delivered(std::string_view group, std::uint32_t pid) {

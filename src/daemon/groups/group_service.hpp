@@ -109,6 +109,8 @@ class GroupService {
   std::uint64_t packets_malformed() const noexcept { return packets_malformed_; }
 
   static bool valid_group_name(std::string_view group) noexcept;
+  // Whether a leave of (group, pid) submitted here is not delivered yet.
+  bool leave_in_flight(std::string_view group, std::uint32_t pid) const;
 
  private:
   using Members = std::vector<ProcessId>;  // sorted
