@@ -6,14 +6,20 @@
  * changes. Every member of a group receives the same messages and changes in the same order.
  *
  * Functions return 0 or a negative errno; rtotem_strerror() says what it means here:
- *   -EAGAIN     back-pressure from the ring (retry later), or the daemon is still forming its
- *               first ring (rtotem_connect: retry)
+ *   -EAGAIN     back-pressure from the ring (retry later); the daemon is still forming its
+ *               first ring (rtotem_connect: retry); rtotem_join: this process's leave of the
+ *               group is still on its way (retry once it is delivered)
  *   -ENOTCONN   the daemon is gone (or, for rtotem_mcast, the group was not joined)
  *   -EMSGSIZE   the message is larger than the cluster's totem.max_message_size allows
  *   -EEXIST / -ENOENT   already joined / not joined
- *   -EINVAL     a bad argument (a group name must be 1..128 bytes)
+ *   -ENOSPC     rtotem_join: the connection is in 1,024 groups already
+ *   -EACCES / -EMFILE   rtotem_connect: not allowed (root and the daemon's user are) / too
+ *               many clients (ipc.max_clients)
+ *   -EINVAL     a bad argument (a group name must be 1..RTOTEM_GROUP_NAME_MAX bytes)
+ * rtotem_join, rtotem_leave and rtotem_mcast return once the request is on the ring: their effect
+ * is the group change or message delivered later, in order, to every member (this one too).
  * Callback data is valid for the duration of the callback only. A handle is used by one thread
- * at a time. A client that stops calling rtotem_dispatch() has its events queued by the daemon
+ * at a time; a callback must not call rtotem_dispatch or rtotem_disconnect on its own handle. A client that stops calling rtotem_dispatch() has its events queued by the daemon
  * up to ipc.client_queue_bytes, then is disconnected (and leaves its groups): it never slows the
  * ring or the other clients.
  */
