@@ -1,6 +1,7 @@
 #include "src/client/json_lines.hpp"
 
 #include <cctype>
+#include <charconv>
 #include <optional>
 
 namespace rtotem::client {
@@ -37,7 +38,18 @@ class Flattener {
     if (in_[pos_] == '"') {
       std::string s;
       for (++pos_; pos_ < in_.size() && in_[pos_] != '"'; ++pos_) {
-        if (in_[pos_] == '\\' && pos_ + 1 < in_.size()) ++pos_;
+        if (in_[pos_] == '\\' && pos_ + 1 < in_.size()) {
+          ++pos_;
+          // \u00XX: one byte (the daemon writes every other byte this way, json_quote.hpp).
+          unsigned value = 0;
+          if (in_[pos_] == 'u' && pos_ + 4 < in_.size() &&
+              std::from_chars(in_.data() + pos_ + 1, in_.data() + pos_ + 5, value, 16).ptr == in_.data() + pos_ + 5 &&
+              value <= 0xff) {
+            s += static_cast<char>(value);
+            pos_ += 4;
+            continue;
+          }
+        }
         s += in_[pos_];
       }
       if (pos_ >= in_.size()) return std::nullopt;

@@ -13,6 +13,7 @@
 #include "rtotem/rtotem.h"
 #include "src/client/ipc_connection.hpp"
 #include "src/client/json_lines.hpp"
+#include "src/ipc/json_quote.hpp"
 
 namespace {
 
@@ -108,10 +109,9 @@ void on_deliver(rtotem_t*, const rtotem_message* m, void* ctx) {
   auto& s = *static_cast<ListenState*>(ctx);
   ++s.delivered;
   if (s.json) {
-    std::string text;
-    for (char c : printable(m->data, m->len)) text += c == '"' ? std::string("\\\"") : std::string(1, c);
-    fmt::print("{{\"event\": \"message\", \"index\": {}, \"nodeid\": {}, \"pid\": {}, \"order\": \"{}\", \"text\": \"{}\"}}\n",
-               s.delivered, m->nodeid, m->pid, m->order == RTOTEM_SAFE ? "safe" : "agreed", text);
+    fmt::print("{{\"event\": \"message\", \"index\": {}, \"nodeid\": {}, \"pid\": {}, \"order\": \"{}\", \"text\": {}}}\n",
+               s.delivered, m->nodeid, m->pid, m->order == RTOTEM_SAFE ? "safe" : "agreed",
+               rtotem::ipc::json_quoted(std::string_view(static_cast<const char*>(m->data), m->len)));
   } else {
     fmt::print("{} {}:{} {}\n", s.delivered, m->nodeid, m->pid, printable(m->data, m->len));
   }
@@ -121,7 +121,8 @@ void on_deliver(rtotem_t*, const rtotem_message* m, void* ctx) {
 void on_group_change(rtotem_t*, const rtotem_group_change* c, void* ctx) {
   const bool json = static_cast<ListenState*>(ctx)->json;
   if (json) {
-    fmt::print("{{\"event\": \"group\", \"group\": \"{}\", \"members\": {}, \"joined\": {}, \"left\": {}}}\n", c->group,
+    fmt::print("{{\"event\": \"group\", \"group\": {}, \"members\": {}, \"joined\": {}, \"left\": {}}}\n",
+               rtotem::ipc::json_quoted(c->group),
                member_list(c->members, c->n_members, true), member_list(c->joined, c->n_joined, true),
                member_list(c->left, c->n_left, true, c->left_reason));
   } else {

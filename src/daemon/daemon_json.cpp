@@ -1,33 +1,20 @@
 // What rtotemctl shows: status, group members and counters, as JSON (its text form is made by
 // rtotemctl from the same document, so scripts and people read one source).
 #include "src/daemon/daemon.hpp"
+#include "src/ipc/json_quote.hpp"
 
 namespace rtotem::daemon {
 namespace {
 
 using membership::NodeId;
 
-std::string quoted(std::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c < 0x20) {
-      out += fmt::format("\\u{:04x}", c);
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
+using ipc::json_quoted;
 
 template <class Counters>
 std::string counters_object(const Counters& counters) {
   std::string out = "{";
   counters.for_each([&](std::string_view name, std::uint64_t value) {
-    out += fmt::format("{}{}: {}", out.size() > 1 ? ", " : "", quoted(name), value);
+    out += fmt::format("{}{}: {}", out.size() > 1 ? ", " : "", json_quoted(name), value);
   });
   return out + "}";
 }
@@ -48,8 +35,8 @@ std::string Daemon::status_json() const {
       "{{\"nodeid\": {}, \"cluster_name\": {}, \"transport\": {}, \"local_address\": {}, \"state\": {}, "
       "\"ring\": {{\"rep\": {}, \"seq\": {}}}, \"members\": [{}], \"clients\": {}, \"groups\": {}, "
       "\"configurations\": {}, \"link\": {}}}",
-      setup_.self.nodeid, quoted(setup_.config.cluster_name), quoted(config::describe(setup_.config.transport)),
-      quoted(ring_->backend().local_address()), quoted(membership::describe(node.state())), node.ring_id().rep,
+      setup_.self.nodeid, json_quoted(setup_.config.cluster_name), json_quoted(config::describe(setup_.config.transport)),
+      json_quoted(ring_->backend().local_address()), json_quoted(membership::describe(node.state())), node.ring_id().rep,
       node.ring_id().seq, members, ipc_->client_count(), groups_->group_names().size(), configurations_,
       counters_object(ring_->backend().counters()));
 }
@@ -58,7 +45,7 @@ std::string Daemon::members_json(std::string_view group) const {
   std::string out = "{";
   for (const std::string& name : groups_->group_names()) {
     if (!group.empty() && name != group) continue;
-    out += fmt::format("{}{}: {}", out.size() > 1 ? ", " : "", quoted(name), processes_array(groups_->members(name)));
+    out += fmt::format("{}{}: {}", out.size() > 1 ? ", " : "", json_quoted(name), processes_array(groups_->members(name)));
   }
   return out + "}";
 }

@@ -1,6 +1,9 @@
 #include "src/daemon/event_loop.hpp"
 
+#include <qb/qblog.h>
+
 #include <cerrno>
+#include <cstring>
 
 namespace rtotem::daemon {
 
@@ -35,9 +38,14 @@ void EventLoop::unwatch(int fd) {
   if (watches_.erase(fd) > 0) qb_loop_poll_del(loop_, fd);
 }
 
-void EventLoop::post(Callback callback) {
+bool EventLoop::post(Callback callback) {
   auto owned = std::make_unique<Callback>(std::move(callback));
-  if (qb_loop_job_add(loop_, QB_LOOP_HIGH, owned.get(), dispatch_job) == 0) (void)owned.release();  // dispatch_job owns it
+  if (const int rc = qb_loop_job_add(loop_, QB_LOOP_HIGH, owned.get(), dispatch_job); rc != 0) {
+    qb_log(LOG_ERR, "cannot queue a job on the event loop: %s", std::strerror(-rc));
+    return false;
+  }
+  (void)owned.release();  // dispatch_job owns it
+  return true;
 }
 
 Result<void> EventLoop::on_signal(int signal, Callback callback) {

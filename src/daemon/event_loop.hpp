@@ -31,8 +31,8 @@ class EventLoop {
   Result<void> watch(int fd, int events, FdCallback callback);
   Result<void> modify(int fd, int events);
   void unwatch(int fd);
-  // Runs `callback` on the loop's next turn, once.
-  void post(Callback callback);
+  // Runs `callback` on the loop's next turn, once. False (logged): libqb could not queue it.
+  bool post(Callback callback);
   Result<void> on_signal(int signal, Callback callback);
 
  private:

@@ -61,8 +61,8 @@ Result<void> RingHost::watch_descriptors() {
 Status RingHost::submit(std::span<const std::byte> message, membership::Delivery delivery) {
   const Status status = node_->submit(message, delivery, monotonic_now());
   if (status == Status::kOk && !pump_posted_) {
-    pump_posted_ = true;
-    loop_.post([this] {
+    // Not queued: the next packet or timer turns the ring instead.
+    pump_posted_ = loop_.post([this] {
       pump_posted_ = false;
       pump();
     });
