@@ -63,7 +63,9 @@ Result<std::unique_ptr<Daemon>> Daemon::start(EventLoop& loop, DaemonSetup setup
   auto seq_file = RingSeqFile::in(d->setup_.state_dir);
   if (!seq_file) return seq_file.error();
   const std::size_t buffer_bytes = d->setup_.totem.max_message_size + ipc::kBufferOverhead;
-  const IpcLimits limits{buffer_bytes, d->setup_.config.ipc.client_queue_bytes, d->setup_.config.ipc.max_clients};
+  const config::IpcConfig& ipc_config = d->setup_.config.ipc;
+  const IpcLimits limits{buffer_bytes, ipc_config.client_queue_bytes, ipc_config.max_clients, ipc_config.allow.uids,
+                         ipc_config.allow.gids};
   auto ipc = IpcServer::start(loop, d->setup_.ipc_name, limits, *self);
   if (!ipc) return ipc.error();
   d->ipc_ = std::move(ipc).value();

@@ -2,9 +2,11 @@
 
 #include <qb/qbipc_common.h>
 #include <qb/qblog.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -81,11 +83,27 @@ IpcServer& IpcServer::of(qb_ipcs_connection_t* c) {
   return *static_cast<IpcServer*>(qb_ipcs_connection_service_context_get(c));
 }
 
-// Root and the daemon's own user may connect (corosync's default, without its uidgid files).
-std::int32_t IpcServer::on_accept(qb_ipcs_connection_t* c, uid_t uid, gid_t) {
+// Root, the daemon's own user, and the users and groups the config allows may connect (as
+// corosync: its uidgid sections and files). Anyone else is refused, with a log line.
+std::int32_t IpcServer::on_accept(qb_ipcs_connection_t* c, uid_t uid, gid_t gid) {
   IpcServer& self = of(c);
-  if (uid != 0 && uid != geteuid()) return -EACCES;
-  if (self.clients_.size() >= self.limits_.max_clients) return -EMFILE;
+  const auto allowed = [](const std::vector<std::uint32_t>& ids, std::uint32_t id) {
+    return std::binary_search(ids.begin(), ids.end(), id);
+  };
+  if (uid != 0 && uid != geteuid()) {
+    if (!allowed(self.limits_.allow_uids, uid) && !allowed(self.limits_.allow_gids, gid)) {
+      qb_log(LOG_WARNING, "IPC client uid %u gid %u refused: not root, not this daemon's user, not in "
+             "ipc.allow_uid/allow_gid or a uidgid section", static_cast<unsigned>(uid), static_cast<unsigned>(gid));
+      return -EACCES;
+    }
+    // The connection's shared memory is the daemon's (root's): the client's group may use it.
+    qb_ipcs_connection_auth_set(c, -1, gid, S_IRUSR | S_IWUSR | S_IRGRP | S_IWGRP);
+  }
+  if (self.clients_.size() >= self.limits_.max_clients) {
+    qb_log(LOG_WARNING, "IPC client uid %u refused: ipc.max_clients (%zu) reached", static_cast<unsigned>(uid),
+           self.limits_.max_clients);
+    return -EMFILE;
+  }
   return self.handler_.accept_client();
 }
 

@@ -35,6 +35,9 @@ struct IpcLimits {
   std::size_t buffer_bytes = 0;       // one IPC message, at most
   std::size_t client_queue_bytes = 0;  // events queued for one client before it is dropped
   std::size_t max_clients = 0;
+  // Besides root and the daemon's own user, who may connect (sorted): by effective uid or gid.
+  std::vector<std::uint32_t> allow_uids;
+  std::vector<std::uint32_t> allow_gids;
 };
 
 class IpcHandler {

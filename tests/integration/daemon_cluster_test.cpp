@@ -333,6 +333,45 @@ TEST(DaemonBackPressure, AJoinListRefusedByAFullQueueIsRetriedUntilItGoes) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status << "\n" << cluster.log(1);
 }
 
+// Only root, the daemon's user and those the config allows may connect: a process running as
+// nobody is refused with -EACCES (and a log line), then allowed by ipc.allow_uid, and works.
+TEST(DaemonAccess, AnotherUserIsRefusedUnlessAllowed) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to run a client as another user";
+  constexpr uid_t kNobody = 65534;
+  // In a child that becomes nobody: 0 if connect answers `want` (and, allowed, a join, a
+  // multicast and its own delivery work), else 1.
+  auto as_nobody = [](const std::string& ipc, int want) {
+    const pid_t child = fork();
+    if (child == 0) {
+      if (setgid(kNobody) != 0 || setuid(kNobody) != 0) _exit(2);
+      TestClient c;
+      const int rc = c.connect(ipc, 20s);
+      if (rc != want) _exit(1);
+      if (rc != 0) _exit(0);
+      if (c.join("g") != 0 || c.send("g", "from nobody") != 0) _exit(1);
+      _exit(pump_until({&c}, [&] { return !c.messages.empty(); }) ? 0 : 1);
+    }
+    int status = -1;
+    waitpid(child, &status, 0);
+    return status;
+  };
+  {
+    DaemonCluster cluster(1);
+    cluster.start(1);
+    TestClient root;  // root may: and the ring is formed once it is in
+    ASSERT_EQ(root.connect(cluster.ipc_name(1)), 0);
+    const int status = as_nobody(cluster.ipc_name(1), -EACCES);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+    EXPECT_NE(cluster.log(1).find("IPC client uid 65534 gid 65534 refused"), std::string::npos) << cluster.log(1);
+  }
+  DaemonCluster allowed(1, 1000, "", "ipc {\n  allow_uid: 65534\n}\n");
+  allowed.start(1);
+  TestClient root;
+  ASSERT_EQ(root.connect(allowed.ipc_name(1)), 0);
+  const int status = as_nobody(allowed.ipc_name(1), 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status << "\n" << allowed.log(1);
+}
+
 // What systemd's Type=notify reads: READY=1 once the node is on its first ring, STOPPING=1 when
 // SIGTERM makes it leave. NOTIFY_SOCKET is a datagram socket the test plays systemd on.
 TEST(DaemonNotify, ReadyAtTheFirstRingStoppingOnSigterm) {

@@ -16,6 +16,10 @@ Result<void> read_totem(ParseContext& context, const ConfigSection& totem, Daemo
 Result<void> read_nodelist(ParseContext& context, const ConfigSection& nodelist, DaemonConfig& config);
 Result<void> read_logging(ParseContext& context, const ConfigSection& logging, DaemonConfig& config);
 Result<void> read_ipc(ParseContext& context, const ConfigSection& ipc, DaemonConfig& config);
+// access_section.cpp: a list of user (or, `groups`, group) names or ids into `access`; a corosync
+// uidgid { uid: gid: } section.
+Result<void> read_id_list(const Value& value, IpcAccess& access, bool groups);
+Result<void> read_uidgid(ParseContext& context, const ConfigSection& section, IpcAccess& access);
 
 // getaddrinfo on the node's ring0_addr, the first answer, with `port`; a failure names the file
 // (`origin`), the node and its line.

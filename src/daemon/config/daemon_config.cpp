@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <filesystem>
+#include <system_error>
 
 #include "src/daemon/config/config_sections.hpp"
 #include "transport/udp/fd.hpp"
@@ -33,7 +35,8 @@ constexpr std::array<TopSection, 4> kSections = {{
 constexpr std::size_t kTotem = 0;
 constexpr std::size_t kIpc = 3;
 
-constexpr std::string_view kCorosyncSections[] = {"quorum", "system", "resources", "qb", "nozzle", "uidgid"};
+constexpr std::string_view kCorosyncSections[] = {"quorum", "system", "resources", "qb", "nozzle"};
+constexpr std::string_view kUidGid = "uidgid";  // any number of them: who may use the IPC
 
 using FoundSections = std::array<const ConfigSection*, kSections.size()>;
 
@@ -43,6 +46,7 @@ Result<FoundSections> find_sections(ParseContext& context, const ConfigSection& 
     return context.fail(top.entries.front().line, "key '{}' outside any section", top.entries.front().key);
   FoundSections found{};
   for (const ConfigSection& section : top.sections) {
+    if (section.name == kUidGid) continue;  // read after the others, into ipc.allow
     const auto it = std::find_if(kSections.begin(), kSections.end(),
                                  [&](const TopSection& s) { return s.name == section.name; });
     if (it == kSections.end()) {
@@ -102,16 +106,55 @@ Result<DaemonConfig> parse_config(std::string_view text, std::string_view origin
       return Error::make("{}: no {} section ({})", origin, kind.name, kind.required_because);
     }
   }
+  for (const ConfigSection& section : tree->sections)
+    if (section.name == kUidGid)
+      if (auto ok = read_uidgid(context, section, config.ipc.allow); !ok) return ok.error();
   const ConfigSection* blamed = (*found)[kIpc] ? (*found)[kIpc] : (*found)[kTotem];
   if (auto ok = check_client_queue(context, config, blamed->line); !ok) return ok.error();
   config.warnings = context.take_warnings();
   return config;
 }
 
+namespace {
+
+// Corosync's uidgid.d: one file per package that needs the IPC, each with uidgid sections only.
+// Read in name order; a missing directory is no error.
+Result<void> read_uidgid_dir(const std::filesystem::path& dir, IpcAccess& access) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(dir, error)) return {};
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error))
+    if (entry.is_regular_file(error)) files.push_back(entry.path());
+  if (error) return Error::make("{}: {}", dir.string(), error.message());
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    const std::string name = file.string();
+    auto text = read_file(name);
+    if (!text) return text.error();
+    auto tree = parse_config_tree(*text, name);
+    if (!tree) return tree.error();
+    ParseContext context(name);
+    if (!tree->entries.empty())
+      return context.fail(tree->entries.front().line, "key '{}' outside any section", tree->entries.front().key);
+    for (const ConfigSection& section : tree->sections) {
+      if (section.name != kUidGid)
+        return context.fail(section.line, "section '{}': a uidgid.d file holds uidgid sections only", section.name);
+      if (auto ok = read_uidgid(context, section, access); !ok) return ok;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<DaemonConfig> load_config(const std::string& path) {
   auto text = read_file(path);
   if (!text) return text.error();
-  return parse_config(*text, path);
+  auto config = parse_config(*text, path);
+  if (!config) return config;
+  if (auto ok = read_uidgid_dir(std::filesystem::path(path).parent_path() / "uidgid.d", config->ipc.allow); !ok)
+    return ok.error();
+  return config;
 }
 
 std::string_view describe(TransportKind kind) noexcept {

@@ -45,10 +45,18 @@ struct LoggingConfig {
   bool timestamp = true;
 };
 
+// Who may connect besides root and the daemon's own user (sorted, unique). Checked against the
+// client's effective uid and gid, as corosync does.
+struct IpcAccess {
+  std::vector<std::uint32_t> uids;
+  std::vector<std::uint32_t> gids;
+};
+
 struct IpcConfig {
   std::string name = ipc::kDefaultName;  // libqb IPC service name; clients connect to it
   std::uint32_t client_queue_bytes = 64u << 20;  // events queued for one slow client before it is disconnected
   std::uint32_t max_clients = 256;
+  IpcAccess allow;  // ipc.allow_uid / allow_gid, uidgid sections, uidgid.d files
 };
 
 struct DaemonConfig {
@@ -69,7 +77,8 @@ struct DaemonConfig {
 
 // Parses and checks `text`; `origin` (a file name) opens every message. Resolves each ring0_addr.
 Result<DaemonConfig> parse_config(std::string_view text, std::string_view origin);
-// Reads the file at `path` (at most kConfigBytesMax bytes) and parses it; errors name it.
+// Reads the file at `path` (at most kConfigBytesMax bytes) and parses it, then every file of the
+// uidgid.d directory next to it (corosync's: uidgid sections only); errors name the file.
 Result<DaemonConfig> load_config(const std::string& path);
 
 // The node entry this daemon is: `nodeid` if given (it must be in the nodelist), else the one entry

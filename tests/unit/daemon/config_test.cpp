@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <string_view>
@@ -582,6 +583,54 @@ TEST(UdpConfigFor, MulticastGroupOfAnotherFamilyIsRefused) {
   EXPECT_EQ(udp.error().message().rfind("t.conf: udp: group [ff15::9]:6000 and bind 10.0.0.1:6000 differ in family", 0),
             0u)
       << udp.error().message();
+}
+
+// ---- Who may use the IPC --------------------------------------------------------------------------
+
+TEST(IpcAccess, AllowListsTakeNamesAndIdsSortedOnce) {
+  const DaemonConfig config = parsed(config_text({.ipc = "allow_uid: 1234, root 1234\n  allow_gid: root,77"}));
+  EXPECT_EQ(config.ipc.allow.uids, (std::vector<std::uint32_t>{0, 1234}));
+  EXPECT_EQ(config.ipc.allow.gids, (std::vector<std::uint32_t>{0, 77}));
+  EXPECT_TRUE(parsed(config_text()).ipc.allow.uids.empty());
+}
+
+TEST(IpcAccess, UnknownNamesAndEmptyListsAreRefusedWithTheirLine) {
+  EXPECT_EQ(error_of(config_text({.ipc = "allow_uid: nosuch-user-rtotem"})),
+            "t.conf:20: ipc.allow_uid: no user 'nosuch-user-rtotem'");
+  EXPECT_EQ(error_of(config_text({.ipc = "allow_gid: nosuch-group-rtotem"})),
+            "t.conf:20: ipc.allow_gid: no group 'nosuch-group-rtotem'");
+  EXPECT_EQ(error_of(config_text({.ipc = "allow_uid: ,"})),
+            "t.conf:20: ipc.allow_uid: a list of user or group names or ids, separated by ',' or spaces");
+}
+
+// Corosync's uidgid sections, any number of them, add to the lists.
+TEST(IpcAccess, CorosyncUidgidSectionsAddToTheLists) {
+  const DaemonConfig config =
+      parsed(config_text() + "uidgid {\n  uid: 1001\n}\nuidgid {\n  uid: 1002\n  gid: root\n}\n");
+  EXPECT_EQ(config.ipc.allow.uids, (std::vector<std::uint32_t>{1001, 1002}));
+  EXPECT_EQ(config.ipc.allow.gids, (std::vector<std::uint32_t>{0}));
+  EXPECT_TRUE(config.warnings.empty());
+  EXPECT_EQ(error_of(config_text() + "uidgid {\n  user: x\n}\n"),
+            "t.conf:23: uidgid.user: unknown key (uidgid holds uid and gid)");
+}
+
+// As corosync's /etc/corosync/uidgid.d: one file per package, next to the config file.
+TEST(IpcAccess, UidgidFilesNextToTheConfigAddToo) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("rtotem-uidgid-{}", getpid());
+  fs::create_directories(dir / "uidgid.d");
+  { std::ofstream(dir / "rtotem.conf") << config_text({.ipc = "allow_uid: 5"}); }
+  { std::ofstream(dir / "uidgid.d" / "pacemaker") << "# pacemaker's daemons\nuidgid {\n  uid: 189\n  gid: 189\n}\n"; }
+  { std::ofstream(dir / "uidgid.d" / "other") << "uidgid {\n  gid: 7\n}\n"; }
+  auto config = load_config((dir / "rtotem.conf").string());
+  ASSERT_TRUE(config.ok()) << config.error().message();
+  EXPECT_EQ(config->ipc.allow.uids, (std::vector<std::uint32_t>{5, 189}));
+  EXPECT_EQ(config->ipc.allow.gids, (std::vector<std::uint32_t>{7, 189}));
+  { std::ofstream(dir / "uidgid.d" / "broken") << "totem {\n}\n"; }
+  auto refused = load_config((dir / "rtotem.conf").string());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message(),
+            (dir / "uidgid.d" / "broken").string() + ":1: section 'totem': a uidgid.d file holds uidgid sections only");
+  fs::remove_all(dir);
 }
 
 // ---- Hostile input ------------------------------------------------------------------------------
