@@ -90,6 +90,9 @@ void Daemon::configuration(const membership::ConfigChange& change) {
            node_list_text(change.joined).c_str());
   }
   groups_->on_configuration(change);
+  if (!change.transitional && groups_->join_list_pending()) {
+    qb_log(LOG_NOTICE, "this node's group members wait for room in the send queue: retried after every token turn");
+  }
   ipc::BodyWriter body;
   body.u32(change.ring_id.rep);
   body.u64(change.ring_id.seq);

@@ -303,32 +303,54 @@ TEST(DaemonSlowClient, AClientThatStopsReadingIsCutOffWithoutStallingTheOthers) 
 // list the configuration calls for is refused and retried turn after turn until it goes, without
 // re-entering the turn that retries it (that once recursed until the stack ran out).
 TEST(DaemonBackPressure, AJoinListRefusedByAFullQueueIsRetriedUntilItGoes) {
-  DaemonCluster cluster(2, 1000);
+  DaemonCluster cluster(3, 1000, "  send_queue_max: 64\n  max_message_size: 65536\n");
   cluster.start(1);
+  cluster.start(2);
   TestClient sender;
   ASSERT_EQ(sender.connect(cluster.ipc_name(1)), 0);
   ASSERT_EQ(sender.join("g"), 0);
-  ASSERT_TRUE(pump_until({&sender}, [&] { return !sender.changes.empty(); }));
-  cluster.start(2);
-  TestClient other;
-  ASSERT_EQ(other.connect(cluster.ipc_name(2)), 0);
-  ASSERT_EQ(other.join("g"), 0);
-  // Keep node 1's queue full (32 KiB messages until -EAGAIN, again and again) while node 2 joins.
-  const std::string big(32 << 10, 'b');
+  ASSERT_TRUE(pump_until({&sender}, [&] { return !sender.rings.empty() && sender.rings.back().size() == 2; }));
+  // Node 2 stops (not dead: its token never comes back), so node 1 orders nothing from now until
+  // a new ring forms, and its client fills the 64-packet queue to the last byte: 32 KiB messages
+  // (24 packets each), then 1 KiB ones (a packet each), then 1-byte ones packed into the last
+  // packet until even those are refused, so not even a join list fits in. Node 3 then comes;
+  // the ring [1 3] it forms calls for node 1's join list, which meets the full queue.
+  cluster.signal(2, SIGSTOP);
+  std::size_t sent = 0;
   int refused = 0;
-  const bool joined = pump_until({&sender, &other}, [&] {
-    for (int i = 0; i < 64; ++i) {
-      const int rc = rtotem_mcast(sender.handle(), "g", big.data(), big.size(), RTOTEM_AGREED);
-      if (rc == -EAGAIN) {
-        ++refused;
-        break;
-      }
+  const auto fill = [&](std::size_t size, int most) {
+    const std::string message(size, 'b');
+    for (int i = 0; i < most; ++i) {
+      const int rc = rtotem_mcast(sender.handle(), "g", message.data(), message.size(), RTOTEM_AGREED);
+      if (rc == -EAGAIN) return true;
       if (rc != 0) ADD_FAILURE() << rtotem_strerror(rc);
+      ++sent;
     }
+    return false;
+  };
+  const auto fill_queue = [&] {
+    if (fill(32 << 10, 3) && fill(1 << 10, 24) && fill(1, 400)) ++refused;
+  };
+  ASSERT_TRUE(pump_until({&sender}, [&] {
+    fill_queue();
+    return refused > 0;
+  }, 10s)) << "the queue was never full: the test did not test the retry";
+  cluster.start(3);
+  ASSERT_TRUE(pump_until({&sender}, [&] {
+    fill_queue();
+    return cluster.log(1).find("members [1 3]") != std::string::npos;
+  }, 30s)) << cluster.log(1);
+  EXPECT_NE(cluster.log(1).find("wait for room in the send queue"), std::string::npos) << cluster.log(1);
+  // The flood stops; the sender reads all it sent before node 3's client (blocking) connects.
+  ASSERT_TRUE(pump_until({&sender}, [&] { return sender.messages.size() == sent; }, 60s))
+      << sender.messages.size() << " of " << sent;
+  TestClient other;
+  ASSERT_EQ(other.connect(cluster.ipc_name(3)), 0);
+  ASSERT_EQ(other.join("g"), 0);
+  // The retried list went: node 3 knows node 1's member, so its process sees a group of two.
+  EXPECT_TRUE(pump_until({&sender, &other}, [&] {
     return !other.changes.empty() && other.changes.back().members.size() == 2;
-  }, 60s);
-  EXPECT_TRUE(joined) << "node 2's process never saw the group of two";
-  EXPECT_GT(refused, 0) << "the queue was never full: the test did not test the retry";
+  }, 30s)) << "node 3's process never saw the group of two";
   const int status = cluster.kill(1, SIGTERM);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status << "\n" << cluster.log(1);
 }

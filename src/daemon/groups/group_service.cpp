@@ -224,7 +224,10 @@ void GroupService::send_join_list() {
     const auto packet_entries = std::span(entries).subspan(begin, end - begin);
     const std::span<std::byte> packet = packet_buffer(join_list_size(packet_entries));
     encode_join_list(packet_entries, packet);
-    if (submit_(packet, Delivery::kAgreed) != Status::kOk) return;  // back-pressure: still pending
+    if (submit_(packet, Delivery::kAgreed) != Status::kOk) {
+      ++join_list_refusals_;  // back-pressure: still pending
+      return;
+    }
     join_list_sent_through_.emplace(entries[end - 1].group, entries[end - 1].pid);
     begin = end;
   }

@@ -107,6 +107,9 @@ class GroupService {
   std::span<const ProcessId> members(std::string_view group) const;
   std::vector<std::string> group_names() const;
   std::uint64_t packets_malformed() const noexcept { return packets_malformed_; }
+  // Join-list packets the ring refused (back-pressure); each is retried after the next turn.
+  std::uint64_t join_list_refusals() const noexcept { return join_list_refusals_; }
+  bool join_list_pending() const noexcept { return join_list_pending_; }
 
   static bool valid_group_name(std::string_view group) noexcept;
   // Whether a leave of (group, pid) submitted here is not delivered yet.
@@ -154,6 +157,7 @@ class GroupService {
   std::optional<LocalKey> join_list_sent_through_;
   std::vector<std::byte> packet_buffer_;  // encoding space, reused: grows to the largest packet sent
   std::uint64_t packets_malformed_ = 0;
+  std::uint64_t join_list_refusals_ = 0;
 };
 
 }  // namespace rtotem::groups
