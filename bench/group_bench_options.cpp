@@ -1,33 +1,43 @@
-// Parsing of rtotem-bench's options: every refusal names the option at fault.
-#include "bench/rtotem_bench_options.hpp"
+// Parsing of the group bench's options: every refusal names the option at fault.
+#include "bench/group_bench_options.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <charconv>
 #include <span>
 
-#include "bench/rtotem_bench_payload.hpp"
+#include "bench/group_bench_payload.hpp"
 #include "src/common/cli_args.hpp"
 
 namespace rtotem::bench {
 
-const std::string_view kBenchUsage =
-    "usage: rtotem-bench [options]\n"
-    "Joins a group through the local rtotemd, waits for --senders members, multicasts for\n"
-    "--duration seconds, then sends an end marker and waits for every member's. Run one per node.\n"
-    "Exit 0: done, every member's end marker came, per-sender FIFO held; 1: not; 2: bad usage.\n"
-    "  --ipc-name NAME              the daemon's IPC name (default: $RTOTEM_IPC, else \"rtotem\")\n"
-    "  --group G                    the group (default bench)\n"
-    "  --size BYTES                 message size, 32 (the bench header) up to the cluster's\n"
-    "                               largest message (default 1024)\n"
-    "  --duration SECONDS           how long to send (default 10)\n"
-    "  --order agreed|safe          delivery order (default agreed)\n"
-    "  --mode throughput|latency    throughput: send as fast as the ring admits; latency: send\n"
-    "                               --rate messages/s and time each from its first mcast attempt\n"
-    "                               to its delivery here (default throughput)\n"
-    "  --senders N                  members the group must have before anyone sends (default 1);\n"
-    "                               every member sends, so start N instances\n"
-    "  --rate MSGS_PER_S            latency mode: the pace (default 1000)\n"
-    "  --json                       one JSON object instead of text lines\n"
-    "  -h, --help                   this text\n";
+std::string bench_usage(std::string_view program, std::string_view daemon) {
+  return fmt::format(
+      "usage: {0} [options]\n"
+      "Joins a group through the local {1}, waits for --senders members, multicasts for\n"
+      "--duration seconds, then sends an end marker and waits for every member's. Run one per node.\n"
+      "Exit 0: done, every member's end marker came, per-sender FIFO held; 1: not; 2: bad usage.\n"
+      "  --ipc-name NAME              the daemon's IPC name (rtotem-bench only; default: $RTOTEM_IPC,\n"
+      "                               else \"rtotem\")\n"
+      "  --group G                    the group (default bench)\n"
+      "  --size BYTES                 message size, 32 (the bench header) up to the cluster's\n"
+      "                               largest message (default 1024)\n"
+      "  --duration SECONDS           how long to send, receive or watch (default 10)\n"
+      "  --order agreed|safe          delivery order (default agreed)\n"
+      "  --mode MODE                  throughput: send as fast as the ring admits; latency: send\n"
+      "                               --rate messages/s and time each from its first mcast attempt\n"
+      "                               to its delivery here; receive: send nothing, receive and\n"
+      "                               check; watch: print each group and ring change with its\n"
+      "                               CLOCK_REALTIME time, one JSON line each, until --duration ends\n"
+      "                               (default throughput)\n"
+      "  --senders N                  members the group must have before the run starts (default 1);\n"
+      "                               start N instances (receive members count)\n"
+      "  --rate MSGS_PER_S            latency mode: the pace (default 1000)\n"
+      "  --json                       one JSON object instead of text lines\n"
+      "  -h, --help                   this text\n",
+      program, daemon);
+}
 
 namespace {
 
@@ -36,6 +46,7 @@ constexpr std::string_view kValueOptions[] = {"--ipc-name", "--group", "--size",
 constexpr std::size_t kGroupNameMax = 128;  // rtotem.h: a group name is 1..128 bytes
 constexpr std::uint32_t kDurationMax_s = 3600;
 constexpr std::uint32_t kRateMax = 1'000'000;
+constexpr std::string_view kModeNames[] = {"throughput", "latency", "receive", "watch"};  // BenchMode's order
 
 template <class T>
 Result<T> parse_number(std::string_view option, std::string_view text, T min, T max) {
@@ -76,9 +87,10 @@ Result<void> apply(BenchOptions& o, const CliOption& c) {
     if (c.value != "agreed" && c.value != "safe") return Error::make("--order: '{}' is not agreed or safe", c.value);
     o.order = c.value == "safe" ? RTOTEM_SAFE : RTOTEM_AGREED;
   } else if (c.name == "--mode") {
-    if (c.value != "throughput" && c.value != "latency")
-      return Error::make("--mode: '{}' is not throughput or latency", c.value);
-    o.mode = c.value == "latency" ? BenchMode::kLatency : BenchMode::kThroughput;
+    const auto mode = std::ranges::find(kModeNames, c.value);
+    if (mode == std::end(kModeNames))
+      return Error::make("--mode: '{}' is not throughput, latency, receive or watch", c.value);
+    o.mode = static_cast<BenchMode>(mode - std::begin(kModeNames));
   }
   return {};
 }
@@ -108,9 +120,7 @@ Result<BenchOptions> parse_bench_options(int argc, char** argv) {
   return o;
 }
 
-std::string_view mode_name(BenchMode mode) noexcept {
-  return mode == BenchMode::kLatency ? "latency" : "throughput";
-}
+std::string_view mode_name(BenchMode mode) noexcept { return kModeNames[static_cast<std::size_t>(mode)]; }
 
 std::string_view order_name(rtotem_order order) noexcept { return order == RTOTEM_SAFE ? "safe" : "agreed"; }
 

@@ -1,4 +1,5 @@
-// Command-line options of rtotem-bench (a librtotem client measuring group throughput and latency).
+// Command-line options of the group bench (rtotem-bench, cpg-bench): group throughput, latency,
+// and the times of membership changes.
 #pragma once
 
 #include <cstddef>
@@ -11,7 +12,9 @@
 
 namespace rtotem::bench {
 
-enum class BenchMode : std::uint8_t { kThroughput, kLatency };
+// throughput: send flat out; latency: send at --rate and time own deliveries; receive: a member
+// that only receives (and checks); watch: print every membership change with its wall-clock time.
+enum class BenchMode : std::uint8_t { kThroughput, kLatency, kReceive, kWatch };
 
 // What one member of the group can tell apart: at most this many senders are tracked (FIFO check,
 // end markers); the per-sender table is allocated once, at this size.
@@ -35,7 +38,7 @@ struct BenchOptions {
   bool help = false;
 };
 
-extern const std::string_view kBenchUsage;
+std::string bench_usage(std::string_view program, std::string_view daemon);
 
 Result<BenchOptions> parse_bench_options(int argc, char** argv);
 

@@ -1,4 +1,4 @@
-// The header rtotem-bench writes at the start of every message it multicasts, and the order hash
+// The header the group bench writes at the start of every message it multicasts, and the order hash
 // over what it delivers. Big-endian on the wire, as the rest of rtotem, so nodes may differ.
 #pragma once
 
@@ -48,7 +48,7 @@ inline void encode_payload_header(const PayloadHeader& h, std::span<std::byte> o
   detail::put_be(out, 24, h.send_ns, 8);
 }
 
-// nullopt: not a message of rtotem-bench (another client in the group), or truncated.
+// nullopt: not a message of the group bench (another client in the group), or truncated.
 inline std::optional<PayloadHeader> decode_payload_header(std::span<const std::byte> in) {
   if (in.size() < kPayloadHeaderBytes || detail::get_be(in, 0, 4) != kPayloadMagic) return std::nullopt;
   const auto kind = static_cast<PayloadKind>(detail::get_be(in, 4, 1));

@@ -1,10 +1,10 @@
-// The checks and counts one rtotem-bench member makes on what the group delivers.
-#include "bench/rtotem_bench_receiver.hpp"
+// The checks and counts one group bench member makes on what the group delivers.
+#include "bench/group_bench_receiver.hpp"
 
 #include <algorithm>
 #include <span>
 
-#include "bench/rtotem_bench_options.hpp"
+#include "bench/group_bench_options.hpp"
 
 namespace rtotem::bench {
 

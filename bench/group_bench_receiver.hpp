@@ -1,4 +1,4 @@
-// What one rtotem-bench member makes of the group's events: the members, and per delivered message
+// What one group bench member makes of the group's events: the members, and per delivered message
 // the counts, the order hash, the per-sender FIFO check, the end markers and (for its own
 // messages, when asked) the latency samples. Allocates only on group changes, never per message.
 #pragma once
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "bench/rtotem_bench_payload.hpp"
+#include "bench/group_bench_payload.hpp"
 #include "rtotem/rtotem.h"
 
 namespace rtotem::bench {

@@ -1,5 +1,5 @@
-// rtotem-bench's result: rates over the span of this member's data deliveries, latency percentiles.
-#include "bench/rtotem_bench_report.hpp"
+// The group bench's result: rates over the span of this member's data deliveries, latency percentiles.
+#include "bench/group_bench_report.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-// What rtotem-bench prints at the end of a run: text lines, or one JSON object (--json).
+// What the group bench prints at the end of a run: text lines, or one JSON object (--json).
 #pragma once
 
 #include <cstddef>
@@ -6,8 +6,8 @@
 #include <optional>
 #include <vector>
 
-#include "bench/rtotem_bench_options.hpp"
-#include "bench/rtotem_bench_receiver.hpp"
+#include "bench/group_bench_options.hpp"
+#include "bench/group_bench_receiver.hpp"
 
 namespace rtotem::bench {
 
@@ -21,7 +21,7 @@ struct BenchReport {
   std::uint32_t node = 0;
   std::uint32_t pid = 0;
   std::uint64_t messages_sent = 0;
-  std::uint64_t eagain = 0;  // rtotem_mcast refused for back-pressure, counted per attempt
+  std::uint64_t eagain = 0;  // mcast refused for back-pressure, counted per attempt
   DeliveryStats delivered;
   std::size_t end_markers_missing = 0;
   std::size_t left_without_end_marker = 0;

@@ -1,243 +1,39 @@
-// rtotem-bench: a librtotem client that measures a group's throughput (every member sends as fast as
-// the ring admits) or latency (one member sends at a fixed rate and times its own deliveries), and
-// checks what it delivered: per-sender FIFO, and an order hash that must be equal on every member.
-#include <fmt/format.h>
-#include <poll.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <ctime>
-#include <random>
-#include <vector>
-
-#include "bench/rtotem_bench_options.hpp"
-#include "bench/rtotem_bench_payload.hpp"
-#include "bench/rtotem_bench_receiver.hpp"
-#include "bench/rtotem_bench_report.hpp"
+// rtotem-bench: the group bench (group_bench_run.hpp) on librtotem.
+#include "bench/group_bench_run.hpp"
 #include "rtotem/rtotem.hpp"
 
 namespace rtotem::bench {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitUsage = 2;
-
-constexpr std::uint64_t kNsPerS = 1'000'000'000;
-constexpr std::uint64_t kConnectWait_ns = 10 * kNsPerS;   // the daemon may still form its first ring
-constexpr std::uint64_t kMembersWait_ns = 60 * kNsPerS;   // the other instances start one by one
-constexpr std::uint64_t kEndMarkersWait_ns = 30 * kNsPerS;  // the ring's and the IPC's backlogs drain
-constexpr std::uint64_t kBackPressureWait_ns = 1'000'000;  // EAGAIN: the ring frees room per token visit
-
-std::uint64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * kNsPerS + static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
-Error api_error(int rc, std::string_view what) { return Error::make("{}: {}", what, rtotem::strerror(rc)); }
-
-class BenchRun {
+class RtotemGroupClient final : public GroupClient {
  public:
-  explicit BenchRun(const BenchOptions& o)
-      : o_(o),
-        receiver_(o.mode == BenchMode::kLatency ? std::size_t{o.rate_per_s} * o.duration_s : 0),
-        buffer_(o.size_bytes, std::byte{0xa5}),
-        run_id_(std::random_device{}() | std::uint64_t{std::random_device{}()} << 32) {}
-
-  int run() {
-    if (auto connected = connect(); !connected) return fail(connected.error());
-    if (max_size_ < o_.size_bytes) {
-      fmt::print(stderr, "rtotem-bench: --size {} is larger than this cluster's largest message ({} bytes)\n",
-                 o_.size_bytes, max_size_);
-      return kExitUsage;
-    }
-    if (auto ok = join(); !ok) return fail(ok.error());
-    if (auto ok = wait_for_members(); !ok) return fail(ok.error());
-    receiver_.await_end_markers_of_members();
-    started_ = true;
-    const auto sent = o_.mode == BenchMode::kLatency ? send_paced() : send_flat_out();
-    if (!sent) return fail(sent.error());
-    if (auto ok = send_end_marker(); !ok) return fail(ok.error());
-    if (auto ok = wait_for_end_markers(); !ok) return fail(ok.error());
-    return report();
+  int connect(Callbacks callbacks, const std::string& ipc_name) override {
+    rtotem::Client::Callbacks table;
+    table.deliver = std::move(callbacks.deliver);
+    table.group_change = std::move(callbacks.group_change);
+    table.ring_change = std::move(callbacks.ring_change);
+    return client_.connect(std::move(table), ipc_name.empty() ? nullptr : ipc_name.c_str());
   }
+  int join(const std::string& group) override { return client_.join(group); }
+  int mcast(const std::string& group, std::span<const std::byte> data, rtotem_order order) override {
+    return client_.mcast(group, data, order);
+  }
+  int fd() override { return client_.fd(); }
+  int dispatch_all() override { return client_.dispatch(RTOTEM_DISPATCH_ALL); }
+  int local_nodeid(std::uint32_t& out) override { return client_.local_nodeid(out); }
+  int max_message_size(std::size_t& out) override { return client_.max_message_size(out); }
+  const char* error_text(int rc) const noexcept override { return rtotem_strerror(rc); }
+  std::string_view program() const noexcept override { return "rtotem-bench"; }
+  std::string_view daemon() const noexcept override { return "rtotemd"; }
 
  private:
-  Result<void> connect() {
-    rtotem::Client::Callbacks callbacks;
-    callbacks.deliver = [this](const rtotem_message& m) { receiver_.on_deliver(m, now_ns()); };
-    callbacks.group_change = [this](const rtotem_group_change& c) { receiver_.on_group_change(c); };
-    callbacks.ring_change = [this](const rtotem_ring_change&) { ring_changes_ += started_ ? 1 : 0; };
-    const std::uint64_t deadline = now_ns() + kConnectWait_ns;
-    int rc = -EAGAIN;
-    while ((rc = client_.connect(callbacks, o_.ipc_name.empty() ? nullptr : o_.ipc_name.c_str())) == -EAGAIN &&
-           now_ns() < deadline)
-      usleep(50'000);
-    if (rc < 0)
-      return api_error(rc, fmt::format("connecting to rtotemd (ipc name '{}')",
-                                       o_.ipc_name.empty() ? "$RTOTEM_IPC, else rtotem" : o_.ipc_name));
-    if ((rc = client_.local_nodeid(nodeid_)) < 0) return api_error(rc, "asking the node id");
-    if ((rc = client_.max_message_size(max_size_)) < 0) return api_error(rc, "asking the largest message");
-    receiver_.set_self({nodeid_, pid_});
-    return {};
-  }
-
-  Result<void> join() {
-    if (const int rc = client_.join(o_.group); rc < 0) return api_error(rc, fmt::format("joining '{}'", o_.group));
-    return {};
-  }
-
-  // Waits for events (up to `timeout_ns`) and handles all that are waiting.
-  Result<void> pump(std::uint64_t timeout_ns) {
-    pollfd p{client_.fd(), POLLIN, 0};
-    const timespec timeout{static_cast<time_t>(timeout_ns / kNsPerS), static_cast<long>(timeout_ns % kNsPerS)};
-    if (ppoll(&p, 1, &timeout, nullptr) < 0 && errno != EINTR) return Error::sys(errno, "waiting for rtotemd");
-    return dispatch();
-  }
-
-  Result<void> dispatch() {
-    if (const int rc = client_.dispatch(RTOTEM_DISPATCH_ALL); rc < 0) return api_error(rc, "receiving");
-    return {};
-  }
-
-  Result<void> wait_for_members() {
-    const std::uint64_t deadline = now_ns() + kMembersWait_ns;
-    while (receiver_.members() < o_.senders) {
-      if (now_ns() >= deadline)
-        return Error::make("group '{}' has {} of the {} members --senders asks for, after {} s", o_.group,
-                           receiver_.members(), o_.senders, kMembersWait_ns / kNsPerS);
-      if (auto ok = pump(100'000'000); !ok) return ok;
-    }
-    return {};
-  }
-
-  // One attempt to multicast the send buffer: true if the ring took it. On back-pressure, handles
-  // what was delivered meanwhile and waits briefly, as rtotem.h asks.
-  Result<bool> offer() {
-    const int rc = client_.mcast(o_.group, buffer_, o_.order);
-    if (rc == 0) return true;
-    if (rc != -EAGAIN) return api_error(rc, fmt::format("multicasting to '{}'", o_.group));
-    ++eagain_;
-    if (auto ok = pump(kBackPressureWait_ns); !ok) return ok.error();
-    return false;
-  }
-
-  void stamp(PayloadKind kind, std::uint64_t send_ns) {
-    encode_payload_header({kind, run_id_, kind == PayloadKind::kData ? seq_ : 0, send_ns}, buffer_);
-  }
-
-  Result<void> send_flat_out() {
-    const std::uint64_t stop = now_ns() + std::uint64_t{o_.duration_s} * kNsPerS;
-    for (std::uint64_t t = now_ns(); t < stop; t = now_ns()) {
-      stamp(PayloadKind::kData, t);
-      auto taken = offer();
-      if (!taken) return taken.error();
-      if (!*taken) continue;
-      ++seq_;
-      if (auto ok = dispatch(); !ok) return ok;  // as they come: the daemon's queue for us stays short
-    }
-    return {};
-  }
-
-  // Message i is due at start + i/rate. It is timed from its first rtotem_mcast attempt, so a wait
-  // for back-pressure counts in its latency. A message the ring has not taken by the end of the
-  // run is not sent (the report then has fewer samples than rate x duration).
-  Result<void> send_paced() {
-    const std::uint64_t start = now_ns();
-    const std::uint64_t stop = start + std::uint64_t{o_.duration_s} * kNsPerS;
-    const std::uint64_t count = std::uint64_t{o_.rate_per_s} * o_.duration_s;
-    for (std::uint64_t i = 0; i < count; ++i) {
-      const std::uint64_t due = start + i * kNsPerS / o_.rate_per_s;
-      for (std::uint64_t t = now_ns(); t < due; t = now_ns())
-        if (auto ok = pump(due - t); !ok) return ok;
-      stamp(PayloadKind::kData, now_ns());
-      for (bool taken = false; !taken;) {
-        auto offered = offer();
-        if (!offered) return offered.error();
-        taken = *offered;
-        if (!taken && now_ns() >= stop) return {};
-      }
-      ++seq_;
-    }
-    return {};
-  }
-
-  Result<void> send_end_marker() {
-    buffer_.resize(kPayloadHeaderBytes);  // small; the hot loop is over
-    stamp(PayloadKind::kEnd, now_ns());
-    const std::uint64_t deadline = now_ns() + kEndMarkersWait_ns;
-    for (;;) {
-      auto taken = offer();
-      if (!taken) return taken.error();
-      if (*taken) return {};
-      if (now_ns() >= deadline)
-        return Error::make("the ring refused the end marker for {} s (back-pressure)", kEndMarkersWait_ns / kNsPerS);
-    }
-  }
-
-  // Bounded: a member that never sends its end marker (and never leaves) is reported, not waited
-  // for forever.
-  Result<void> wait_for_end_markers() {
-    const std::uint64_t deadline = now_ns() + kEndMarkersWait_ns;
-    while (!receiver_.end_markers_complete() && now_ns() < deadline)
-      if (auto ok = pump(100'000'000); !ok) return ok;
-    return {};
-  }
-
-  int report() {
-    BenchReport r{.options = &o_,
-                  .node = nodeid_,
-                  .pid = pid_,
-                  .messages_sent = seq_,
-                  .eagain = eagain_,
-                  .delivered = receiver_.stats(),
-                  .end_markers_missing = receiver_.end_markers_missing(),
-                  .left_without_end_marker = receiver_.left_without_end_marker(),
-                  .ring_changes = ring_changes_,
-                  .latency = summarize_latency(receiver_.latency_samples_ns())};
-    print_report(r);
-    const bool failed = r.delivered.fifo_violations > 0 || r.end_markers_missing > 0 || r.left_without_end_marker > 0;
-    if (r.delivered.fifo_violations > 0)
-      fmt::print(stderr, "rtotem-bench: {} per-sender FIFO violations\n", r.delivered.fifo_violations);
-    if (r.end_markers_missing > 0 || r.left_without_end_marker > 0)
-      fmt::print(stderr, "rtotem-bench: end markers missing from {} members ({} left the group without one)\n",
-                 r.end_markers_missing + r.left_without_end_marker, r.left_without_end_marker);
-    return failed ? kExitFailed : kExitOk;
-  }
-
-  int fail(const Error& e) const {
-    fmt::print(stderr, "rtotem-bench: pid {}: {}\n", pid_, e.message());
-    return kExitFailed;
-  }
-
-  const BenchOptions& o_;
-  BenchReceiver receiver_;  // before client_: the client's callbacks use it until it disconnects
   rtotem::Client client_;
-  std::vector<std::byte> buffer_;  // the one send buffer, stamped in place
-  std::uint64_t run_id_;
-  std::uint32_t nodeid_ = 0;
-  std::uint32_t pid_ = static_cast<std::uint32_t>(getpid());
-  std::size_t max_size_ = 0;
-  std::uint64_t seq_ = 0;  // data messages the ring took
-  std::uint64_t eagain_ = 0;
-  std::uint64_t ring_changes_ = 0;
-  bool started_ = false;
 };
 
 }  // namespace
 }  // namespace rtotem::bench
 
 int main(int argc, char** argv) {
-  using namespace rtotem::bench;
-  auto options = parse_bench_options(argc, argv);
-  if (!options) {
-    fmt::print(stderr, "rtotem-bench: {} (rtotem-bench --help lists the options)\n", options.error().message());
-    return kExitUsage;
-  }
-  if (options->help) {
-    fmt::print("{}", kBenchUsage);
-    return kExitOk;
-  }
-  return BenchRun(*options).run();
+  rtotem::bench::RtotemGroupClient client;
+  return rtotem::bench::group_bench_main(client, argc, argv);
 }

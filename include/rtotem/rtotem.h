@@ -13,8 +13,8 @@
  *   -EMSGSIZE   the message is larger than the cluster's totem.max_message_size allows
  *   -EEXIST / -ENOENT   already joined / not joined
  *   -ENOSPC     rtotem_join: the connection is in 1,024 groups already
- *   -EACCES / -EMFILE   rtotem_connect: not allowed (root and the daemon's user are) / too
- *               many clients (ipc.max_clients)
+ *   -EACCES / -EMFILE   rtotem_connect: not allowed (root, the daemon's user and those of
+ *               ipc.allow_uid/allow_gid are) / too many clients (ipc.max_clients)
  *   -EINVAL     a bad argument (a group name must be 1..RTOTEM_GROUP_NAME_MAX bytes)
  * rtotem_join, rtotem_leave and rtotem_mcast return once the request is on the ring: their effect
  * is the group change or message delivered later, in order, to every member (this one too).

@@ -6,6 +6,7 @@ RTOTEM_PACKAGES=(
   build-essential g++ meson ninja-build pkg-config
   libfmt-dev libqb-dev libsystemd-dev libibverbs-dev librdmacm-dev
   libgtest-dev libgmock-dev
+  libcpg-dev  # cpg-bench: the Corosync side of bench/compare, built by CI so it cannot rot
   iproute2 nftables  # nftables: the netns test's packet loss where the kernel has no netem
 )
 

@@ -195,7 +195,7 @@ const char* rtotem_strerror(int err) {
     case -EEXIST: return "already joined to that group";
     case -ENOENT: return "not joined to that group";
     case -EINVAL: return "invalid argument (a group name is 1..128 bytes)";
-    case -EACCES: return "permission denied: rtotemd accepts root and its own user";
+    case -EACCES: return "permission denied: not root, the daemon's user, or allowed by its ipc section";
     case -EPROTO: return "protocol error: librtotem and rtotemd versions differ";
     case -ESHUTDOWN: return "the daemon is shutting down";
     default: return err < 0 ? std::strerror(-err) : "unknown error";
