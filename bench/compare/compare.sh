@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# rtotem against Corosync 3 on the same machine, in the same run: N "hosts" as network namespaces on
+# a bridge (lib/netns.sh), an N-node cluster of each system in turn on them (lib/systems.sh), and the
+# very same client loop against both (rtotem-bench on librtotem, cpg-bench on libcpg: bench/
+# group_bench_run.cpp). Rows:
+#   throughput   every node sends S-byte messages flat out for T s; msgs/s and MB/s delivered at
+#                each node; every node's order hash and count must agree (else the run FAILS)
+#   latency      node 1 sends at a low fixed rate, the others receive; send-to-self-delivery
+#                p50/p99/p99.9 (10,000 samples up to 16 KiB; fewer above, where the rate must drop)
+#   failure      kill -9 of node N's daemon; time until every survivor's client has the group
+#                change (watch mode), with equal token (1000 ms) and consensus (1200 ms)
+# Configurations alternate (A B A B: every configuration once per repetition) and the report gives
+# medians and ranges, so that a drift of the shared machine hits all of them alike. Results:
+# OUT/results.jsonl (one line per client run), OUT/meta.txt, OUT/report.md (bench/compare/report.py).
+#
+# Usage: bench/compare/compare.sh [--quick] [--out DIR] [--nodes "3 5"] [--reps R] [--secs T]
+#          [--sizes "64 1024 ..."] [--lat-sizes "..."] [--configs "system:transport:crypto:sched ..."]
+#   --quick    N=3; sizes 64, 1 KiB, 64 KiB; 3 s runs; latency at 1 KiB; one repetition (< 10 min)
+#   default    N=3 and 5; sizes 64 B .. 1 MiB; 5 s runs; two repetitions
+#   configs    rtotem:udpu|udp:off:other, corosync:knet|udpu:off|on:rr|other (rr = corosync's default
+#              real-time scheduling, other = sched_rr: no; rtotemd always runs SCHED_OTHER)
+# Needs root (namespaces). Installs corosync and libcpg-dev if missing, and builds rtotem (release,
+# invariant checks off) in CMP_BUILD (default build-bench). Everything it starts is killed and every
+# namespace it made deleted when it exits, on failure or interrupt too. Exit 0: all runs passed.
+set -euo pipefail
+
+CMP_REPO="$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)"
+here="$CMP_REPO/bench/compare"
+CMP_BUILD="${CMP_BUILD:-$CMP_REPO/build-bench}"
+CMP_PREFIX="rtcmp$$"
+# shellcheck source=bench/compare/lib/netns.sh
+source "$here/lib/netns.sh"
+# shellcheck source=bench/compare/lib/systems.sh
+source "$here/lib/systems.sh"
+# shellcheck source=scripts/lib/packages.sh
+source "$CMP_REPO/scripts/lib/packages.sh"
+
+out="$CMP_REPO/bench/compare/results/$(date +%Y%m%d-%H%M%S)"
+nodes="3 5"
+reps=2
+secs=5
+sizes="64 1024 16384 65536 1047552"  # 1047552: libcpg's largest atomic message (1 MiB - 1 KiB)
+lat_sizes="64 1024 16384 65536 1047552"
+configs="rtotem:udpu:off:other rtotem:udp:off:other corosync:knet:off:rr corosync:knet:off:other corosync:udpu:off:rr corosync:udpu:off:other corosync:knet:on:rr"
+lat_seconds=10
+mode=full
+args=("$@")
+while (($#)); do
+  case "$1" in
+    --quick)
+      mode=quick nodes=3 reps=1 secs=3 sizes="64 1024 65536" lat_sizes=1024 lat_seconds=5
+      configs="rtotem:udpu:off:other rtotem:udp:off:other corosync:knet:off:rr corosync:knet:off:other corosync:udpu:off:other"
+      shift ;;
+    --out) out=$2; shift 2 ;;
+    --nodes) nodes=$2; shift 2 ;;
+    --reps) reps=$2; shift 2 ;;
+    --secs) secs=$2; shift 2 ;;
+    --sizes) sizes=$2; shift 2 ;;
+    --lat-sizes) lat_sizes=$2; shift 2 ;;
+    --configs) configs=$2; shift 2 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "compare: unknown option '$1' (--help lists them)" >&2; exit 2 ;;
+  esac
+done
+for v in "$reps" "$secs"; do [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "compare: '$v' is not a positive number" >&2; exit 2; }; done
+[[ $EUID -eq 0 ]] || { echo "compare: needs root (network namespaces)" >&2; exit 2; }
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+fail() { log "FAIL: $*"; failures=$((failures + 1)); }
+failures=0
+
+# ---------------------------------------------------------------- set-up and cleanup
+
+RTOTEM_PACKAGES+=(corosync libcpg-dev)
+rtotem_install_packages
+if [[ ! -f $CMP_BUILD/build.ninja ]]; then
+  meson setup "$CMP_BUILD" "$CMP_REPO" -Dbuildtype=release -Dinvariants=false -Dtests=disabled >/dev/null
+fi
+meson compile -C "$CMP_BUILD" >/dev/null
+[[ -x $CMP_BUILD/bench/cpg-bench ]] || { echo "compare: $CMP_BUILD has no cpg-bench (libcpg-dev missing at setup?)" >&2; exit 1; }
+
+work="$(mktemp -d /tmp/rtotem-compare.XXXXXX)"
+declare -A daemon_pid=()  # node -> pid of its running daemon
+client_pids=()
+
+cleanup() {
+  local pid
+  for pid in "${client_pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+  for pid in "${daemon_pid[@]}"; do
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    sys_after_kill any "$pid"
+  done
+  netns_down
+  [[ -n ${CMP_KEEP:-} ]] || rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$out"
+results="$out/results.jsonl"
+: >"$results"
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "command: bench/compare/compare.sh ${args[*]}"
+  echo "mode: $mode; nodes: $nodes; repetitions: $reps; throughput seconds: $secs; latency seconds: $lat_seconds"
+  echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GiB, kernel $(uname -r), $(. /etc/os-release && echo "$PRETTY_NAME")"
+  echo "rtotem: $(sys_version rtotem); build: $CMP_BUILD (release, invariants off)"
+  echo "corosync: $(sys_version corosync)"
+  echo "token: $CMP_TOKEN_MS ms, consensus: $CMP_CONSENSUS_MS ms (both systems)"
+} >"$out/meta.txt"
+cat "$out/meta.txt" >&2
+
+# ---------------------------------------------------------------- clusters
+
+cluster_up() {  # cluster_up SYSTEM TRANSPORT CRYPTO SCHED N
+  local system=$1 n=$5 i
+  rm -rf "$work/cluster"
+  sys_prepare "$system" "$2" "$3" "$4" "$n" "$work/cluster"
+  for ((i = 1; i <= n; i++)); do
+    sys_start "$system" "$i" "$work/cluster"
+    daemon_pid[$i]=$SYS_PID
+  done
+}
+
+sched_class() {  # the scheduling class node 1's daemon really runs in
+  chrt -p "${daemon_pid[1]}" 2>/dev/null | awk -F': ' '/policy/{print $2; exit}'
+}
+
+stop_daemon() {  # stop_daemon NODE SIGNAL
+  local node=$1 sig=$2 pid=${daemon_pid[$1]} i
+  kill "-$sig" "$pid" 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  sys_after_kill any "$pid"
+  unset "daemon_pid[$node]"
+}
+
+cluster_down() {
+  local node
+  for node in "${!daemon_pid[@]}"; do stop_daemon "$node" TERM; done
+}
+
+# ---------------------------------------------------------------- runs
+
+# run_clients LABEL SYSTEM N ARGS_NODE_1 ... ARGS_NODE_N: one bench client per node, in parallel,
+# each bounded in time; each one's JSON goes to results.jsonl with the row's labels in front.
+run_clients() {
+  local label=$1 system=$2 n=$3 i pid rc=0
+  shift 3
+  local -a pids=()
+  for ((i = 1; i <= n; i++)); do
+    # shellcheck disable=SC2046  # the client command and this node's options are words
+    ip netns exec "$(netns_node "$i")" timeout --kill-after=5 $((secs + lat_seconds + 150)) \
+      $(sys_client "$system" "$i") ${!i} --json >"$work/client-$i.json" 2>"$work/client-$i.err" &
+    pids+=($!)
+  done
+  client_pids=("${pids[@]}")
+  for ((i = 1; i <= n; i++)); do
+    local ok=1
+    if ! wait "${pids[i - 1]}"; then
+      ok=0 rc=1
+      fail "$label node $i: $(tail -c 400 "$work/client-$i.err")"
+    fi
+    if [[ -s $work/client-$i.json ]]; then
+      sed "s/^{/{$label, \"client_node\": $i, \"ok\": $ok, /" "$work/client-$i.json" >>"$results"
+    fi
+  done
+  client_pids=()
+  return $rc
+}
+
+latency_rate() {  # a low load: 1000/s up to 16 KiB (10,000 samples in 10 s), then ~16 MB/s
+  local size=$1
+  if ((size <= 16384)); then echo 1000; else echo $((16000000 / size > 0 ? 16000000 / size : 1)); fi
+}
+
+# One line per survivor: its client's detection time, from the kill to the group change that
+# took node N out (report.py detection parses the watch output).
+run_failure() {  # run_failure LABEL SYSTEM N
+  local label=$1 system=$2 n=$3 i t0 watch_s=90 deadline
+  local -a pids=() files=()
+  for ((i = 1; i <= n; i++)); do
+    files+=("$work/watch-$i.jsonl")
+    # shellcheck disable=SC2046
+    ip netns exec "$(netns_node "$i")" timeout --kill-after=5 "$watch_s" $(sys_client "$system" "$i") \
+      --mode watch --group watch --duration "$watch_s" >"$work/watch-$i.jsonl" 2>"$work/watch-$i.err" &
+    pids+=($!)
+  done
+  client_pids=("${pids[@]}")
+  deadline=$((SECONDS + 60))
+  until python3 "$here/report.py" watched "$n" "${files[@]}"; do
+    ((SECONDS < deadline)) || { fail "$label: the watchers never saw a group of $n"; break; }
+    sleep 0.2
+  done
+  t0=$(date +%s%N)
+  stop_daemon "$n" KILL
+  deadline=$((SECONDS + 30))
+  until python3 "$here/report.py" detected "$n" "$t0" "${files[@]}" >"$work/detected.txt"; do
+    ((SECONDS < deadline)) || { fail "$label: the survivors never lost node $n"; break; }
+    sleep 0.2
+  done
+  for i in "${pids[@]}"; do kill -TERM "$i" 2>/dev/null || true; wait "$i" 2>/dev/null || true; done
+  client_pids=()
+  while read -r node ms; do
+    echo "{$label, \"client_node\": $node, \"ok\": 1, \"detection_ms\": $ms}" >>"$results"
+  done <"$work/detected.txt"
+}
+
+run_config() {  # run_config CONFIG N REP
+  local config=$1 n=$2 rep=$3 system transport crypto sched size i sched_now label base
+  IFS=: read -r system transport crypto sched <<<"$config"
+  log "rep $rep, N=$n: $config"
+  cluster_up "$system" "$transport" "$crypto" "$sched" "$n"
+  sleep 1
+  sched_now=$(sched_class)
+  base="\"system\": \"$system\", \"transport\": \"$transport\", \"crypto\": \"$crypto\", \"sched\": \"$sched\", \"sched_seen\": \"$sched_now\", \"nodes\": $n, \"rep\": $rep"
+  for size in $sizes; do
+    label="$base, \"row\": \"throughput\", \"bytes\": $size"
+    local -a per_node=()
+    for ((i = 1; i <= n; i++)); do per_node+=("--mode throughput --senders $n --size $size --duration $secs --group t$size-$rep"); done
+    run_clients "$label" "$system" "$n" "${per_node[@]}" || true
+  done
+  for size in $lat_sizes; do
+    label="$base, \"row\": \"latency\", \"bytes\": $size"
+    local -a per_node=("--mode latency --senders $n --size $size --rate $(latency_rate "$size") --duration $lat_seconds --group l$size-$rep")
+    for ((i = 2; i <= n; i++)); do per_node+=("--mode receive --senders $n --size $size --duration $lat_seconds --group l$size-$rep"); done
+    run_clients "$label" "$system" "$n" "${per_node[@]}" || true
+  done
+  run_failure "$base, \"row\": \"failure\", \"bytes\": 0" "$system" "$n"
+  cluster_down
+}
+
+for ((rep = 1; rep <= reps; rep++)); do
+  for n in $nodes; do
+    netns_up "$n"
+    for config in $configs; do run_config "$config" "$n" "$rep"; done
+    netns_down
+  done
+done
+
+python3 "$here/report.py" report "$out" >"$out/report.md"
+cat "$out/report.md"
+if ((failures > 0)); then
+  log "compare: $failures failed runs (see $results and above)"
+  exit 1
+fi
+log "compare: all runs passed; report in $out/report.md"

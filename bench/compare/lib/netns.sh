@@ -1,0 +1,43 @@
+# shellcheck shell=bash
+# N "hosts" on one machine: network namespaces $CMP_PREFIX-1..N, each with lo and a veth cb0
+# (198.18.0.i/24, the RFC 2544 benchmarking range, MTU 1500) whose peer p<i> sits on bridge br0 in
+# namespace $CMP_PREFIX-sw. Nothing is connected to the host's own interfaces. Multicast is routed
+# out of cb0 (there is no default route) and the bridge floods it (no IGMP snooping, no querier).
+# Sourced by compare.sh; defines only. Every namespace made is listed in CMP_NAMESPACES so that
+# netns_down can delete exactly those.
+
+CMP_SUBNET=198.18.0
+CMP_NAMESPACES=()
+
+netns_node() { echo "$CMP_PREFIX-$1"; }
+netns_addr() { echo "$CMP_SUBNET.$1"; }
+
+netns_up() {  # netns_up N
+  local n=$1 i ns sw="$CMP_PREFIX-sw"
+  ip netns add "$sw" && CMP_NAMESPACES+=("$sw")
+  ip -n "$sw" link set lo up
+  ip -n "$sw" link add br0 type bridge mcast_snooping 0
+  ip -n "$sw" link set br0 up
+  for ((i = 1; i <= n; i++)); do
+    ns=$(netns_node "$i")
+    ip netns add "$ns" && CMP_NAMESPACES+=("$ns")
+    ip -n "$ns" link set lo up
+    ip -n "$ns" link add cb0 mtu 1500 type veth peer name "p$i" netns "$sw" mtu 1500
+    ip -n "$ns" addr add "$(netns_addr "$i")/24" dev cb0
+    ip -n "$ns" link set cb0 up
+    ip -n "$ns" route add 224.0.0.0/4 dev cb0
+    ip -n "$sw" link set "p$i" master br0
+    ip -n "$sw" link set "p$i" up
+  done
+}
+
+# Kills whatever still runs in our namespaces (only ours: the names carry this run's prefix), then
+# deletes them.
+netns_down() {
+  local ns pid
+  for ns in "${CMP_NAMESPACES[@]}"; do
+    for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
+    ip netns del "$ns" 2>/dev/null || true
+  done
+  CMP_NAMESPACES=()
+}

@@ -1,0 +1,130 @@
+# shellcheck shell=bash
+# The two systems under test, behind the same few functions, so that compare.sh treats them alike:
+#   sys_prepare SYSTEM TRANSPORT CRYPTO SCHED N DIR   write node i's config to DIR/n<i>/
+#   sys_start SYSTEM I DIR                            start node I in its namespace; sets SYS_PID
+#   sys_after_kill SYSTEM PID                         remove what a killed daemon leaves in /dev/shm
+#   sys_client SYSTEM I                               the bench client command for node I (words)
+#   sys_version SYSTEM                                one line: the exact build measured
+# Both get the same timeouts: token 1000 ms, consensus 1200 ms (corosync: token_coefficient 0, so
+# the token does not grow with the node count). Sourced by compare.sh; defines only.
+# Inputs: CMP_BUILD (rtotem's build dir), CMP_PREFIX, and netns.sh's functions.
+
+CMP_TOKEN_MS=1000
+CMP_CONSENSUS_MS=1200
+
+sys_nodelist() {  # sys_nodelist N: the nodelist section both systems read
+  local n=$1 i
+  echo "nodelist {"
+  for ((i = 1; i <= n; i++)); do
+    printf '\tnode {\n\t\tnodeid: %d\n\t\tname: n%d\n\t\tring0_addr: %s\n\t}\n' "$i" "$i" "$(netns_addr "$i")"
+  done
+  echo "}"
+}
+
+sys_prepare() {
+  local system=$1 transport=$2 crypto=$3 sched=$4 n=$5 dir=$6 i nd
+  for ((i = 1; i <= n; i++)); do
+    nd="$dir/n$i"
+    mkdir -p "$nd/run" "$nd/state"
+    case "$system" in
+      rtotem) rtotem_config "$transport" "$n" >"$nd/rtotem.conf" ;;
+      corosync) corosync_config "$transport" "$crypto" "$sched" "$n" "$nd" "$dir" >"$nd/corosync.conf" ;;
+    esac
+  done
+}
+
+rtotem_config() {  # rtotem_config TRANSPORT N
+  cat <<EOF
+totem {
+	version: 2
+	cluster_name: $CMP_PREFIX
+	transport: $1
+	token: $CMP_TOKEN_MS
+	consensus: $CMP_CONSENSUS_MS
+	interface {
+		linknumber: 0
+		mcastaddr: 239.192.77.1
+		mcastport: 5405
+	}
+}
+logging {
+	to_stderr: yes
+	to_syslog: no
+	timestamp: hires
+}
+EOF
+  sys_nodelist "$2"
+}
+
+corosync_config() {  # corosync_config TRANSPORT CRYPTO SCHED N NODEDIR RUNDIR
+  local transport=$1 crypto=$2 sched=$3 n=$4 nd=$5 dir=$6 crypto_lines
+  crypto_lines=$'\tcrypto_cipher: none\n\tcrypto_hash: none'
+  if [[ $crypto == on ]]; then
+    [[ -s $dir/authkey ]] || { head -c 256 /dev/urandom >"$dir/authkey" && chmod 400 "$dir/authkey"; }
+    crypto_lines=$'\tcrypto_cipher: aes256\n\tcrypto_hash: sha256\n\tkeyfile: '"$dir/authkey"
+  fi
+  cat <<EOF
+totem {
+	version: 2
+	cluster_name: $CMP_PREFIX
+	transport: $transport
+	ip_version: ipv4
+	token: $CMP_TOKEN_MS
+	token_coefficient: 0
+	consensus: $CMP_CONSENSUS_MS
+$crypto_lines
+}
+logging {
+	to_stderr: no
+	to_syslog: no
+	to_logfile: yes
+	logfile: $nd/corosync.log
+	timestamp: hires
+}
+system {
+	state_dir: $nd/state
+	sched_rr: $([[ $sched == rr ]] && echo yes || echo no)
+}
+EOF
+  sys_nodelist "$n"
+}
+
+sys_start() {
+  local system=$1 i=$2 dir=$3 nd="$3/n$2" ns
+  ns=$(netns_node "$i")
+  case "$system" in
+    rtotem)
+      ip netns exec "$ns" "$CMP_BUILD/src/daemon/rtotemd" -f -c "$nd/rtotem.conf" --ipc-name "$CMP_PREFIX-$i" \
+        --state-dir "$nd/state" >>"$nd/daemon.log" 2>&1 &
+      ;;
+    corosync)
+      # corosync takes the fixed lock /run/corosync.pid: each node gets a private /run (ip netns
+      # exec already runs the command in its own mount namespace).
+      ip netns exec "$ns" sh -c 'mount --bind "$1/run" /run && exec corosync -f -c "$1/corosync.conf"' \
+        corosync-node "$nd" >>"$nd/daemon.log" 2>&1 &
+      ;;
+  esac
+  SYS_PID=$!
+}
+
+# libqb's per-connection directories /dev/shm/qb-<server pid>-* stay behind a SIGKILLed server.
+sys_after_kill() {
+  local pid=$2
+  rm -rf /dev/shm/qb-"$pid"-* /dev/shm/qb-corosync-"$pid"-* 2>/dev/null || true
+}
+
+sys_client() {
+  case "$1" in
+    rtotem) echo "$CMP_BUILD/bench/rtotem-bench --ipc-name $CMP_PREFIX-$2" ;;
+    corosync) echo "$CMP_BUILD/bench/cpg-bench" ;;
+  esac
+}
+
+sys_version() {
+  case "$1" in
+    rtotem) echo "rtotem $(git -C "$CMP_REPO" describe --always --dirty 2>/dev/null) ($("$CMP_BUILD/src/daemon/rtotemd" -v 2>&1 | head -1))" ;;
+    corosync)
+      echo "$(corosync -v 2>/dev/null | head -1); $(dpkg-query -W -f='${Package} ${Version}' libknet1 2>/dev/null)"
+      ;;
+  esac
+}

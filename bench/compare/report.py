@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""bench/compare's arithmetic: the watch-mode checks the harness polls, and the markdown report.
+
+  report.py watched N FILE...          exit 0 once every watcher has seen a group of N members
+  report.py detected N T0_NS FILE...   for the survivors of node N's kill at T0: "node ms" lines
+                                       (from the kill to the group change without node N); exit 1
+                                       while one of them has not seen it yet
+  report.py report OUT_DIR             OUT_DIR/results.jsonl + meta.txt -> markdown on stdout
+
+A row's value per run is the mean over its nodes (throughput: what each node delivered per second;
+latency: node 1's own samples; failure: the slowest survivor); over repetitions, the median and
+the range. "best" compares each system's best configuration for that row, as issue 6 asks.
+"""
+import json
+import re
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+
+def watch_lines(path):
+    path = Path(path)
+    if not path.exists():
+        return  # the watcher has not started yet
+    for line in path.read_text().splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut short by the kill
+        if event.get("event") == "group":
+            yield event
+
+
+def node_of(path):
+    return int(re.search(r"watch-(\d+)\.jsonl$", str(path)).group(1))
+
+
+def watched(n, files):
+    return all(any(len(e["members"]) == n for e in watch_lines(f)) for f in files)
+
+
+def detected(n, t0, files):
+    found = []
+    for f in files:
+        if node_of(f) == n:
+            continue  # the killed node's own watcher
+        change = next((e for e in watch_lines(f) if e["realtime_ns"] > t0 and
+                       any(left[0] == n and left[2] == "nodedown" for left in e["left"])), None)
+        if change is None:
+            return None
+        found.append((node_of(f), (change["realtime_ns"] - t0) / 1e6))
+    return found
+
+
+# ---------------------------------------------------------------- the report
+
+def config_name(r):
+    crypto = ", crypto" if r["crypto"] == "on" else ""
+    return f'{r["system"]} {r["transport"]}{crypto} ({r["sched_seen"] or r["sched"]})'
+
+
+def size_name(b):
+    if b == 0:
+        return "–"
+    if b >= 1 << 20 or b == 1047552:
+        return f"{b / (1 << 20):.0f} MiB" if b % (1 << 20) == 0 else f"{b / 1024:.0f} KiB"
+    return f"{b // 1024} KiB" if b >= 1024 and b % 1024 == 0 else f"{b} B"
+
+
+def per_run(results, row, value):
+    """{(nodes, bytes): {config: [value per repetition]}}, and the runs whose check failed."""
+    runs = defaultdict(list)
+    for r in results:
+        if r["row"] == row:
+            runs[(r["nodes"], r["bytes"], config_name(r), r["rep"], r["system"])].append(r)
+    table = defaultdict(lambda: defaultdict(list))
+    systems = {}
+    bad = []
+    for (nodes, size, config, rep, system), rs in sorted(runs.items()):
+        problem = check(row, rs, nodes)
+        if problem:
+            bad.append(f"N={nodes} {size_name(size)} {config} rep {rep}: {problem}")
+            continue
+        table[(nodes, size)][config].append(value(rs))
+        systems[config] = system
+    return table, systems, bad
+
+
+def check(row, rs, nodes):
+    if row == "failure":
+        return None if len(rs) == nodes - 1 else f"{len(rs)} of {nodes - 1} survivors saw node {nodes} go"
+    if len(rs) != nodes or not all(r["ok"] for r in rs):
+        return f"{sum(r['ok'] for r in rs)} of {nodes} clients finished and passed their checks"
+    if len({r["order_hash"] for r in rs}) != 1 or len({r["messages_delivered"] for r in rs}) != 1:
+        return "nodes delivered different sequences (order hash or count differs)"
+    if any(r["ring_changes"] for r in rs):
+        return "the ring changed during the run"
+    return None
+
+
+def cell(values, fmt):
+    med = statistics.median(values)
+    if len(values) == 1:
+        return fmt(med)
+    return f"{fmt(med)} ({fmt(min(values))}–{fmt(max(values))})"
+
+
+def best(table_row, systems, system, higher_is_better):
+    medians = [statistics.median(v) for c, v in table_row.items() if systems[c] == system and v]
+    if not medians:
+        return None
+    return max(medians) if higher_is_better else min(medians)
+
+
+def ratio_text(table_row, systems, higher_is_better):
+    ours, theirs = (best(table_row, systems, s, higher_is_better) for s in ("rtotem", "corosync"))
+    if ours is None or theirs is None or theirs == 0:
+        return "–"
+    return f"**{ours / theirs:.2f}**"
+
+
+def table(title, table_, systems, fmt, higher_is_better, note):
+    configs = sorted(systems, key=lambda c: (systems[c] != "rtotem", c))
+    lines = [f"### {title}", "", note, "",
+             "| N | size | " + " | ".join(configs) + " | rtotem best / corosync best |",
+             "|---|---:|" + "---:|" * len(configs) + "---:|"]
+    for (nodes, size) in sorted(table_):
+        row = table_[(nodes, size)]
+        cells = [cell(row[c], fmt) if row.get(c) else "–" for c in configs]
+        lines.append(f"| {nodes} | {size_name(size)} | " + " | ".join(cells) +
+                     f" | {ratio_text(row, systems, higher_is_better)} |")
+    return lines + [""]
+
+
+def report(out):
+    out = Path(out)
+    results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
+    lines = ["## bench/compare", "", "```", (out / "meta.txt").read_text().rstrip(), "```", ""]
+    bad = []
+
+    def mean_over_nodes(key):
+        return lambda rs: statistics.mean(r[key] for r in rs)
+
+    t, systems, b = per_run(results, "throughput", mean_over_nodes("msgs_per_s"))
+    bad += b
+    lines += table("Throughput: messages/s delivered at each node (all nodes sending)", t, systems,
+                   lambda v: f"{v:,.0f}", True,
+                   "Each node's deliveries per second (total order, all senders), mean over the "
+                   "nodes; median (range) over repetitions. Every node's order hash and count agreed.")
+    t, systems, _ = per_run(results, "throughput", mean_over_nodes("mb_per_s"))
+    lines += table("Throughput: MB/s delivered at each node", t, systems, lambda v: f"{v:,.1f}", True,
+                   "The same runs in 10^6 bytes per second.")
+    for key, name in (("p50_us", "p50"), ("p99_us", "p99"), ("p999_us", "p99.9")):
+        t, systems, b = per_run(results, "latency", lambda rs, k=key: next(r[k] for r in rs if r["client_node"] == 1))
+        if key == "p50_us":
+            bad += b
+        lines += table(f"Latency {name}, µs (node 1 sends at a low rate, all nodes deliver)", t, systems,
+                       lambda v: f"{v:,.0f}", False,
+                       "Send-to-self-delivery at node 1, timed from the first mcast attempt; samples: "
+                       + samples_note(results) + ".")
+    t, systems, b = per_run(results, "failure", lambda rs: max(r["detection_ms"] for r in rs))
+    bad += b
+    lines += table("Failure detection, ms (kill -9 of node N's daemon)", t, systems, lambda v: f"{v:,.0f}", False,
+                   "From the kill to the group change at the slowest survivor; token 1000 ms and "
+                   "consensus 1200 ms on both systems.")
+    lines += ["### Runs left out", ""] + ([f"- {x}" for x in bad] if bad else ["None: every run passed its checks."])
+    print("\n".join(lines))
+
+
+def samples_note(results):
+    by_size = defaultdict(set)
+    for r in results:
+        if r["row"] == "latency" and r["client_node"] == 1 and "samples" in r:
+            by_size[r["bytes"]].add(r["samples"])
+    return "; ".join(f"{size_name(b)}: {min(s):,}–{max(s):,}" for b, s in sorted(by_size.items())) or "none"
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[1] == "watched":
+        return 0 if watched(int(argv[2]), argv[3:]) else 1
+    if len(argv) >= 4 and argv[1] == "detected":
+        found = detected(int(argv[2]), int(argv[3]), argv[4:])
+        if found is None:
+            return 1
+        for node, ms in found:
+            print(node, f"{ms:.1f}")
+        return 0
+    if len(argv) == 3 and argv[1] == "report":
+        report(argv[2])
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
