@@ -90,7 +90,8 @@ struct rtotem_callbacks {
 };
 
 enum rtotem_dispatch_flags {
-  RTOTEM_DISPATCH_ONE = 1,      /* at most one event, without waiting */
+  RTOTEM_DISPATCH_ONE = 1,      /* at most one event, without waiting (deliveries that the
+                                   daemon sent together, in one batch, count as one) */
   RTOTEM_DISPATCH_ALL = 2,      /* every event waiting now, without waiting for more */
   RTOTEM_DISPATCH_BLOCKING = 3, /* wait for events and handle them until the daemon goes */
 };

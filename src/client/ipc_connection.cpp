@@ -61,6 +61,7 @@ int IpcConnection::request(ipc::RequestId id, std::span<const std::byte> body, R
 }
 
 int IpcConnection::next_event(Event& event, int timeout_ms) {
+  if (batch_open()) return next_in_batch(event);
   const ssize_t got = qb_ipcc_event_recv(c_, event_buffer_.data(), event_buffer_.size(), timeout_ms);
   if (got == -EAGAIN || got == -ETIMEDOUT) return 0;
   if (got < 0) return static_cast<int>(got);
@@ -68,8 +69,29 @@ int IpcConnection::next_event(Event& event, int timeout_ms) {
   if (static_cast<std::size_t>(got) < sizeof header) return -EPROTO;
   std::memcpy(&header, event_buffer_.data(), sizeof header);
   if (header.size != got) return -EPROTO;
+  if (header.id == static_cast<std::int32_t>(ipc::EventId::kBatch)) {
+    batch_at_ = sizeof header;
+    batch_end_ = static_cast<std::size_t>(got);
+    return batch_open() ? next_in_batch(event) : -EPROTO;
+  }
   event.id = static_cast<ipc::EventId>(header.id);
   event.body = std::span<const std::byte>(event_buffer_).subspan(sizeof header, static_cast<std::size_t>(got) - sizeof header);
+  return 1;
+}
+
+// A malformed batch ends here: the rest of it is dropped with the error.
+int IpcConnection::next_in_batch(Event& event) {
+  qb_ipc_response_header header{};
+  const std::size_t left = batch_end_ - batch_at_;
+  if (left >= sizeof header) std::memcpy(&header, event_buffer_.data() + batch_at_, sizeof header);
+  if (left < sizeof header || header.size < static_cast<std::int32_t>(sizeof header) ||
+      static_cast<std::size_t>(header.size) > left || header.id == static_cast<std::int32_t>(ipc::EventId::kBatch)) {
+    batch_at_ = batch_end_ = 0;
+    return -EPROTO;
+  }
+  event.id = static_cast<ipc::EventId>(header.id);
+  event.body = std::span<const std::byte>(event_buffer_).subspan(batch_at_ + sizeof header, header.size - sizeof header);
+  batch_at_ += static_cast<std::size_t>(header.size);
   return 1;
 }
 

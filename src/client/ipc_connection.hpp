@@ -38,7 +38,10 @@ class IpcConnection {
   int request(ipc::RequestId id, std::span<const std::byte> body, Reply& reply,
               std::span<const std::byte> tail = {});
   // The next event: 1 with `event` filled, 0 if none came within timeout_ms (-1: wait), or -errno.
+  // A batch (ipc::EventId::kBatch) is opened here and its events returned one per call.
   int next_event(Event& event, int timeout_ms);
+  // Events of an opened batch are still to come (the descriptor will not signal them).
+  bool batch_open() const noexcept { return batch_at_ < batch_end_; }
   int fd() const;
   const std::string& name() const noexcept { return name_; }
 
@@ -47,7 +50,10 @@ class IpcConnection {
   qb_ipcc_connection_t* c_;
   std::string name_;
   std::vector<std::byte> reply_buffer_;
+  int next_in_batch(Event& event);
   std::vector<std::byte> event_buffer_;
+  std::size_t batch_at_ = 0;  // the next event of the open batch in event_buffer_, and its end
+  std::size_t batch_end_ = 0;
 };
 
 }  // namespace rtotem::client

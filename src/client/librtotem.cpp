@@ -112,6 +112,7 @@ int handle(rtotem_t* h, const Event& event) {
       if (h->callbacks.ring_change) h->callbacks.ring_change(h, &c, h->ctx);
       return 0;
     }
+    case EventId::kBatch: break;  // opened by the connection, never nested
   }
   return -EPROTO;
 }
@@ -163,7 +164,7 @@ int rtotem_dispatch(rtotem_t* h, int flags) {
     if (got < 0) return got == -ESHUTDOWN || got == -ENOTCONN || got == -EPIPE ? -ENOTCONN : got;
     if (got == 0) return 0;
     if (const int rc = handle(h, event); rc < 0) return rc;
-    if (flags == RTOTEM_DISPATCH_ONE) return 0;
+    if (flags == RTOTEM_DISPATCH_ONE && !h->connection->batch_open()) return 0;
   }
 }
 

@@ -115,6 +115,7 @@ void Daemon::after_turn() {
     if (groups_->leave(group, pid, groups::Reason::kProcDown) != Status::kOk) break;
     pending_leaves_.pop_front();
   }
+  ipc_->flush_batches();  // this turn's deliveries, one batch per client
 }
 
 int Daemon::accept_client() { return ring_formed_ ? 0 : -EAGAIN; }

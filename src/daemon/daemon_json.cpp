@@ -53,10 +53,11 @@ std::string Daemon::members_json(std::string_view group) const {
 std::string Daemon::stats_json() const {
   return fmt::format(
       "{{\"protocol\": {}, \"link\": {}, \"ipc\": {{\"clients\": {}, \"clients_evicted\": {}, "
-      "\"requests_malformed\": {}, \"group_packets_malformed\": {}, \"join_list_refusals\": {}}}}}",
+      "\"requests_malformed\": {}, \"group_packets_malformed\": {}, \"join_list_refusals\": {}, "
+      "\"event_batches\": {}, \"events_batched\": {}}}}}",
       counters_object(ring_->node().counters()), counters_object(ring_->backend().counters()), ipc_->client_count(),
       ipc_->clients_evicted(), ipc_->requests_malformed(), groups_->packets_malformed(),
-      groups_->join_list_refusals());
+      groups_->join_list_refusals(), ipc_->batches_sent(), ipc_->events_batched());
 }
 
 }  // namespace rtotem::daemon

@@ -38,13 +38,18 @@ qb_ipc_response_header event_header(ipc::EventId id, std::size_t body_size) {
   return header;
 }
 
+void append(std::vector<std::byte>& out, std::span<const iovec> iov) {
+  for (const iovec& part : iov) {
+    const auto* bytes = static_cast<const std::byte*>(part.iov_base);
+    out.insert(out.end(), bytes, bytes + part.iov_len);
+  }
+}
+
 // An event the client's ring had no room for, kept whole until it has.
-std::vector<std::byte> framed_event(ipc::EventId id, std::span<const std::byte> body, std::span<const std::byte> tail) {
-  const qb_ipc_response_header header = event_header(id, body.size() + tail.size());
-  std::vector<std::byte> out(sizeof header + body.size() + tail.size());
-  std::memcpy(out.data(), &header, sizeof header);
-  if (!body.empty()) std::memcpy(out.data() + sizeof header, body.data(), body.size());
-  if (!tail.empty()) std::memcpy(out.data() + sizeof header + body.size(), tail.data(), tail.size());
+std::vector<std::byte> framed(std::span<const iovec> iov, std::size_t size) {
+  std::vector<std::byte> out;
+  out.reserve(size);
+  append(out, iov);
   return out;
 }
 
@@ -112,6 +117,8 @@ void IpcServer::on_created(qb_ipcs_connection_t* c) {
   auto client = std::make_unique<IpcClient>();
   client->connection = c;
   client->generation = ++self.generations_;
+  client->batch.reserve(ipc::kBatchBytes);
+  client->batch.resize(sizeof(qb_ipc_response_header));
   qb_ipcs_connection_stats stats{};
   if (qb_ipcs_connection_stats_get(c, &stats, QB_FALSE) == 0) client->pid = stats.client_pid;
   IpcClient& added = *(self.clients_[c] = std::move(client));
@@ -166,20 +173,54 @@ void IpcServer::on_destroyed(qb_ipcs_connection_t* c) {
 void IpcServer::send_event(IpcClient& client, ipc::EventId id, std::span<const std::byte> body,
                            std::span<const std::byte> tail) {
   if (client.closing) return;
+  qb_ipc_response_header header = event_header(id, body.size() + tail.size());
+  const iovec iov[3] = {{&header, sizeof header},
+                        {const_cast<std::byte*>(body.data()), body.size()},
+                        {const_cast<std::byte*>(tail.data()), tail.size()}};
+  const std::span<const iovec> parts(iov, tail.empty() ? 2 : 3);
+  const std::size_t size = static_cast<std::size_t>(header.size);
+  if (id == ipc::EventId::kDeliver && size <= ipc::kBatchedEventMax) {
+    if (client.batch.size() + size > ipc::kBatchBytes) flush_batch(client);
+    append(client.batch, parts);
+    ++events_batched_;
+    batches_waiting_ = true;
+    return;
+  }
+  flush_batch(client);
+  send_now(client, parts, size);
+}
+
+void IpcServer::flush_batches() {
+  if (!batches_waiting_) return;
+  batches_waiting_ = false;
+  for (auto& [connection, client] : clients_) flush_batch(*client);
+}
+
+void IpcServer::flush_batch(IpcClient& client) {
+  constexpr std::size_t kHeader = sizeof(qb_ipc_response_header);
+  if (client.batch.size() == kHeader) return;
+  if (!client.closing) {
+    const qb_ipc_response_header header = event_header(ipc::EventId::kBatch, client.batch.size() - kHeader);
+    std::memcpy(client.batch.data(), &header, kHeader);
+    ++batches_sent_;
+    const iovec iov[1] = {{client.batch.data(), client.batch.size()}};
+    send_now(client, iov, client.batch.size());
+  }
+  client.batch.resize(kHeader);
+}
+
+void IpcServer::send_now(IpcClient& client, std::span<const iovec> iov, std::size_t size) {
+  if (client.closing) return;
   if (client.backlog.empty()) {
-    qb_ipc_response_header header = event_header(id, body.size() + tail.size());
-    iovec iov[3] = {{&header, sizeof header},
-                    {const_cast<std::byte*>(body.data()), body.size()},
-                    {const_cast<std::byte*>(tail.data()), tail.size()}};
-    const ssize_t sent = qb_ipcs_event_sendv(client.connection, iov, tail.empty() ? 2 : 3);
+    const ssize_t sent = qb_ipcs_event_sendv(client.connection, iov.data(), iov.size());
     if (sent >= 0) return;
     if (sent != -EAGAIN && sent != -ENOBUFS) {
       channel_failed(client, static_cast<int>(-sent));
       return;
     }
   }
-  client.backlog.push_back(framed_event(id, body, tail));
-  client.backlog_bytes += client.backlog.back().size();
+  client.backlog.push_back(framed(iov, size));
+  client.backlog_bytes += size;
   if (client.backlog_bytes > limits_.client_queue_bytes) {
     evict(client, "it does not read its events (ipc.client_queue_bytes reached)");
     return;

@@ -28,6 +28,9 @@ struct IpcClient {
   std::set<std::string, std::less<>> groups;  // joins it asked for (and has not left)
   std::deque<std::vector<std::byte>> backlog;  // events the shared-memory ring had no room for
   std::size_t backlog_bytes = 0;
+  // Small deliveries waiting for the end of the turn (IpcServer::flush_batches): a kBatch
+  // header, then whole events. Its capacity, ipc::kBatchBytes, is reserved once, at connection.
+  std::vector<std::byte> batch;
   bool closing = false;  // disconnected or being evicted: no more events
 };
 
@@ -64,9 +67,12 @@ class IpcServer {
   IpcServer& operator=(const IpcServer&) = delete;
 
   // Sends (or queues) one event, whose body is `body` then `tail` (a payload, sent uncopied from
-  // where the ring holds it); a client past its queue limit is disconnected.
+  // where the ring holds it); a client past its queue limit is disconnected. A small delivery
+  // joins the client's batch instead; any other event sends the batch first, so order holds.
   void send_event(IpcClient& client, ipc::EventId id, std::span<const std::byte> body,
                   std::span<const std::byte> tail = {});
+  // Sends every client's batch: at the end of each turn of the ring, so no delivery waits longer.
+  void flush_batches();
   template <class F>
   void for_each_client(F&& f) {
     for (auto& [connection, client] : clients_)
@@ -75,6 +81,8 @@ class IpcServer {
   std::size_t client_count() const noexcept { return clients_.size(); }
   std::uint64_t clients_evicted() const noexcept { return evicted_; }
   std::uint64_t requests_malformed() const noexcept { return malformed_; }
+  std::uint64_t batches_sent() const noexcept { return batches_sent_; }
+  std::uint64_t events_batched() const noexcept { return events_batched_; }
 
  private:
   IpcServer(EventLoop& loop, const IpcLimits& limits, IpcHandler& handler);
@@ -87,6 +95,8 @@ class IpcServer {
   // Sends queued events in order until the ring is full again.
   bool drain(IpcClient& client);
   void drain_all();
+  void send_now(IpcClient& client, std::span<const iovec> iov, std::size_t size);
+  void flush_batch(IpcClient& client);
   void evict(IpcClient& client, const char* why);
   void channel_failed(IpcClient& client, int err);
 
@@ -97,6 +107,9 @@ class IpcServer {
   std::map<qb_ipcs_connection_t*, std::unique_ptr<IpcClient>> clients_;
   LoopTimer retry_;  // while some client has a backlog
   std::uint64_t evicted_ = 0;
+  bool batches_waiting_ = false;
+  std::uint64_t batches_sent_ = 0;
+  std::uint64_t events_batched_ = 0;
   bool destroying_ = false;
   std::uint64_t generations_ = 0;  // in the destructor: clients go without a word to the handler
   std::uint64_t malformed_ = 0;

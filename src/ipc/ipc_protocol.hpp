@@ -37,7 +37,13 @@ enum class EventId : std::int32_t {
   kDeliver = 101,      // u32 node, u32 pid, u8 order, group, data (the rest)
   kGroupChange = 102,  // group, members, joined, left (each: u32 count, then u32 node, u32 pid; left adds u8 reason)
   kRingChange = 103,   // u32 representative, u64 ring seq, u8 transitional, u32 count, u32 node ids
+  kBatch = 104,        // events in order, each a qb_ipc_response_header and its body (never a batch)
 };
+
+// Small deliveries of one turn travel together: one shared-memory write and one wake-up per
+// batch, not per message. A larger event goes alone (copying it into a batch buys nothing).
+inline constexpr std::size_t kBatchBytes = 64 * 1024;
+inline constexpr std::size_t kBatchedEventMax = 8 * 1024;
 
 // Appends big-endian fields to a growing buffer (the control path: one vector per message).
 class BodyWriter {
