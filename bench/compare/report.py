@@ -5,6 +5,10 @@
   report.py detected N T0_NS FILE...   for the survivors of node N's kill at T0: "node ms" lines
                                        (from the kill to the group change without node N); exit 1
                                        while one of them has not seen it yet
+  report.py allocs S1 S2 S3 LABEL      rtotemd's heap allocations per delivered message between
+                                       stats samples S1 and S2 (S3, taken right after S2, measures
+                                       what asking costs); one results line, or none without the
+                                       counter
   report.py report OUT_DIR             OUT_DIR/results.jsonl + meta.txt -> markdown on stdout
 
 A row's value per run is the mean over its nodes (throughput: what each node delivered per second;
@@ -51,6 +55,19 @@ def detected(n, t0, files):
             return None
         found.append((node_of(f), (change["realtime_ns"] - t0) / 1e6))
     return found
+
+
+def allocs(files, label):
+    try:
+        s1, s2, s3 = (json.loads(Path(f).read_text()) for f in files)
+    except (OSError, json.JSONDecodeError):
+        return
+    a = [s["process"]["heap_allocations"] for s in (s1, s2, s3)]
+    if None in a:
+        return  # a daemon built without the counter
+    delivered = s2["protocol"]["messages_delivered"] - s1["protocol"]["messages_delivered"]
+    counted = max(0, (a[1] - a[0]) - (a[2] - a[1]))
+    print(f'{{{label}, "allocs": {counted}, "delivered": {delivered}}}')
 
 
 # ---------------------------------------------------------------- the report
@@ -164,8 +181,28 @@ def report(out):
     lines += table("Failure detection, ms (kill -9 of node N's daemon)", t, systems, lambda v: f"{v:,.0f}", False,
                    "From the kill to the group change at the slowest survivor; token 1000 ms and "
                    "consensus 1200 ms on both systems.")
+    lines += alloc_table(results)
     lines += ["### Runs left out", ""] + ([f"- {x}" for x in bad] if bad else ["None: every run passed its checks."])
     print("\n".join(lines))
+
+
+def alloc_table(results):
+    rows = defaultdict(lambda: [0, 0])
+    for r in results:
+        if r["row"] == "allocs":
+            cell_ = rows[(r["nodes"], r["bytes"], config_name(r))]
+            cell_[0] += r["allocs"]
+            cell_[1] += r["delivered"]
+    if not rows:
+        return []
+    lines = ["### rtotemd heap allocations per delivered message (node 1, mid-run)", "",
+             "Counted by the daemon's allocation counter between two stats samples inside each "
+             "throughput run (the sampling connection's own allocations taken off), summed over "
+             "repetitions.", "", "| N | size | configuration | allocations | messages delivered | per message |",
+             "|---|---:|---|---:|---:|---:|"]
+    for (nodes, size, config), (a, d) in sorted(rows.items()):
+        lines.append(f"| {nodes} | {size_name(size)} | {config} | {a:,} | {d:,} | {a / d if d else float('nan'):.6f} |")
+    return lines + [""]
 
 
 def samples_note(results):
@@ -185,6 +222,9 @@ def main(argv):
             return 1
         for node, ms in found:
             print(node, f"{ms:.1f}")
+        return 0
+    if len(argv) == 6 and argv[1] == "allocs":
+        allocs(argv[2:5], argv[5])
         return 0
     if len(argv) == 3 and argv[1] == "report":
         report(argv[2])

@@ -2,6 +2,9 @@
 // rtotemctl from the same document, so scripts and people read one source).
 #include "src/daemon/daemon.hpp"
 #include "src/ipc/json_quote.hpp"
+#ifdef RTOTEM_ALLOC_COUNTER
+#include "src/common/alloc_counter.hpp"
+#endif
 
 namespace rtotem::daemon {
 namespace {
@@ -50,14 +53,27 @@ std::string Daemon::members_json(std::string_view group) const {
   return out + "}";
 }
 
+namespace {
+
+// The process's heap allocations so far; null in a build without the counter (under ASan).
+std::string heap_allocations_json() {
+#ifdef RTOTEM_ALLOC_COUNTER
+  return std::to_string(heap_allocations());
+#else
+  return "null";
+#endif
+}
+
+}  // namespace
+
 std::string Daemon::stats_json() const {
   return fmt::format(
       "{{\"protocol\": {}, \"link\": {}, \"ipc\": {{\"clients\": {}, \"clients_evicted\": {}, "
       "\"requests_malformed\": {}, \"group_packets_malformed\": {}, \"join_list_refusals\": {}, "
-      "\"event_batches\": {}, \"events_batched\": {}}}}}",
+      "\"event_batches\": {}, \"events_batched\": {}}}, \"process\": {{\"heap_allocations\": {}}}}}",
       counters_object(ring_->node().counters()), counters_object(ring_->backend().counters()), ipc_->client_count(),
       ipc_->clients_evicted(), ipc_->requests_malformed(), groups_->packets_malformed(),
-      groups_->join_list_refusals(), ipc_->batches_sent(), ipc_->events_batched());
+      groups_->join_list_refusals(), ipc_->batches_sent(), ipc_->events_batched(), heap_allocations_json());
 }
 
 }  // namespace rtotem::daemon
