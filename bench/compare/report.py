@@ -74,7 +74,8 @@ def allocs(files, label):
 
 def config_name(r):
     crypto = ", crypto" if r["crypto"] == "on" else ""
-    return f'{r["system"]} {r["transport"]}{crypto} ({r["sched_seen"] or r["sched"]})'
+    mtu = f', netmtu {r["netmtu"]}' if r.get("netmtu") else ""
+    return f'{r["system"]} {r["transport"]}{crypto}{mtu} ({r["sched_seen"] or r["sched"]})'
 
 
 def size_name(b):

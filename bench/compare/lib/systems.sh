@@ -41,7 +41,8 @@ totem {
 	transport: $1
 	token: $CMP_TOKEN_MS
 	consensus: $CMP_CONSENSUS_MS
-	interface {
+${CMP_NETMTU:+	netmtu: $CMP_NETMTU
+}	interface {
 		linknumber: 0
 		mcastaddr: 239.192.77.1
 		mcastport: 5405
