@@ -1,6 +1,9 @@
 #include "src/daemon/event_loop.hpp"
 
+#include <poll.h>
 #include <qb/qblog.h>
+#include <qb/qbutil.h>
+#include <sys/eventfd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -72,24 +75,67 @@ std::int32_t EventLoop::dispatch_signal(std::int32_t, void* data) {
   return 0;
 }
 
+LoopTimer::~LoopTimer() {
+  if (scheduled_) qb_loop_timer_del(loop_.raw(), handle_);
+}
+
 void LoopTimer::arm(std::uint64_t after_ns) {
-  cancel();
+  const std::uint64_t now = qb_util_nano_current_get();  // libqb's timers' clock (monotonic)
+  deadline_ns_ = now + after_ns;
+  armed_ = true;
+  if (scheduled_ && scheduled_ns_ <= deadline_ns_) return;  // it fires first, then re-arms
+  if (scheduled_) qb_loop_timer_del(loop_.raw(), handle_);
+  schedule(now);
+}
+
+void LoopTimer::schedule(std::uint64_t now_ns) {
+  const std::uint64_t after_ns = deadline_ns_ > now_ns ? deadline_ns_ - now_ns : 0;
   // Fails only when the loop cannot grow its timer list: a protocol timer must never be lost.
   const int rc = qb_loop_timer_add(loop_.raw(), QB_LOOP_HIGH, after_ns, this, dispatch, &handle_);
   RTOTEM_ASSERT(rc == 0);
-  armed_ = true;
-}
-
-void LoopTimer::cancel() noexcept {
-  if (!armed_) return;
-  qb_loop_timer_del(loop_.raw(), handle_);
-  armed_ = false;
+  scheduled_ = true;
+  scheduled_ns_ = deadline_ns_;
 }
 
 void LoopTimer::dispatch(void* data) {
   auto* timer = static_cast<LoopTimer*>(data);
+  timer->scheduled_ = false;
+  if (!timer->armed_) return;  // cancelled since
+  const std::uint64_t now = qb_util_nano_current_get();
+  if (now < timer->deadline_ns_) {  // moved later since
+    timer->schedule(now);
+    return;
+  }
   timer->armed_ = false;
   timer->fire_();
+}
+
+Result<std::unique_ptr<LoopJob>> LoopJob::create(EventLoop& loop, EventLoop::Callback run) {
+  transport::Fd fd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!fd) return Error::sys(errno, "eventfd for a loop job");
+  const int raw = fd.get();
+  std::unique_ptr<LoopJob> job(new LoopJob(loop, std::move(fd), std::move(run)));
+  if (auto watched = loop.watch(raw, POLLIN, [j = job.get()](int) { j->dispatch(); }); !watched)
+    return watched.error();
+  return job;
+}
+
+LoopJob::~LoopJob() { loop_.unwatch(fd_.get()); }
+
+void LoopJob::post() noexcept {
+  if (posted_) return;
+  posted_ = true;
+  const std::uint64_t one = 1;
+  // Cannot fail: the counter is read back to 0 before the next write.
+  const ssize_t written = ::write(fd_.get(), &one, sizeof one);
+  RTOTEM_ASSERT(written == sizeof one);
+}
+
+void LoopJob::dispatch() noexcept {
+  std::uint64_t count = 0;
+  if (::read(fd_.get(), &count, sizeof count) != sizeof count) return;  // spurious wake-up
+  posted_ = false;
+  run_();
 }
 
 }  // namespace rtotem::daemon

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "transport/result.hpp"
+#include "transport/udp/fd.hpp"
 
 namespace rtotem::daemon {
 
@@ -47,24 +48,56 @@ class EventLoop {
 };
 
 // A one-shot timer on a loop, re-armed or cancelled at will; cancelled when destroyed.
+// Re-arming is the hot path (the token timers move on with every token) and libqb allocates a
+// list entry per timer it adds: so a later deadline than the one libqb holds is only recorded,
+// and the timer that fires early re-arms for the rest; a cancel only forgets the deadline. libqb
+// is then called about once per timeout period instead of once per token.
 class LoopTimer {
  public:
   LoopTimer(EventLoop& loop, std::function<void()> fire) : loop_(loop), fire_(std::move(fire)) {}
-  ~LoopTimer() { cancel(); }
+  ~LoopTimer();
   LoopTimer(const LoopTimer&) = delete;
   LoopTimer& operator=(const LoopTimer&) = delete;
 
   // Fires once `after_ns` from now, replacing an armed deadline.
   void arm(std::uint64_t after_ns);
-  void cancel() noexcept;
+  void cancel() noexcept { armed_ = false; }
   bool armed() const noexcept { return armed_; }
 
  private:
   static void dispatch(void* data);
+  void schedule(std::uint64_t now_ns);  // libqb's timer at deadline_ns_
+
   EventLoop& loop_;
   std::function<void()> fire_;
+  std::uint64_t deadline_ns_ = 0;   // what the owner asked for (while armed_)
+  std::uint64_t scheduled_ns_ = 0;  // when libqb's timer fires (while scheduled_)
   qb_loop_timer_handle handle_ = 0;
   bool armed_ = false;
+  bool scheduled_ = false;
+};
+
+// A job run on the loop's next turn, however often it is posted before then. An eventfd the loop
+// watches: posting allocates nothing (libqb's qb_loop_job_add allocates per job), at the cost of
+// a write and a read per turn.
+class LoopJob {
+ public:
+  static Result<std::unique_ptr<LoopJob>> create(EventLoop& loop, EventLoop::Callback run);
+  ~LoopJob();
+  LoopJob(const LoopJob&) = delete;
+  LoopJob& operator=(const LoopJob&) = delete;
+
+  void post() noexcept;
+
+ private:
+  LoopJob(EventLoop& loop, transport::Fd fd, EventLoop::Callback run)
+      : loop_(loop), fd_(std::move(fd)), run_(std::move(run)) {}
+  void dispatch() noexcept;
+
+  EventLoop& loop_;
+  transport::Fd fd_;
+  EventLoop::Callback run_;
+  bool posted_ = false;
 };
 
 }  // namespace rtotem::daemon

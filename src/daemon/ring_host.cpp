@@ -38,6 +38,9 @@ Result<std::unique_ptr<RingHost>> RingHost::start(EventLoop& loop, std::unique_p
   host->node_ = std::make_unique<membership::Node>(self, config, *host->backend_,
                                                     static_cast<membership::NodeEvents&>(*host), *stored);
   if (auto watched = host->watch_descriptors(); !watched) return watched.error();
+  auto pump_job = LoopJob::create(loop, [h = host.get()] { h->pump(); });
+  if (!pump_job) return pump_job.error();
+  host->pump_job_ = std::move(*pump_job);
   host->node_->start(monotonic_now());
   host->pump();
   return host;
@@ -60,13 +63,7 @@ Result<void> RingHost::watch_descriptors() {
 // turn that sends what was queued runs as the loop's next job.
 Status RingHost::submit(std::span<const std::byte> message, membership::Delivery delivery) {
   const Status status = node_->submit(message, delivery, monotonic_now());
-  if (status == Status::kOk && !pump_posted_) {
-    // Not queued: the next packet or timer turns the ring instead.
-    pump_posted_ = loop_.post([this] {
-      pump_posted_ = false;
-      pump();
-    });
-  }
+  if (status == Status::kOk) pump_job_->post();
   return status;
 }
 

@@ -66,9 +66,9 @@ class RingHost final : private membership::NodeEvents, private transport::Packet
   RingListener& listener_;
   std::unique_ptr<membership::Node> node_;  // after backend_: destroyed first
   std::array<std::unique_ptr<LoopTimer>, membership::kTimerCount> timers_;
+  std::unique_ptr<LoopJob> pump_job_;  // the turn after submissions
   bool watching_tx_ = false;
   bool pumping_ = false;
-  bool pump_posted_ = false;  // a turn is queued on the loop
   bool closed_ = false;
 };
 
