@@ -52,9 +52,13 @@ struct IpcAccess {
   std::vector<std::uint32_t> gids;
 };
 
+// A named constant, so the config reader can check it at compile time without building an
+// IpcConfig (its std::string is not constexpr under clang 14 with libstdc++ 12, the fuzz build's).
+inline constexpr std::uint32_t kClientQueueBytesDefault = 64u << 20;
+
 struct IpcConfig {
   std::string name = ipc::kDefaultName;  // libqb IPC service name; clients connect to it
-  std::uint32_t client_queue_bytes = 64u << 20;  // events queued for one slow client before it is disconnected
+  std::uint32_t client_queue_bytes = kClientQueueBytesDefault;  // events queued for one slow client before it is disconnected
   std::uint32_t max_clients = 256;
   IpcAccess allow;  // ipc.allow_uid / allow_gid, uidgid sections, uidgid.d files
 };

@@ -19,8 +19,7 @@ constexpr std::size_t kIpcNameMax = 64;  // libqb makes socket and shared-memory
 constexpr std::uint32_t kClientQueueBytesMin = 64u << 10;
 constexpr std::uint32_t kClientQueueBytesMax = 1u << 31;
 constexpr std::uint32_t kMaxClientsMax = 4096;
-static_assert(IpcConfig{}.client_queue_bytes >= kClientQueueBytesMin &&
-              IpcConfig{}.client_queue_bytes <= kClientQueueBytesMax);
+static_assert(kClientQueueBytesDefault >= kClientQueueBytesMin && kClientQueueBytesDefault <= kClientQueueBytesMax);
 
 // A boolean with one more word corosync has: "debug: trace" and "timestamp: hires", which rtotem
 // accepts as "on" because it has one level of each (`why` says so in the warning).

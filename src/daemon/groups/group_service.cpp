@@ -18,6 +18,9 @@ template <class... Handlers>
 struct Overloaded : Handlers... {
   using Handlers::operator()...;
 };
+// C++20 deduces this for an aggregate; clang 14 (the fuzz build's compiler) needs it said.
+template <class... Handlers>
+Overloaded(Handlers...) -> Overloaded<Handlers...>;
 
 bool contains(std::span<const NodeId> sorted_nodes, NodeId node) noexcept {
   return std::ranges::binary_search(sorted_nodes, node);
@@ -240,8 +243,11 @@ void GroupService::send_join_list() {
 std::vector<JoinListEntry> GroupService::join_list_unsent() const {
   std::vector<JoinListEntry> entries;
   for (const auto& [group, members] : groups_) {
-    const auto own = std::ranges::equal_range(members, self_, {}, &ProcessId::node);
-    for (const ProcessId& process : own) {
+    // Two bounds, not ranges::equal_range: clang 14 cannot instantiate the subrange it returns
+    // from libstdc++ 12 (the fuzz build's compiler and library).
+    const auto own_begin = std::ranges::lower_bound(members, self_, {}, &ProcessId::node);
+    const auto own_end = std::ranges::upper_bound(own_begin, members.end(), self_, {}, &ProcessId::node);
+    for (const ProcessId& process : std::span(own_begin, own_end)) {
       const LocalView local(group, process.pid);
       if (join_list_sent_through_ && local <= LocalView(*join_list_sent_through_)) continue;
       if (leaves_in_flight_.contains(local)) continue;
