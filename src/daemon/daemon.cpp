@@ -124,62 +124,50 @@ void Daemon::client_connected(IpcClient& client) {
   ipc_->send_event(client, ipc::EventId::kRingChange, current_ring_event_);
 }
 
-int Daemon::request(IpcClient& client, ipc::RequestId id, membership::WireReader body, ipc::BodyWriter& reply) {
-  switch (id) {
-    case ipc::RequestId::kJoin: return join(client, body);
-    case ipc::RequestId::kLeave: return leave(client, body);
-    case ipc::RequestId::kMcast: return multicast(client, body);
+int Daemon::request(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
+  switch (request.id) {
+    case ipc::RequestId::kJoin: return join(client, request.group);
+    case ipc::RequestId::kLeave: return leave(client, request.group);
+    case ipc::RequestId::kMcast: return multicast(client, request);
     case ipc::RequestId::kLocalNodeId: reply.u32(setup_.self.nodeid); return 0;
     case ipc::RequestId::kStatus: reply.string(status_json()); return 0;
     case ipc::RequestId::kStats: reply.string(stats_json()); return 0;
     case ipc::RequestId::kDataMax:
       reply.u32(static_cast<std::uint32_t>(GroupService::data_max(setup_.totem.max_message_size)));
       return 0;
-    case ipc::RequestId::kMembers: {
-      const auto group = ipc::read_string(body, groups::kGroupNameMax);
-      if (!group || !body.at_end()) return -EINVAL;
-      reply.string(members_json(*group));
-      return 0;
-    }
+    case ipc::RequestId::kMembers: reply.string(members_json(request.group)); return 0;
   }
-  return -EINVAL;  // an id this daemon does not know
+  return -EINVAL;  // decode_request admits only the ids above
 }
 
-int Daemon::join(IpcClient& client, membership::WireReader& body) {
-  const auto group = ipc::read_string(body, groups::kGroupNameMax);
-  if (!group || !body.at_end() || !GroupService::valid_group_name(*group)) return -EINVAL;
+int Daemon::join(IpcClient& client, std::string_view group) {
+  if (!GroupService::valid_group_name(group)) return -EINVAL;
   const auto pid = static_cast<std::uint32_t>(client.pid);
   // (node, pid) names a member: while a leave of this process is on its way (its own, or its
   // previous connection's), a join would race it and be undone by it. Retry once it is delivered.
-  if (groups_->leave_in_flight(*group, pid) ||
-      std::ranges::any_of(pending_leaves_, [&](const auto& l) { return l.first == *group && l.second == pid; }))
+  if (groups_->leave_in_flight(group, pid) ||
+      std::ranges::any_of(pending_leaves_, [&](const auto& l) { return l.first == group && l.second == pid; }))
     return -EAGAIN;
-  if (client.groups.contains(*group)) return -EEXIST;
+  if (client.groups.contains(group)) return -EEXIST;
   bool taken = false;  // one connection per process and group
-  ipc_->for_each_client([&](IpcClient& other) { taken |= other.pid == client.pid && other.groups.contains(*group); });
+  ipc_->for_each_client([&](IpcClient& other) { taken |= other.pid == client.pid && other.groups.contains(group); });
   if (taken) return -EEXIST;
   if (client.groups.size() >= kGroupsPerClientMax) return -ENOSPC;
-  const int rc = errno_of(groups_->join(*group, pid));
-  if (rc == 0) client.groups.emplace(*group);
+  const int rc = errno_of(groups_->join(group, pid));
+  if (rc == 0) client.groups.emplace(group);
   return rc;
 }
 
-int Daemon::leave(IpcClient& client, membership::WireReader& body) {
-  const auto group = ipc::read_string(body, groups::kGroupNameMax);
-  if (!group || !body.at_end()) return -EINVAL;
-  if (!client.groups.contains(*group)) return -ENOENT;
-  return errno_of(groups_->leave(*group, static_cast<std::uint32_t>(client.pid), groups::Reason::kLeave));
+int Daemon::leave(IpcClient& client, std::string_view group) {
+  if (!client.groups.contains(group)) return -ENOENT;
+  return errno_of(groups_->leave(group, static_cast<std::uint32_t>(client.pid), groups::Reason::kLeave));
 }
 
-int Daemon::multicast(IpcClient& client, membership::WireReader& body) {
-  const std::uint8_t order = body.get_u8();
-  const auto group = ipc::read_string(body, groups::kGroupNameMax);
-  if (!group || order > 1) return -EINVAL;
-  if (!client.groups.contains(*group)) return -ENOTCONN;  // as cpg_mcast_joined: join first
-  const auto data = body.get_rest();
-  if (data.size() > GroupService::data_max(setup_.totem.max_message_size)) return -EMSGSIZE;
-  return errno_of(groups_->multicast(*group, static_cast<std::uint32_t>(client.pid), data,
-                                     order == 1 ? Delivery::kSafe : Delivery::kAgreed));
+int Daemon::multicast(IpcClient& client, const IpcRequest& request) {
+  if (!client.groups.contains(request.group)) return -ENOTCONN;  // as cpg_mcast_joined: join first
+  if (request.data.size() > GroupService::data_max(setup_.totem.max_message_size)) return -EMSGSIZE;
+  return errno_of(groups_->multicast(request.group, static_cast<std::uint32_t>(client.pid), request.data,
+                                     request.order));
 }
 
 void Daemon::client_gone(IpcClient& client) {

@@ -43,15 +43,15 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   // IpcHandler
   int accept_client() override;
   void client_connected(IpcClient& client) override;
-  int request(IpcClient& client, ipc::RequestId id, membership::WireReader body, ipc::BodyWriter& reply) override;
+  int request(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply) override;
   void client_gone(IpcClient& client) override;
   // GroupEvents
   void group_message(const groups::GroupMessage& message) override;
   void group_change(const groups::GroupChange& change) override;
 
-  int join(IpcClient& client, membership::WireReader& body);
-  int leave(IpcClient& client, membership::WireReader& body);
-  int multicast(IpcClient& client, membership::WireReader& body);
+  int join(IpcClient& client, std::string_view group);
+  int leave(IpcClient& client, std::string_view group);
+  int multicast(IpcClient& client, const IpcRequest& request);
   std::string status_json() const;
   std::string members_json(std::string_view group) const;
   std::string stats_json() const;

@@ -128,15 +128,13 @@ void IpcServer::on_created(qb_ipcs_connection_t* c) {
 std::int32_t IpcServer::on_message(qb_ipcs_connection_t* c, void* data, std::size_t size) {
   IpcServer& self = of(c);
   const auto found = self.clients_.find(c);
-  qb_ipc_request_header header{};
+  IpcRequest request;
   ipc::BodyWriter reply;
   int error = -EINVAL;
-  if (size >= sizeof header) std::memcpy(&header, data, sizeof header);
-  if (found == self.clients_.end() || size < sizeof header || header.size != static_cast<std::int32_t>(size)) {
+  if (found == self.clients_.end() || !decode_request({static_cast<const std::byte*>(data), size}, request)) {
     ++self.malformed_;
   } else {
-    const std::span<const std::byte> body(static_cast<const std::byte*>(data) + sizeof header, size - sizeof header);
-    error = self.handler_.request(*found->second, static_cast<ipc::RequestId>(header.id), membership::WireReader(body), reply);
+    error = self.handler_.request(*found->second, request, reply);
     if (error == -EINVAL) ++self.malformed_;
   }
   qb_ipc_response_header response{};
@@ -144,7 +142,7 @@ std::int32_t IpcServer::on_message(qb_ipcs_connection_t* c, void* data, std::siz
     reply.clear();
     error = -EMSGSIZE;
   }
-  response.id = header.id;
+  response.id = static_cast<std::int32_t>(request.id);
   response.size = static_cast<std::int32_t>(sizeof response + reply.data().size());
   response.error = error;
   iovec iov[2] = {{&response, sizeof response}, {reply.data().data(), reply.data().size()}};

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "membership/wire_io.hpp"
 #include "src/daemon/event_loop.hpp"
+#include "src/daemon/ipc_request.hpp"
 #include "src/ipc/ipc_protocol.hpp"
 
 namespace rtotem::daemon {
@@ -49,8 +49,9 @@ class IpcHandler {
   virtual int accept_client() = 0;
   // An accepted client is ready for events (the daemon tells it the current ring).
   virtual void client_connected(IpcClient& client) = 0;
-  // Returns 0 or -errno for the response header; `reply` is the response body.
-  virtual int request(IpcClient& client, ipc::RequestId id, membership::WireReader body, ipc::BodyWriter& reply) = 0;
+  // A request that decoded (decode_request); returns 0 or -errno for the response header, and
+  // `reply` is the response body.
+  virtual int request(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply) = 0;
   // The client disconnected or died: its groups are left on its behalf.
   virtual void client_gone(IpcClient& client) = 0;
 

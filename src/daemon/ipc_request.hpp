@@ -1,0 +1,30 @@
+// A client's request as libqb hands it to the daemon (a qb_ipc_request_header, then the body of
+// ipc_protocol.hpp), decoded and checked before the daemon acts on it. Apart from the daemon's
+// state, so that it is tested and fuzzed on its own (tests/fuzz/fuzz_ipc_request.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "membership/packets.hpp"
+#include "src/ipc/ipc_protocol.hpp"
+
+namespace rtotem::daemon {
+
+// Borrows the message's bytes: valid while libqb's buffer is, i.e. during the request's handling.
+struct IpcRequest {
+  ipc::RequestId id{};
+  std::string_view group;  // kJoin, kLeave, kMcast (up to kGroupNameMax bytes); kMembers (empty: all)
+  membership::Delivery order = membership::Delivery::kAgreed;  // kMcast
+  std::span<const std::byte> data;                              // kMcast: the rest of the body
+};
+
+// Decodes one whole message: false if it is not a request this daemon knows, in its wire form
+// (a short or mis-sized header, an unknown id, a body that ends early or runs on). Whenever the
+// message holds a header, out.id is its id, known or not: a refusal is answered under it.
+// The bodies of kLocalNodeId, kStatus, kStats and kDataMax are not read.
+bool decode_request(std::span<const std::byte> message, IpcRequest& out) noexcept;
+
+}  // namespace rtotem::daemon

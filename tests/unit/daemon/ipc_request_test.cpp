@@ -1,0 +1,102 @@
+// decode_request: the requests librtotem and rtotemctl send decode to what they asked; messages
+// that break the framing or a body's form are refused, and a refusal keeps the header's id.
+#include "src/daemon/ipc_request.hpp"
+
+#include <gtest/gtest.h>
+#include <qb/qbipc_common.h>
+
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "src/daemon/groups/group_service.hpp"
+
+namespace rtotem::daemon {
+namespace {
+
+using ipc::RequestId;
+using Bytes = std::vector<std::byte>;
+
+// A message as libqb hands it over: the header (its size the whole message's), then `body`.
+Bytes message(RequestId id, ipc::BodyWriter body) {
+  qb_ipc_request_header header{};
+  header.id = static_cast<std::int32_t>(id);
+  const auto& bytes = body.data();
+  header.size = static_cast<std::int32_t>(sizeof header + bytes.size());
+  Bytes out(sizeof header + bytes.size());
+  std::memcpy(out.data(), &header, sizeof header);
+  if (!bytes.empty()) std::memcpy(out.data() + sizeof header, bytes.data(), bytes.size());
+  return out;
+}
+
+ipc::BodyWriter group_body(std::string_view group) {
+  ipc::BodyWriter body;
+  body.string(group);
+  return body;
+}
+
+TEST(IpcRequest, GroupRequestsDecodeToTheirGroup) {
+  for (RequestId id : {RequestId::kJoin, RequestId::kLeave, RequestId::kMembers}) {
+    IpcRequest request;
+    ASSERT_TRUE(decode_request(message(id, group_body("orders")), request));
+    EXPECT_EQ(request.id, id);
+    EXPECT_EQ(request.group, "orders");
+  }
+}
+
+TEST(IpcRequest, McastCarriesOrderGroupAndTheRestAsData) {
+  ipc::BodyWriter body;
+  body.u8(1);
+  body.string("orders");
+  body.u32(0xdeadbeef);
+  IpcRequest request;
+  ASSERT_TRUE(decode_request(message(RequestId::kMcast, body), request));
+  EXPECT_EQ(request.order, membership::Delivery::kSafe);
+  EXPECT_EQ(request.group, "orders");
+  EXPECT_EQ(request.data.size(), 4u);
+}
+
+TEST(IpcRequest, QueriesNeedNoBody) {
+  for (RequestId id : {RequestId::kLocalNodeId, RequestId::kStatus, RequestId::kStats, RequestId::kDataMax}) {
+    IpcRequest request;
+    EXPECT_TRUE(decode_request(message(id, ipc::BodyWriter{}), request));
+    EXPECT_EQ(request.id, id);
+  }
+}
+
+TEST(IpcRequest, RefusesBrokenFraming) {
+  IpcRequest request;
+  const Bytes good = message(RequestId::kJoin, group_body("g"));
+  EXPECT_FALSE(decode_request(std::span(good).first(sizeof(qb_ipc_request_header) - 1), request));
+  Bytes longer = good;
+  longer.push_back(std::byte{0});  // the header's size no longer covers the message
+  EXPECT_FALSE(decode_request(longer, request));
+  EXPECT_EQ(request.id, RequestId::kJoin);  // still known: the refusal is answered under it
+  Bytes negative = good;
+  const std::int32_t size = -1;
+  std::memcpy(negative.data() + offsetof(qb_ipc_request_header, size), &size, sizeof size);
+  EXPECT_FALSE(decode_request(negative, request));
+}
+
+TEST(IpcRequest, RefusesUnknownIdsAndBrokenBodies) {
+  IpcRequest request;
+  EXPECT_FALSE(decode_request(message(static_cast<RequestId>(99), ipc::BodyWriter{}), request));
+  EXPECT_EQ(static_cast<int>(request.id), 99);
+  EXPECT_FALSE(decode_request(message(RequestId::kJoin, ipc::BodyWriter{}), request));
+  ipc::BodyWriter trailing = group_body("g");
+  trailing.u8(0);
+  EXPECT_FALSE(decode_request(message(RequestId::kLeave, trailing), request));
+  const std::string too_long(groups::kGroupNameMax + 1, 'x');
+  EXPECT_FALSE(decode_request(message(RequestId::kMembers, group_body(too_long)), request));
+  ipc::BodyWriter bad_order;
+  bad_order.u8(2);
+  bad_order.string("g");
+  EXPECT_FALSE(decode_request(message(RequestId::kMcast, bad_order), request));
+  ipc::BodyWriter short_string;
+  short_string.u32(5);  // announces five bytes, holds none
+  EXPECT_FALSE(decode_request(message(RequestId::kJoin, short_string), request));
+}
+
+}  // namespace
+}  // namespace rtotem::daemon
