@@ -1,0 +1,93 @@
+// A client's request exactly as libqb hands it to rtotemd (header, then body), through the
+// daemon's own decoder (decode_request, which IpcServer::on_message calls). Checked, beyond "no
+// crash, no bad read":
+// - a message with a header always yields its id, accepted or not (the answer repeats it);
+// - an accepted request's group is within its limit and its strings lie inside the message;
+// - a request with a body, written again as librtotem and rtotemctl write it, has the very same
+//   body (the header is checked field by field: libqb's struct has padding no one reads); one
+//   without (a query) decodes again to the same request from its header alone.
+#include <qb/qbipc_common.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "src/daemon/groups/group_service.hpp"
+#include "src/daemon/ipc_request.hpp"
+#include "transport/assert.hpp"
+
+namespace rtotem::daemon {
+namespace {
+
+using ipc::RequestId;
+using Bytes = std::span<const std::byte>;
+
+bool inside(Bytes part, Bytes whole) {
+  return part.empty() || (part.data() >= whole.data() && part.data() + part.size() <= whole.data() + whole.size());
+}
+
+// The body of the request as a client writes it (ipc_protocol.hpp).
+std::vector<std::byte> encode_body(const IpcRequest& request) {
+  ipc::BodyWriter body;
+  switch (request.id) {
+    case RequestId::kJoin:
+    case RequestId::kLeave:
+    case RequestId::kMembers: body.string(request.group); break;
+    case RequestId::kMcast:
+      body.u8(request.order == membership::Delivery::kSafe ? 1 : 0);
+      body.string(request.group);
+      body.bytes(request.data);
+      break;
+    default: break;  // the queries carry no body
+  }
+  return std::move(body.data());
+}
+
+// A whole message: the header (its padding zero, as a client's), then `body`.
+std::vector<std::byte> frame(RequestId id, std::span<const std::byte> body) {
+  qb_ipc_request_header header{};
+  header.id = static_cast<std::int32_t>(id);
+  header.size = static_cast<std::int32_t>(sizeof header + body.size());
+  std::vector<std::byte> out(sizeof header + body.size());
+  std::memcpy(out.data(), &header, sizeof header);
+  if (!body.empty()) std::memcpy(out.data() + sizeof header, body.data(), body.size());
+  return out;
+}
+
+bool has_body(RequestId id) {
+  return id == RequestId::kJoin || id == RequestId::kLeave || id == RequestId::kMembers || id == RequestId::kMcast;
+}
+
+}  // namespace
+}  // namespace rtotem::daemon
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace rtotem::daemon;
+  const std::span<const std::byte> message(reinterpret_cast<const std::byte*>(data), size);
+  IpcRequest request;
+  request.id = static_cast<rtotem::ipc::RequestId>(-1);
+  const bool accepted = decode_request(message, request);
+  qb_ipc_request_header header{};
+  if (size >= sizeof header) {
+    std::memcpy(&header, data, sizeof header);
+    RTOTEM_ASSERT(static_cast<std::int32_t>(request.id) == header.id);
+  }
+  if (!accepted) return 0;
+  RTOTEM_ASSERT(header.size >= 0 && static_cast<std::size_t>(header.size) == size);
+  RTOTEM_ASSERT(request.group.size() <= rtotem::groups::kGroupNameMax);
+  RTOTEM_ASSERT(inside(std::as_bytes(std::span(request.group)), message));
+  RTOTEM_ASSERT(inside(request.data, message));
+  const std::vector<std::byte> body = encode_body(request);
+  if (has_body(request.id)) {
+    RTOTEM_ASSERT(std::ranges::equal(body, message.subspan(sizeof header)));
+    return 0;
+  }
+  IpcRequest decoded;
+  RTOTEM_ASSERT(decode_request(frame(request.id, body), decoded));
+  RTOTEM_ASSERT(decoded.id == request.id && decoded.group.empty() && decoded.data.empty());
+  return 0;
+}
