@@ -7,6 +7,7 @@ RTOTEM_PACKAGES=(
   libfmt-dev libqb-dev libsystemd-dev libibverbs-dev librdmacm-dev
   libgtest-dev libgmock-dev
   libcpg-dev  # cpg-bench: the Corosync side of bench/compare, built by CI so it cannot rot
+  clang-14 libclang-rt-14-dev  # the fuzz targets (scripts/fuzz): clang with libFuzzer
   iproute2 nftables  # nftables: the netns test's packet loss where the kernel has no netem
 )
 
