@@ -1,24 +1,11 @@
 // Parsing of rtotem-bench-udp's options: every refusal names the option.
 #include "bench/bench_options.hpp"
 
-#include <charconv>
 #include <string_view>
 
 #include "transport/backend.hpp"
 
 namespace rtotem::bench {
-namespace {
-
-template <class T>
-Result<T> number(std::string_view option, std::string_view text, T lo, T hi) {
-  T value{};
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < lo || value > hi)
-    return Error::make("{}: '{}' is not a number in [{}, {}]", option, text, lo, hi);
-  return value;
-}
-
-}  // namespace
 
 Result<BenchOptions> parse_options(int argc, char** argv) {
   BenchOptions o;
@@ -27,26 +14,26 @@ Result<BenchOptions> parse_options(int argc, char** argv) {
     if (i + 1 >= argc) return Error::make("{}: needs a value (or is unknown)", option);
     const std::string_view value = argv[++i];
     if (option == "--messages") {
-      auto n = number<std::uint64_t>(option, value, 1000, 1'000'000'000);
+      auto n = parse_number<std::uint64_t>(option, value, 1000, 1'000'000'000);
       if (!n) return n.error();
       o.messages = *n;
     } else if (option == "--window") {
-      auto n = number<std::uint32_t>(option, value, 1, 1024);
+      auto n = parse_number<std::uint32_t>(option, value, 1, 1024);
       if (!n) return n.error();
       o.window = *n;
     } else if (option == "--rounds") {
-      auto n = number<unsigned>(option, value, 1, 99);
+      auto n = parse_number<unsigned>(option, value, 1, 99);
       if (!n) return n.error();
       o.rounds = *n;
     } else if (option == "--port") {
-      auto n = number<std::uint16_t>(option, value, 1024, 65000);
+      auto n = parse_number<std::uint16_t>(option, value, 1024, 65000);
       if (!n) return n.error();
       o.port = *n;
     } else if (option == "--sizes") {
       o.sizes.clear();
       for (std::size_t start = 0; start <= value.size();) {
         const std::size_t comma = std::min(value.find(',', start), value.size());
-        auto n = number<std::uint32_t>(option, value.substr(start, comma - start), 1, transport::kMtuMax);
+        auto n = parse_number<std::uint32_t>(option, value.substr(start, comma - start), 1, transport::kMtuMax);
         if (!n) return n.error();
         o.sizes.push_back(*n);
         start = comma + 1;

@@ -19,7 +19,8 @@
 #   default    N=3 and 5; sizes 64 B .. 1 MiB; 5 s runs; two repetitions
 #   configs    rtotem:udpu|udp:off:other[:NETMTU], corosync:knet|udpu:off|on:rr|other (rr =
 #              corosync's default real-time scheduling, other = sched_rr: no; rtotemd always runs
-#              SCHED_OTHER; NETMTU: rtotem's totem.netmtu, default 1400)
+#              SCHED_OTHER; NETMTU: rtotem's totem.netmtu, default 1400), raw:udp:off:other (the
+#              physical limit: bare sendmmsg/recvmmsg, rtotem-udp-wire, throughput only)
 # Needs root (namespaces). Installs corosync and libcpg-dev if missing, and builds rtotem (release,
 # invariant checks off) in CMP_BUILD (default build-bench). Everything it starts is killed and every
 # namespace it made deleted when it exits, on failure or interrupt too. Exit 0: every rtotem run
@@ -230,11 +231,27 @@ sample_allocs() {  # sample_allocs LABEL SECS: in the background, during run_cli
   python3 "$here/report.py" allocs "$work"/allocs-{1,2,3}.json "$label" >>"$results"
 }
 
+# The physical limit: bare sendmmsg/recvmmsg between the same namespaces (rtotem-udp-wire), at
+# the throughput sizes; no daemon, so no latency or failure rows.
+run_wire() {  # run_wire N REP
+  local n=$1 rep=$2 size i
+  local base="\"system\": \"raw\", \"transport\": \"udp\", \"crypto\": \"off\", \"sched\": \"other\", \"sched_seen\": \"SCHED_OTHER\", \"netmtu\": \"\", \"nodes\": $n, \"rep\": $rep"
+  for size in $sizes; do
+    local -a per_node=()
+    for ((i = 1; i <= n; i++)); do per_node+=("--size $size --duration $secs"); done
+    run_clients "$base, \"row\": \"throughput\", \"bytes\": $size" raw "$n" "${per_node[@]}" || true
+  done
+}
+
 run_config() {  # run_config CONFIG N REP
   local config=$1 n=$2 rep=$3 system transport crypto sched size i sched_now label base
   local netmtu
   IFS=: read -r system transport crypto sched netmtu <<<"$config"
   log "rep $rep, N=$n: $config"
+  if [[ $system == raw ]]; then
+    run_wire "$n" "$rep"
+    return
+  fi
   CMP_NETMTU=$netmtu cluster_up "$system" "$transport" "$crypto" "$sched" "$n"
   sleep 1
   sched_now=$(sched_class)

@@ -8,12 +8,14 @@
 
 CMP_SUBNET=198.18.0
 CMP_NAMESPACES=()
+CMP_NODES=0  # hosts up now
 
 netns_node() { echo "$CMP_PREFIX-$1"; }
 netns_addr() { echo "$CMP_SUBNET.$1"; }
 
 netns_up() {  # netns_up N
   local n=$1 i ns sw="$CMP_PREFIX-sw"
+  CMP_NODES=$n
   ip netns add "$sw" && CMP_NAMESPACES+=("$sw")
   ip -n "$sw" link set lo up
   ip -n "$sw" link add br0 type bridge mcast_snooping 0
@@ -40,4 +42,5 @@ netns_down() {
     ip netns del "$ns" 2>/dev/null || true
   done
   CMP_NAMESPACES=()
+CMP_NODES=0  # hosts up now
 }

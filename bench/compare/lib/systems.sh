@@ -118,7 +118,14 @@ sys_client() {
   case "$1" in
     rtotem) echo "$CMP_BUILD/bench/rtotem-bench --ipc-name $CMP_PREFIX-$2" ;;
     corosync) echo "$CMP_BUILD/bench/cpg-bench" ;;
+    raw) echo "$CMP_BUILD/bench/rtotem-udp-wire --bind $(netns_addr "$2") --peers $(wire_peers "$2")" ;;
   esac
+}
+
+wire_peers() {  # wire_peers I: every node's address but node I's, comma-separated
+  local i peers=()
+  for ((i = 1; i <= CMP_NODES; i++)); do ((i == $1)) || peers+=("$(netns_addr "$i")"); done
+  (IFS=,; echo "${peers[*]}")
 }
 
 sys_version() {
