@@ -13,6 +13,7 @@
 #include "src/daemon/daemon.hpp"
 #include "src/daemon/daemon_options.hpp"
 #include "src/daemon/logging.hpp"
+#include "transport/rdma/rdma_device_probe.hpp"
 #include "transport/udp/udp_backend.hpp"
 #include "version.h"
 
@@ -30,9 +31,16 @@ Result<DaemonSetup> prepare(const DaemonOptions& options, transport::UdpConfig& 
   auto loaded = config::load_config(options.config_path);
   if (!loaded) return loaded.error();
   for (const std::string& warning : loaded->warnings) qb_log(LOG_WARNING, "%s", warning.c_str());
-  if (loaded->transport == config::TransportKind::kRdma)
-    return Error::make("{}: transport rdma: this build has no RDMA backend yet; use udp or udpu",
-                       options.config_path);
+  if (loaded->transport == config::TransportKind::kRdma) {
+    auto device = transport::find_active_rdma_port();
+    auto choice = config::choose_transport(*loaded, device ? std::string_view{} : device.error().message());
+    if (!choice) return choice.error();
+    if (choice->kind == config::TransportKind::kRdma)
+      return Error::make("{}: transport rdma: {} is usable, but this build has no RDMA backend yet; use udp or udpu",
+                         options.config_path, *device);
+    qb_log(LOG_WARNING, "%s", choice->warning.c_str());
+    loaded->transport = choice->kind;
+  }
   auto addresses = config::host_addresses();
   if (!addresses) return addresses.error();
   auto self = config::local_node(*loaded, options.nodeid, *addresses);

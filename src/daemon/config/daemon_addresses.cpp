@@ -1,5 +1,6 @@
 // From the nodelist to sockets: which node this host is, its addresses, and what its UDP backend
 // opens.
+#include <fmt/format.h>
 #include <ifaddrs.h>
 
 #include <algorithm>
@@ -104,6 +105,18 @@ Result<transport::UdpConfig> udp_config_for(const DaemonConfig& config, const No
   }
   if (auto ok = udp.validate(); !ok) return Error::make("{}: {}", config.path, ok.error().message());
   return udp;
+}
+
+Result<TransportChoice> choose_transport(const DaemonConfig& config, std::string_view rdma_unusable) {
+  if (config.transport != TransportKind::kRdma || rdma_unusable.empty()) return TransportChoice{config.transport, {}};
+  if (!config.rdma_fallback)
+    return Error::make("{}: transport rdma: {}; not starting (totem.fallback is no)", config.path, rdma_unusable);
+  // Multicast, as RDMA would have been: the same group and port, so the fallen-back nodes of a
+  // cluster find each other.
+  return TransportChoice{TransportKind::kUdp,
+                         fmt::format("{}: transport rdma: {}; running on udp multicast {}:{} instead "
+                                     "(totem.fallback: no refuses to start)",
+                                     config.path, rdma_unusable, config.mcastaddr, config.mcastport)};
 }
 
 }  // namespace rtotem::config

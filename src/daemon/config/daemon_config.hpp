@@ -67,6 +67,9 @@ struct DaemonConfig {
   std::string path;          // the file it came from
   std::string cluster_name;  // required
   TransportKind transport = TransportKind::kUdpu;
+  // totem.fallback: with transport rdma and no usable RDMA device, run on UDP multicast (true) or
+  // refuse to start (false).
+  bool rdma_fallback = true;
   membership::TotemConfig totem;  // NOT resolved(): the daemon resolves and checks it
   std::uint32_t netmtu = 1400;    // bytes of payload per packet (BackendParams::mtu)
   std::string bindnetaddr;        // optional, from totem.interface
@@ -98,5 +101,15 @@ Result<std::vector<transport::InetAddress>> host_addresses();
 Result<transport::UdpConfig> udp_config_for(const DaemonConfig& config, const NodeEntry& self);
 
 std::string_view describe(TransportKind kind) noexcept;
+
+// Which transport a node runs: the configured one, except that rdma on a node whose RDMA probe
+// failed (`rdma_unusable` says why; empty when a device is usable) runs on udp with `warning` set,
+// or is refused when totem.fallback is no. The caller sets transport to `kind` before
+// udp_config_for.
+struct TransportChoice {
+  TransportKind kind = TransportKind::kUdpu;
+  std::string warning;  // one line for the log; empty when the configured transport runs
+};
+Result<TransportChoice> choose_transport(const DaemonConfig& config, std::string_view rdma_unusable);
 
 }  // namespace rtotem::config

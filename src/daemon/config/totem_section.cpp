@@ -109,6 +109,7 @@ Result<bool> read_totem_key(ParseContext& context, const Value& value, DaemonCon
   }
   if (key == "cluster_name") return known(value.read(config.cluster_name));
   if (key == "transport") return read_transport(context, value, config);
+  if (key == "fallback") return known(value.read(config.rdma_fallback));
   if (key == "netmtu") return known(value.read(config.netmtu, transport::kMtuMin, transport::kMtuMax, "bytes"));
   return false;
 }

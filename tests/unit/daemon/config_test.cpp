@@ -576,6 +576,50 @@ TEST(UdpConfigFor, RefusesRdmaAndAStranger) {
   EXPECT_FALSE(udp_config_for(udpu, stranger).ok());
 }
 
+TEST(ChooseTransport, RdmaWithAUsableDeviceStaysRdma) {
+  const DaemonConfig config = parsed(three_nodes("rdma"));
+  EXPECT_TRUE(config.rdma_fallback);  // the default
+  auto choice = choose_transport(config, "");
+  ASSERT_TRUE(choice.ok()) << choice.error().message();
+  EXPECT_EQ(choice->kind, TransportKind::kRdma);
+  EXPECT_EQ(choice->warning, "");
+}
+
+TEST(ChooseTransport, RdmaWithoutADeviceFallsBackToUdpMulticastWithOneWarning) {
+  DaemonConfig config = parsed(three_nodes("rdma"));
+  auto choice = choose_transport(config, "no RDMA device");
+  ASSERT_TRUE(choice.ok()) << choice.error().message();
+  EXPECT_EQ(choice->kind, TransportKind::kUdp);
+  EXPECT_EQ(choice->warning, "t.conf: transport rdma: no RDMA device; running on udp multicast 239.192.9.9:6000 "
+                             "instead (totem.fallback: no refuses to start)");
+  config.transport = choice->kind;
+  auto udp = udp_config_for(config, config.nodes[0]);
+  ASSERT_TRUE(udp.ok()) << udp.error().message();
+  EXPECT_EQ(udp->mode, transport::UdpMode::kMulticast);
+  EXPECT_EQ(udp->group, address("239.192.9.9", 6000));
+}
+
+TEST(ChooseTransport, FallbackNoRefusesToStartWithoutADevice) {
+  const DaemonConfig config = parsed(replaced(three_nodes("rdma"), "transport: rdma", "transport: rdma\nfallback: no"));
+  EXPECT_FALSE(config.rdma_fallback);
+  auto refused = choose_transport(config, "no RDMA device");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message(), "t.conf: transport rdma: no RDMA device; not starting (totem.fallback is no)");
+}
+
+TEST(ChooseTransport, OtherTransportsIgnoreTheProbe) {
+  const DaemonConfig config = parsed(three_nodes("udpu"));
+  auto choice = choose_transport(config, "no RDMA device");
+  ASSERT_TRUE(choice.ok()) << choice.error().message();
+  EXPECT_EQ(choice->kind, TransportKind::kUdpu);
+  EXPECT_EQ(choice->warning, "");
+}
+
+TEST(ChooseTransport, FallbackIsABoolean) {
+  EXPECT_EQ(error_of(replaced(three_nodes("rdma"), "transport: rdma", "transport: rdma\nfallback: maybe")),
+            "t.conf:4: totem.fallback: 'maybe' is not one of: on, yes, true, off, no, false");
+}
+
 TEST(UdpConfigFor, MulticastGroupOfAnotherFamilyIsRefused) {
   const DaemonConfig config = parsed(replaced(three_nodes("udp"), "239.192.9.9", "ff15::9"));
   auto udp = udp_config_for(config, config.nodes[0]);
