@@ -45,14 +45,6 @@ void append(std::vector<std::byte>& out, std::span<const iovec> iov) {
   }
 }
 
-// An event the client's ring had no room for, kept whole until it has.
-std::vector<std::byte> framed(std::span<const iovec> iov, std::size_t size) {
-  std::vector<std::byte> out;
-  out.reserve(size);
-  append(out, iov);
-  return out;
-}
-
 }  // namespace
 
 IpcServer::IpcServer(EventLoop& loop, const IpcLimits& limits, IpcHandler& handler)
@@ -217,26 +209,24 @@ void IpcServer::send_now(IpcClient& client, std::span<const iovec> iov, std::siz
       return;
     }
   }
-  client.backlog.push_back(framed(iov, size));
-  client.backlog_bytes += size;
-  if (client.backlog_bytes > limits_.client_queue_bytes) {
+  if (client.backlog.bytes() + size > limits_.client_queue_bytes) {
     evict(client, "it does not read its events (ipc.client_queue_bytes reached)");
     return;
   }
+  client.backlog.push(iov, size);
   if (!retry_.armed()) retry_.arm(kRetryNs);
 }
 
 bool IpcServer::drain(IpcClient& client) {
   while (!client.backlog.empty() && !client.closing) {
-    const auto& event = client.backlog.front();
+    const std::span<const std::byte> event = client.backlog.front();
     const ssize_t sent = qb_ipcs_event_send(client.connection, event.data(), event.size());
     if (sent == -EAGAIN || sent == -ENOBUFS) return false;
     if (sent < 0) {
       channel_failed(client, static_cast<int>(-sent));
       return true;
     }
-    client.backlog_bytes -= event.size();
-    client.backlog.pop_front();
+    client.backlog.pop();
   }
   return true;
 }
@@ -254,7 +244,6 @@ void IpcServer::channel_failed(IpcClient& client, int err) {
     qb_log(LOG_DEBUG, "client pid %d has gone", static_cast<int>(client.pid));
     client.closing = true;
     client.backlog.clear();
-    client.backlog_bytes = 0;
     return;
   }
   evict(client, "its event channel failed");
@@ -264,7 +253,6 @@ void IpcServer::evict(IpcClient& client, const char* why) {
   qb_log(LOG_WARNING, "disconnecting client pid %d: %s", static_cast<int>(client.pid), why);
   client.closing = true;
   client.backlog.clear();
-  client.backlog_bytes = 0;
   ++evicted_;
   // Later, not now: the caller may be walking the client list that disconnecting changes.
   // By generation too: the connection's address may belong to a new client by then.

@@ -8,13 +8,13 @@
 #include <sys/types.h>
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "src/daemon/event_backlog.hpp"
 #include "src/daemon/event_loop.hpp"
 #include "src/daemon/ipc_request.hpp"
 #include "src/ipc/ipc_protocol.hpp"
@@ -26,8 +26,7 @@ struct IpcClient {
   pid_t pid = 0;
   std::uint64_t generation = 0;  // unique per connection, unlike its address
   std::set<std::string, std::less<>> groups;  // joins it asked for (and has not left)
-  std::deque<std::vector<std::byte>> backlog;  // events the shared-memory ring had no room for
-  std::size_t backlog_bytes = 0;
+  EventBacklog backlog;  // events the shared-memory ring had no room for
   // Small deliveries waiting for the end of the turn (IpcServer::flush_batches): a kBatch
   // header, then whole events. Its capacity, ipc::kBatchBytes, is reserved once, at connection.
   std::vector<std::byte> batch;
