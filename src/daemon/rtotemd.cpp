@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <ctime>
 #include <cstdlib>
 
 #include "src/daemon/daemon.hpp"
@@ -25,6 +26,14 @@ using namespace rtotem::daemon;
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
+
+// This start's seal epoch: the wall clock in nanoseconds, so that it is above every epoch an
+// earlier start of this node used, which the other nodes' replay windows remember.
+std::uint64_t seal_epoch() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(now.tv_nsec);
+}
 
 // Everything start-up decides before it opens anything: the config, this node, the protocol.
 Result<DaemonSetup> prepare(const DaemonOptions& options, transport::UdpConfig& udp) {
@@ -51,6 +60,8 @@ Result<DaemonSetup> prepare(const DaemonOptions& options, transport::UdpConfig& 
   if (!key) return key.error();
   if (const std::string warning = config::crypto_off_warning(*loaded); !warning.empty())
     qb_log(LOG_WARNING, "%s", warning.c_str());
+  udp_config->params.key = std::move(key).value();
+  udp_config->params.epoch = seal_epoch();
   auto totem = loaded->totem.resolved();
   if (!totem) return Error::make("{}: totem: {}", options.config_path, totem.error().message());
   if (auto fits = totem->check(udp_config->params); !fits)
