@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include <csignal>
-#include <ctime>
 #include <cstdlib>
 
+#include "src/common/seal_epoch.hpp"
 #include "src/daemon/daemon.hpp"
 #include "src/daemon/daemon_options.hpp"
 #include "src/daemon/logging.hpp"
@@ -26,14 +26,6 @@ using namespace rtotem::daemon;
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
-
-// This start's seal epoch: the wall clock in nanoseconds, so that it is above every epoch an
-// earlier start of this node used, which the other nodes' replay windows remember.
-std::uint64_t seal_epoch() {
-  timespec now{};
-  clock_gettime(CLOCK_REALTIME, &now);
-  return static_cast<std::uint64_t>(now.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(now.tv_nsec);
-}
 
 // Everything start-up decides before it opens anything: the config, this node, the protocol.
 Result<DaemonSetup> prepare(const DaemonOptions& options, transport::UdpConfig& udp) {
@@ -61,7 +53,6 @@ Result<DaemonSetup> prepare(const DaemonOptions& options, transport::UdpConfig& 
   if (const std::string warning = config::crypto_off_warning(*loaded); !warning.empty())
     qb_log(LOG_WARNING, "%s", warning.c_str());
   udp_config->params.key = std::move(key).value();
-  udp_config->params.epoch = seal_epoch();
   auto totem = loaded->totem.resolved();
   if (!totem) return Error::make("{}: totem: {}", options.config_path, totem.error().message());
   if (auto fits = totem->check(udp_config->params); !fits)
@@ -93,6 +84,14 @@ int run(const DaemonOptions& options) {
   if (auto made = make_state_dir(setup->state_dir); !made) {
     qb_log(LOG_ERR, "%s", made.error().message().c_str());
     return kExitFailed;
+  }
+  if (udp.params.key) {
+    auto epoch = next_seal_epoch(setup->state_dir, wall_clock_ns());
+    if (!epoch) {
+      qb_log(LOG_ERR, "%s", epoch.error().message().c_str());
+      return kExitFailed;
+    }
+    udp.params.epoch = *epoch;
   }
   if (auto applied = logging_apply(setup->config.logging, options.foreground); !applied) {
     qb_log(LOG_ERR, "%s", applied.error().message().c_str());

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -104,6 +105,27 @@ TEST_F(CryptoClusterTest, ASealedClusterFormsAndDeliversInOneOrder) {
     EXPECT_EQ(json_counter(stats, "drop_auth"), 0u) << stats;
     EXPECT_EQ(json_counter(stats, "drop_replay"), 0u) << stats;
   }
+}
+
+// The others' replay windows remember node 3's epoch: its next start must come back above it
+// (the state directory's sealepoch file, the clock), or it would never be heard again.
+TEST_F(CryptoClusterTest, AKilledSealedDaemonRestartsWithANewerEpochAndRejoins) {
+  ASSERT_NO_FATAL_FAILURE(start_three());
+  cluster.kill(3, SIGKILL);
+  clients.pop_back();
+  ASSERT_TRUE(pump_until(all(), [&] {
+    return std::all_of(clients.begin(), clients.end(),
+                       [](const auto& c) { return c->rings.back() == std::vector<std::uint32_t>{1, 2}; });
+  }, 30s)) << "no ring of the two survivors";
+  const std::uint64_t replay_before = link_counter(1, "drop_replay");
+  cluster.start(3);
+  clients.push_back(std::make_unique<TestClient>());
+  ASSERT_EQ(clients.back()->connect(cluster.ipc_name(3)), 0);
+  ASSERT_TRUE(pump_until(all(), [&] {
+    return std::all_of(clients.begin(), clients.end(),
+                       [](const auto& c) { return !c->rings.empty() && c->rings.back().size() == 3; });
+  }, 30s)) << "the restarted node did not rejoin";
+  EXPECT_EQ(link_counter(1, "drop_replay"), replay_before);  // nothing of its new start looked old
 }
 
 TEST_F(CryptoClusterTest, ADaemonWithAnotherKeyCannotJoinAndIsCountedAsAuthFailures) {
