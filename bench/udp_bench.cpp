@@ -255,8 +255,8 @@ int main(int argc, char** argv) {
       sealed_cells = fmt::format(" {:.0f} ({:.0f}-{:.0f}) | {:.2f} | {:.1f} |", sealed, *smin, *smax, sealed / ours,
                                  sealed * size / 1e6);
     }
-    fmt::print("| {} | {:.0f} ({:.0f}-{:.0f}) | {:.0f} ({:.0f}-{:.0f}) | {:.2f} | {:.1f} |{} {:.6f} | {} |\n", size, raw,
-               *rmin, *rmax, ours, *omin, *omax, ours / raw, ours * size / 1e6, sealed_cells,
+    fmt::print("| {} | {:.0f} ({:.0f}-{:.0f}) | {:.0f} ({:.0f}-{:.0f}) | {:.2f} | {:.1f} |{} {:.6f} | {} |\n", size,
+               raw, *rmin, *rmax, ours, *omin, *omax, ours / raw, ours * size / 1e6, sealed_cells,
                double(allocations) / double(measured), lost);
   }
   return 0;

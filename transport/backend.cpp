@@ -132,8 +132,10 @@ Status Backend::flush() noexcept {
 // counter: no nonce is ever used twice, and no slot is rewritten while a packet in it waits.
 std::span<TxItem> Backend::seal_front(std::span<TxItem> items) noexcept {
   items = items.first(std::min(items.size(), kSealBatchMax));
-  for (std::size_t i = 0; i < items.size(); ++i)
-    items[i].wire = crypto_->seal(items[i].buffer->wire(), seal_region_.subspan(i * layout_.seal_slot, layout_.seal_slot));
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const auto slot = seal_region_.subspan(i * layout_.seal_slot, layout_.seal_slot);
+    items[i].wire = crypto_->seal(items[i].buffer->wire(), slot);
+  }
   return items;
 }
 

@@ -35,7 +35,8 @@ std::string Daemon::status_json() const {
   std::string members;
   for (NodeId n : node.members()) members += fmt::format("{}{}", members.empty() ? "" : ", ", n);
   return fmt::format(
-      "{{\"nodeid\": {}, \"cluster_name\": {}, \"transport\": {}, \"crypto\": {}, \"local_address\": {}, \"state\": {}, "
+      "{{\"nodeid\": {}, \"cluster_name\": {}, \"transport\": {}, \"crypto\": {}, \"local_address\": {}, "
+      "\"state\": {}, "
       "\"ring\": {{\"rep\": {}, \"seq\": {}}}, \"members\": [{}], \"clients\": {}, \"groups\": {}, "
       "\"configurations\": {}, \"link\": {}}}",
       setup_.self.nodeid, json_quoted(setup_.config.cluster_name), json_quoted(config::describe(setup_.config.transport)),

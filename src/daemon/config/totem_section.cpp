@@ -159,7 +159,8 @@ Result<bool> read_totem_key(ParseContext& context, const Value& value, DaemonCon
   if (key == "transport") return read_transport(context, value, config);
   if (key == "fallback") return known(value.read(config.rdma_fallback));
   if (key == "netmtu") return known(value.read(config.netmtu, transport::kMtuMin, transport::kMtuMax, "bytes"));
-  if (key == "crypto" || key == "crypto_cipher" || key == "crypto_hash") return read_crypto(context, value, config, crypto);
+  if (key == "crypto" || key == "crypto_cipher" || key == "crypto_hash")
+    return read_crypto(context, value, config, crypto);
   if (key == "keyfile") {
     config.keyfile_line = value.line();
     return known(value.read(config.keyfile));

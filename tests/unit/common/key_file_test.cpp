@@ -86,7 +86,8 @@ TEST_F(KeyFileTest, AMissingDirectoryIsAnErrorThatNamesThePath) {
 }
 
 TEST_F(KeyFileTest, ReadRefusesWhatIsNotAPrivateKeyOfTheRightSize) {
-  EXPECT_EQ(read_error(), "key file " + path + ": does not exist (make one with rtotem-keygen and copy it to every node)");
+  EXPECT_EQ(read_error(),
+            "key file " + path + ": does not exist (make one with rtotem-keygen and copy it to every node)");
   write_raw(transport::kClusterKeySize, 0644);
   EXPECT_EQ(read_error(), "key file " + path + ": permissions 0644 are too open: a cluster key must not be accessible "
                           "by group or others (chmod 0400 " + path + ")");
