@@ -11,6 +11,10 @@ Result<BenchOptions> parse_options(int argc, char** argv) {
   BenchOptions o;
   for (int i = 1; i < argc; ++i) {
     const std::string_view option = argv[i];
+    if (option == "--crypto") {
+      o.crypto = true;
+      continue;
+    }
     if (i + 1 >= argc) return Error::make("{}: needs a value (or is unknown)", option);
     const std::string_view value = argv[++i];
     if (option == "--messages") {
@@ -42,6 +46,11 @@ Result<BenchOptions> parse_options(int argc, char** argv) {
       return Error::make("unknown option '{}'", option);
     }
   }
+  if (o.crypto)
+    for (std::uint32_t size : o.sizes)
+      if (size > transport::kMtuMax - transport::kSealOverhead)
+        return Error::make("--sizes: {} does not fit a sealed packet (at most {})", size,
+                           transport::kMtuMax - transport::kSealOverhead);
   return o;
 }
 

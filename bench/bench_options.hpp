@@ -16,10 +16,13 @@ struct BenchOptions {
   std::uint32_t window = 256;
   unsigned rounds = 3;
   std::uint16_t port = 17400;
+  // A third contender, in the same rounds: the backend sealing and opening every packet with a
+  // cluster key (what totem.crypto costs at this layer).
+  bool crypto = false;
 };
 
 inline constexpr const char* kUsage =
-    "usage: rtotem-bench-udp [--messages N] [--sizes 64,1024,...] [--window W] [--rounds R] [--port P]\n";
+    "usage: rtotem-bench-udp [--messages N] [--sizes 64,1024,...] [--window W] [--rounds R] [--port P] [--crypto]\n";
 
 Result<BenchOptions> parse_options(int argc, char** argv);
 

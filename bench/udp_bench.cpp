@@ -11,6 +11,7 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -83,13 +84,17 @@ class CountingSink final : public PacketSink {
   void on_packets(std::span<InboundPacket> batch) override { packets += batch.size(); }
 };
 
-UdpConfig bench_config(const Workload& w, NodeId id) {
+// `key`: null for packets in the clear; with one, room for the seal on top of the payload.
+UdpConfig bench_config(const Workload& w, NodeId id, const std::shared_ptr<const ClusterKey>& key) {
   const auto a = InetAddress::parse("127.0.0.1", w.port).value();
   const auto b = InetAddress::parse("127.0.0.1", static_cast<std::uint16_t>(w.port + 1)).value();
   UdpConfig c;
   c.params.local_node = id;
   c.params.cluster_id = cluster_id_from_name("bench");
-  c.params.mtu = std::max<std::uint32_t>(w.size, kMtuMin);
+  const auto seal = static_cast<std::uint32_t>(key ? kSealOverhead : 0);
+  c.params.mtu = std::max<std::uint32_t>(w.size, kMtuMin) + seal;
+  c.params.key = key;
+  c.params.epoch = 1;
   c.params.send_buffers = 2048;
   c.params.recv_buffers = 1024;
   c.bind = id == 1 ? a : b;
@@ -97,9 +102,9 @@ UdpConfig bench_config(const Workload& w, NodeId id) {
   return c;
 }
 
-RunResult run_backend(const Workload& w) {
-  auto a = UdpBackend::open(bench_config(w, 1));
-  auto b = UdpBackend::open(bench_config(w, 2));
+RunResult run_backend(const Workload& w, const std::shared_ptr<const ClusterKey>& key) {
+  auto a = UdpBackend::open(bench_config(w, 1, key));
+  auto b = UdpBackend::open(bench_config(w, 2, key));
   if (!a || !b) {
     fmt::print(stderr, "open failed: {}\n", !a ? a.error().message() : b.error().message());
     std::exit(1);
@@ -207,27 +212,52 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "rtotem-bench-udp: {}\n{}", options.error().message(), kUsage);
     return 2;
   }
-  fmt::print("| payload B | raw msgs/s (median, range) | rtotem msgs/s (median, range) | rtotem/raw | rtotem MB/s | heap allocs/msg | lost (all runs) |\n");
-  fmt::print("|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::shared_ptr<const ClusterKey> key;
+  if (options->crypto) {
+    auto made = ClusterKey::random();
+    if (!made) {
+      fmt::print(stderr, "rtotem-bench-udp: {}\n", made.error().message());
+      return 1;
+    }
+    key = std::make_shared<const ClusterKey>(std::move(made).value());
+  }
+  const std::string sealed_header = key ? " sealed msgs/s (median, range) | sealed/rtotem | sealed MB/s |" : "";
+  const std::string sealed_rule = key ? "---:|---:|---:|" : "";
+  fmt::print("| payload B | raw msgs/s (median, range) | rtotem msgs/s (median, range) | rtotem/raw | rtotem MB/s |{} "
+             "heap allocs/msg | lost (all runs) |\n",
+             sealed_header);
+  fmt::print("|---:|---:|---:|---:|---:|{}---:|---:|\n", sealed_rule);
   for (std::uint32_t size : options->sizes) {
     Workload w{options->messages, size, options->window, options->port};
-    std::vector<double> raw_rates, our_rates;
+    std::vector<double> raw_rates, our_rates, sealed_rates;
     std::uint64_t allocations = 0, measured = 0, lost = 0;
-    for (unsigned round = 0; round < options->rounds; ++round) {  // A B A B: same noise for both
-      RunResult raw = run_raw(w);
-      raw_rates.push_back(double(raw.delivered) / raw.seconds);
-      RunResult ours = run_backend(w);
-      our_rates.push_back(double(ours.delivered) / ours.seconds);
-      allocations += ours.allocations;
-      measured += ours.delivered;
-      lost += ours.lost + raw.lost;
+    auto count = [&](const RunResult& r, std::vector<double>& rates) {
+      rates.push_back(double(r.delivered) / r.seconds);
+      lost += r.lost;
+    };
+    for (unsigned round = 0; round < options->rounds; ++round) {  // A B (C) A B (C): same noise for all
+      count(run_raw(w), raw_rates);
+      for (const bool sealed : {false, true}) {
+        if (sealed && !key) continue;
+        RunResult ours = run_backend(w, sealed ? key : nullptr);
+        count(ours, sealed ? sealed_rates : our_rates);
+        allocations += ours.allocations;
+        measured += ours.delivered;
+      }
     }
     const double ours = median(our_rates), raw = median(raw_rates);
     auto [rmin, rmax] = std::minmax_element(raw_rates.begin(), raw_rates.end());
     auto [omin, omax] = std::minmax_element(our_rates.begin(), our_rates.end());
-    fmt::print("| {} | {:.0f} ({:.0f}-{:.0f}) | {:.0f} ({:.0f}-{:.0f}) | {:.2f} | {:.1f} | {:.6f} | {} |\n", size, raw,
-               *rmin, *rmax, ours, *omin, *omax, ours / raw, ours * size / 1e6, double(allocations) / double(measured),
-               lost);
+    std::string sealed_cells;
+    if (key) {
+      const double sealed = median(sealed_rates);
+      auto [smin, smax] = std::minmax_element(sealed_rates.begin(), sealed_rates.end());
+      sealed_cells = fmt::format(" {:.0f} ({:.0f}-{:.0f}) | {:.2f} | {:.1f} |", sealed, *smin, *smax, sealed / ours,
+                                 sealed * size / 1e6);
+    }
+    fmt::print("| {} | {:.0f} ({:.0f}-{:.0f}) | {:.0f} ({:.0f}-{:.0f}) | {:.2f} | {:.1f} |{} {:.6f} | {} |\n", size,
+               raw, *rmin, *rmax, ours, *omin, *omax, ours / raw, ours * size / 1e6, sealed_cells,
+               double(allocations) / double(measured), lost);
   }
   return 0;
 }

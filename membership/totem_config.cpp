@@ -43,18 +43,19 @@ Result<TotemConfig> TotemConfig::resolved() const {
 }
 
 Result<void> TotemConfig::check(const transport::BackendParams& backend) const {
-  if (rtr_max_for_mtu(backend.mtu) < 1 || members_max_for_mtu(backend.mtu) < 1 ||
-      backend.mtu <= 2 * mcast_header_size() + kChunkHeaderSize)
-    return Error::make("mtu {} cannot carry a token with a retransmit request and a message", backend.mtu);
+  const std::uint32_t mtu = backend.payload_mtu();  // what the protocol may fill: sealing takes the rest
+  if (rtr_max_for_mtu(mtu) < 1 || members_max_for_mtu(mtu) < 1 ||
+      mtu <= 2 * mcast_header_size() + kChunkHeaderSize)
+    return Error::make("mtu {} cannot carry a token with a retransmit request and a message", mtu);
   // A quarter of the receive ring for the window: Recovery holds an old ring's messages as well.
   if (backend.recv_buffers / 4 < 2 * window_size)
     return Error::make("recv_buffers {} must be at least 8 x window_size ({})", backend.recv_buffers,
                        8 * window_size);
   // A message of max_message_size must fit the send queue and the send buffers left to submit().
-  const std::size_t pieces = pieces_for(max_message_size, backend.mtu);
+  const std::size_t pieces = pieces_for(max_message_size, mtu);
   if (pieces > send_queue_max)
     return Error::make("max_message_size {} takes {} packets of mtu {}, above send_queue_max {}", max_message_size,
-                       pieces, backend.mtu, send_queue_max);
+                       pieces, mtu, send_queue_max);
   if (backend.send_buffers <= window_size + kRtrMax + 2 + pieces)
     return Error::make("send_buffers {} must be above window_size + {} + the {} packets of a max_message_size "
                        "message ({})",

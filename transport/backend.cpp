@@ -1,6 +1,7 @@
 // The shared part of every backend: queueing, the local self-delivery path, header validation.
 #include "transport/backend.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace rtotem::transport {
@@ -13,6 +14,10 @@ Result<void> BackendParams::validate() const {
     return Error::make("send_buffers {} is below the transmit queue depth {}", send_buffers, kTxQueueMax);
   if (recv_buffers < kRxBatchMax)
     return Error::make("recv_buffers {} is below the receive batch {}", recv_buffers, kRxBatchMax);
+  if (key && epoch == 0) return Error::make("a sealing backend needs an epoch above 0");
+  if (key && mtu < kMtuMin + kSealOverhead)
+    return Error::make("mtu {} leaves {} bytes a packet once sealed ({} bytes of nonce and tag), below {}", mtu,
+                       mtu - std::min<std::uint32_t>(mtu, kSealOverhead), kSealOverhead, kMtuMin);
   return {};
 }
 
@@ -23,6 +28,10 @@ BufferLayout BufferLayout::of(const BackendParams& params, std::uint32_t recv_he
   layout.recv_slot = RecvRing::slot_size(wire, recv_headroom);
   layout.send_bytes = SendPool::bytes_needed(params.send_buffers, layout.send_slot);
   layout.recv_bytes = std::size_t(params.recv_buffers) * layout.recv_slot;
+  if (params.key) {  // a sealed packet is as long as the wire allows: payload_mtu + overhead == mtu
+    layout.seal_slot = layout.send_slot;
+    layout.seal_bytes = kSealBatchMax * layout.seal_slot;
+  }
   return layout;
 }
 
@@ -31,6 +40,10 @@ Backend::Backend(const BackendParams& params, BufferArena arena, const BufferLay
   RTOTEM_ASSERT(arena_.region().size() >= layout_.total_bytes());
   auto send_region = arena_.carve(layout_.send_bytes);
   recv_region_ = arena_.carve(layout_.recv_bytes);
+  if (params_.key) {
+    seal_region_ = arena_.carve(layout_.seal_bytes);
+    crypto_ = std::make_unique<WireCrypto>(params_.key, params_.epoch);
+  }
   send_pool_ = std::make_unique<SendPool>(send_region, params_.send_buffers, layout_.send_slot);
   header_template_.cluster_id = params_.cluster_id;
   header_template_.sender = params_.local_node;
@@ -58,7 +71,7 @@ Status Backend::multicast(const SendBufferRef& buffer) noexcept {
 Status Backend::unicast(NodeId dest, const SendBufferRef& buffer) noexcept {
   if (dest == params_.local_node) {
     if (closed_) return Status::kClosed;
-    if (buffer->payload().size() > params_.mtu) {
+    if (buffer->payload().size() > mtu()) {
       ++counters_.tx_too_large;
       return Status::kTooLarge;
     }
@@ -79,7 +92,7 @@ Status Backend::unicast(NodeId dest, const SendBufferRef& buffer) noexcept {
 Status Backend::enqueue(NodeId dest, const SendBufferRef& buffer) noexcept {
   RTOTEM_ASSERT(buffer && buffer->kind() == BufferKind::kSend);
   if (closed_) return Status::kClosed;
-  if (buffer->payload().size() > params_.mtu) {
+  if (buffer->payload().size() > mtu()) {
     ++counters_.tx_too_large;
     return Status::kTooLarge;
   }
@@ -102,6 +115,7 @@ Status Backend::flush() noexcept {
   if (closed_) return Status::kClosed;
   while (!tx_.empty()) {
     auto items = tx_.pending();
+    if (crypto_) items = seal_front(items);
     const std::size_t done = transmit(items);
     RTOTEM_ASSERT(done <= items.size());
     tx_.pop_front(done);
@@ -111,6 +125,18 @@ Status Backend::flush() noexcept {
     }
   }
   return Status::kOk;
+}
+
+// Seals the first kSealBatchMax items into the seal slots, slot i for item i, and points their
+// `wire` there. What transmit does not send now is sealed again on the next flush, with a new
+// counter: no nonce is ever used twice, and no slot is rewritten while a packet in it waits.
+std::span<TxItem> Backend::seal_front(std::span<TxItem> items) noexcept {
+  items = items.first(std::min(items.size(), kSealBatchMax));
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const auto slot = seal_region_.subspan(i * layout_.seal_slot, layout_.seal_slot);
+    items[i].wire = crypto_->seal(items[i].buffer->wire(), slot);
+  }
+  return items;
 }
 
 std::size_t Backend::poll(PacketSink& sink) noexcept {
@@ -169,13 +195,34 @@ bool Backend::accept(RecvBufferRef buffer, std::size_t size, bool truncated,
     ++counters_.drop_unknown_sender;
     return false;
   }
-  buffer->set_received(static_cast<std::uint32_t>(size), header.sender);
+  std::uint32_t payload_len = header.payload_len;
+  if (!open_sealed(*buffer, size, header, payload_len)) return false;
+  buffer->set_received(static_cast<std::uint32_t>(kWireHeaderSize + payload_len), header.sender);
   ++counters_.rx_packets;
   counters_.rx_bytes += size;
   out.from = header.sender;
   out.payload = buffer->payload();
   out.hold = std::move(buffer);
   return true;
+}
+
+// Without a key, a sealed packet cannot be read: crypto is on at the sender only. With one, the
+// packet must open (WireCrypto checks the replay window first, then authenticates, in place).
+bool Backend::open_sealed(RecvBuffer& buffer, std::size_t size, const WireHeader& header,
+                          std::uint32_t& payload_len) noexcept {
+  if (!crypto_) {
+    if ((header.flags & kFlagSealed) == 0) return true;
+    ++counters_.drop_auth;
+    return false;
+  }
+  switch (crypto_->open(std::span(buffer.data(), size), header.sender, payload_len)) {
+    case OpenCheck::kOk: return true;
+    case OpenCheck::kShort: ++counters_.drop_short; return false;
+    case OpenCheck::kUnsealed:
+    case OpenCheck::kAuth: ++counters_.drop_auth; return false;
+    case OpenCheck::kReplay: ++counters_.drop_replay; return false;
+  }
+  return false;
 }
 
 }  // namespace rtotem::transport

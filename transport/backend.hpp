@@ -5,8 +5,10 @@
 //   acquire()  -> a send buffer from this backend's pool, header stamped
 //   multicast()/unicast() -> queue it (shared, not copied); the own node gets its multicasts
 //                 through a local path, whatever the network does with multicast loopback
-//   flush()    -> push the queue out in batches (sendmmsg, one chained ibv_post_send)
-//   poll(sink) -> hand a batch of received packets to the sink; what it does not keep is re-posted
+//   flush()    -> push the queue out in batches (sendmmsg, one chained ibv_post_send); with a
+//                 cluster key each packet is sealed first, into the backend's seal slots
+//   poll(sink) -> hand a batch of received packets to the sink; what it does not keep is re-posted;
+//                 with a cluster key each is opened (or dropped and counted) before the sink sees it
 //
 // Lifetime: every Ref to this backend's buffers must be dropped before the backend is destroyed.
 #pragma once
@@ -20,11 +22,13 @@
 
 #include "transport/buffer.hpp"
 #include "transport/buffer_arena.hpp"
+#include "transport/cluster_key.hpp"
 #include "transport/counters.hpp"
 #include "transport/recv_ring.hpp"
 #include "transport/result.hpp"
 #include "transport/send_pool.hpp"
 #include "transport/tx_queue.hpp"
+#include "transport/wire_crypto.hpp"
 
 namespace rtotem::transport {
 
@@ -32,27 +36,49 @@ inline constexpr std::size_t kRxBatchMax = 32;       // packets one poll hands t
 inline constexpr std::size_t kLoopbackMax = kTxQueueMax;
 inline constexpr std::uint32_t kMtuMin = 256;
 inline constexpr std::uint32_t kMtuMax = 65000;      // fits a UDP datagram with our header
+// Packets sealed per transmit call, each into its own seal slot: as many as a sendmmsg takes.
+inline constexpr std::size_t kSealBatchMax = 64;
 static_assert(kRxBatchMax <= kTxQueueMax);
+static_assert(kSealBatchMax <= kTxQueueMax);
 
 struct BackendParams {
   NodeId local_node = kNoNode;
   std::uint32_t cluster_id = 0;
-  std::uint32_t mtu = 1400;            // largest payload per packet, our header not counted
+  // Largest packet on the wire, our header not counted. With a key the protocol's share of it
+  // (payload_mtu) is kSealOverhead less, so a sealed packet is still one datagram of this size.
+  std::uint32_t mtu = 1400;
   std::uint32_t send_buffers = 1024;
   std::uint32_t recv_buffers = 1024;
+  // The cluster key: every packet sealed and opened with it (WireCrypto). Null: in the clear.
+  std::shared_ptr<const ClusterKey> key;
+  // With a key: this start of the node, greater than any epoch it used before (replay windows
+  // drop older epochs). The daemon takes the wall clock in ns (raised past the last one it
+  // persisted); the simulator counts incarnations.
+  std::uint64_t epoch = 0;
 
+  // The largest payload the protocol may put in one packet.
+  std::uint32_t payload_mtu() const noexcept {
+    return key ? mtu - static_cast<std::uint32_t>(kSealOverhead) : mtu;
+  }
   Result<void> validate() const;
 };
 
-// Slot sizes and arena size for a backend's buffers.
+// Slot sizes and arena size for a backend's buffers. With a key the arena also holds the seal
+// slots, where packets are sealed on their way out (a send buffer is shared with the retransmit
+// queue and the local path, which want it in the clear: it is never sealed in place). In the
+// arena, so an RDMA backend's one registration covers them too.
 struct BufferLayout {
   std::uint32_t send_slot = 0;
   std::uint32_t recv_slot = 0;
+  std::uint32_t seal_slot = 0;  // 0 without a key
   std::size_t send_bytes = 0;
   std::size_t recv_bytes = 0;
+  std::size_t seal_bytes = 0;
 
   static BufferLayout of(const BackendParams& params, std::uint32_t recv_headroom) noexcept;
-  std::size_t total_bytes() const noexcept { return align_up(send_bytes, kBufferAlign) + recv_bytes; }
+  std::size_t total_bytes() const noexcept {
+    return align_up(send_bytes, kBufferAlign) + align_up(recv_bytes, kBufferAlign) + seal_bytes;
+  }
 };
 
 struct InboundPacket {
@@ -85,7 +111,11 @@ class Backend {
   virtual int tx_fd() const noexcept { return -1; }
 
   NodeId local_node() const noexcept { return params_.local_node; }
-  std::uint32_t mtu() const noexcept { return params_.mtu; }
+  // The largest payload the protocol may send (BackendParams::payload_mtu).
+  std::uint32_t mtu() const noexcept { return params_.payload_mtu(); }
+  // The largest packet on the wire, header included: what a receive must take whole.
+  std::size_t wire_max() const noexcept { return params_.mtu + kWireHeaderSize; }
+  bool sealed() const noexcept { return crypto_ != nullptr; }
   std::uint32_t recv_buffers() const noexcept { return params_.recv_buffers; }
   const BackendCounters& counters() const noexcept { return counters_; }
   const SendPool& send_pool() const noexcept { return *send_pool_; }
@@ -113,6 +143,9 @@ class Backend {
 
   // Hooks. transmit: send items from the front, in order; return how many were fully handled
   // (sent, or dropped and counted as tx_errors). Fewer than items.size() means "device full".
+  // Send each item's `wire` bytes: sealed ones live in a seal slot that the next flush rewrites,
+  // so the device must be done with them (sendmmsg copies; the simulator copies) when transmit
+  // returns. An RDMA backend, whose sends complete later, must hold its slots until completion.
   virtual std::size_t transmit(std::span<TxItem> items) noexcept = 0;
   // receive: fill `out` with validated packets (see accept); return the count. It stops only
   // when `out` is full or the device has nothing more: rejected packets do not use up the batch,
@@ -124,8 +157,10 @@ class Backend {
   virtual void on_close() noexcept {}
 
   // For receive(): validates the `size` wire bytes the device put in `buffer` (`truncated`: the
-  // packet did not fit). On success labels the buffer, counts it, fills `out` and returns true;
-  // otherwise counts the reason and returns false (the caller drops the Ref: re-posted).
+  // packet did not fit), and opens them in place with a key. On success labels the buffer, counts
+  // it, fills `out` and returns true; otherwise counts the reason and returns false (the caller
+  // drops the Ref: re-posted). No byte of the payload is read before the header is valid and,
+  // with a key, the packet authenticated.
   bool accept(RecvBufferRef buffer, std::size_t size, bool truncated, InboundPacket& out) noexcept;
 
   std::span<std::byte> recv_region() const noexcept { return recv_region_; }
@@ -136,11 +171,16 @@ class Backend {
  private:
   Status enqueue(NodeId dest, const SendBufferRef& buffer) noexcept;
   void loop_back(const SendBufferRef& buffer) noexcept;
+  std::span<TxItem> seal_front(std::span<TxItem> items) noexcept;
+  bool open_sealed(RecvBuffer& buffer, std::size_t size, const WireHeader& header,
+                   std::uint32_t& payload_len) noexcept;
 
   BackendParams params_;
   BufferLayout layout_;
   BufferArena arena_;
   std::span<std::byte> recv_region_;
+  std::span<std::byte> seal_region_;    // kSealBatchMax slots of layout_.seal_slot; empty without a key
+  std::unique_ptr<WireCrypto> crypto_;  // null without a key
   std::unique_ptr<SendPool> send_pool_;
   WireHeader header_template_;
   TxQueue tx_;

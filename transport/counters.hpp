@@ -24,15 +24,19 @@ namespace rtotem::transport {
   X(rx_loopback)          /* own multicasts delivered through the local path */       \
   X(rx_ring_empty)        /* receives skipped: every receive buffer is held */        \
   X(rx_errors)            /* receive calls that failed with an error */               \
-  X(drop_short)           /* shorter than our header */                               \
+  X(drop_short)           /* shorter than our header (sealed: than a nonce and tag) */ \
   X(drop_truncated)       /* larger than a receive buffer */                          \
   X(drop_bad_magic)       /* not an rtotem packet */                                  \
   X(drop_bad_version)     /* another wire format version */                           \
   X(drop_foreign_cluster) /* another cluster's packet */                              \
   X(drop_bad_length)      /* header length disagrees with the packet */               \
   X(drop_no_sender)       /* sender node id 0 */                                      \
-  X(drop_self_echo)       /* our own multicast looped back by the network */            \
-  X(drop_unknown_sender)  /* sender id not in this backend's node list */
+  X(drop_self_echo)       /* our own multicast looped back by the network */          \
+  X(drop_unknown_sender)  /* sender id not in this backend's node list */             \
+  X(drop_auth)            /* not opened: another key, altered, forged, sealed on one  \
+                             side only (totem.crypto) */                               \
+  X(drop_replay)          /* sealed packet seen before, left of the replay window, of \
+                             an older epoch, or from a sender past the table */
 
 struct BackendCounters {
 #define RTOTEM_DECLARE_COUNTER(name) std::uint64_t name = 0;
@@ -41,7 +45,7 @@ struct BackendCounters {
 
   std::uint64_t drops() const noexcept {
     return drop_short + drop_truncated + drop_bad_magic + drop_bad_version + drop_foreign_cluster +
-           drop_bad_length + drop_no_sender + drop_self_echo + drop_unknown_sender;
+           drop_bad_length + drop_no_sender + drop_self_echo + drop_unknown_sender + drop_auth + drop_replay;
   }
 
   template <class Fn>

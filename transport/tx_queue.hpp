@@ -16,6 +16,9 @@ inline constexpr std::size_t kTxQueueMax = 256;
 struct TxItem {
   NodeId dest = kNoNode;  // kNoNode: multicast to the ring
   SendBufferRef buffer;
+  // The bytes to send: the buffer's own wire bytes, or (with a key) the sealed copy in a seal slot
+  // that Backend::flush made for this transmit call.
+  std::span<const std::byte> wire;
 };
 
 class TxQueue {
@@ -27,7 +30,8 @@ class TxQueue {
   void push(NodeId dest, SendBufferRef buffer) noexcept {
     RTOTEM_ASSERT(!full());
     if (tail_ == kTxQueueMax) compact();
-    items_[tail_++] = TxItem{dest, std::move(buffer)};
+    const auto wire = buffer->wire();  // a queued buffer is shared, so never rewritten: stable
+    items_[tail_++] = TxItem{dest, std::move(buffer), wire};
   }
   // The queued items, oldest first, contiguous so a backend can walk them into one batch.
   std::span<TxItem> pending() noexcept { return {items_.data() + head_, tail_ - head_}; }

@@ -16,6 +16,9 @@ inline constexpr std::uint8_t kWireMagic0 = 'r';
 inline constexpr std::uint8_t kWireMagic1 = 't';
 inline constexpr std::uint8_t kWireVersion = 1;
 inline constexpr std::size_t kWireHeaderSize = 16;
+// flags: the payload is sealed with the cluster key (transport/wire_crypto.hpp); the other bits
+// are 0.
+inline constexpr std::uint8_t kFlagSealed = 0x01;
 
 // Layout, network byte order: magic[2] version flags | cluster_id u32 | sender u32 | payload_len u32
 struct WireHeader {

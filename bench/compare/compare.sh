@@ -17,9 +17,10 @@
 #          [--sizes "64 1024 ..."] [--lat-sizes "..."] [--configs "system:transport:crypto:sched ..."]
 #   --quick    N=3; sizes 64, 1 KiB, 64 KiB; 3 s runs; latency at 1 KiB; one repetition (< 10 min)
 #   default    N=3 and 5; sizes 64 B .. 1 MiB; 5 s runs; two repetitions
-#   configs    rtotem:udpu|udp:off:other[:NETMTU], corosync:knet|udpu:off|on:rr|other (rr =
+#   configs    rtotem:udpu|udp:off|on:other[:NETMTU], corosync:knet|udpu:off|on:rr|other (rr =
 #              corosync's default real-time scheduling, other = sched_rr: no; rtotemd always runs
-#              SCHED_OTHER; NETMTU: rtotem's totem.netmtu, default 1400), raw:udp:off:other (the
+#              SCHED_OTHER; NETMTU: rtotem's totem.netmtu, default 1400; crypto on: totem.crypto
+#              with a key from rtotem-keygen, corosync's aes256/sha256), raw:udp:off:other (the
 #              physical limit: bare sendmmsg/recvmmsg, rtotem-udp-wire, throughput only)
 # Needs root (namespaces). Installs corosync and libcpg-dev if missing, and builds rtotem (release,
 # invariant checks off) in CMP_BUILD (default build-bench). Everything it starts is killed and every

@@ -5,6 +5,7 @@
 RTOTEM_PACKAGES=(
   build-essential g++ meson ninja-build pkg-config
   libfmt-dev libqb-dev libsystemd-dev libibverbs-dev librdmacm-dev
+  libsodium-dev  # the cluster key and packet sealing (totem.crypto)
   libgtest-dev libgmock-dev
   libcpg-dev  # cpg-bench: the Corosync side of bench/compare, built by CI so it cannot rot
   clang-14 libclang-rt-14-dev  # the fuzz targets (scripts/fuzz): clang with libFuzzer

@@ -14,8 +14,6 @@
 namespace rtotem {
 namespace {
 
-constexpr std::string_view kMagic = "rtotem-ringseq 1\n";
-
 Result<void> write_all(int fd, std::string_view text, const std::string& path) {
   while (!text.empty()) {
     const ssize_t n = ::write(fd, text.data(), text.size());
@@ -26,13 +24,16 @@ Result<void> write_all(int fd, std::string_view text, const std::string& path) {
   return {};
 }
 
+// The file's first line.
+std::string magic_of(const StateNumber& number) { return fmt::format("rtotem-{} 1\n", number.file); }
+
 }  // namespace
 
-Result<RingSeqFile> RingSeqFile::in(const std::string& dir) {
+Result<RingSeqFile> RingSeqFile::in(const std::string& dir, const StateNumber& number) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) return Error::sys(errno, "state directory {}", dir);
   if (!S_ISDIR(st.st_mode)) return Error::make("state directory {} is not a directory", dir);
-  return RingSeqFile(dir, dir + "/ringseq");
+  return RingSeqFile(dir, fmt::format("{}/{}", dir, number.file), number);
 }
 
 Result<std::uint64_t> RingSeqFile::load() const {
@@ -45,14 +46,15 @@ Result<std::uint64_t> RingSeqFile::load() const {
   const ssize_t n = ::read(fd.get(), text, sizeof text);
   if (n < 0) return Error::sys(errno, "read {}", path_);
   std::string_view content(text, static_cast<std::size_t>(n));
-  if (content.size() <= kMagic.size() + 1 || !content.starts_with(kMagic) || !content.ends_with('\n'))
-    return Error::make("{}: not an rtotem ring sequence file (remove it only if this node's ring ids may be reused)", path_);
-  content.remove_prefix(kMagic.size());
+  const std::string magic = magic_of(number_);
+  if (content.size() <= magic.size() + 1 || !content.starts_with(magic) || !content.ends_with('\n'))
+    return Error::make("{}: not an rtotem {} file ({})", path_, number_.what, number_.if_removed);
+  content.remove_prefix(magic.size());
   content.remove_suffix(1);
   std::uint64_t seq = 0;
   auto [end, ec] = std::from_chars(content.data(), content.data() + content.size(), seq);
   if (ec != std::errc() || end != content.data() + content.size())
-    return Error::make("{}: ring sequence '{}' is not a number", path_, content);
+    return Error::make("{}: {} '{}' is not a number", path_, number_.what, content);
   return seq;
 }
 
@@ -61,7 +63,7 @@ Result<void> RingSeqFile::store(std::uint64_t seq) const {
   {
     transport::Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
     if (!fd) return Error::sys(errno, "create {}", temp);
-    if (auto ok = write_all(fd.get(), fmt::format("{}{}\n", kMagic, seq), temp); !ok) return ok;
+    if (auto ok = write_all(fd.get(), fmt::format("{}{}\n", magic_of(number_), seq), temp); !ok) return ok;
     if (::fsync(fd.get()) != 0) return Error::sys(errno, "fsync {}", temp);
   }
   if (::rename(temp.c_str(), path_.c_str()) != 0) return Error::sys(errno, "rename {} to {}", temp, path_);

@@ -14,7 +14,8 @@ const char* daemon_usage() noexcept {
          "  --nodeid ID        which nodelist entry this daemon is, when several are local addresses\n"
          "  --ipc-name NAME    the name clients connect to (default: ipc.name, else \"rtotem\");\n"
          "                     clients use $RTOTEM_IPC or --ipc-name\n"
-         "  --state-dir DIR    where the ring sequence number is kept (default " RTOTEM_DEFAULT_STATE_DIR ")\n"
+         "  --state-dir DIR    where the ring sequence number and the seal epoch are kept\n"
+         "                     (default " RTOTEM_DEFAULT_STATE_DIR ")\n"
          "  -t                 check the config (and which node this is), print it, exit\n"
          "  -v                 print the version and exit\n"
          "  -h, --help         this text\n";

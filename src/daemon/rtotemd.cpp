@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "src/common/seal_epoch.hpp"
 #include "src/daemon/daemon.hpp"
 #include "src/daemon/daemon_options.hpp"
 #include "src/daemon/logging.hpp"
@@ -47,6 +48,11 @@ Result<DaemonSetup> prepare(const DaemonOptions& options, transport::UdpConfig& 
   if (!self) return self.error();
   auto udp_config = config::udp_config_for(*loaded, *self);
   if (!udp_config) return udp_config.error();
+  auto key = config::load_cluster_key(*loaded);
+  if (!key) return key.error();
+  if (const std::string warning = config::crypto_off_warning(*loaded); !warning.empty())
+    qb_log(LOG_WARNING, "%s", warning.c_str());
+  udp_config->params.key = std::move(key).value();
   auto totem = loaded->totem.resolved();
   if (!totem) return Error::make("{}: totem: {}", options.config_path, totem.error().message());
   if (auto fits = totem->check(udp_config->params); !fits)
@@ -69,14 +75,23 @@ int run(const DaemonOptions& options) {
     return kExitFailed;
   }
   if (options.check_only) {
-    fmt::print("{}: ok: cluster {}, {} nodes, transport {}, this node {} ({}), ipc name {}\n", options.config_path,
-               setup->config.cluster_name, setup->config.nodes.size(), config::describe(setup->config.transport),
-               setup->self.nodeid, udp.bind.to_string(), setup->ipc_name);
+    fmt::print("{}: ok: cluster {}, {} nodes, transport {}, this node {} ({}), ipc name {}, crypto {}\n",
+               options.config_path, setup->config.cluster_name, setup->config.nodes.size(),
+               config::describe(setup->config.transport), setup->self.nodeid, udp.bind.to_string(), setup->ipc_name,
+               setup->config.crypto ? fmt::format("on (key {})", setup->config.keyfile) : std::string("off"));
     return kExitOk;
   }
   if (auto made = make_state_dir(setup->state_dir); !made) {
     qb_log(LOG_ERR, "%s", made.error().message().c_str());
     return kExitFailed;
+  }
+  if (udp.params.key) {
+    auto epoch = next_seal_epoch(setup->state_dir, wall_clock_ns());
+    if (!epoch) {
+      qb_log(LOG_ERR, "%s", epoch.error().message().c_str());
+      return kExitFailed;
+    }
+    udp.params.epoch = *epoch;
   }
   if (auto applied = logging_apply(setup->config.logging, options.foreground); !applied) {
     qb_log(LOG_ERR, "%s", applied.error().message().c_str());

@@ -72,8 +72,15 @@ Result<void> check_spec(const SimSpec& spec) {
 
 }  // namespace
 
-Result<std::unique_ptr<SimCluster>> SimCluster::create(const SimSpec& spec) {
-  if (auto ok = check_spec(spec); !ok) return ok.error();
+Result<std::unique_ptr<SimCluster>> SimCluster::create(const SimSpec& given) {
+  if (auto ok = check_spec(given); !ok) return ok.error();
+  SimSpec spec = given;
+  if (spec.crypto && !spec.backend.key) {
+    // Random, not drawn from the seed: the key changes the bytes on the wire, never the run.
+    auto key = transport::ClusterKey::random();
+    if (!key) return key.error();
+    spec.backend.key = std::make_shared<const transport::ClusterKey>(std::move(key).value());
+  }
   auto totem = spec.totem.resolved();
   if (!totem) return Error::make("totem: {}", totem.error().message());
   if (auto fits = totem->check(spec.backend); !fits) return Error::make("totem: {}", fits.error().message());
@@ -108,6 +115,7 @@ SimCluster::~SimCluster() = default;  // slots_ (Nodes, then backends) go before
 Result<std::unique_ptr<SimCluster::Member>> SimCluster::make_member(NodeId id) {
   transport::BackendParams params = spec_.backend;
   params.local_node = id;
+  params.epoch = ++slots_[id - 1].incarnations;  // grows across restarts, as the daemon's clock does
   auto backend = network_.attach(params);
   if (!backend) return Error::make("node {}: {}", id, backend.error().message());
   auto made = std::make_unique<Member>(*this, std::move(backend).value(), totem_, slots_[id - 1].stored_ring_seq,

@@ -90,7 +90,10 @@ struct SimSpec {
     config.fail_recv_ms = 1000;            // must still be found, on rings of slow links too
     return config;
   }();
-  transport::BackendParams backend;        // local_node is set per node
+  transport::BackendParams backend;        // local_node is set per node (and epoch, with a key)
+  // Seal every packet (WireCrypto) with a key made for the run: the protocol over the sealing
+  // backends, duplicates dropped as replays below it. Off by default: sealing costs CPU.
+  bool crypto = false;
   // After the fault phase. 0: 30 x token_timeout (a token loss, consensus, commit and recovery).
   Time liveness_bound_us = 0;
 };
@@ -170,6 +173,7 @@ class SimCluster {
     std::uint64_t next_counter = 0;      // its application's: a MessageId is never reused
     std::optional<Time> restart_at_us;   // crashed by the drawn schedule: back then
     std::uint32_t restarts = 0;
+    std::uint64_t incarnations = 0;      // backends made: the next one's seal epoch is one more
   };
 
   SimCluster(const SimSpec& spec, const membership::TotemConfig& totem);

@@ -39,7 +39,7 @@ void SimCluster::generate_burst(Member& m, Time now) {
   std::uint64_t& next_counter = slots_[m.id - 1].next_counter;
   const std::uint64_t burst = rng.uniform_range(1, spec_.burst_max);
   const auto size_max = static_cast<std::uint32_t>(m.scratch.size());
-  const auto packet_max = static_cast<std::uint32_t>(std::min<std::size_t>(size_max, membership::piece_max(spec_.backend.mtu)));
+  const auto packet_max = static_cast<std::uint32_t>(std::min<std::size_t>(size_max, membership::piece_max(spec_.backend.payload_mtu())));
   for (std::uint64_t i = 0; i < burst && m.pending.size() < kPendingMax; ++i) {
     Submission next{MessageId{m.id, next_counter++}, 0, Delivery::kAgreed};
     if (packet_max < size_max && rng.chance(spec_.large_fraction)) {

@@ -61,6 +61,8 @@ constexpr std::string_view kUsage =
     "                         both; each rate 0.05..0.5)\n"
     "  --stops P              the share of crashes that are graceful stops: the node leaves the\n"
     "                         ring first, as rtotemd does on SIGTERM (drawn: 0..1)\n"
+    "  --crypto               seal every packet with a cluster key (XChaCha20-Poly1305, replay\n"
+    "                         windows), as rtotemd with totem.crypto on; slower (default off)\n"
     "  -v, --verbose          with --seeds: a line per seed too\n"
     "  -h, --help             this text\n";
 
@@ -154,6 +156,10 @@ Result<SimOptions> parse_sim_options(std::span<char* const> args) {
       options.verbose = true;
       continue;
     }
+    if (arg == "--crypto") {
+      options.crypto = true;
+      continue;
+    }
     auto option = next_cli_option(args, i, kOptionNames);
     if (!option) return option.error();
     const auto [name, value] = *option;
@@ -200,6 +206,7 @@ RunParams resolve(const SimOptions& options, std::uint64_t seed) {
   p.partitions = options.partitions.value_or(p.partitions);
   p.crashes = options.crashes.value_or(p.crashes);
   p.stops = options.stops.value_or(p.stops);
+  p.crypto = options.crypto;
   return p;
 }
 
@@ -218,6 +225,7 @@ SimSpec to_spec(const RunParams& params) {
   spec.partitions_per_s = params.partitions;
   spec.crashes_per_s = params.crashes;
   spec.stop_share = params.stops;
+  spec.crypto = params.crypto;
   return spec;
 }
 
@@ -227,7 +235,7 @@ std::string command_line(const RunParams& p) {
       "rtotem-sim --seed {} --nodes {} --duration {} --loss {} --dup {} --reorder {} --delay-us {} --rate {} "
       "--safe {} --token-timeout-ms {} --partitions {} --crashes {} --stops {}",
       p.seed, p.nodes, p.duration_s, p.loss, p.dup, p.reorder, p.delay_us, p.rate, p.safe, p.token_timeout_ms,
-      p.partitions, p.crashes, p.stops);
+      p.partitions, p.crashes, p.stops) + (p.crypto ? " --crypto" : "");
 }
 
 std::string_view sim_usage() noexcept { return kUsage; }

@@ -36,6 +36,7 @@ struct RunParams {
   double partitions = 0;    // network splits (partitions, one-way link cuts) per virtual second
   double crashes = 0;       // node crashes per virtual second, each followed by a restart
   double stops = 0;         // the share of those crashes that are graceful stops
+  bool crypto = false;      // packets sealed (never drawn: --crypto)
 };
 
 struct SimOptions {
@@ -55,6 +56,7 @@ struct SimOptions {
   std::optional<double> partitions;
   std::optional<double> crashes;
   std::optional<double> stops;
+  bool crypto = false;            // --crypto: seal every packet
   bool verbose = false;           // a range: a line per seed too
   bool help = false;              // --help: print the usage and exit 0
 };

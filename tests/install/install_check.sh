@@ -21,7 +21,7 @@ prefix=$(meson introspect "$build" --buildoptions | python3 -c \
 root="$work/root$prefix"
 libdir=$(dirname "$(find "$root" -name librtotem.pc -print -quit)")
 libdir=${libdir%/pkgconfig}
-for f in sbin/rtotemd bin/rtotemctl include/rtotem/rtotem.h include/rtotem/rtotem.hpp \
+for f in sbin/rtotemd sbin/rtotem-keygen bin/rtotemctl include/rtotem/rtotem.h include/rtotem/rtotem.hpp \
          etc/rtotem/rtotem.conf.example share/doc/rtotem/README.md lib/systemd/system/rtotemd.service; do
   [[ -e "$root/$f" ]] || fail "not installed: $prefix/$f"
 done
@@ -30,7 +30,9 @@ objdump -p "$libdir/librtotem.so" | grep -q 'SONAME *librtotem.so.0' || fail "li
 # Only the C API is exported.
 exported=$(nm -D --defined-only "$libdir/librtotem.so" | awk '$2 == "T" {print $3}' | grep -v '^rtotem_' || true)
 [[ -z "$exported" ]] || fail "librtotem exports more than rtotem_*: $exported"
-echo "installed: rtotemd, rtotemctl, librtotem (soname 0, rtotem_* only), headers, pkg-config, unit, example config"
+"$root/sbin/rtotem-keygen" -k "$work/authkey" >/dev/null || fail "rtotem-keygen"
+[[ $(stat -c %a "$work/authkey") == 400 ]] || fail "rtotem-keygen: the key is not mode 0400"
+echo "installed: rtotemd, rtotem-keygen, rtotemctl, librtotem (soname 0, rtotem_* only), headers, pkg-config, unit, example config"
 
 export LD_LIBRARY_PATH="$libdir"
 pc() { PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --define-variable=prefix="$root" "$@" librtotem; }

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -61,6 +62,7 @@ void DaemonCluster::start(int node) {
   const std::string nodeid = std::to_string(node);
   const std::string ipc = ipc_name(node);
   const std::string binary = rtotemd_path();
+  const std::string config = configs_.contains(node) ? configs_.at(node) : config_;
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
@@ -69,11 +71,29 @@ void DaemonCluster::start(int node) {
     FILE* out = std::freopen(logfile.c_str(), "a", stderr);
     if (out == nullptr) _exit(127);
     dup2(fileno(stderr), STDOUT_FILENO);
-    execl(binary.c_str(), binary.c_str(), "-f", "-c", config_.c_str(), "--nodeid", nodeid.c_str(), "--ipc-name",
+    execl(binary.c_str(), binary.c_str(), "-f", "-c", config.c_str(), "--nodeid", nodeid.c_str(), "--ipc-name",
           ipc.c_str(), "--state-dir", state.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   pids_[node] = pid;
+}
+
+std::string DaemonCluster::ctl_json(int node, const std::string& command) const {
+  const char* ctl = std::getenv("RTOTEMCTL");
+  EXPECT_NE(ctl, nullptr) << "set RTOTEMCTL to rtotemctl's path";
+  std::string out;
+  if (ctl == nullptr) return out;
+  if (FILE* p = popen(fmt::format("{} --ipc-name {} --json {}", ctl, ipc_name(node), command).c_str(), "r")) {
+    char buf[4096];
+    for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    pclose(p);
+  }
+  return out;
+}
+
+std::uint64_t json_counter(const std::string& json, const std::string& name) {
+  std::smatch m;
+  return std::regex_search(json, m, std::regex("\"" + name + "\": ([0-9]+)")) ? std::stoull(m[1]) : 0ull;
 }
 
 void DaemonCluster::signal(int node, int signal) {

@@ -23,6 +23,8 @@ class DaemonCluster {
   ~DaemonCluster();
 
   void start(int node);
+  // Node `node` starts with the config file at `path` instead of config_path() (another key...).
+  void use_config(int node, const std::string& path) { configs_[node] = path; }
   // Signals node `node` and reaps it (SIGKILL after 5 s); its wait status, or -1 if it was not running.
   int kill(int node, int signal);
   void signal(int node, int signal);  // and leaves it running
@@ -31,6 +33,8 @@ class DaemonCluster {
   int port() const noexcept { return port_; }
   const std::string& dir() const noexcept { return dir_; }
   std::string log(int node) const;
+  // `rtotemctl --json COMMAND` (status, stats) at node `node` (RTOTEMCTL names the binary).
+  std::string ctl_json(int node, const std::string& command) const;
 
  private:
   int nodes_;
@@ -39,7 +43,11 @@ class DaemonCluster {
   std::string dir_;
   std::string config_;
   std::map<int, pid_t> pids_;
+  std::map<int, std::string> configs_;
 };
+
+// The number after "name": in a JSON document; 0 if absent.
+std::uint64_t json_counter(const std::string& json, const std::string& name);
 
 struct Received {
   std::uint32_t nodeid = 0;

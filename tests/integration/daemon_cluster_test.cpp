@@ -19,7 +19,6 @@
 #include <cstring>
 #include <fstream>
 #include <random>
-#include <regex>
 
 #include "tests/integration/daemon_cluster.hpp"
 
@@ -70,17 +69,6 @@ class DaemonClusterTest : public ::testing::Test {
   std::vector<std::unique_ptr<TestClient>> clients;
 };
 
-// What a shell command printed on stdout.
-std::string command_output(const std::string& command) {
-  std::string out;
-  if (FILE* p = popen(command.c_str(), "r")) {
-    char buf[4096];
-    for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-    pclose(p);
-  }
-  return out;
-}
-
 TEST_F(DaemonClusterTest, EveryClientDeliversTheSameSequence) {
   ASSERT_NO_FATAL_FAILURE(start_all(3));
   ASSERT_NO_FATAL_FAILURE(join_all("orders"));
@@ -126,14 +114,8 @@ TEST_F(DaemonClusterTest, AClientDispatchingOneAtATimeGetsEveryBatchedDelivery) 
   ASSERT_EQ(reader.messages.size(), static_cast<std::size_t>(kCount)) << "deliveries stuck in a batch";
   for (int i = 0; i < kCount; ++i) EXPECT_EQ(reader.messages[static_cast<std::size_t>(i)].text, fmt::format("m{}", i));
   // And batches there were (with more than one event in some), or this tested nothing.
-  const char* ctl = std::getenv("RTOTEMCTL");
-  ASSERT_NE(ctl, nullptr) << "set RTOTEMCTL to rtotemctl's path";
-  const std::string stats = command_output(fmt::format("{} --ipc-name {} --json stats", ctl, cluster.ipc_name(2)));
-  const auto counter = [&](const std::string& name) {
-    std::smatch m;
-    return std::regex_search(stats, m, std::regex("\"" + name + "\": ([0-9]+)")) ? std::stoull(m[1]) : 0ull;
-  };
-  EXPECT_GT(counter("events_batched"), counter("event_batches")) << stats;
+  const std::string stats = cluster.ctl_json(2, "stats");
+  EXPECT_GT(json_counter(stats, "events_batched"), json_counter(stats, "event_batches")) << stats;
 }
 
 TEST_F(DaemonClusterTest, AKilledNodeLeavesAndARestartedOneRejoins) {

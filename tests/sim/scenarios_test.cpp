@@ -281,6 +281,33 @@ TEST(Replay, ThePrintedCommandReplaysTheRun) {
   }
 }
 
+// Sealed packets (rtotemd's totem.crypto): the same guarantees under loss, duplication (the copies
+// now dropped below the protocol, as replays) and a crash whose restart comes back with a newer
+// epoch that the others' replay windows must take.
+TEST(Crypto, ASealedClusterUnderLossDuplicationAndACrashKeepsEveryGuarantee) {
+  SimSpec spec = spec_of(31, 4, faults_of(0.05, 0.1, 20, 400), 150);
+  spec.crypto = true;
+  spec.duration_us = 9 * kSecondUs;
+  spec.script = {crash_at(1 * kSecondUs, 2), restart_at(kRestartUs, 2)};
+  const SimResult r = run(spec);
+  EXPECT_TRUE(r.ok()) << explain(spec, r);
+  EXPECT_EQ(r.nodes[1].restarts, 1u);
+  EXPECT_GT(r.network.duplicated, 0u);
+  EXPECT_GE(rings_with(r, {1, 2, 3, 4}, kRestartUs, r.end_us), 1u) << explain(spec, r);
+  expect_one_ring_of_all(spec, r);
+}
+
+TEST(Crypto, ThePrintedCommandKeepsCrypto) {
+  SimOptions options;
+  options.crypto = true;
+  const std::string command = command_line(resolve(options, 9));
+  EXPECT_TRUE(command.ends_with(" --crypto")) << command;
+  auto parsed = parse_command(command);
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_TRUE(to_spec(resolve(*parsed, 9)).crypto);
+  EXPECT_FALSE(to_spec(resolve(SimOptions{}, 9)).crypto);
+}
+
 // Membership: rings form, re-form and merge by themselves (tocssrp95 §4-§5).
 
 TEST(Membership, ASingleNodeFormsARingAlone) {

@@ -33,7 +33,7 @@ SimBackend::Delivery SimBackend::deliver(std::span<const std::byte> wire) noexce
   RTOTEM_ASSERT(inbox_count_ < inbox_.size());
   // Like recvmmsg with MSG_TRUNC: keep what fits, report the rest, let accept() count it.
   // Cut where a UDP receive is cut: one MTU's worth of packet, not the (aligned) slot.
-  const std::size_t size = std::min<std::size_t>(wire.size(), mtu() + kWireHeaderSize);
+  const std::size_t size = std::min<std::size_t>(wire.size(), wire_max());
   std::memcpy(slot->data(), wire.data(), size);
   Arrival& arrival = inbox_[(inbox_head_ + inbox_count_) % inbox_.size()];
   arrival.buffer = ring_.take(*slot);
@@ -46,9 +46,9 @@ SimBackend::Delivery SimBackend::deliver(std::span<const std::byte> wire) noexce
 std::size_t SimBackend::transmit(std::span<TxItem> items) noexcept {
   ++counters_.tx_calls;
   for (const TxItem& item : items) {
-    network_.send(local_node(), item.dest, item.buffer);
+    network_.send(local_node(), item.dest, item.buffer, item.wire);
     ++counters_.tx_packets;
-    counters_.tx_bytes += item.buffer->wire().size();
+    counters_.tx_bytes += item.wire.size();
   }
   return items.size();
 }

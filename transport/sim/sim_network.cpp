@@ -103,9 +103,14 @@ void SimNetwork::advance_to(std::uint64_t t_us) {
   now_us_ = t_us;
 }
 
-void SimNetwork::send(NodeId from, NodeId dest, const SendBufferRef& buffer) {
+void SimNetwork::send(NodeId from, NodeId dest, const SendBufferRef& buffer, std::span<const std::byte> wire) {
+  Payload payload{buffer, nullptr};
+  if (wire.data() != buffer->wire().data()) {  // sealed: the slot is the sender's again after this call
+    payload.buffer.reset();
+    payload.sealed = std::make_shared<const std::vector<std::byte>>(wire.begin(), wire.end());
+  }
   if (dest != kNoNode) {
-    send_copy(from, dest, buffer);
+    send_copy(from, dest, payload);
     return;
   }
   for (const Endpoint& endpoint : endpoints_) {
@@ -115,7 +120,7 @@ void SimNetwork::send(NodeId from, NodeId dest, const SendBufferRef& buffer) {
       ++stats_.cut;
       continue;
     }
-    send_copy(from, endpoint.node, buffer);
+    send_copy(from, endpoint.node, payload);
   }
 }
 
@@ -131,7 +136,7 @@ void SimNetwork::detach(const SimBackend& backend) {
   std::make_heap(in_flight_.begin(), in_flight_.end(), later);
 }
 
-void SimNetwork::send_copy(NodeId from, NodeId to, const SendBufferRef& buffer) {
+void SimNetwork::send_copy(NodeId from, NodeId to, const Payload& payload) {
   ++stats_.sent;
   if (find(to) == nullptr) {
     ++stats_.no_receiver;
@@ -145,16 +150,16 @@ void SimNetwork::send_copy(NodeId from, NodeId to, const SendBufferRef& buffer) 
     ++stats_.lost;
     return;
   }
-  launch(from, to, buffer);
+  launch(from, to, payload);
   if (rng_.chance(faults_.duplicate)) {
     ++stats_.duplicated;
-    launch(from, to, buffer);
+    launch(from, to, payload);
   }
 }
 
-void SimNetwork::launch(NodeId from, NodeId to, const SendBufferRef& buffer) {
+void SimNetwork::launch(NodeId from, NodeId to, const Payload& payload) {
   const std::uint64_t delay_us = rng_.uniform_range(faults_.delay_min_us, faults_.delay_max_us);
-  in_flight_.push_back(Copy{now_us_ + delay_us, next_seq_++, from, to, buffer});
+  in_flight_.push_back(Copy{now_us_ + delay_us, next_seq_++, from, to, payload});
   std::push_heap(in_flight_.begin(), in_flight_.end(), later);
 }
 
@@ -165,7 +170,7 @@ void SimNetwork::deliver(const Copy& copy) {
     ++stats_.cut;
     return;
   }
-  switch (receiver->deliver(copy.buffer->wire())) {
+  switch (receiver->deliver(copy.payload.wire())) {
     case SimBackend::Delivery::kDelivered: ++stats_.delivered; return;
     case SimBackend::Delivery::kRingFull: ++stats_.ring_full; return;
     case SimBackend::Delivery::kClosed: ++stats_.no_receiver; return;

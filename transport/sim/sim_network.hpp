@@ -8,6 +8,8 @@
 // when it arrives, so a partition cuts packets in flight. A copy in flight holds a Ref to the
 // sender's buffer (zero copy, as a NIC reading the sender's memory); on arrival its bytes are
 // copied into a posted receive buffer of the receiver, or dropped if none is posted (ring_full).
+// A sealed packet (a backend with a key) lives in a seal slot the sender rewrites at its next
+// flush: its copies in flight share one copy of the sealed bytes instead.
 //
 // Determinism: no wall clock, no threads, no hash-map iteration, no pointer-ordered containers.
 // Endpoints are kept sorted by node id; in-flight copies are ordered by (deliver time, send seq).
@@ -97,21 +99,31 @@ class SimNetwork {
     NodeId node;
     SimBackend* backend;  // not owned: the backend detaches itself when destroyed
   };
+  // What the copies of one send carry: the sender's buffer (zero copy), or the sealed bytes.
+  struct Payload {
+    SendBufferRef buffer;
+    std::shared_ptr<const std::vector<std::byte>> sealed;
+
+    std::span<const std::byte> wire() const noexcept {
+      return sealed ? std::span<const std::byte>(*sealed) : buffer->wire();
+    }
+  };
   struct Copy {
     std::uint64_t deliver_us;
     std::uint64_t seq;  // send order, unique: breaks ties between copies due at the same time
     NodeId from;
     NodeId to;
-    SendBufferRef buffer;
+    Payload payload;
   };
 
-  // For SimBackend: `dest` kNoNode is a multicast.
-  void send(NodeId from, NodeId dest, const SendBufferRef& buffer);
+  // For SimBackend: `dest` kNoNode is a multicast; `wire` the bytes to deliver, the buffer's own
+  // or a sealed copy.
+  void send(NodeId from, NodeId dest, const SendBufferRef& buffer, std::span<const std::byte> wire);
   // For ~SimBackend: forgets the backend and drops its copies in flight, both ways.
   void detach(const SimBackend& backend);
 
-  void send_copy(NodeId from, NodeId to, const SendBufferRef& buffer);
-  void launch(NodeId from, NodeId to, const SendBufferRef& buffer);
+  void send_copy(NodeId from, NodeId to, const Payload& payload);
+  void launch(NodeId from, NodeId to, const Payload& payload);
   void deliver(const Copy& copy);
   // The heap's order: std::push_heap keeps the greatest on top, so "greater" is "due later".
   static bool later(const Copy& a, const Copy& b) noexcept;

@@ -26,7 +26,7 @@ std::size_t UdpBackend::fill_send_batch(std::span<TxItem> items, std::size_t ite
                                         std::size_t datagram) noexcept {
   std::size_t n = 0;
   for (; item < items.size() && n < kUdpSendBatch; ++item, datagram = 0) {
-    const auto wire = items[item].buffer->wire();
+    const auto wire = items[item].wire;
     for (; datagram < datagrams_of(items[item]) && n < kUdpSendBatch; ++datagram, ++n) {
       const InetAddress& dest = datagram_dest(items[item], datagram);
       send_iovs_[n] = iovec{const_cast<std::byte*>(wire.data()), wire.size()};
@@ -48,7 +48,7 @@ std::size_t UdpBackend::transmit(std::span<TxItem> items) noexcept {
   };
   auto advance = [&](std::size_t count) {
     for (; count > 0; --count) {
-      counters_.tx_bytes += items[item].buffer->wire().size();
+      counters_.tx_bytes += items[item].wire.size();
       if (++datagram == datagrams_of(items[item])) {
         ++item, datagram = 0;
         skip_empty();
@@ -69,7 +69,7 @@ std::size_t UdpBackend::transmit(std::span<TxItem> items) noexcept {
     // This datagram was refused (no route, filtered, too big for the path): it is lost, as on a
     // lossy network; the protocol retransmits. Count it and go on with the next.
     ++counters_.tx_errors;
-    counters_.tx_bytes -= items[item].buffer->wire().size();
+    counters_.tx_bytes -= items[item].wire.size();
     advance(1);
   }
   return item;
@@ -85,9 +85,8 @@ std::size_t UdpBackend::receive_from(int fd, std::span<InboundPacket> out, bool&
     return 0;
   }
   // Exactly one packet's worth: anything longer comes back MSG_TRUNC and is dropped.
-  const std::size_t wire_max = mtu() + kWireHeaderSize;
   for (std::uint32_t i = 0; i < n; ++i) {
-    recv_iovs_[i] = iovec{recv_posted_[i]->data(), wire_max};
+    recv_iovs_[i] = iovec{recv_posted_[i]->data(), wire_max()};
     recv_msgs_[i].msg_hdr = msghdr{};
     recv_msgs_[i].msg_hdr.msg_iov = &recv_iovs_[i];
     recv_msgs_[i].msg_hdr.msg_iovlen = 1;

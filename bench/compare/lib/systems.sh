@@ -27,13 +27,19 @@ sys_prepare() {
     nd="$dir/n$i"
     mkdir -p "$nd/run" "$nd/state"
     case "$system" in
-      rtotem) rtotem_config "$transport" "$n" >"$nd/rtotem.conf" ;;
+      rtotem) rtotem_config "$transport" "$crypto" "$n" "$dir" >"$nd/rtotem.conf" ;;
       corosync) corosync_config "$transport" "$crypto" "$sched" "$n" "$nd" "$dir" >"$nd/corosync.conf" ;;
     esac
   done
 }
 
-rtotem_config() {  # rtotem_config TRANSPORT N
+# Crypto on: one key for the run's nodes, made by the build's rtotem-keygen (mode 0400).
+rtotem_config() {  # rtotem_config TRANSPORT CRYPTO N RUNDIR
+  local crypto_lines=$'\tcrypto: off'
+  if [[ $2 == on ]]; then
+    [[ -s $4/rtotem-authkey ]] || "$CMP_BUILD/src/tools/rtotem-keygen" -k "$4/rtotem-authkey" >/dev/null
+    crypto_lines=$'\tcrypto: on\n\tkeyfile: '"$4/rtotem-authkey"
+  fi
   cat <<EOF
 totem {
 	version: 2
@@ -41,6 +47,7 @@ totem {
 	transport: $1
 	token: $CMP_TOKEN_MS
 	consensus: $CMP_CONSENSUS_MS
+$crypto_lines
 ${CMP_NETMTU:+	netmtu: $CMP_NETMTU
 }	interface {
 		linknumber: 0
@@ -54,7 +61,7 @@ logging {
 	timestamp: hires
 }
 EOF
-  sys_nodelist "$2"
+  sys_nodelist "$3"
 }
 
 corosync_config() {  # corosync_config TRANSPORT CRYPTO SCHED N NODEDIR RUNDIR

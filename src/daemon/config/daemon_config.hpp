@@ -1,12 +1,13 @@
 // rtotemd's configuration: a corosync.conf-style file read into typed values, checked key by key
 // with the file and line of every refusal, and turned into what the daemon opens.
 //
-// Corosync keys rtotem does not implement (crypto, knet, quorum...) are accepted with a warning, so
+// Corosync keys rtotem does not implement (knet, quorum...) are accepted with a warning, so
 // an existing corosync.conf can be tried as it is; any other unknown key is an error. conf/rtotem.conf
 // documents every key. Plain values: no function here keeps state or is tied to a thread.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "membership/packets.hpp"
 #include "membership/totem_config.hpp"
+#include "src/common/key_file.hpp"
 #include "src/ipc/ipc_protocol.hpp"
 #include "transport/result.hpp"
 #include "transport/udp/inet_address.hpp"
@@ -76,6 +78,13 @@ struct DaemonConfig {
   std::string mcastaddr = "239.192.0.1";
   std::uint16_t mcastport = 5405;
   int ttl = 1;
+  // totem.crypto: seal every packet with the cluster key in `keyfile` (off: packets travel in
+  // the clear, unauthenticated). Corosync's crypto_cipher/crypto_hash set it too.
+  bool crypto = false;
+  std::string keyfile = kDefaultKeyFile;
+  std::string crypto_key;  // the key that decided crypto ("totem.crypto", "totem.crypto_cipher"...); empty: default
+  int crypto_line = 0;     // its line
+  int keyfile_line = 0;    // of totem.keyfile; 0: the default path
   std::vector<NodeEntry> nodes;  // sorted by nodeid
   LoggingConfig logging;
   IpcConfig ipc;
@@ -101,6 +110,13 @@ Result<std::vector<transport::InetAddress>> host_addresses();
 Result<transport::UdpConfig> udp_config_for(const DaemonConfig& config, const NodeEntry& self);
 
 std::string_view describe(TransportKind kind) noexcept;
+
+// The cluster key when totem.crypto is on (read_key_file's checks: the file exists, is exactly
+// the key size, and group and others cannot access it); null when it is off. An error names the
+// config file, the line and key that asked for the key, and what is wrong with the key file.
+Result<std::shared_ptr<const transport::ClusterKey>> load_cluster_key(const DaemonConfig& config);
+// The one warning line for a config with crypto off; empty when it is on.
+std::string crypto_off_warning(const DaemonConfig& config);
 
 // Which transport a node runs: the configured one, except that rdma on a node whose RDMA probe
 // failed (`rdma_unusable` says why; empty when a device is usable) runs on udp with `warning` set,

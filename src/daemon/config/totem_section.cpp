@@ -1,6 +1,8 @@
 // The totem section and its interface subsection: protocol timings, flow control, transport and
 // where the ring's packets go. Relations between values are TotemConfig::resolved()'s to check.
 #include <array>
+#include <optional>
+#include <string>
 
 #include "src/daemon/config/config_sections.hpp"
 
@@ -46,7 +48,7 @@ constexpr TotemNumber kTotemNumbers[] = {
 };
 
 constexpr std::string_view kTotemCorosyncKeys[] = {
-    "crypto_cipher", "crypto_hash", "crypto_model", "secauth", "keyfile", "key", "ip_version", "link_mode",
+    "crypto_model", "secauth", "key", "ip_version", "link_mode",
     "knet_*", "config_version", "clear_node_high_bit", "send_join", "seqno_unchanged_const", "miss_count_const",
     "downcheck", "max_network_delay", "heartbeat_failures_allowed", "rrp_mode", "block_unlisted_ips", "threads",
     "vsftype", "token_coefficient", "token_warning", "cancel_token_hold_on_retransmit",
@@ -62,6 +64,52 @@ Result<bool> read_transport(ParseContext& context, const Value& value, DaemonCon
   config.transport = kKinds[*index];
   if (kNames[*index] == "knet") context.warn(value.line(), "totem.transport: knet: using udpu (rtotem has no knet)");
   return true;
+}
+
+// What decided totem.crypto: our own key, or corosync's crypto_cipher and crypto_hash (either not
+// `none` asks for protection; rtotem seals with XChaCha20-Poly1305 whatever they name). Both
+// kinds in one file must agree; our own key decides the line blamed for the key file.
+struct CryptoKeys {
+  std::optional<bool> own_on;
+  int own_line = 0;
+  std::optional<bool> corosync_on;  // any corosync key not none
+  int corosync_line = 0;            // of the key that decided corosync_on
+  std::string corosync_key;
+};
+
+Result<bool> read_crypto(ParseContext& context, const Value& value, DaemonConfig& config, CryptoKeys& keys) {
+  if (value.key() == "crypto") {
+    bool on = false;
+    if (auto ok = value.read(on); !ok) return ok.error();
+    keys.own_on = on;
+    keys.own_line = value.line();
+    config.crypto = on;
+    config.crypto_key = "totem.crypto";
+    config.crypto_line = value.line();
+    return true;
+  }
+  if (value.text().empty()) return value.fail("empty value (none, or a cipher or hash name)");
+  const bool on = value.text() != "none";
+  if (on)
+    context.warn(value.line(), fmt::format("totem.{}: {}: rtotem seals packets with XChaCha20-Poly1305 "
+                                           "(crypto on, key from totem.keyfile)", value.key(), value.text()));
+  if (!keys.corosync_on || (on && !*keys.corosync_on)) {
+    keys.corosync_line = value.line();
+    keys.corosync_key = fmt::format("totem.{}", value.key());
+  }
+  keys.corosync_on = keys.corosync_on.value_or(false) || on;
+  if (!keys.own_on) {
+    config.crypto = *keys.corosync_on;
+    config.crypto_key = keys.corosync_key;
+    config.crypto_line = keys.corosync_line;
+  }
+  return true;
+}
+
+Result<void> check_crypto_agree(const ParseContext& context, const CryptoKeys& keys) {
+  if (!keys.corosync_on || !keys.own_on || *keys.corosync_on == *keys.own_on) return {};
+  return context.fail(keys.corosync_line, "{}: turns crypto {}, but totem.crypto is {} (line {})", keys.corosync_key,
+                      *keys.corosync_on ? "on" : "off", *keys.own_on ? "on" : "off", keys.own_line);
 }
 
 // An address the file names for the whole cluster must parse (a name is resolved now).
@@ -98,7 +146,7 @@ Result<bool> read_interface_key(const Value& value, DaemonConfig& config) {
   return false;
 }
 
-Result<bool> read_totem_key(ParseContext& context, const Value& value, DaemonConfig& config) {
+Result<bool> read_totem_key(ParseContext& context, const Value& value, DaemonConfig& config, CryptoKeys& crypto) {
   const std::string_view key = value.key();
   for (const TotemNumber& number : kTotemNumbers) {
     if (key == number.key) return known(value.read(config.totem.*number.field, number.min, number.max, number.unit));
@@ -111,14 +159,22 @@ Result<bool> read_totem_key(ParseContext& context, const Value& value, DaemonCon
   if (key == "transport") return read_transport(context, value, config);
   if (key == "fallback") return known(value.read(config.rdma_fallback));
   if (key == "netmtu") return known(value.read(config.netmtu, transport::kMtuMin, transport::kMtuMax, "bytes"));
+  if (key == "crypto" || key == "crypto_cipher" || key == "crypto_hash")
+    return read_crypto(context, value, config, crypto);
+  if (key == "keyfile") {
+    config.keyfile_line = value.line();
+    return known(value.read(config.keyfile));
+  }
   return false;
 }
 
 }  // namespace
 
 Result<void> read_totem(ParseContext& context, const ConfigSection& totem, DaemonConfig& config) {
-  auto read_key = [&](const Value& value) { return read_totem_key(context, value, config); };
+  CryptoKeys crypto;
+  auto read_key = [&](const Value& value) { return read_totem_key(context, value, config, crypto); };
   if (auto ok = read_entries(context, totem, "totem", kTotemCorosyncKeys, read_key); !ok) return ok;
+  if (auto ok = check_crypto_agree(context, crypto); !ok) return ok;
   if (config.cluster_name.empty()) return context.fail(totem.line, "totem: cluster_name is required");
   const ConfigSection* interface = nullptr;
   for (const ConfigSection& section : totem.sections) {

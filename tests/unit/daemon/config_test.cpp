@@ -468,7 +468,8 @@ logging {
   EXPECT_TRUE(config.logging.timestamp);
   const std::vector<std::string> expected = {
       "t.conf:3: totem.transport: knet: using udpu (rtotem has no knet)",
-      "t.conf:4: totem.crypto_cipher: ignored (corosync key rtotem does not support)",
+      "t.conf:4: totem.crypto_cipher: aes256: rtotem seals packets with XChaCha20-Poly1305 (crypto on, key from "
+      "totem.keyfile)",
       "t.conf:5: totem.knet_pmtud_interval: ignored (corosync key rtotem does not support)",
       "t.conf:7: totem.interface.knet_link_priority: ignored (corosync key rtotem does not support)",
       "t.conf:8: totem.interface.broadcast: ignored (corosync key rtotem does not support)",
@@ -819,8 +820,10 @@ TEST(ExampleFiles, ACorosyncConfLoadsWithWarnings) {
   EXPECT_FALSE(config.logging.to_stderr);
   const std::string prefix = (source_root() / "tests/data/corosync.conf").string() + ":";
   EXPECT_TRUE(contains(config.warnings, prefix + "6: totem.transport: knet: using udpu (rtotem has no knet)"));
-  EXPECT_TRUE(contains(config.warnings, prefix + "14: totem.crypto_cipher: ignored (corosync key rtotem does not "
-                                                 "support)"));
+  EXPECT_TRUE(contains(config.warnings, prefix + "14: totem.crypto_cipher: aes256: rtotem seals packets with "
+                                                 "XChaCha20-Poly1305 (crypto on, key from totem.keyfile)"));
+  EXPECT_TRUE(config.crypto);  // crypto_cipher: aes256, with corosync's key file (which rtotem would refuse: its size)
+  EXPECT_EQ(config.keyfile, "/etc/corosync/authkey");
   EXPECT_TRUE(contains(config.warnings, prefix + "52: section quorum: ignored with all it holds (corosync section "
                                                  "rtotem does not support)"));
   EXPECT_GE(config.warnings.size(), 20u);

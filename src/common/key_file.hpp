@@ -1,0 +1,26 @@
+// The cluster key file: what rtotem-keygen writes and rtotemd reads. Exactly kClusterKeySize
+// random bytes, owned by whoever runs the daemon and readable by nobody else, as ssh insists for
+// a private key: a key others can read protects nothing.
+#pragma once
+
+#include <string>
+
+#include "transport/cluster_key.hpp"
+#include "transport/result.hpp"
+
+namespace rtotem {
+
+inline constexpr const char* kDefaultKeyFile = "/etc/rtotem/authkey";
+inline constexpr unsigned kKeyFileMode = 0400;
+
+// Refuses a file that is missing, not a regular file, not exactly kClusterKeySize bytes, or
+// readable or writable by group or others (the message says how to fix each).
+Result<transport::ClusterKey> read_key_file(const std::string& path);
+
+// Writes a fresh random key to `path`, mode 0400, durably: a temp file in the same directory,
+// fsync, then link (no `force`: fails if `path` exists, as O_EXCL would, without a window where a
+// half-written key is visible) or rename (`force`: replaces it atomically), then fsync of the
+// directory. The directory must exist.
+Result<void> write_key_file(const std::string& path, bool force);
+
+}  // namespace rtotem

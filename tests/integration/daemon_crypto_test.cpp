@@ -1,0 +1,221 @@
+// rtotemd with totem.crypto on, on loopback: a sealed cluster forms and delivers; a daemon with
+// another key cannot join and is counted as auth failures; a captured datagram sent again is
+// counted as a replay and changes nothing. Keys come from the rtotem-keygen binary ($RTOTEM_KEYGEN).
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "tests/integration/daemon_cluster.hpp"
+
+namespace rtotem::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr int kTokenMs = 1000;
+
+// Runs rtotem-keygen; its exit status.
+int keygen(const std::string& path) {
+  const char* binary = std::getenv("RTOTEM_KEYGEN");
+  EXPECT_NE(binary, nullptr) << "set RTOTEM_KEYGEN to rtotem-keygen's path";
+  if (binary == nullptr) return -1;
+  return std::system(fmt::format("{} -k '{}' > /dev/null", binary, path).c_str());
+}
+
+// A private directory for the keys, made before the cluster (whose config names the key file).
+std::string key_dir() {
+  char templ[] = "/tmp/rtotem-keys-XXXXXX";
+  const char* made = mkdtemp(templ);
+  EXPECT_NE(made, nullptr);
+  return made != nullptr ? made : "";
+}
+
+// Four nodes in the nodelist (127.0.0.1-4), crypto on with `dir`/authkey; node 4 is what each
+// test makes of it.
+class CryptoClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(keys.empty());
+    ASSERT_EQ(keygen(keys + "/authkey"), 0);
+    struct stat st {};
+    ASSERT_EQ(::stat((keys + "/authkey").c_str(), &st), 0);
+    ASSERT_EQ(st.st_mode & 07777, 0400u);
+  }
+  void TearDown() override { std::system(fmt::format("rm -rf '{}'", keys).c_str()); }
+
+  void start_three() {
+    for (int n = 1; n <= 3; ++n) cluster.start(n);
+    for (int n = 1; n <= 3; ++n) {
+      clients.push_back(std::make_unique<TestClient>());
+      ASSERT_EQ(clients.back()->connect(cluster.ipc_name(n)), 0) << "node " << n;
+    }
+    ASSERT_TRUE(pump_until(all(), [&] {
+      return std::all_of(clients.begin(), clients.end(),
+                         [](const auto& c) { return !c->rings.empty() && c->rings.back().size() == 3; });
+    }, 30s)) << "no sealed ring of 3";
+  }
+  void join_all(const std::string& group) {
+    for (auto& c : clients) ASSERT_EQ(c->join(group), 0);
+    ASSERT_TRUE(pump_until(all(), [&] {
+      return std::all_of(clients.begin(), clients.end(),
+                         [&](const auto& c) { return !c->changes.empty() && c->changes.back().members.size() == 3; });
+    })) << "not every client saw the whole group";
+  }
+  std::vector<TestClient*> all() {
+    std::vector<TestClient*> out;
+    for (auto& c : clients) out.push_back(c.get());
+    return out;
+  }
+  std::uint64_t link_counter(int node, const std::string& name) {
+    return json_counter(cluster.ctl_json(node, "stats"), name);
+  }
+
+  std::string keys = key_dir();
+  DaemonCluster cluster{4, kTokenMs, fmt::format("  crypto: on\n  keyfile: {}/authkey\n", keys)};
+  std::vector<std::unique_ptr<TestClient>> clients;
+};
+
+TEST_F(CryptoClusterTest, ASealedClusterFormsAndDeliversInOneOrder) {
+  ASSERT_NO_FATAL_FAILURE(start_three());
+  ASSERT_NO_FATAL_FAILURE(join_all("sealed"));
+  constexpr int kPerNode = 100;
+  for (int i = 0; i < kPerNode; ++i)
+    for (std::size_t n = 0; n < clients.size(); ++n)
+      ASSERT_EQ(clients[n]->send("sealed", fmt::format("{}:{}", n + 1, i)), 0);
+  const std::size_t total = kPerNode * clients.size();
+  ASSERT_TRUE(pump_until(all(), [&] {
+    return std::all_of(clients.begin(), clients.end(), [&](const auto& c) { return c->messages.size() >= total; });
+  })) << clients[0]->messages.size() << " " << clients[1]->messages.size() << " " << clients[2]->messages.size();
+  for (auto& c : clients) EXPECT_EQ(c->messages, clients[0]->messages);
+  for (int n = 1; n <= 3; ++n) {
+    EXPECT_NE(cluster.ctl_json(n, "status").find("\"crypto\": \"on\""), std::string::npos);
+    const std::string stats = cluster.ctl_json(n, "stats");
+    EXPECT_GT(json_counter(stats, "rx_packets"), 0u) << stats;
+    EXPECT_EQ(json_counter(stats, "drop_auth"), 0u) << stats;
+    EXPECT_EQ(json_counter(stats, "drop_replay"), 0u) << stats;
+  }
+}
+
+// The others' replay windows remember node 3's epoch: its next start must come back above it
+// (the state directory's sealepoch file, the clock), or it would never be heard again.
+TEST_F(CryptoClusterTest, AKilledSealedDaemonRestartsWithANewerEpochAndRejoins) {
+  ASSERT_NO_FATAL_FAILURE(start_three());
+  cluster.kill(3, SIGKILL);
+  clients.pop_back();
+  ASSERT_TRUE(pump_until(all(), [&] {
+    return std::all_of(clients.begin(), clients.end(),
+                       [](const auto& c) { return c->rings.back() == std::vector<std::uint32_t>{1, 2}; });
+  }, 30s)) << "no ring of the two survivors";
+  const std::uint64_t replay_before = link_counter(1, "drop_replay");
+  cluster.start(3);
+  clients.push_back(std::make_unique<TestClient>());
+  ASSERT_EQ(clients.back()->connect(cluster.ipc_name(3)), 0);
+  ASSERT_TRUE(pump_until(all(), [&] {
+    return std::all_of(clients.begin(), clients.end(),
+                       [](const auto& c) { return !c->rings.empty() && c->rings.back().size() == 3; });
+  }, 30s)) << "the restarted node did not rejoin";
+  EXPECT_EQ(link_counter(1, "drop_replay"), replay_before);  // nothing of its new start looked old
+}
+
+TEST_F(CryptoClusterTest, ADaemonWithAnotherKeyCannotJoinAndIsCountedAsAuthFailures) {
+  ASSERT_NO_FATAL_FAILURE(start_three());
+  // Node 4: the same file but for its key.
+  ASSERT_EQ(keygen(keys + "/otherkey"), 0);
+  std::ifstream in(cluster.config_path());
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string config = text.str();
+  const std::string key_line = fmt::format("keyfile: {}/authkey", keys);
+  ASSERT_NE(config.find(key_line), std::string::npos);
+  config.replace(config.find(key_line), key_line.size(), fmt::format("keyfile: {}/otherkey", keys));
+  const std::string other = cluster.dir() + "/node4.conf";
+  std::ofstream(other) << config;
+  cluster.use_config(4, other);
+  const std::uint64_t auth_before = link_counter(1, "drop_auth");
+  const std::size_t rings_before = clients[0]->rings.size();
+  cluster.start(4);
+  // Several token timeouts: a node that got in would have made the three re-form within one.
+  const auto until = std::chrono::steady_clock::now() + 5 * std::chrono::milliseconds(kTokenMs);
+  (void)pump_until(all(), [&] { return std::chrono::steady_clock::now() >= until; }, 10s);
+  for (auto& c : clients) {
+    EXPECT_EQ(c->rings.size(), rings_before) << "the ring re-formed";
+    EXPECT_EQ(c->rings.back(), (std::vector<std::uint32_t>{1, 2, 3}));
+  }
+  const std::uint64_t auth_mid = link_counter(1, "drop_auth");
+  EXPECT_GT(auth_mid, auth_before) << cluster.ctl_json(1, "stats");
+  std::this_thread::sleep_for(2 * std::chrono::milliseconds(kTokenMs));
+  EXPECT_GT(link_counter(1, "drop_auth"), auth_mid) << "node 4 keeps trying, and keeps failing";
+  EXPECT_GT(link_counter(4, "drop_auth"), 0u) << cluster.ctl_json(4, "stats");  // the three are noise to it
+  EXPECT_EQ(link_counter(4, "drop_replay"), 0u);
+}
+
+// A socket on node 4's address (no daemon there) hears the three's multicasts, as anyone on the
+// path could; sent again to node 1, a captured datagram is a replay; with a new counter, it does
+// not open.
+TEST_F(CryptoClusterTest, ACapturedDatagramSentAgainIsARejectedReplay) {
+  ASSERT_NO_FATAL_FAILURE(start_three());
+  const int tap = socket(AF_INET, SOCK_DGRAM, 0);
+  ASSERT_GE(tap, 0);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_port = htons(static_cast<std::uint16_t>(cluster.port()));
+  inet_pton(AF_INET, "127.0.0.4", &at.sin_addr);
+  ASSERT_EQ(bind(tap, reinterpret_cast<sockaddr*>(&at), sizeof at), 0) << strerror(errno);
+  ASSERT_NO_FATAL_FAILURE(join_all("g"));
+  ASSERT_EQ(clients[1]->send("g", "captured"), 0);
+  // Node 2's multicast carrying it: one datagram, the same bytes to every node of the nodelist.
+  std::vector<char> datagram;
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (datagram.empty() && std::chrono::steady_clock::now() < deadline) {
+    for (auto& c : clients) (void)c->dispatch();
+    pollfd p{tap, POLLIN, 0};
+    if (poll(&p, 1, 50) <= 0) continue;
+    std::vector<char> buf(70000);
+    const ssize_t n = recv(tap, buf.data(), buf.size(), 0);
+    // Sender (bytes 8..11) node 2, and sealed (flags, byte 3).
+    if (n > 16 && buf[11] == 2 && (buf[3] & 1) != 0) datagram.assign(buf.begin(), buf.begin() + n);
+  }
+  ASSERT_FALSE(datagram.empty()) << "nothing of node 2's reached 127.0.0.4";
+  ASSERT_TRUE(pump_until(all(), [&] {
+    return std::all_of(clients.begin(), clients.end(), [](const auto& c) { return !c->messages.empty(); });
+  }));
+  const std::size_t rings_before = clients[0]->rings.size();
+  const std::size_t messages_before = clients[0]->messages.size();
+  const std::uint64_t replay_before = link_counter(1, "drop_replay");
+  const std::uint64_t auth_before = link_counter(1, "drop_auth");
+  sockaddr_in node1 = at;
+  inet_pton(AF_INET, "127.0.0.1", &node1.sin_addr);
+  constexpr int kReplays = 5;
+  for (int i = 0; i < kReplays; ++i)
+    ASSERT_EQ(sendto(tap, datagram.data(), datagram.size(), 0, reinterpret_cast<sockaddr*>(&node1), sizeof node1),
+              static_cast<ssize_t>(datagram.size()));
+  // Altered: a counter far right of the window (its top byte; nonce = epoch, counter, salt, then
+  // the tag) gets past the replay check, and then does not open: the tag covers the nonce.
+  std::vector<char> altered = datagram;
+  altered[altered.size() - 40 + 8] ^= 0x40;
+  ASSERT_GT(sendto(tap, altered.data(), altered.size(), 0, reinterpret_cast<sockaddr*>(&node1), sizeof node1), 0);
+  close(tap);
+  // Counted, and nothing else: no delivery, no new ring.
+  const auto counted = std::chrono::steady_clock::now() + 5s;
+  while (link_counter(1, "drop_replay") < replay_before + kReplays && std::chrono::steady_clock::now() < counted)
+    std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(link_counter(1, "drop_replay"), replay_before + kReplays) << cluster.ctl_json(1, "stats");
+  EXPECT_EQ(link_counter(1, "drop_auth"), auth_before + 1) << cluster.ctl_json(1, "stats");
+  (void)pump_until(all(), [] { return false; }, 500ms);
+  EXPECT_EQ(clients[0]->messages.size(), messages_before) << "a replay was delivered";
+  EXPECT_EQ(clients[0]->rings.size(), rings_before);
+}
+
+}  // namespace
+}  // namespace rtotem::testing

@@ -1,0 +1,47 @@
+// The cluster's shared secret in memory: the key every node seals and opens packets with.
+//
+// Held where libsodium keeps secrets: its own pages (sodium_malloc: guard pages on both sides, a
+// canary, locked against swapping where RLIMIT_MEMLOCK allows), read-only once filled, wiped
+// when freed. Move-only, so there is exactly one copy of the bytes; backends share it through a
+// shared_ptr<const ClusterKey> made at start-up.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+#include "transport/result.hpp"
+
+namespace rtotem::transport {
+
+// XChaCha20-Poly1305's key size; a key file holds exactly this many bytes.
+inline constexpr std::size_t kClusterKeySize = 32;
+
+// libsodium's one-time initialisation (idempotent, thread-safe); everything here calls it.
+Result<void> sodium_ready();
+
+class ClusterKey {
+ public:
+  // A copy of `bytes` (exactly kClusterKeySize of them) in guarded memory.
+  static Result<ClusterKey> from_bytes(std::span<const std::byte> bytes);
+  // A fresh key from the system's CSPRNG (libsodium randombytes: getrandom).
+  static Result<ClusterKey> random();
+
+  ClusterKey(ClusterKey&& other) noexcept;
+  ClusterKey& operator=(ClusterKey&& other) noexcept;
+  ClusterKey(const ClusterKey&) = delete;
+  ClusterKey& operator=(const ClusterKey&) = delete;
+  ~ClusterKey();
+
+  std::span<const std::byte, kClusterKeySize> bytes() const noexcept;
+  const unsigned char* data() const noexcept { return key_; }
+
+ private:
+  explicit ClusterKey(unsigned char* key) noexcept : key_(key) {}
+  // Guarded pages, writable until `fill` has run, then read-only.
+  template <class Fill>
+  static Result<ClusterKey> make(Fill&& fill);
+
+  unsigned char* key_ = nullptr;
+};
+
+}  // namespace rtotem::transport
