@@ -144,6 +144,11 @@ void Backend::close() noexcept {
   on_close();
 }
 
+void Backend::set_link_failure(std::string reason) noexcept {
+  ++counters_.link_failures;
+  if (link_failure_.empty()) link_failure_ = std::move(reason);
+}
+
 bool Backend::accept(RecvBufferRef buffer, std::size_t size, bool truncated,
                      InboundPacket& out) noexcept {
   if (truncated) {

@@ -86,12 +86,18 @@ class Backend {
 
   NodeId local_node() const noexcept { return params_.local_node; }
   std::uint32_t mtu() const noexcept { return params_.mtu; }
+  // What it runs with: a backend may lower the mtu it was opened with to what its link carries.
+  const BackendParams& params() const noexcept { return params_; }
   std::uint32_t recv_buffers() const noexcept { return params_.recv_buffers; }
   const BackendCounters& counters() const noexcept { return counters_; }
   const SendPool& send_pool() const noexcept { return *send_pool_; }
   // The one region holding every send and receive buffer (what RDMA registers, once).
   std::span<const std::byte> buffer_region() const noexcept { return arena_.region(); }
   bool closed() const noexcept { return closed_; }
+  // Why the link broke (the device or its port failed, the QP went to the error state); empty
+  // while it works. A broken link neither sends nor receives again: the host gives up on this
+  // backend (rtotemd exits so that a restart probes again and may fall back to UDP).
+  std::string_view link_failure() const noexcept { return link_failure_; }
   bool has_pending_tx() const noexcept { return !tx_.empty(); }
   // Packets wait on the local path (own multicasts, unicasts to self): no descriptor turns
   // readable for them, so the host must poll again before it waits.
@@ -130,7 +136,8 @@ class Backend {
 
   std::span<std::byte> recv_region() const noexcept { return recv_region_; }
   const BufferLayout& layout() const noexcept { return layout_; }
-  const BackendParams& params() const noexcept { return params_; }
+  // Records the first reason the link broke (a rare path: it may allocate) and counts it.
+  void set_link_failure(std::string reason) noexcept;
   BackendCounters counters_;
 
  private:
@@ -149,6 +156,7 @@ class Backend {
   std::size_t loopback_count_ = 0;
   std::array<InboundPacket, kRxBatchMax> rx_batch_{};
   bool closed_ = false;
+  std::string link_failure_;
 };
 
 }  // namespace rtotem::transport
