@@ -15,16 +15,16 @@ bool RdmaBackend::knows(NodeId node) const noexcept {
 }
 
 std::size_t RdmaBackend::transmit(std::span<TxItem> items) noexcept {
-  if (!link_failure().empty()) {  // the host is giving up on this link: what is queued is lost
-    counters_.tx_errors += items.size();
-    return items.size();
-  }
   reap_send_completions();  // room in the send queue first
   std::size_t done = 0;
-  while (done < items.size()) {
+  while (done < items.size() && link_failure().empty()) {
     const std::size_t posted = post_chain(items.subspan(done));
-    if (posted == 0) break;  // the send queue is full: back-pressure until a completion
+    if (posted == 0) return done;  // the send queue is full: back-pressure until a completion
     done += posted;
+  }
+  if (done < items.size()) {  // the link broke: the host gives up on it, what is queued is lost
+    counters_.tx_errors += items.size() - done;
+    return items.size();
   }
   return done;
 }
