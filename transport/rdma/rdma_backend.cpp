@@ -4,10 +4,10 @@
 #include "transport/rdma/rdma_backend.hpp"
 
 #include <poll.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 namespace rtotem::transport {
@@ -164,9 +164,13 @@ bool RdmaBackend::learn_peer(RdmaPeerEntry& peer, std::uint32_t qpn) noexcept {
     attr.grh.hop_limit = kHopLimit;
     attr.grh.traffic_class = group_.ah_attr.grh.traffic_class;
     peer.ah.reset(ibv_create_ah(pd_.get(), &attr));
-    if (!peer.ah) {
+    if (!peer.ah) {  // tried again on its next packet; logged the first time, then at powers of two
+      const int error = errno;
       ++counters_.link_events;
-      log(fmt::format("rdma: ibv_create_ah for node {}: {}", peer.node, std::strerror(errno)));
+      ++peer.ah_failures;
+      if (worth_logging(peer.ah_failures))
+        log(fmt::format("rdma: ibv_create_ah for node {} (failure #{}): {}", peer.node, peer.ah_failures,
+                        std::strerror(error)));
       return false;
     }
   }

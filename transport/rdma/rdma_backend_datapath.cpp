@@ -100,7 +100,7 @@ void RdmaBackend::reap_send_completions() noexcept {
 void RdmaBackend::count_error_completion(const ibv_wc& wc, bool send) noexcept {
   std::uint64_t& count = send ? counters_.tx_completion_errors : counters_.rx_completion_errors;
   ++count;
-  if ((count & (count - 1)) == 0)
+  if (worth_logging(count))
     log(fmt::format("rdma: {} completion error #{}: {}", send ? "send" : "receive", count,
                     ibv_wc_status_str(wc.status)));
   if (!link_failure().empty()) return;

@@ -50,4 +50,8 @@ constexpr std::uint32_t clamp_mtu(std::uint32_t configured, int ibv_mtu) noexcep
   return configured < port ? configured : port;
 }
 
+// A repeated error is logged the first time and then at the 2nd, 4th, 8th...: a burst (every
+// flushed WR of a failed QP) leaves a few lines, not thousands; the counters keep the exact count.
+constexpr bool worth_logging(std::uint64_t count) noexcept { return count != 0 && (count & (count - 1)) == 0; }
+
 }  // namespace rtotem::transport

@@ -17,6 +17,7 @@ struct RdmaPeerEntry {
   std::uint32_t ipv4 = 0;  // network byte order
   std::uint32_t qpn = 0;   // 0: not heard from yet (QP numbers 0 and 1 are never UD data QPs)
   AddressHandle ah;        // to its GID; made when it is first heard from
+  std::uint32_t ah_failures = 0;  // ibv_create_ah refusals (no route or neighbour to it)
 
   bool reachable() const noexcept { return qpn != 0 && ah != nullptr; }
 };

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <infiniband/verbs.h>
 
+#include <vector>
+
 #include "transport/rdma/rdma_limits.hpp"
 
 namespace rtotem::transport {
@@ -25,6 +27,14 @@ TEST(RdmaMtu, ConfiguredMtuIsLoweredToThePortNeverRaised) {
   EXPECT_EQ(clamp_mtu(1400, IBV_MTU_1024), 1008u);  // the daemon's default netmtu on rxe
   EXPECT_EQ(clamp_mtu(512, IBV_MTU_1024), 512u);
   EXPECT_EQ(clamp_mtu(9000, IBV_MTU_4096), 4080u);
+}
+
+TEST(RdmaLogging, RepeatedErrorsAreLoggedAtPowersOfTwo) {
+  std::vector<std::uint64_t> logged;
+  for (std::uint64_t count = 1; count <= 100; ++count)
+    if (worth_logging(count)) logged.push_back(count);
+  EXPECT_EQ(logged, (std::vector<std::uint64_t>{1, 2, 4, 8, 16, 32, 64}));
+  EXPECT_FALSE(worth_logging(0));
 }
 
 }  // namespace
