@@ -2,7 +2,9 @@
 # What each Soft-RoCE VM of vm_cluster_test.sh runs: rtotemd with transport rdma (fallback no), a
 # listener on group "orders", MESSAGES short messages and one of 3000 bytes (3 packets, sent from
 # the registered buffers, not inline) of its own once every node listens, then the
-# node's status and stats into $RXE_OUT. Every wait is bounded; the daemon is stopped on any exit.
+# node's status and stats into $RXE_OUT. Then the last node takes its link down: its rtotemd must
+# see the port fail and exit 1 (link_down.txt). Every wait is bounded; the daemon is stopped on any
+# exit.
 # Usage (inside rxe-vm): vm_cluster_node.sh BUILD_DIR MESSAGES
 set -euo pipefail
 build=${1:?build dir}
@@ -30,7 +32,7 @@ daemon=$!
 listener=""
 finish() {
   [[ -n "$listener" ]] && kill -TERM "$listener" 2>/dev/null
-  kill -TERM "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+  [[ -n "$daemon" ]] && kill -TERM "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
   true
 }
 trap finish EXIT
@@ -68,3 +70,19 @@ say "delivered $(delivered) of $total"
 ctl stats >"$RXE_OUT/stats.txt"
 ctl --json stats >"$RXE_OUT/stats.json"
 [[ "$(delivered)" -ge "$total" ]]
+"$RXE_VM" barrier counted 180 || true
+
+if [[ $node == "$RXE_NODES" ]]; then  # the port goes down under a running daemon
+  kill -TERM "$listener" 2>/dev/null
+  listener=""
+  ip link set "$RXE_NETDEV" down
+  for ((t = 0; t < 300; t++)); do  # 60 s
+    kill -0 "$daemon" 2>/dev/null || break
+    sleep 0.2
+  done
+  rc=0
+  wait "$daemon" || rc=$?
+  daemon=""
+  echo "exit $rc" >"$RXE_OUT/link_down.txt"
+  say "link down: rtotemd exit $rc: $(grep -o 'the link failed.*' "$RXE_OUT/rtotemd.log" || echo 'no link failure logged')"
+fi

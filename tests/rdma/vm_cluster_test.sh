@@ -3,7 +3,8 @@
 # and fallback no (vm_cluster_node.sh). PASS when they form one ring of all three over rdma, every
 # node delivers every node's messages (short ones and a 3-packet one each) in the same order, and
 # each node's link counters show traffic, filtered own echoes and no error completion or link
-# failure.
+# failure. Then the last node's link goes down under its running rtotemd: it must log the failure
+# and exit 1 (the port-down event), not hang on a dead device.
 # Usage: vm_cluster_test.sh BUILD_DIR. Exit 77 (SKIP, with the reason) when the lab cannot start.
 set -euo pipefail
 here=$(dirname "$(readlink -f "$0")")
@@ -45,6 +46,10 @@ for ((n = 0; n < nodes; n++)); do
   echo "node$n link: $(python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["link"]; print(", ".join(f"{k} {v}" for k,v in l.items() if v))' "$out/stats.json")"
   grep -E '^[0-9]+ [0-9]+:[0-9]+ ' "$out/listen.txt" >"$work/delivered.$n" || true
 done
+last="$work/vm/node$((nodes - 1))"
+grep -qx 'exit 1' "$last/link_down.txt" 2>/dev/null || fail "link down: rtotemd did not exit 1: $(cat "$last/link_down.txt" 2>/dev/null)"
+grep -q 'the link failed: rdma: ' "$last/rtotemd.log" || fail "link down: no link failure in the log"
+echo "link down on node$((nodes - 1)): $(grep -o 'the link failed: .*' "$last/rtotemd.log" | head -1)"
 if [[ $status == 0 ]]; then
   total=$((nodes * (messages + 1)))
   [[ "$(wc -l <"$work/delivered.0")" == "$total" ]] || fail "node0 delivered $(wc -l <"$work/delivered.0") of $total"
@@ -52,5 +57,5 @@ if [[ $status == 0 ]]; then
     cmp -s "$work/delivered.0" "$work/delivered.$n" || { fail "node$n delivered another order than node0"; diff "$work/delivered.0" "$work/delivered.$n" | head; }
   done
 fi
-[[ $status == 0 ]] && echo "rdma vm cluster: PASS: one ring of $nodes nodes over rdma, $((nodes * (messages + 1))) messages delivered in the same order on every node"
+[[ $status == 0 ]] && echo "rdma vm cluster: PASS: one ring of $nodes nodes over rdma, $((nodes * (messages + 1))) messages delivered in the same order on every node, a link taken down detected"
 exit $status
