@@ -113,13 +113,18 @@ void Backend::loop_back(const SendBufferRef& buffer) noexcept {
 
 Status Backend::flush() noexcept {
   if (closed_) return Status::kClosed;
+  reclaim_sent();
   while (!tx_.empty()) {
     auto items = tx_.pending();
     if (crypto_) items = seal_front(items);
-    const std::size_t done = transmit(items);
+    const std::size_t done = items.empty() ? 0 : transmit(items);
     RTOTEM_ASSERT(done <= items.size());
     tx_.pop_front(done);
-    if (done < items.size()) {
+    if (crypto_) {
+      seals_taken_ -= items.size() - done;  // unsent: sealed again, with a new counter, next time
+      if (!holds_sent_bytes()) seals_released_ = seals_taken_;
+    }
+    if (done < items.size() || items.empty()) {  // device full, or every seal slot still in flight
       ++counters_.tx_would_block;
       return Status::kWouldBlock;
     }
@@ -127,16 +132,25 @@ Status Backend::flush() noexcept {
   return Status::kOk;
 }
 
-// Seals the first kSealBatchMax items into the seal slots, slot i for item i, and points their
-// `wire` there. What transmit does not send now is sealed again on the next flush, with a new
-// counter: no nonce is ever used twice, and no slot is rewritten while a packet in it waits.
+// Seals as many front items as there are free seal slots (at most kSealBatchMax), each into the
+// next slot of the ring, and points their `wire` there. What transmit does not send now is sealed
+// again on the next flush, with a new counter: no nonce is ever used twice, and no slot is
+// rewritten while a packet in it waits or the device may still read it.
 std::span<TxItem> Backend::seal_front(std::span<TxItem> items) noexcept {
-  items = items.first(std::min(items.size(), kSealBatchMax));
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    const auto slot = seal_region_.subspan(i * layout_.seal_slot, layout_.seal_slot);
-    items[i].wire = crypto_->seal(items[i].buffer->wire(), slot);
+  const std::size_t free = kSealBatchMax - static_cast<std::size_t>(seals_taken_ - seals_released_);
+  items = items.first(std::min(items.size(), free));
+  for (TxItem& item : items) {
+    const std::size_t index = seals_taken_++ % kSealBatchMax;
+    const auto slot = seal_region_.subspan(index * layout_.seal_slot, layout_.seal_slot);
+    item.wire = crypto_->seal(item.buffer->wire(), slot);
   }
   return items;
+}
+
+void Backend::release_seal_slots(std::size_t count) noexcept {
+  if (!crypto_) return;
+  RTOTEM_ASSERT(count <= seals_taken_ - seals_released_);
+  seals_released_ += count;
 }
 
 std::size_t Backend::poll(PacketSink& sink) noexcept {
@@ -168,6 +182,11 @@ void Backend::close() noexcept {
   }
   closed_ = true;
   on_close();
+}
+
+void Backend::set_link_failure(std::string reason) noexcept {
+  ++counters_.link_failures;
+  if (link_failure_.empty()) link_failure_ = std::move(reason);
 }
 
 bool Backend::accept(RecvBufferRef buffer, std::size_t size, bool truncated,

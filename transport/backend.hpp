@@ -116,12 +116,18 @@ class Backend {
   // The largest packet on the wire, header included: what a receive must take whole.
   std::size_t wire_max() const noexcept { return params_.mtu + kWireHeaderSize; }
   bool sealed() const noexcept { return crypto_ != nullptr; }
+  // What it runs with: a backend may lower the mtu it was opened with to what its link carries.
+  const BackendParams& params() const noexcept { return params_; }
   std::uint32_t recv_buffers() const noexcept { return params_.recv_buffers; }
   const BackendCounters& counters() const noexcept { return counters_; }
   const SendPool& send_pool() const noexcept { return *send_pool_; }
   // The one region holding every send and receive buffer (what RDMA registers, once).
   std::span<const std::byte> buffer_region() const noexcept { return arena_.region(); }
   bool closed() const noexcept { return closed_; }
+  // Why the link broke (the device or its port failed, the QP went to the error state); empty
+  // while it works. A broken link neither sends nor receives again: the host gives up on this
+  // backend (rtotemd exits so that a restart probes again and may fall back to UDP).
+  std::string_view link_failure() const noexcept { return link_failure_; }
   bool has_pending_tx() const noexcept { return !tx_.empty(); }
   // Packets wait on the local path (own multicasts, unicasts to self): no descriptor turns
   // readable for them, so the host must poll again before it waits.
@@ -143,10 +149,15 @@ class Backend {
 
   // Hooks. transmit: send items from the front, in order; return how many were fully handled
   // (sent, or dropped and counted as tx_errors). Fewer than items.size() means "device full".
-  // Send each item's `wire` bytes: sealed ones live in a seal slot that the next flush rewrites,
-  // so the device must be done with them (sendmmsg copies; the simulator copies) when transmit
-  // returns. An RDMA backend, whose sends complete later, must hold its slots until completion.
+  // Send each item's `wire` bytes: sealed ones live in a seal slot, one per item, taken in order.
+  // A backend whose device is done with the bytes when transmit returns (sendmmsg copies; the
+  // simulator copies) frees its slots at once; one that reads them later (RDMA) says so with
+  // holds_sent_bytes and frees them, oldest first, with release_seal_slots as sends complete.
   virtual std::size_t transmit(std::span<TxItem> items) noexcept = 0;
+  virtual bool holds_sent_bytes() const noexcept { return false; }
+  // Called at the start of every flush: take back what the device finished sending (RDMA reaps
+  // its send completions), so buffers and seal slots are free before the next transmit.
+  virtual void reclaim_sent() noexcept {}
   // receive: fill `out` with validated packets (see accept); return the count. It stops only
   // when `out` is full or the device has nothing more: rejected packets do not use up the batch,
   // so a short batch always means "drained". Multicasts queued before a unicast are handed out
@@ -165,7 +176,10 @@ class Backend {
 
   std::span<std::byte> recv_region() const noexcept { return recv_region_; }
   const BufferLayout& layout() const noexcept { return layout_; }
-  const BackendParams& params() const noexcept { return params_; }
+  // `count` more sends (each had one seal slot) are complete; a no-op without a key.
+  void release_seal_slots(std::size_t count) noexcept;
+  // Records the first reason the link broke (a rare path: it may allocate) and counts it.
+  void set_link_failure(std::string reason) noexcept;
   BackendCounters counters_;
 
  private:
@@ -180,6 +194,8 @@ class Backend {
   BufferArena arena_;
   std::span<std::byte> recv_region_;
   std::span<std::byte> seal_region_;    // kSealBatchMax slots of layout_.seal_slot; empty without a key
+  std::uint64_t seals_taken_ = 0;       // slots handed out, ever: slot = count % kSealBatchMax
+  std::uint64_t seals_released_ = 0;    // of which the device is done with this many (in order)
   std::unique_ptr<WireCrypto> crypto_;  // null without a key
   std::unique_ptr<SendPool> send_pool_;
   WireHeader header_template_;
@@ -189,6 +205,7 @@ class Backend {
   std::size_t loopback_count_ = 0;
   std::array<InboundPacket, kRxBatchMax> rx_batch_{};
   bool closed_ = false;
+  std::string link_failure_;
 };
 
 }  // namespace rtotem::transport

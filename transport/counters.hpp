@@ -18,12 +18,17 @@ namespace rtotem::transport {
   X(tx_too_large)         /* enqueues refused: payload above the MTU */               \
   X(tx_unknown_node)      /* unicasts refused: no address for the node */            \
   X(tx_pool_exhausted)    /* acquires refused: no free send buffer */                 \
+  X(tx_inline)            /* sends the device copied at post time (RDMA inline) */    \
+  X(tx_completion_errors) /* send completions with an error status (RDMA) */         \
   X(rx_packets)           /* packets accepted from the network */                     \
   X(rx_bytes)             /* wire bytes accepted from the network */                  \
   X(rx_calls)             /* recvmmsg calls / completion polls that returned data */  \
   X(rx_loopback)          /* own multicasts delivered through the local path */       \
   X(rx_ring_empty)        /* receives skipped: every receive buffer is held */        \
   X(rx_errors)            /* receive calls that failed with an error */               \
+  X(rx_completion_errors) /* receive completions with an error status (RDMA) */      \
+  X(link_events)          /* device and connection-manager events (RDMA) */           \
+  X(link_failures)        /* what broke the link: QP error, port down, device lost */ \
   X(drop_short)           /* shorter than our header (sealed: than a nonce and tag) */ \
   X(drop_truncated)       /* larger than a receive buffer */                          \
   X(drop_bad_magic)       /* not an rtotem packet */                                  \

@@ -32,6 +32,9 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   void stop();
   // Called once, when the first ring is installed (for sd_notify READY).
   void on_first_ring(std::function<void()> ready) { ready_ = std::move(ready); }
+  // Called once if the transport's link breaks for good (an RDMA device or port failed): this
+  // node can no longer reach the ring over it.
+  void on_link_failure(std::function<void(std::string_view)> failed) { link_failed_ = std::move(failed); }
 
  private:
   Daemon(EventLoop& loop, DaemonSetup setup);
@@ -40,6 +43,9 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   void deliver(const membership::Delivered& message) override { groups_->on_deliver(message); }
   void configuration(const membership::ConfigChange& change) override;
   void after_turn() override;
+  void link_failed(std::string_view reason) override {
+    if (link_failed_) link_failed_(reason);
+  }
   // IpcHandler
   int accept_client() override;
   void client_connected(IpcClient& client) override;
@@ -71,6 +77,7 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   std::vector<std::byte> current_ring_event_;
   ipc::BodyWriter event_head_;  // a delivery's header, reused: a delivery allocates nothing
   std::function<void()> ready_;
+  std::function<void(std::string_view)> link_failed_;
   std::uint64_t configurations_ = 0;
 };
 

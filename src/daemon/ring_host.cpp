@@ -86,6 +86,10 @@ void RingHost::pump() {
   } while (backend_->has_pending_rx());  // own multicasts wait on the local path: no fd wakes us
   watch_tx(backend_->has_pending_tx());
   listener_.after_turn();
+  if (!backend_->link_failure().empty() && !link_failure_reported_) {
+    link_failure_reported_ = true;
+    listener_.link_failed(backend_->link_failure());
+  }
   pumping_ = false;
 }
 

@@ -23,6 +23,8 @@ class RingListener {
   virtual void configuration(const membership::ConfigChange& change) = 0;
   // After each batch of work: a moment to retry what back-pressure refused.
   virtual void after_turn() = 0;
+  // The backend's link broke for good (Backend::link_failure says why); called once.
+  virtual void link_failed(std::string_view reason) = 0;
 
  protected:
   ~RingListener() = default;
@@ -70,6 +72,7 @@ class RingHost final : private membership::NodeEvents, private transport::Packet
   bool watching_tx_ = false;
   bool pumping_ = false;
   bool closed_ = false;
+  bool link_failure_reported_ = false;
 };
 
 }  // namespace rtotem::daemon

@@ -9,11 +9,13 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <optional>
 
 #include "src/common/seal_epoch.hpp"
 #include "src/daemon/daemon.hpp"
 #include "src/daemon/daemon_options.hpp"
 #include "src/daemon/logging.hpp"
+#include "transport/rdma/rdma_backend.hpp"
 #include "transport/rdma/rdma_device_probe.hpp"
 #include "transport/udp/udp_backend.hpp"
 #include "version.h"
@@ -27,39 +29,111 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 
+// What the node opens: the configured transport; for rdma also the UDP multicast it falls back to
+// if the RDMA backend cannot open (a failed multicast join, say) and totem.fallback allows it.
+struct TransportPlan {
+  transport::UdpConfig udp;                   // udp, udpu, or rdma's fallback
+  std::optional<transport::RdmaConfig> rdma;  // transport rdma on a host with an active RDMA port
+  std::string rdma_device;                    // "rxe0 port 1"
+
+  // Whatever opens seals with the cluster key (null: in the clear) and this start's epoch.
+  void seal_with(const std::shared_ptr<const transport::ClusterKey>& key, std::uint64_t epoch) {
+    for (transport::BackendParams* params : {&udp.params, rdma ? &rdma->params : nullptr}) {
+      if (!params) continue;
+      params->key = key;
+      params->epoch = epoch;
+    }
+  }
+  bool sealed() const noexcept { return udp.params.key != nullptr; }
+};
+
+Result<void> check_totem(const DaemonOptions& options, const membership::TotemConfig& totem,
+                         const transport::BackendParams& params) {
+  if (auto fits = totem.check(params); !fits) return Error::make("{}: totem: {}", options.config_path, fits.error().message());
+  return {};
+}
+
+void log_rdma_event(std::string_view line) { qb_log(LOG_WARNING, "%.*s", static_cast<int>(line.size()), line.data()); }
+
+// Transport rdma: the device probe decides between the RDMA backend (with UDP multicast ready as
+// its fallback) and UDP at once (one warning line), or refuses with totem.fallback no.
+Result<void> plan_rdma(config::DaemonConfig& loaded, const config::NodeEntry& self, TransportPlan& plan) {
+  auto device = transport::find_active_rdma_port();
+  auto choice = config::choose_transport(loaded, device ? std::string_view{} : device.error().message());
+  if (!choice) return choice.error();
+  if (choice->kind != config::TransportKind::kRdma) {
+    qb_log(LOG_WARNING, "%s", choice->warning.c_str());
+    loaded.transport = choice->kind;
+    return {};
+  }
+  auto rdma = config::rdma_config_for(loaded, self);
+  if (!rdma) return rdma.error();
+  plan.rdma = std::move(*rdma);
+  plan.rdma->log = log_rdma_event;
+  plan.rdma_device = *device;
+  config::DaemonConfig fallback = loaded;
+  fallback.transport = config::TransportKind::kUdp;
+  auto udp = config::udp_config_for(fallback, self);
+  if (!udp) return udp.error();
+  plan.udp = std::move(*udp);
+  return {};
+}
+
 // Everything start-up decides before it opens anything: the config, this node, the protocol.
-Result<DaemonSetup> prepare(const DaemonOptions& options, transport::UdpConfig& udp) {
+Result<DaemonSetup> prepare(const DaemonOptions& options, TransportPlan& plan) {
   auto loaded = config::load_config(options.config_path);
   if (!loaded) return loaded.error();
   for (const std::string& warning : loaded->warnings) qb_log(LOG_WARNING, "%s", warning.c_str());
-  if (loaded->transport == config::TransportKind::kRdma) {
-    auto device = transport::find_active_rdma_port();
-    auto choice = config::choose_transport(*loaded, device ? std::string_view{} : device.error().message());
-    if (!choice) return choice.error();
-    if (choice->kind == config::TransportKind::kRdma)
-      return Error::make("{}: transport rdma: {} is usable, but this build has no RDMA backend yet; use udp or udpu",
-                         options.config_path, *device);
-    qb_log(LOG_WARNING, "%s", choice->warning.c_str());
-    loaded->transport = choice->kind;
-  }
   auto addresses = config::host_addresses();
   if (!addresses) return addresses.error();
   auto self = config::local_node(*loaded, options.nodeid, *addresses);
   if (!self) return self.error();
-  auto udp_config = config::udp_config_for(*loaded, *self);
-  if (!udp_config) return udp_config.error();
+  if (loaded->transport == config::TransportKind::kRdma) {
+    if (auto planned = plan_rdma(*loaded, *self, plan); !planned) return planned.error();
+  }
+  if (!plan.rdma) {
+    auto udp_config = config::udp_config_for(*loaded, *self);
+    if (!udp_config) return udp_config.error();
+    plan.udp = std::move(udp_config).value();
+  }
   auto key = config::load_cluster_key(*loaded);
   if (!key) return key.error();
   if (const std::string warning = config::crypto_off_warning(*loaded); !warning.empty())
     qb_log(LOG_WARNING, "%s", warning.c_str());
-  udp_config->params.key = std::move(key).value();
+  plan.seal_with(*key, 0);
   auto totem = loaded->totem.resolved();
   if (!totem) return Error::make("{}: totem: {}", options.config_path, totem.error().message());
-  if (auto fits = totem->check(udp_config->params); !fits)
-    return Error::make("{}: totem: {}", options.config_path, fits.error().message());
-  udp = std::move(udp_config).value();
+  if (auto fits = check_totem(options, *totem, plan.rdma ? plan.rdma->params : plan.udp.params); !fits)
+    return fits.error();
   std::string ipc_name = !options.ipc_name.empty() ? options.ipc_name : loaded->ipc.name;
   return DaemonSetup{std::move(loaded).value(), *totem, *self, std::move(ipc_name), options.state_dir};
+}
+
+// The RDMA backend when planned, else (or when it fails to open and totem.fallback allows) UDP.
+// The protocol is checked again against what opened: RDMA lowers the mtu to its port's.
+Result<std::unique_ptr<transport::Backend>> open_backend(const DaemonOptions& options, DaemonSetup& setup,
+                                                          const TransportPlan& plan) {
+  std::unique_ptr<transport::Backend> backend;
+  if (plan.rdma) {
+    auto rdma = transport::RdmaBackend::open(*plan.rdma);
+    if (rdma) {
+      backend = std::move(*rdma);
+    } else {
+      auto choice = config::choose_transport(setup.config, rdma.error().message());
+      if (!choice) return choice.error();
+      qb_log(LOG_WARNING, "%s", choice->warning.c_str());
+      setup.config.transport = choice->kind;
+    }
+  }
+  if (!backend) {
+    auto udp = transport::UdpBackend::open(plan.udp);
+    if (!udp) return udp.error();
+    backend = std::move(*udp);
+  }
+  if (auto fits = check_totem(options, setup.totem, backend->params()); !fits) return fits.error();
+  qb_log(LOG_NOTICE, "transport %s on %s, mtu %u", std::string(backend->name()).c_str(),
+         backend->local_address().c_str(), backend->mtu());
+  return backend;
 }
 
 Result<void> make_state_dir(const std::string& dir) {
@@ -68,16 +142,18 @@ Result<void> make_state_dir(const std::string& dir) {
 }
 
 int run(const DaemonOptions& options) {
-  transport::UdpConfig udp;
-  auto setup = prepare(options, udp);
+  TransportPlan plan;
+  auto setup = prepare(options, plan);
   if (!setup) {
     qb_log(LOG_ERR, "%s", setup.error().message().c_str());
     return kExitFailed;
   }
   if (options.check_only) {
+    const std::string where = plan.rdma ? fmt::format("{} on {}", plan.rdma->bind.host_string(), plan.rdma_device)
+                                        : plan.udp.bind.to_string();
     fmt::print("{}: ok: cluster {}, {} nodes, transport {}, this node {} ({}), ipc name {}, crypto {}\n",
                options.config_path, setup->config.cluster_name, setup->config.nodes.size(),
-               config::describe(setup->config.transport), setup->self.nodeid, udp.bind.to_string(), setup->ipc_name,
+               config::describe(setup->config.transport), setup->self.nodeid, where, setup->ipc_name,
                setup->config.crypto ? fmt::format("on (key {})", setup->config.keyfile) : std::string("off"));
     return kExitOk;
   }
@@ -85,13 +161,13 @@ int run(const DaemonOptions& options) {
     qb_log(LOG_ERR, "%s", made.error().message().c_str());
     return kExitFailed;
   }
-  if (udp.params.key) {
+  if (plan.sealed()) {
     auto epoch = next_seal_epoch(setup->state_dir, wall_clock_ns());
     if (!epoch) {
       qb_log(LOG_ERR, "%s", epoch.error().message().c_str());
       return kExitFailed;
     }
-    udp.params.epoch = *epoch;
+    plan.seal_with(plan.udp.params.key, *epoch);
   }
   if (auto applied = logging_apply(setup->config.logging, options.foreground); !applied) {
     qb_log(LOG_ERR, "%s", applied.error().message().c_str());
@@ -106,7 +182,7 @@ int run(const DaemonOptions& options) {
     qb_log(LOG_ERR, "%s", loop.error().message().c_str());
     return kExitFailed;
   }
-  auto backend = transport::UdpBackend::open(udp);
+  auto backend = open_backend(options, *setup, plan);
   if (!backend) {
     qb_log(LOG_ERR, "node %u: %s", setup->self.nodeid, backend.error().message().c_str());
     return kExitFailed;
@@ -121,12 +197,20 @@ int run(const DaemonOptions& options) {
     return kExitFailed;
   }
   (*service)->on_first_ring([] { sd_notify(0, "READY=1"); });
+  int exit_code = kExitOk;
   auto stop = [&] {
     qb_log(LOG_NOTICE, "stopping");
     sd_notify(0, "STOPPING=1");
     (*service)->stop();
     (*loop)->stop();
   };
+  // Exit, not linger: the others re-form without this node, and a restart (systemd's
+  // Restart=on-failure) probes the device again, falling back to UDP if it is gone.
+  (*service)->on_link_failure([&](std::string_view reason) {
+    qb_log(LOG_CRIT, "node %u: the link failed: %.*s; exiting", self, static_cast<int>(reason.size()), reason.data());
+    exit_code = kExitFailed;
+    stop();
+  });
   auto reload = [&] {
     auto reread = config::load_config(config_path);
     auto applied = reread ? logging_apply(reread->logging, foreground) : Result<void>(reread.error());
@@ -138,7 +222,7 @@ int run(const DaemonOptions& options) {
   if (auto handled = (*loop)->on_signal(SIGHUP, reload); !handled) qb_log(LOG_ERR, "%s", handled.error().message().c_str());
   qb_log(LOG_NOTICE, "rtotemd %s: node %u, ipc name %s, forming the ring", RTOTEM_VERSION, self, ipc_name.c_str());
   (*loop)->run();
-  return kExitOk;
+  return exit_code;
 }
 
 }  // namespace

@@ -30,8 +30,9 @@ constexpr std::string_view kUsage =
     "  --node ID                 this node's id (1 or more); it must be one of the --peer entries\n"
     "  --peer ID=HOST:PORT       a node and where it receives; repeat for every node, this one\n"
     "                            included; IPv6 as ID=[ADDR]:PORT\n"
-    "  --mode unicast|multicast  one datagram per peer, or IP multicast (default unicast)\n"
-    "  --group ADDR:PORT         multicast mode: the group (default 239.192.72.1:5406)\n"
+    "  --mode unicast|multicast|rdma  one datagram per peer, IP multicast, or RDMA UD multicast and\n"
+    "                            unicast on the device holding our address (default unicast)\n"
+    "  --group ADDR:PORT         multicast and rdma modes: the group (default 239.192.72.1:5406)\n"
     "  --interface IF            multicast mode: the interface (default: the one holding our address)\n"
     "  --count N                 pings to multicast (default 10000)\n"
     "  --size N                  filler bytes after the 16-byte ping header (default 256)\n"
@@ -106,7 +107,8 @@ Result<void> apply_option(PingOptions& options, std::string_view name, std::stri
   if (name == "--mode") {
     if (value == "unicast") options.mode = UdpMode::kUnicast;
     else if (value == "multicast") options.mode = UdpMode::kMulticast;
-    else return Error::make("--mode: '{}' is neither unicast nor multicast", value);
+    else if (value == "rdma") options.mode = UdpMode::kMulticast, options.rdma = true;
+    else return Error::make("--mode: '{}' is not unicast, multicast or rdma", value);
     return {};
   }
   if (name == "--group") return store(options.group, parse_endpoint(name, value));
@@ -169,7 +171,8 @@ Result<void> check(PingOptions& options, bool node_given) {
     return Error::make("--count: {} pings to {} peers exceed {} RTT samples", options.count,
                        options.peers.size() - 1, kRttSamplesMax);
   if (options.cluster.empty()) return Error::make("--cluster: the name is empty");
-  if (auto ok = options.udp_config().validate(); !ok) return Error::make("--peer: {}", ok.error().message());
+  if (auto ok = options.rdma ? options.rdma_config().validate() : options.udp_config().validate(); !ok)
+    return Error::make("--peer: {}", ok.error().message());
   return {};
 }
 
@@ -207,6 +210,18 @@ transport::UdpConfig PingOptions::udp_config() const {
   return config;
 }
 
+transport::RdmaConfig PingOptions::rdma_config() const {
+  transport::RdmaConfig config;
+  config.params.local_node = node;
+  config.params.cluster_id = transport::cluster_id_from_name(cluster);
+  config.params.mtu = mtu;
+  config.bind = self().address;
+  config.group = group;
+  for (const UdpPeer& peer : peers) config.peers.push_back(transport::RdmaPeer{peer.node, peer.address});
+  config.log = [](std::string_view line) { fmt::print(stderr, "rtotem-ping: {}\n", line); };
+  return config;
+}
+
 const transport::UdpPeer& PingOptions::self() const {
   auto it = std::find_if(peers.begin(), peers.end(), [&](const UdpPeer& peer) { return peer.node == node; });
   RTOTEM_ASSERT(it != peers.end());
@@ -215,7 +230,8 @@ const transport::UdpPeer& PingOptions::self() const {
 
 std::string_view ping_usage() noexcept { return kUsage; }
 
-std::string_view mode_name(UdpMode mode) noexcept {
+std::string_view PingOptions::mode_name() const noexcept {
+  if (rdma) return "rdma";
   return mode == UdpMode::kMulticast ? "multicast" : "unicast";
 }
 

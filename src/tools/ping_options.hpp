@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "transport/result.hpp"
+#include "transport/rdma/rdma_config.hpp"
 #include "transport/udp/udp_config.hpp"
 
 namespace rtotem::tools {
@@ -21,7 +22,8 @@ struct PingOptions {
   transport::NodeId node = transport::kNoNode;
   std::vector<transport::UdpPeer> peers;  // every node, this one included, as given
   transport::UdpMode mode = transport::UdpMode::kUnicast;
-  transport::InetAddress group;           // kMulticast only
+  bool rdma = false;                      // --mode rdma: the RDMA UD backend, multicast to `group`
+  transport::InetAddress group;           // multicast and rdma only
   std::string interface;                  // kMulticast only; empty: the one holding our address
   std::uint32_t count = 10'000;
   std::uint32_t size = 256;               // filler bytes after the ping header
@@ -32,6 +34,9 @@ struct PingOptions {
 
   // The UDP backend configuration for this node (the options are valid).
   transport::UdpConfig udp_config() const;
+  // The RDMA backend configuration for this node (--mode rdma; the options are valid).
+  transport::RdmaConfig rdma_config() const;
+  std::string_view mode_name() const noexcept;  // unicast, multicast or rdma
   // This node's own entry of `peers`.
   const transport::UdpPeer& self() const;
 };
@@ -40,6 +45,5 @@ struct PingOptions {
 Result<PingOptions> parse_ping_options(std::span<char* const> args);
 
 std::string_view ping_usage() noexcept;
-std::string_view mode_name(transport::UdpMode mode) noexcept;
 
 }  // namespace rtotem::tools

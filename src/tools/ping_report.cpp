@@ -77,7 +77,7 @@ void print_report(PingReport& report, std::FILE* out) {
     peers += fmt::format("{}{}", peers.empty() ? "" : ",", peer.node);
   }
   fmt::print(out, "rtotem-ping report\n");
-  fmt::print(out, "  node: {} at {}, mode {}, peers {}\n", report.node, report.address, mode_name(report.mode), peers);
+  fmt::print(out, "  node: {} at {}, mode {}, peers {}\n", report.node, report.address, report.mode, peers);
   fmt::print(out, "  result: {}, {}\n", report.all_answered() ? "PASS" : "FAIL", outcome(report));
   fmt::print(out, "  sent: {} pings of {} bytes (of {} asked), {} pongs, {} hellos, {} done\n", report.pings_sent,
              report.ping_bytes, report.count, report.pongs_sent, report.hellos_sent, report.dones_sent);

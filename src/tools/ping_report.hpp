@@ -36,7 +36,7 @@ struct PeerTally {
 struct PingReport {
   transport::NodeId node = transport::kNoNode;
   std::string address;
-  transport::UdpMode mode = transport::UdpMode::kUnicast;
+  std::string_view mode;  // unicast, multicast or rdma
   std::uint32_t count = 0;          // pings asked for
   std::uint32_t ping_bytes = 0;     // payload of one ping, its header included
   PingPhase phase = PingPhase::kHello;  // where the run stopped

@@ -242,7 +242,7 @@ PingReport PingSession::take_report() {
   PingReport report = std::move(report_);
   report.node = options_.node;
   report.address = options_.self().address.to_string();
-  report.mode = options_.mode;
+  report.mode = options_.mode_name();
   report.count = options_.count;
   report.ping_bytes = static_cast<std::uint32_t>(kPingHeaderSize) + options_.size;
   report.phase = phase_;

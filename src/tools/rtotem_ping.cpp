@@ -1,4 +1,4 @@
-// rtotem-ping: the same command on every node; pings cross the UDP backend, each node reports.
+// rtotem-ping: the same command on every node; pings cross the UDP or RDMA backend, each node reports.
 #include <fmt/format.h>
 
 #include <csignal>
@@ -8,6 +8,8 @@
 #include "src/tools/ping_options.hpp"
 #include "src/tools/ping_report.hpp"
 #include "src/tools/ping_session.hpp"
+#include "src/tools/ping_wire.hpp"
+#include "transport/rdma/rdma_backend.hpp"
 #include "transport/udp/udp_backend.hpp"
 
 namespace {
@@ -29,6 +31,18 @@ void install_stop_handlers() {
   (void)::sigaction(SIGTERM, &action, nullptr);
 }
 
+rtotem::Result<std::unique_ptr<rtotem::transport::Backend>> open_backend(const rtotem::tools::PingOptions& options) {
+  using namespace rtotem::transport;
+  if (options.rdma) {
+    auto rdma = RdmaBackend::open(options.rdma_config());
+    if (!rdma) return rdma.error();
+    return std::unique_ptr<Backend>(std::move(*rdma));
+  }
+  auto udp = UdpBackend::open(options.udp_config());
+  if (!udp) return udp.error();
+  return std::unique_ptr<Backend>(std::move(*udp));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -44,10 +58,17 @@ int main(int argc, char** argv) {
     return kExitAnswered;
   }
   install_stop_handlers();
-  auto backend = transport::UdpBackend::open(options->udp_config());
+  auto backend = open_backend(*options);
   if (!backend) {
     fmt::print(stderr, "rtotem-ping: node {}: {}\n", options->node, backend.error().message());
     return kExitFailed;
+  }
+  fmt::print("rtotem-ping: node {} on {} ({}), mtu {}\n", options->node, (*backend)->local_address(),
+             (*backend)->name(), (*backend)->mtu());
+  std::fflush(stdout);
+  if (options->size > (*backend)->mtu() - tools::kPingHeaderSize) {  // RDMA lowers the mtu to the port's
+    fmt::print(stderr, "rtotem-ping: --size {} does not fit the backend's mtu {}\n", options->size, (*backend)->mtu());
+    return kExitUsage;
   }
   tools::PingSession session(*options, **backend);
   session.run(g_stop);

@@ -79,14 +79,18 @@ bool operator==(const InetAddress& a, const InetAddress& b) noexcept {
   return a.same_host(b) && a.port() == b.port();
 }
 
-std::string InetAddress::to_string() const {
+std::string InetAddress::host_string() const {
   char text[INET6_ADDRSTRLEN] = "?";
-  if (is_v6()) {
+  if (is_v6())
     ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&storage_)->sin6_addr, text, sizeof text);
-    return fmt::format("[{}]:{}", text, port());
-  }
-  ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage_)->sin_addr, text, sizeof text);
-  return fmt::format("{}:{}", text, port());
+  else
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&storage_)->sin_addr, text, sizeof text);
+  return text;
+}
+
+std::string InetAddress::to_string() const {
+  if (is_v6()) return fmt::format("[{}]:{}", host_string(), port());
+  return fmt::format("{}:{}", host_string(), port());
 }
 
 }  // namespace rtotem::transport

@@ -30,6 +30,7 @@ class InetAddress {
   // Same family and address bytes, ports ignored.
   bool same_host(const InetAddress& other) const noexcept;
   std::string to_string() const;  // "10.0.0.1:5405", "[fd00::1]:5405"
+  std::string host_string() const;  // "10.0.0.1", "fd00::1": the address alone
 
   friend bool operator==(const InetAddress& a, const InetAddress& b) noexcept;
 

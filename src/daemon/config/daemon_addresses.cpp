@@ -1,5 +1,5 @@
-// From the nodelist to sockets: which node this host is, its addresses, and what its UDP backend
-// opens.
+// From the nodelist to sockets: which node this host is, its addresses, and what its UDP or RDMA
+// backend opens.
 #include <fmt/format.h>
 #include <ifaddrs.h>
 
@@ -105,6 +105,29 @@ Result<transport::UdpConfig> udp_config_for(const DaemonConfig& config, const No
   }
   if (auto ok = udp.validate(); !ok) return Error::make("{}: {}", config.path, ok.error().message());
   return udp;
+}
+
+Result<transport::RdmaConfig> rdma_config_for(const DaemonConfig& config, const NodeEntry& self) {
+  if (config.transport != TransportKind::kRdma)
+    return Error::make("{}: transport is {}, not rdma", config.path, describe(config.transport));
+  if (auto listed = node_by_id(config, self.nodeid); !listed) return listed.error();
+  transport::RdmaConfig rdma;
+  rdma.params.local_node = self.nodeid;
+  rdma.params.cluster_id = transport::cluster_id_from_name(config.cluster_name);
+  rdma.params.mtu = config.netmtu;
+  auto bind = resolve_ring0(config.path, self, 0);
+  if (!bind) return bind.error();
+  rdma.bind = *bind;
+  for (const NodeEntry& node : config.nodes) {
+    auto address = resolve_ring0(config.path, node, 0);
+    if (!address) return address.error();
+    rdma.peers.push_back(transport::RdmaPeer{node.nodeid, *address});
+  }
+  auto group = InetAddress::parse(config.mcastaddr, 0);
+  if (!group) return Error::make("{}: totem.interface.mcastaddr: {}", config.path, group.error().message());
+  rdma.group = *group;
+  if (auto ok = rdma.validate(); !ok) return Error::make("{}: {}", config.path, ok.error().message());
+  return rdma;
 }
 
 Result<TransportChoice> choose_transport(const DaemonConfig& config, std::string_view rdma_unusable) {

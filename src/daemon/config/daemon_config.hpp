@@ -19,6 +19,7 @@
 #include "src/common/key_file.hpp"
 #include "src/ipc/ipc_protocol.hpp"
 #include "transport/result.hpp"
+#include "transport/rdma/rdma_config.hpp"
 #include "transport/udp/inet_address.hpp"
 #include "transport/udp/udp_config.hpp"
 
@@ -109,6 +110,11 @@ Result<std::vector<transport::InetAddress>> host_addresses();
 // ring0_addr:mcastport, a peer per node. udp: the same, plus the group mcastaddr:mcastport.
 Result<transport::UdpConfig> udp_config_for(const DaemonConfig& config, const NodeEntry& self);
 
+// What the RDMA backend of node `self` opens (transport rdma), validated: bound to self's ring0_addr,
+// the group mcastaddr (IPv4: RoCE v2 GIDs carry IPv4), a peer per node; netmtu is the upper bound
+// the backend lowers to its port's MTU. Logging is the caller's to set.
+Result<transport::RdmaConfig> rdma_config_for(const DaemonConfig& config, const NodeEntry& self);
+
 std::string_view describe(TransportKind kind) noexcept;
 
 // The cluster key when totem.crypto is on (read_key_file's checks: the file exists, is exactly
@@ -121,7 +127,8 @@ std::string crypto_off_warning(const DaemonConfig& config);
 // Which transport a node runs: the configured one, except that rdma on a node whose RDMA probe
 // failed (`rdma_unusable` says why; empty when a device is usable) runs on udp with `warning` set,
 // or is refused when totem.fallback is no. The caller sets transport to `kind` before
-// udp_config_for.
+// udp_config_for. The same choice is made again, with the reason, when the RDMA backend fails to
+// open on a usable device (a failed multicast join, say).
 struct TransportChoice {
   TransportKind kind = TransportKind::kUdpu;
   std::string warning;  // one line for the log; empty when the configured transport runs

@@ -600,6 +600,25 @@ TEST(ChooseTransport, RdmaWithoutADeviceFallsBackToUdpMulticastWithOneWarning) {
   EXPECT_EQ(udp->group, address("239.192.9.9", 6000));
 }
 
+TEST(RdmaConfigFor, BindsTheNodesAddressAndJoinsTheGroup) {
+  const DaemonConfig config = parsed(three_nodes("rdma"));
+  auto rdma = rdma_config_for(config, config.nodes[1]);
+  ASSERT_TRUE(rdma.ok()) << rdma.error().message();
+  EXPECT_EQ(rdma->params.local_node, config.nodes[1].nodeid);
+  EXPECT_EQ(rdma->params.mtu, config.netmtu);  // an upper bound: the backend lowers it to the port's
+  EXPECT_TRUE(rdma->bind.same_host(address("10.0.0.2", 0)));
+  EXPECT_TRUE(rdma->group.same_host(address("239.192.9.9", 0)));
+  EXPECT_EQ(rdma->peers.size(), 3u);
+  EXPECT_FALSE(rdma_config_for(parsed(three_nodes("udp")), config.nodes[0]).ok());
+}
+
+TEST(RdmaConfigFor, Ipv6GroupIsRefused) {
+  const DaemonConfig config = parsed(replaced(three_nodes("rdma"), "239.192.9.9", "ff15::9"));
+  auto rdma = rdma_config_for(config, config.nodes[0]);
+  ASSERT_FALSE(rdma.ok());
+  EXPECT_EQ(rdma.error().message(), "t.conf: rdma: group ff15::9 is not an IPv4 multicast address");
+}
+
 TEST(ChooseTransport, FallbackNoRefusesToStartWithoutADevice) {
   const DaemonConfig config = parsed(replaced(three_nodes("rdma"), "transport: rdma", "transport: rdma\nfallback: no"));
   EXPECT_FALSE(config.rdma_fallback);
@@ -786,6 +805,14 @@ TEST(ExampleFiles, UdpAndRdmaFilesNameTheirTransport) {
   const DaemonConfig rdma = loaded("conf/rtotem-rdma.conf");
   EXPECT_EQ(rdma.transport, TransportKind::kRdma);
   EXPECT_EQ(rdma.nodes.size(), 3u);
+  auto backend = rdma_config_for(rdma, rdma.nodes[0]);
+  ASSERT_TRUE(backend.ok()) << backend.error().message();
+  // What the RDMA backend lowers netmtu to on RoCE over a 1500-byte link (active_mtu 1024).
+  backend->params.mtu = 1024 - transport::kWireHeaderSize;
+  auto totem = rdma.totem.resolved();
+  ASSERT_TRUE(totem.ok()) << totem.error().message();
+  auto fits = totem->check(backend->params);
+  EXPECT_TRUE(fits.ok()) << fits.error().message();
 }
 
 TEST(ExampleFiles, DemoIsThreeDaemonsOnLoopback) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,10 @@ namespace rtotem::transport {
 namespace {
 
 constexpr NodeId kSelf = 1;
+
+std::string as_string(std::span<const std::byte> bytes) {
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
 
 class FiniteDeviceBackend final : public Backend {
  public:
@@ -28,6 +33,17 @@ class FiniteDeviceBackend final : public Backend {
 
   std::size_t room = 1'000'000;                   // items the device takes before it is full
   std::vector<std::pair<NodeId, std::string>> wire;  // what left, in order
+  // Like RDMA: the device reads the bytes after transmit returns, until complete() says it is done.
+  bool holds = false;
+  struct Posted {
+    std::span<const std::byte> bytes;  // where the device will read
+    std::string when_posted;           // what was there when it was handed over
+  };
+  std::vector<Posted> in_flight;
+  void complete(std::size_t count) {
+    release_seal_slots(count);
+    in_flight.erase(in_flight.begin(), in_flight.begin() + static_cast<std::ptrdiff_t>(count));
+  }
 
  private:
   FiniteDeviceBackend(const BackendParams& params, BufferArena arena, const BufferLayout& layout)
@@ -38,10 +54,13 @@ class FiniteDeviceBackend final : public Backend {
     for (std::size_t i = 0; i < n; ++i) {
       auto payload = items[i].buffer->payload();
       wire.emplace_back(items[i].dest, std::string(reinterpret_cast<const char*>(payload.data()), payload.size()));
+      if (holds) in_flight.push_back({items[i].wire, as_string(items[i].wire)});
     }
     room -= n;
     return n;
   }
+  bool holds_sent_bytes() const noexcept override { return holds; }
+
   std::size_t receive(std::span<InboundPacket>) noexcept override { return 0; }
   bool knows(NodeId node) const noexcept override { return node <= 5; }
 };
@@ -217,6 +236,39 @@ TEST(Backend, EveryBufferLivesInOneRegion) {
   ASSERT_EQ(backend->acquire(buffer), Status::kOk);
   EXPECT_GE(buffer->data(), region.data());
   EXPECT_LE(buffer->data() + buffer->capacity(), region.data() + region.size());
+}
+
+// A device that reads sealed bytes after transmit returns (RDMA) gets each in its own seal slot,
+// untouched until it says it is done; with every slot in flight the rest waits, in order.
+TEST(Backend, SealSlotsAreHeldUntilADeviceThatReadsLaterIsDone) {
+  BackendParams p = params();
+  auto key = ClusterKey::random();
+  ASSERT_TRUE(key.ok());
+  p.key = std::make_shared<const ClusterKey>(std::move(key).value());
+  p.epoch = 1;
+  auto backend = FiniteDeviceBackend::make(p);
+  backend->holds = true;
+  const std::size_t total = kSealBatchMax + 40;
+  for (std::size_t i = 0; i < total; ++i) ASSERT_EQ(backend->unicast(2, message(*backend, std::to_string(i))), Status::kOk);
+  auto unchanged = [&] {
+    for (const auto& posted : backend->in_flight)
+      if (as_string(posted.bytes) != posted.when_posted) return false;
+    return true;
+  };
+  EXPECT_EQ(backend->flush(), Status::kWouldBlock);
+  EXPECT_EQ(backend->wire.size(), kSealBatchMax);
+  EXPECT_EQ(backend->flush(), Status::kWouldBlock);  // no slot free: nothing sent, nothing resealed
+  EXPECT_EQ(backend->wire.size(), kSealBatchMax);
+  EXPECT_TRUE(unchanged());
+  backend->complete(10);
+  EXPECT_EQ(backend->flush(), Status::kWouldBlock);
+  EXPECT_EQ(backend->wire.size(), kSealBatchMax + 10);
+  EXPECT_TRUE(unchanged());
+  backend->complete(kSealBatchMax);
+  EXPECT_EQ(backend->flush(), Status::kOk);
+  ASSERT_EQ(backend->wire.size(), total);
+  for (std::size_t i = 0; i < total; ++i) EXPECT_EQ(backend->wire[i].second, std::to_string(i));
+  EXPECT_TRUE(unchanged());
 }
 
 }  // namespace
