@@ -4,11 +4,12 @@
 # the registered buffers, not inline) of its own once every node listens, then the
 # node's status and stats into $RXE_OUT. Then the last node takes its link down: its rtotemd must
 # see the port fail and exit 1 (link_down.txt). Every wait is bounded; the daemon is stopped on any
-# exit.
-# Usage (inside rxe-vm): vm_cluster_node.sh BUILD_DIR MESSAGES
+# exit. KEYFILE (or none): crypto on with a copy of that key.
+# Usage (inside rxe-vm): vm_cluster_node.sh BUILD_DIR MESSAGES KEYFILE|none
 set -euo pipefail
 build=${1:?build dir}
 messages=${2:?messages per node}
+key=${3:?key file or none}
 node=$((RXE_NODE + 1))
 total=$(((messages + 1) * RXE_NODES))
 state=$(mktemp -d /tmp/rtotem-state.XXXXXX)
@@ -21,6 +22,10 @@ say() { echo "node $node: $*"; }
   # than send_queue_max and the send buffers allow (conf/rtotem-rdma.conf says more).
   printf 'totem {\n  cluster_name: vm-cluster\n  transport: rdma\n  fallback: no\n  token: 5000\n'
   printf '  max_message_size: 524288\n'
+  if [[ "$key" != none ]]; then
+    install -m 0400 "$key" "$state/authkey"
+    printf '  crypto: on\n  keyfile: %s\n' "$state/authkey"
+  fi
   printf '  interface {\n    mcastaddr: 239.192.77.1\n  }\n}\nnodelist {\n'
   i=1
   for ip in $RXE_IPS; do printf '  node {\n    nodeid: %d\n    ring0_addr: %s\n  }\n' "$i" "$ip"; i=$((i + 1)); done
@@ -47,6 +52,7 @@ for ((t = 0; t < 600; t++)); do  # 120 s
   sleep 0.2
 done
 ctl status >"$RXE_OUT/status.txt"
+ctl --json status >"$RXE_OUT/status.json"
 grep -qx 'state: operational' "$RXE_OUT/status.txt" || { say "no ring of $want_members"; cat "$RXE_OUT/status.txt"; exit 1; }
 say "ring formed: $(grep -E '^(ring|members|transport|local_address)' "$RXE_OUT/status.txt" | tr '\n' ' ')"
 

@@ -4,19 +4,30 @@
 # node delivers every node's messages (short ones and a 3-packet one each) in the same order, and
 # each node's link counters show traffic, filtered own echoes and no error completion or link
 # failure. Then the last node's link goes down under its running rtotemd: it must log the failure
-# and exit 1 (the port-down event), not hang on a dead device.
-# Usage: vm_cluster_test.sh BUILD_DIR. Exit 77 (SKIP, with the reason) when the lab cannot start.
+# and exit 1 (the port-down event), not hang on a dead device. With `sealed` the cluster runs
+# with crypto on (one key made here with rtotem-keygen): the same, every packet sealed on its way
+# out of registered memory, and no packet may fail to open (drop_auth, drop_replay 0).
+# Usage: vm_cluster_test.sh BUILD_DIR [sealed]. Exit 77 (SKIP, with the reason) when the lab
+# cannot start.
 set -euo pipefail
 here=$(dirname "$(readlink -f "$0")")
-build=$(readlink -f "${1:?usage: vm_cluster_test.sh BUILD_DIR}")
+build=$(readlink -f "${1:?usage: vm_cluster_test.sh BUILD_DIR [sealed]}")
+sealed=${2:-}
+[[ -z "$sealed" || "$sealed" == sealed ]] || { echo "usage: vm_cluster_test.sh BUILD_DIR [sealed]" >&2; exit 2; }
 nodes=3
 messages=10
 work=$(mktemp -d /tmp/rtotem-vm-cluster.XXXXXX)
 trap 'rm -rf "$work"' EXIT  # rxe-vm kills its VMs itself, on timeout and on INT/TERM
+key=none
+if [[ -n "$sealed" ]]; then
+  key=$work/authkey
+  "$build/src/tools/rtotem-keygen" --key "$key" >/dev/null
+  chmod 0444 "$key"  # each VM copies it into its own state dir, mode 0400
+fi
 
 set +e
 "$here/../rdmalab/rxe-vm" run --quiet --nodes "$nodes" --timeout 560 --workdir "$work/vm" -- \
-  "$here/vm_cluster_node.sh" "$build" "$messages"
+  "$here/vm_cluster_node.sh" "$build" "$messages" "$key"
 rc=$?
 set -e
 if [[ $rc == 3 ]]; then
@@ -37,10 +48,13 @@ for ((n = 0; n < nodes; n++)); do
   fi
   grep -q '^transport: rdma' "$out/status.txt" || fail "node$n: not on transport rdma: $(cat "$out/status.txt")"
   grep -q 'transport rdma on' "$out/rtotemd.log" || fail "node$n: rtotemd did not open the RDMA backend"
+  want_crypto=$([[ -n "$sealed" ]] && echo on || echo off)
+  [[ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["crypto"])' "$out/status.json")" == "$want_crypto" ]] ||
+    fail "node$n: crypto is not $want_crypto: $(cat "$out/status.json")"
   for c in tx_packets rx_packets drop_self_echo; do
     [[ "$(link_counter "$c" "$out/stats.json")" -gt 0 ]] || fail "node$n: link counter $c is 0"
   done
-  for c in tx_completion_errors rx_completion_errors link_failures tx_errors; do
+  for c in tx_completion_errors rx_completion_errors link_failures tx_errors ${sealed:+drop_auth drop_replay}; do
     [[ "$(link_counter "$c" "$out/stats.json")" == 0 ]] || fail "node$n: link counter $c is not 0"
   done
   echo "node$n link: $(python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["link"]; print(", ".join(f"{k} {v}" for k,v in l.items() if v))' "$out/stats.json")"
@@ -57,5 +71,5 @@ if [[ $status == 0 ]]; then
     cmp -s "$work/delivered.0" "$work/delivered.$n" || { fail "node$n delivered another order than node0"; diff "$work/delivered.0" "$work/delivered.$n" | head; }
   done
 fi
-[[ $status == 0 ]] && echo "rdma vm cluster: PASS: one ring of $nodes nodes over rdma, $((nodes * (messages + 1))) messages delivered in the same order on every node, a link taken down detected"
+[[ $status == 0 ]] && echo "rdma vm cluster: PASS: one ring of $nodes nodes over rdma${sealed:+, every packet sealed}, $((nodes * (messages + 1))) messages delivered in the same order on every node, a link taken down detected"
 exit $status
