@@ -2,19 +2,25 @@
 # What each Soft-RoCE VM of vm_cluster_test.sh runs: rtotemd with transport rdma (fallback no), a
 # listener on group "orders", MESSAGES short messages and one of 3000 bytes (3 packets, sent from
 # the registered buffers, not inline) of its own once every node listens, then the
-# node's status and stats into $RXE_OUT. Then the last node takes its link down: its rtotemd must
-# see the port fail and exit 1 (link_down.txt). Every wait is bounded; the daemon is stopped on any
-# exit. KEYFILE (or none): crypto on with a copy of that key.
-# Usage (inside rxe-vm): vm_cluster_node.sh BUILD_DIR MESSAGES KEYFILE|none
+# node's status and stats into $RXE_OUT. Then the last node's rtotemd is killed with kill -9: the
+# others must re-form without it (shrunk.txt) and see its listener leave; it is restarted with the
+# same state directory, the ring of all nodes forms again over rdma (status-rejoin.txt), and every
+# node sends REJOIN_MESSAGES more, which every node's listener must deliver. Then the last node
+# takes its link down: its rtotemd must see the port fail and exit 1 (link_down.txt). Every wait is
+# bounded; the daemon is stopped on any exit. KEYFILE (or none): crypto on with a copy of that key.
+# Usage (inside rxe-vm): vm_cluster_node.sh BUILD_DIR MESSAGES REJOIN_MESSAGES KEYFILE|none
 set -euo pipefail
 build=${1:?build dir}
 messages=${2:?messages per node}
-key=${3:?key file or none}
+rejoin_messages=${3:?messages per node after the rejoin}
+key=${4:?key file or none}
 node=$((RXE_NODE + 1))
+last=$([[ $node == "$RXE_NODES" ]] && echo yes || echo no)
 total=$(((messages + 1) * RXE_NODES))
 state=$(mktemp -d /tmp/rtotem-state.XXXXXX)
 conf=$RXE_OUT/rtotem.conf
-ctl() { "$build/src/client/rtotemctl" "$@"; }
+rtotemctl=$build/src/client/rtotemctl
+ctl() { timeout 10 "$rtotemctl" "$@"; }
 say() { echo "node $node: $*"; }
 
 {
@@ -32,8 +38,7 @@ say() { echo "node $node: $*"; }
   printf '}\n'
 } >"$conf"
 
-"$build/src/daemon/rtotemd" -f -c "$conf" --nodeid "$node" --state-dir "$state" >"$RXE_OUT/rtotemd.log" 2>&1 &
-daemon=$!
+daemon=""
 listener=""
 finish() {
   [[ -n "$listener" ]] && kill -TERM "$listener" 2>/dev/null
@@ -42,43 +47,114 @@ finish() {
 }
 trap finish EXIT
 
-want_members=$(seq -s ' ' 1 "$RXE_NODES")
-for ((t = 0; t < 600; t++)); do  # 120 s
-  status=$(ctl status 2>/dev/null || true)
-  if grep -qx 'state: operational' <<<"$status" && [[ "$(sed -n 's/^members: //p' <<<"$status" | tr -d ',')" == "$want_members" ]]; then
-    break
-  fi
-  kill -0 "$daemon" 2>/dev/null || { say "rtotemd exited"; cat "$RXE_OUT/rtotemd.log"; exit 1; }
-  sleep 0.2
-done
+start_daemon() {  # appends to one log: a restart's lines follow the killed daemon's
+  "$build/src/daemon/rtotemd" -f -c "$conf" --nodeid "$node" --state-dir "$state" >>"$RXE_OUT/rtotemd.log" 2>&1 &
+  daemon=$!
+}
+
+# wait_ring "1 2 3" SECONDS: until this node is operational on a ring of exactly those members
+wait_ring() {
+  local want=$1 deadline=$((SECONDS + $2)) status
+  while ((SECONDS < deadline)); do
+    status=$(ctl status 2>/dev/null || true)
+    if grep -qx 'state: operational' <<<"$status" && [[ "$(sed -n 's/^members: //p' <<<"$status" | tr -d ',')" == "$want" ]]; then
+      return 0
+    fi
+    kill -0 "$daemon" 2>/dev/null || { say "rtotemd exited"; tail -20 "$RXE_OUT/rtotemd.log"; exit 1; }
+    sleep 0.2
+  done
+  say "no ring of [$want] after $2 s: $(ctl status 2>&1 | grep -E '^(state|members):' | tr '\n' ' ')"
+  return 1
+}
+
+start_listener() {  # start_listener FILE: a listener on "orders", until it is in the group (60 s)
+  "$rtotemctl" listen orders >"$1" 2>&1 &
+  listener=$!
+  for ((t = 0; t < 300; t++)); do  # its first line says it joined
+    grep -q '^group orders: ' "$1" && return 0
+    sleep 0.2
+  done
+  say "the listener did not join: $(cat "$1")"
+  return 1
+}
+
+delivered() {  # delivered FILE PATTERN: the listener's messages whose text matches PATTERN
+  grep -cE "^[0-9]+ [0-9]+:[0-9]+ $2" "$1" || true
+}
+
+wait_delivered() {  # wait_delivered FILE PATTERN COUNT: until that many were delivered (120 s)
+  for ((t = 0; t < 600; t++)); do
+    [[ "$(delivered "$1" "$2")" -ge "$3" ]] && break
+    sleep 0.2
+  done
+  say "delivered $(delivered "$1" "$2") of $3 /$2/"
+  [[ "$(delivered "$1" "$2")" -ge "$3" ]]
+}
+
+all_nodes=$(seq -s ' ' 1 "$RXE_NODES")
+start_daemon
+wait_ring "$all_nodes" 120 || true  # the status below shows what there was instead
 ctl status >"$RXE_OUT/status.txt"
 ctl --json status >"$RXE_OUT/status.json"
-grep -qx 'state: operational' "$RXE_OUT/status.txt" || { say "no ring of $want_members"; cat "$RXE_OUT/status.txt"; exit 1; }
+grep -qx 'state: operational' "$RXE_OUT/status.txt" || { say "no ring of $all_nodes"; cat "$RXE_OUT/status.txt"; exit 1; }
 say "ring formed: $(grep -E '^(ring|members|transport|local_address)' "$RXE_OUT/status.txt" | tr '\n' ' ')"
 
-ctl listen orders >"$RXE_OUT/listen.txt" 2>&1 &
-listener=$!
-for ((t = 0; t < 300; t++)); do  # until our listener is in the group: its first line says so
-  grep -q '^group orders: ' "$RXE_OUT/listen.txt" && break
-  sleep 0.2
-done
+start_listener "$RXE_OUT/listen.txt"
+echo "$listener" >"$RXE_SHARED/listener.$node"  # its pid is in the group's member lists
 "$RXE_VM" barrier listening 180
 
 for ((m = 1; m <= messages; m++)); do ctl send orders "node$node-message$m"; done
 ctl send orders "node$node-large-$(printf '%03000d' 0)"
-delivered() { grep -cE '^[0-9]+ [0-9]+:[0-9]+ ' "$RXE_OUT/listen.txt" || true; }
-for ((t = 0; t < 600; t++)); do
-  [[ "$(delivered)" -ge "$total" ]] && break
-  sleep 0.2
-done
-say "delivered $(delivered) of $total"
+wait_delivered "$RXE_OUT/listen.txt" 'node[0-9]+-(message|large)' "$total" || true
 "$RXE_VM" barrier delivered 180 || true
 ctl stats >"$RXE_OUT/stats.txt"
 ctl --json stats >"$RXE_OUT/stats.json"
-[[ "$(delivered)" -ge "$total" ]]
+[[ "$(delivered "$RXE_OUT/listen.txt" 'node[0-9]+-(message|large)')" -ge "$total" ]]
 "$RXE_VM" barrier counted 180 || true
 
-if [[ $node == "$RXE_NODES" ]]; then  # the port goes down under a running daemon
+# kill -9 and rejoin. The killed daemon leaves nothing behind that a restart must clean: the
+# kernel destroys its QP and leaves its multicast group when the process dies.
+survivors=$(seq -s ' ' 1 $((RXE_NODES - 1)))
+if [[ $last == yes ]]; then
+  kill -KILL "$daemon"
+  wait "$daemon" 2>/dev/null || true
+  daemon=""
+  timeout 10 tail --pid="$listener" -f /dev/null || { say "the listener outlived its daemon"; kill -TERM "$listener"; }
+  listener=""
+  "$RXE_VM" barrier killed 60
+  "$RXE_VM" barrier shrunk 240  # the survivors re-formed without us: now come back
+  start_daemon
+else
+  "$RXE_VM" barrier killed 60
+  wait_ring "$survivors" 120
+  ctl status >"$RXE_OUT/shrunk.txt"
+  gone=$(cat "$RXE_SHARED/listener.$RXE_NODES")
+  for ((t = 0; t < 300; t++)); do  # the killed node's listener reported gone (60 s)
+    grep -qE "^group orders: .* left \[([^]]* )?$RXE_NODES:$gone\(nodedown\)" "$RXE_OUT/listen.txt" && break
+    sleep 0.2
+  done
+  "$RXE_VM" barrier shrunk 180
+fi
+wait_ring "$all_nodes" 180
+ctl status >"$RXE_OUT/status-rejoin.txt"
+say "rejoined: $(grep -E '^(ring|members|transport)' "$RXE_OUT/status-rejoin.txt" | tr '\n' ' ')"
+rejoin_listen=$RXE_OUT/listen.txt
+if [[ $last == yes ]]; then
+  rejoin_listen=$RXE_OUT/listen-rejoin.txt
+  start_listener "$rejoin_listen"
+fi
+for ((t = 0; t < 300; t++)); do  # every node's listener is in the group again (60 s)
+  [[ "$(ctl members orders 2>/dev/null | grep -o 'nodeid' | wc -l)" == "$RXE_NODES" ]] && break
+  sleep 0.2
+done
+"$RXE_VM" barrier relistening 120
+for ((m = 1; m <= rejoin_messages; m++)); do ctl send orders "node$node-rejoin$m"; done
+wait_delivered "$rejoin_listen" 'node[0-9]+-rejoin' $((rejoin_messages * RXE_NODES)) || true
+"$RXE_VM" barrier redelivered 180 || true
+ctl --json stats >"$RXE_OUT/stats-rejoin.json"
+"$RXE_VM" barrier recounted 180 || true
+
+if [[ $last == yes ]]; then  # the port goes down under a running daemon
   kill -TERM "$listener" 2>/dev/null
   listener=""
   ip link set "$RXE_NETDEV" down

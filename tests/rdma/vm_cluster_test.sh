@@ -3,8 +3,11 @@
 # and fallback no (vm_cluster_node.sh). PASS when they form one ring of all three over rdma, every
 # node delivers every node's messages (short ones and a 3-packet one each) in the same order, and
 # each node's link counters show traffic, filtered own echoes and no error completion or link
-# failure. Then the last node's link goes down under its running rtotemd: it must log the failure
-# and exit 1 (the port-down event), not hang on a dead device. With `sealed` the cluster runs
+# failure. Then the last node's rtotemd is killed with kill -9: the others must re-form without it
+# and report its listener gone; restarted with its state directory it must rejoin over rdma, and
+# messages sent after that must be delivered in the same order everywhere (as the UDP tests check
+# over sockets). Then the last node's link goes down under its running rtotemd: it must log the
+# failure and exit 1 (the port-down event), not hang on a dead device. With `sealed` the cluster runs
 # with crypto on (one key made here with rtotem-keygen): the same, every packet sealed on its way
 # out of registered memory, and no packet may fail to open (drop_auth, drop_replay 0).
 # Usage: vm_cluster_test.sh BUILD_DIR [sealed]. Exit 77 (SKIP, with the reason) when the lab
@@ -16,6 +19,7 @@ sealed=${2:-}
 [[ -z "$sealed" || "$sealed" == sealed ]] || { echo "usage: vm_cluster_test.sh BUILD_DIR [sealed]" >&2; exit 2; }
 nodes=3
 messages=10
+rejoin_messages=5
 work=$(mktemp -d /tmp/rtotem-vm-cluster.XXXXXX)
 trap 'rm -rf "$work"' EXIT  # rxe-vm kills its VMs itself, on timeout and on INT/TERM
 key=none
@@ -27,7 +31,7 @@ fi
 
 set +e
 "$here/../rdmalab/rxe-vm" run --quiet --nodes "$nodes" --timeout 560 --workdir "$work/vm" -- \
-  "$here/vm_cluster_node.sh" "$build" "$messages" "$key"
+  "$here/vm_cluster_node.sh" "$build" "$messages" "$rejoin_messages" "$key"
 rc=$?
 set -e
 if [[ $rc == 3 ]]; then
@@ -54,22 +58,47 @@ for ((n = 0; n < nodes; n++)); do
   for c in tx_packets rx_packets drop_self_echo; do
     [[ "$(link_counter "$c" "$out/stats.json")" -gt 0 ]] || fail "node$n: link counter $c is 0"
   done
-  for c in tx_completion_errors rx_completion_errors link_failures tx_errors ${sealed:+drop_auth drop_replay}; do
-    [[ "$(link_counter "$c" "$out/stats.json")" == 0 ]] || fail "node$n: link counter $c is not 0"
+  for stats in stats.json stats-rejoin.json; do  # the first daemon's, then after the rejoin
+    for c in tx_completion_errors rx_completion_errors link_failures tx_errors ${sealed:+drop_auth drop_replay}; do
+      [[ "$(link_counter "$c" "$out/$stats")" == 0 ]] || fail "node$n: link counter $c is not 0 in $stats"
+    done
+    # The arena is registered once; every receive since is a re-post of one of its buffers.
+    [[ "$(link_counter mr_registrations "$out/$stats")" == 1 ]] || fail "node$n: mr_registrations is not 1 in $stats"
+    [[ "$(link_counter rx_post_calls "$out/$stats")" -gt 0 ]] || fail "node$n: rx_post_calls is 0 in $stats"
   done
   echo "node$n link: $(python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["link"]; print(", ".join(f"{k} {v}" for k,v in l.items() if v))' "$out/stats.json")"
-  grep -E '^[0-9]+ [0-9]+:[0-9]+ ' "$out/listen.txt" >"$work/delivered.$n" || true
+  grep -E '^[0-9]+ [0-9]+:[0-9]+ node[0-9]+-(message|large)' "$out/listen.txt" >"$work/delivered.$n" || true
+  # After the rejoin the killed node's listener is a new one, its delivery index restarted at 1.
+  listen=$out/listen.txt
+  ((n == nodes - 1)) && listen=$out/listen-rejoin.txt
+  sed -nE 's/^[0-9]+ ([0-9]+:[0-9]+ node[0-9]+-rejoin[0-9]+)$/\1/p' "$listen" >"$work/rejoined.$n" || true
+  if ! { grep -qx 'state: operational' "$out/status-rejoin.txt" && grep -q '^transport: rdma' "$out/status-rejoin.txt" &&
+         grep -qx "members: $(seq -s ', ' 1 "$nodes")" "$out/status-rejoin.txt"; }; then
+    fail "node$n: not back on a ring of all $nodes over rdma after the rejoin: $(cat "$out/status-rejoin.txt")"
+  fi
+  if ((n < nodes - 1)); then  # a survivor
+    grep -qx "members: $(seq -s ', ' 1 $((nodes - 1)))" "$out/shrunk.txt" ||
+      fail "node$n: no ring without the killed node: $(cat "$out/shrunk.txt")"
+    gone=$(cat "$work/vm/shared/listener.$nodes" 2>/dev/null || echo none)
+    grep -qE "^group orders: .* left \[([^]]* )?$nodes:$gone\(nodedown\)" "$out/listen.txt" ||
+      fail "node$n: the killed node's listener (pid $gone) was not reported gone with its node"
+  fi
 done
 last="$work/vm/node$((nodes - 1))"
+[[ "$(grep -c 'transport rdma on' "$last/rtotemd.log")" == 2 ]] ||
+  fail "kill -9: the restarted rtotemd did not open the RDMA backend again"
 grep -qx 'exit 1' "$last/link_down.txt" 2>/dev/null || fail "link down: rtotemd did not exit 1: $(cat "$last/link_down.txt" 2>/dev/null)"
 grep -q 'the link failed: rdma: ' "$last/rtotemd.log" || fail "link down: no link failure in the log"
 echo "link down on node$((nodes - 1)): $(grep -o 'the link failed: .*' "$last/rtotemd.log" | head -1)"
 if [[ $status == 0 ]]; then
   total=$((nodes * (messages + 1)))
   [[ "$(wc -l <"$work/delivered.0")" == "$total" ]] || fail "node0 delivered $(wc -l <"$work/delivered.0") of $total"
+  rejoined=$((nodes * rejoin_messages))
+  [[ "$(wc -l <"$work/rejoined.0")" == "$rejoined" ]] || fail "after the rejoin node0 delivered $(wc -l <"$work/rejoined.0") of $rejoined"
   for ((n = 1; n < nodes; n++)); do
     cmp -s "$work/delivered.0" "$work/delivered.$n" || { fail "node$n delivered another order than node0"; diff "$work/delivered.0" "$work/delivered.$n" | head; }
+    cmp -s "$work/rejoined.0" "$work/rejoined.$n" || { fail "after the rejoin node$n delivered another order than node0"; diff "$work/rejoined.0" "$work/rejoined.$n" | head; }
   done
 fi
-[[ $status == 0 ]] && echo "rdma vm cluster: PASS: one ring of $nodes nodes over rdma${sealed:+, every packet sealed}, $((nodes * (messages + 1))) messages delivered in the same order on every node, a link taken down detected"
+[[ $status == 0 ]] && echo "rdma vm cluster: PASS: one ring of $nodes nodes over rdma${sealed:+, every packet sealed}, $((nodes * (messages + 1))) messages delivered in the same order on every node; node$((nodes - 1)) killed with kill -9, the others re-formed, it rejoined and $((nodes * rejoin_messages)) more messages were delivered in the same order; a link taken down detected"
 exit $status

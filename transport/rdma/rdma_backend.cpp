@@ -92,6 +92,7 @@ Result<void> RdmaBackend::open_queues() {
   const auto region = buffer_region();
   mr_.reset(ibv_reg_mr(pd_.get(), const_cast<std::byte*>(region.data()), region.size(), IBV_ACCESS_LOCAL_WRITE));
   if (!mr_) return Error::sys(errno, "rdma: ibv_reg_mr of {:.1f} MiB failed", mebibytes(region.size()));
+  ++counters_.mr_registrations;  // and never again: the datapath only posts from this one region
   completion_channel_.reset(ibv_create_comp_channel(context));
   if (!completion_channel_) return Error::sys(errno, "rdma: ibv_create_comp_channel");
   if (auto ok = set_nonblocking(completion_channel_->fd, "the completion channel"); !ok) return ok;

@@ -181,7 +181,10 @@ void RdmaBackend::post_pending() noexcept {
       recv_wrs_[i] = ibv_recv_wr{buffer.index(), i + 1 < n ? &recv_wrs_[i + 1] : nullptr, &recv_sges_[i], 1};
     }
     ibv_recv_wr* bad = nullptr;
-    if (int rc = ibv_post_recv(qp_->qp, recv_wrs_.data(), &bad); rc != 0) {
+    const int rc = ibv_post_recv(qp_->qp, recv_wrs_.data(), &bad);
+    ++counters_.rx_post_calls;
+    counters_.rx_posted += rc == 0 ? n : static_cast<std::size_t>(bad - recv_wrs_.data());
+    if (rc != 0) {
       ++counters_.rx_errors;
       set_link_failure(fmt::format("rdma: ibv_post_recv on QP {:#x}: {}", self_.qpn, std::strerror(rc)));
       log(link_failure());
