@@ -7,24 +7,20 @@
 # Usage: vm_ping_test.sh BUILD_DIR. Exit 77 (SKIP, with the reason) when the lab cannot start.
 set -euo pipefail
 here=$(dirname "$(readlink -f "$0")")
+# shellcheck source=tests/rdma/lab.sh
+source "$here/lab.sh"
 build=$(readlink -f "${1:?usage: vm_ping_test.sh BUILD_DIR}")
 nodes=3
 count=200
 work=$(mktemp -d /tmp/rtotem-vm-ping.XXXXXX)
 trap 'rm -rf "$work"' EXIT  # rxe-vm kills its VMs itself, on timeout and on INT/TERM
 
-set +e
-"$here/../rdmalab/rxe-vm" run --quiet --nodes "$nodes" --timeout 280 --workdir "$work/vm" -- bash -c '
+# Whatever rxe-vm's status, the nodes' results below say what passed and what failed.
+lab_run "rdma vm ping" --quiet --nodes "$nodes" --timeout 280 --workdir "$work/vm" -- bash -c '
   peers=(); i=1
   for ip in $RXE_IPS; do peers+=(--peer "$i=$ip:5405"); i=$((i + 1)); done
   exec "$0" --mode rdma --node $((RXE_NODE + 1)) "${peers[@]}" --group 239.192.72.1:5406 \
-    --count "$1" --size 256 --timeout-s 150' "$build/src/tools/rtotem-ping" "$count"
-rc=$?
-set -e
-if [[ $rc == 3 ]]; then
-  echo "rdma vm ping: SKIP: the Soft-RoCE lab cannot start here (tests/rdmalab/rxe-vm doctor says why)"
-  exit 77
-fi
+    --count "$1" --size 256 --timeout-s 150' "$build/src/tools/rtotem-ping" "$count" || true
 status=0
 counter() { awk -v name="$1" '$1 == name { print $2 }' "$2" | tail -1; }
 for ((n = 0; n < nodes; n++)); do

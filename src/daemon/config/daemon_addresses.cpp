@@ -33,6 +33,16 @@ Result<NodeEntry> node_by_id(const DaemonConfig& config, membership::NodeId node
   return Error::make("{}: node {} is not in the nodelist: {}", config.path, nodeid, list_nodes(all));
 }
 
+// What every backend of this node starts from: who it is, in which cluster, with the configured mtu.
+Result<transport::BackendParams> node_params(const DaemonConfig& config, const NodeEntry& self) {
+  if (auto listed = node_by_id(config, self.nodeid); !listed) return listed.error();
+  transport::BackendParams params;
+  params.local_node = self.nodeid;
+  params.cluster_id = transport::cluster_id_from_name(config.cluster_name);
+  params.mtu = config.netmtu;
+  return params;
+}
+
 }  // namespace
 
 Result<InetAddress> resolve_ring0(std::string_view origin, const NodeEntry& node, std::uint16_t port) {
@@ -82,11 +92,10 @@ Result<std::vector<InetAddress>> host_addresses() {
 Result<transport::UdpConfig> udp_config_for(const DaemonConfig& config, const NodeEntry& self) {
   if (config.transport == TransportKind::kRdma)
     return Error::make("{}: transport is {}, not udp or udpu", config.path, describe(config.transport));
-  if (auto listed = node_by_id(config, self.nodeid); !listed) return listed.error();
+  auto params = node_params(config, self);
+  if (!params) return params.error();
   transport::UdpConfig udp;
-  udp.params.local_node = self.nodeid;
-  udp.params.cluster_id = transport::cluster_id_from_name(config.cluster_name);
-  udp.params.mtu = config.netmtu;
+  udp.params = *params;
   auto bind = resolve_ring0(config.path, self, config.mcastport);
   if (!bind) return bind.error();
   udp.bind = *bind;
@@ -110,11 +119,10 @@ Result<transport::UdpConfig> udp_config_for(const DaemonConfig& config, const No
 Result<transport::RdmaConfig> rdma_config_for(const DaemonConfig& config, const NodeEntry& self) {
   if (config.transport != TransportKind::kRdma)
     return Error::make("{}: transport is {}, not rdma", config.path, describe(config.transport));
-  if (auto listed = node_by_id(config, self.nodeid); !listed) return listed.error();
+  auto params = node_params(config, self);
+  if (!params) return params.error();
   transport::RdmaConfig rdma;
-  rdma.params.local_node = self.nodeid;
-  rdma.params.cluster_id = transport::cluster_id_from_name(config.cluster_name);
-  rdma.params.mtu = config.netmtu;
+  rdma.params = *params;
   auto bind = resolve_ring0(config.path, self, 0);
   if (!bind) return bind.error();
   rdma.bind = *bind;
