@@ -189,8 +189,8 @@ void Backend::set_link_failure(std::string reason) noexcept {
   if (link_failure_.empty()) link_failure_ = std::move(reason);
 }
 
-bool Backend::accept(RecvBufferRef buffer, std::size_t size, bool truncated,
-                     InboundPacket& out) noexcept {
+bool Backend::accept(RecvBufferRef buffer, std::size_t size, bool truncated, InboundPacket& out,
+                     const PacketSource* source) noexcept {
   if (truncated) {
     ++counters_.drop_truncated;
     return false;
@@ -212,6 +212,10 @@ bool Backend::accept(RecvBufferRef buffer, std::size_t size, bool truncated,
   }
   if (!knows(header.sender)) {
     ++counters_.drop_unknown_sender;
+    return false;
+  }
+  if (source != nullptr && !source->is(header.sender)) {  // spoofed, or a stray from off the cluster
+    ++counters_.drop_wrong_source;
     return false;
   }
   std::uint32_t payload_len = header.payload_len;

@@ -41,6 +41,16 @@ inline constexpr std::size_t kSealBatchMax = 64;
 static_assert(kRxBatchMax <= kTxQueueMax);
 static_assert(kSealBatchMax <= kTxQueueMax);
 
+// Where a packet came from, as the device tells it (a datagram's source address, a GRH's source),
+// asked once the header names its sender: a node id is taken only from that node's address.
+class PacketSource {
+ public:
+  virtual bool is(NodeId sender) const noexcept = 0;
+
+ protected:
+  ~PacketSource() = default;
+};
+
 struct BackendParams {
   NodeId local_node = kNoNode;
   std::uint32_t cluster_id = 0;
@@ -168,11 +178,13 @@ class Backend {
   virtual void on_close() noexcept {}
 
   // For receive(): validates the `size` wire bytes the device put in `buffer` (`truncated`: the
-  // packet did not fit), and opens them in place with a key. On success labels the buffer, counts
-  // it, fills `out` and returns true; otherwise counts the reason and returns false (the caller
-  // drops the Ref: re-posted). No byte of the payload is read before the header is valid and,
-  // with a key, the packet authenticated.
-  bool accept(RecvBufferRef buffer, std::size_t size, bool truncated, InboundPacket& out) noexcept;
+  // packet did not fit), checks the sender it names against `source` where the device tells one
+  // (the simulator does not), and opens them in place with a key. On success labels the buffer,
+  // counts it, fills `out` and returns true; otherwise counts the reason and returns false (the
+  // caller drops the Ref: re-posted). No byte of the payload is read before the header is valid,
+  // its sender's address checked and, with a key, the packet authenticated.
+  bool accept(RecvBufferRef buffer, std::size_t size, bool truncated, InboundPacket& out,
+              const PacketSource* source = nullptr) noexcept;
 
   std::span<std::byte> recv_region() const noexcept { return recv_region_; }
   const BufferLayout& layout() const noexcept { return layout_; }

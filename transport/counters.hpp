@@ -41,6 +41,7 @@ namespace rtotem::transport {
   X(drop_no_sender)       /* sender node id 0 */                                      \
   X(drop_self_echo)       /* our own multicast looped back by the network */          \
   X(drop_unknown_sender)  /* sender id not in this backend's node list */             \
+  X(drop_wrong_source)    /* a member's id from another address than that member's */ \
   X(drop_auth)            /* not opened: another key, altered, forged, sealed on one  \
                              side only (totem.crypto) */                               \
   X(drop_replay)          /* sealed packet seen before, left of the replay window, of \
@@ -53,7 +54,8 @@ struct BackendCounters {
 
   std::uint64_t drops() const noexcept {
     return drop_short + drop_truncated + drop_bad_magic + drop_bad_version + drop_foreign_cluster +
-           drop_bad_length + drop_no_sender + drop_self_echo + drop_unknown_sender + drop_auth + drop_replay;
+           drop_bad_length + drop_no_sender + drop_self_echo + drop_unknown_sender + drop_wrong_source + drop_auth +
+           drop_replay;
   }
 
   template <class Fn>

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
@@ -30,17 +31,19 @@ DaemonCluster::DaemonCluster(int nodes, int token_ms, const std::string& totem_e
   char templ[] = "/tmp/rtotem-cluster-XXXXXX";
   dir_ = mkdtemp(templ);
   std::string text = fmt::format(
-      "totem {{\n  version: 2\n  cluster_name: itest{}\n  transport: udpu\n  token: {}\n{}"
+      "totem {{\n  version: 2\n  cluster_name: {}\n  transport: udpu\n  token: {}\n{}"
       "  interface {{\n    mcastport: {}\n  }}\n}}\nlogging {{\n  to_stderr: yes\n  debug: off\n}}\nnodelist {{\n",
-      owner_, token_ms, totem_extra, port_);
+      cluster_name(), token_ms, totem_extra, port_);
   for (int n = 1; n <= nodes; ++n) text += fmt::format("  node {{\n    nodeid: {}\n    ring0_addr: 127.0.0.{}\n  }}\n", n, n);
   text += "}\n" + sections;
   config_ = dir_ + "/rtotem.conf";
   std::ofstream(config_) << text;
 }
 
+std::string DaemonCluster::cluster_name() const { return fmt::format("itest{}", owner_); }
+
 DaemonCluster::~DaemonCluster() {
-  for (auto& [node, pid] : std::map<int, pid_t>(pids_)) kill(node, SIGKILL);
+  for (auto& [node, pid] : std::map<int, pid_t>(pids_)) kill(node, SIGTERM);
   if (::testing::Test::HasFailure())
     for (int n = 1; n <= nodes_; ++n) fmt::print(stderr, "--- node {} log (tail) ---\n{}\n", n, log(n));
   std::system(fmt::format("rm -rf '{}'", dir_).c_str());
@@ -96,6 +99,24 @@ std::uint64_t json_counter(const std::string& json, const std::string& name) {
   return std::regex_search(json, m, std::regex("\"" + name + "\": ([0-9]+)")) ? std::stoull(m[1]) : 0ull;
 }
 
+Flood::Flood(const std::string& args) {
+  const char* tool = std::getenv("RTOTEM_FLOOD");
+  EXPECT_NE(tool, nullptr) << "set RTOTEM_FLOOD to rtotem-flood's path";
+  if (tool != nullptr) pipe_ = popen(fmt::format("{} {}", tool, args).c_str(), "r");
+  EXPECT_NE(pipe_, nullptr) << "cannot start rtotem-flood";
+}
+
+std::uint64_t Flood::wait() {
+  if (pipe_ == nullptr) return sent_;
+  std::string out;
+  char buf[512];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, pipe_)) > 0;) out.append(buf, n);
+  const int status = pclose(std::exchange(pipe_, nullptr));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "rtotem-flood failed: " << out;
+  sent_ = json_counter(out, "sent");
+  return sent_;
+}
+
 void DaemonCluster::signal(int node, int signal) {
   if (const auto found = pids_.find(node); found != pids_.end()) ::kill(found->second, signal);
 }
@@ -110,6 +131,9 @@ int DaemonCluster::kill(int node, int signal) {
     ::kill(found->second, SIGKILL);
     waitpid(found->second, &status, 0);
   }
+  // A daemon that did not exit cleanly leaves its clients' shared memory behind (libqb names it
+  // after the server's pid).
+  std::system(fmt::format("rm -rf /dev/shm/qb-{}-*", found->second).c_str());
   pids_.erase(found);
   return status;
 }
@@ -175,6 +199,33 @@ bool pump_until(std::vector<TestClient*> clients, const std::function<bool()>& d
     for (TestClient* c : clients) (void)c->dispatch();
   }
   return true;
+}
+
+void start_ring(DaemonCluster& cluster, int nodes, std::vector<std::unique_ptr<TestClient>>& clients) {
+  for (int n = 1; n <= nodes; ++n) cluster.start(n);
+  for (int n = 1; n <= nodes; ++n) {
+    clients.push_back(std::make_unique<TestClient>());
+    ASSERT_EQ(clients.back()->connect(cluster.ipc_name(n)), 0) << "node " << n;
+  }
+  ASSERT_TRUE(pump_until(raw(clients), [&] {
+    return std::all_of(clients.begin(), clients.end(), [&](const auto& c) {
+      return !c->rings.empty() && c->rings.back().size() == static_cast<std::size_t>(nodes);
+    });
+  }, std::chrono::seconds(30))) << "no ring of " << nodes;
+}
+
+void join_group(const std::vector<std::unique_ptr<TestClient>>& clients, const std::string& group) {
+  for (const auto& c : clients) ASSERT_EQ(c->join(group), 0);
+  ASSERT_TRUE(pump_until(raw(clients), [&] {
+    return std::all_of(clients.begin(), clients.end(),
+                       [&](const auto& c) { return !c->changes.empty() && c->changes.back().members.size() == clients.size(); });
+  })) << "not every client saw the whole group";
+}
+
+std::vector<TestClient*> raw(const std::vector<std::unique_ptr<TestClient>>& clients) {
+  std::vector<TestClient*> out;
+  for (const auto& c : clients) out.push_back(c.get());
+  return out;
 }
 
 }  // namespace rtotem::testing

@@ -1,13 +1,15 @@
 // A cluster of real rtotemd processes on loopback (127.0.0.1..N, UDP unicast) for integration
-// tests, and a librtotem client that records what it receives. Processes are killed by pid when
-// the fixture goes, even when a test fails.
+// tests, and a librtotem client that records what it receives. Processes are stopped by pid when
+// the fixture goes, even when a test fails (SIGTERM, then SIGKILL), and their shared memory goes.
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,7 @@ class DaemonCluster {
   int kill(int node, int signal);
   void signal(int node, int signal);  // and leaves it running
   const std::string& config_path() const noexcept { return config_; }
+  std::string cluster_name() const;
   std::string ipc_name(int node) const;
   int port() const noexcept { return port_; }
   const std::string& dir() const noexcept { return dir_; }
@@ -48,6 +51,21 @@ class DaemonCluster {
 
 // The number after "name": in a JSON document; 0 if absent.
 std::uint64_t json_counter(const std::string& json, const std::string& name);
+
+// rtotem-flood (RTOTEM_FLOOD names the binary) with `args`, in the background until wait().
+class Flood {
+ public:
+  explicit Flood(const std::string& args);
+  ~Flood() { (void)wait(); }
+  Flood(const Flood&) = delete;
+  Flood& operator=(const Flood&) = delete;
+  // Waits for it to end; the packets it sent (0 if it failed, with a test failure).
+  std::uint64_t wait();
+
+ private:
+  FILE* pipe_ = nullptr;
+  std::uint64_t sent_ = 0;
+};
 
 struct Received {
   std::uint32_t nodeid = 0;
@@ -85,5 +103,12 @@ class TestClient {
 // Dispatches every client until `done` or the time runs out; returns done().
 bool pump_until(std::vector<TestClient*> clients, const std::function<bool()>& done,
                 std::chrono::milliseconds within = std::chrono::seconds(20));
+
+// Starts nodes 1..`nodes`, connects a client to each (appended to `clients`) and waits until
+// every one of them is on one ring of all the nodes (the first ring may form before all are up).
+void start_ring(DaemonCluster& cluster, int nodes, std::vector<std::unique_ptr<TestClient>>& clients);
+// Every client joins `group`; waits until each sees the group with all of them in it.
+void join_group(const std::vector<std::unique_ptr<TestClient>>& clients, const std::string& group);
+std::vector<TestClient*> raw(const std::vector<std::unique_ptr<TestClient>>& clients);
 
 }  // namespace rtotem::testing

@@ -38,32 +38,9 @@ std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> member_lists(c
 
 class DaemonClusterTest : public ::testing::Test {
  protected:
-  void start_all(int nodes) {
-    for (int n = 1; n <= nodes; ++n) cluster.start(n);
-    for (int n = 1; n <= nodes; ++n) {
-      clients.push_back(std::make_unique<TestClient>());
-      ASSERT_EQ(clients.back()->connect(cluster.ipc_name(n)), 0) << "node " << n;
-    }
-    // The first ring may form before every daemon is up: wait for one ring of all of them.
-    ASSERT_TRUE(pump_until(all(), [&] {
-      return std::all_of(clients.begin(), clients.end(), [&](const auto& c) {
-        return !c->rings.empty() && c->rings.back().size() == static_cast<std::size_t>(nodes);
-      });
-    }, 30s)) << "no ring of " << nodes;
-  }
-  std::vector<TestClient*> all() {
-    std::vector<TestClient*> out;
-    for (auto& c : clients) out.push_back(c.get());
-    return out;
-  }
-  void join_all(const std::string& group) {
-    for (auto& c : clients) ASSERT_EQ(c->join(group), 0);
-    ASSERT_TRUE(pump_until(all(), [&] {
-      return std::all_of(clients.begin(), clients.end(), [&](const auto& c) {
-        return !c->changes.empty() && c->changes.back().members.size() == clients.size();
-      });
-    })) << "not every client saw the whole group";
-  }
+  void start_all(int nodes) { start_ring(cluster, nodes, clients); }
+  std::vector<TestClient*> all() { return raw(clients); }
+  void join_all(const std::string& group) { join_group(clients, group); }
 
   DaemonCluster cluster{3};
   std::vector<std::unique_ptr<TestClient>> clients;

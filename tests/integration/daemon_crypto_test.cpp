@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "tests/integration/daemon_cluster.hpp"
+#include "tests/tools/spoofed_udp.hpp"
 
 namespace rtotem::testing {
 namespace {
@@ -54,29 +55,9 @@ class CryptoClusterTest : public ::testing::Test {
   }
   void TearDown() override { std::system(fmt::format("rm -rf '{}'", keys).c_str()); }
 
-  void start_three() {
-    for (int n = 1; n <= 3; ++n) cluster.start(n);
-    for (int n = 1; n <= 3; ++n) {
-      clients.push_back(std::make_unique<TestClient>());
-      ASSERT_EQ(clients.back()->connect(cluster.ipc_name(n)), 0) << "node " << n;
-    }
-    ASSERT_TRUE(pump_until(all(), [&] {
-      return std::all_of(clients.begin(), clients.end(),
-                         [](const auto& c) { return !c->rings.empty() && c->rings.back().size() == 3; });
-    }, 30s)) << "no sealed ring of 3";
-  }
-  void join_all(const std::string& group) {
-    for (auto& c : clients) ASSERT_EQ(c->join(group), 0);
-    ASSERT_TRUE(pump_until(all(), [&] {
-      return std::all_of(clients.begin(), clients.end(),
-                         [&](const auto& c) { return !c->changes.empty() && c->changes.back().members.size() == 3; });
-    })) << "not every client saw the whole group";
-  }
-  std::vector<TestClient*> all() {
-    std::vector<TestClient*> out;
-    for (auto& c : clients) out.push_back(c.get());
-    return out;
-  }
+  void start_three() { start_ring(cluster, 3, clients); }
+  void join_all(const std::string& group) { join_group(clients, group); }
+  std::vector<TestClient*> all() { return raw(clients); }
   std::uint64_t link_counter(int node, const std::string& name) {
     return json_counter(cluster.ctl_json(node, "stats"), name);
   }
@@ -162,9 +143,12 @@ TEST_F(CryptoClusterTest, ADaemonWithAnotherKeyCannotJoinAndIsCountedAsAuthFailu
 }
 
 // A socket on node 4's address (no daemon there) hears the three's multicasts, as anyone on the
-// path could; sent again to node 1, a captured datagram is a replay; with a new counter, it does
-// not open.
+// path could; sent again to node 1 from node 2's own address (a forged source: from anywhere
+// else it would not get past the source check), a captured datagram is a replay; with a new
+// counter, it does not open.
 TEST_F(CryptoClusterTest, ACapturedDatagramSentAgainIsARejectedReplay) {
+  auto forger = SpoofedUdp::open();
+  if (!forger) GTEST_SKIP() << forger.error().message();
   ASSERT_NO_FATAL_FAILURE(start_three());
   const int tap = socket(AF_INET, SOCK_DGRAM, 0);
   ASSERT_GE(tap, 0);
@@ -195,17 +179,17 @@ TEST_F(CryptoClusterTest, ACapturedDatagramSentAgainIsARejectedReplay) {
   const std::size_t messages_before = clients[0]->messages.size();
   const std::uint64_t replay_before = link_counter(1, "drop_replay");
   const std::uint64_t auth_before = link_counter(1, "drop_auth");
-  sockaddr_in node1 = at;
+  sockaddr_in node1 = at, node2 = at;
   inet_pton(AF_INET, "127.0.0.1", &node1.sin_addr);
+  inet_pton(AF_INET, "127.0.0.2", &node2.sin_addr);
+  const auto bytes = [](const std::vector<char>& d) { return std::as_bytes(std::span(d)); };
   constexpr int kReplays = 5;
-  for (int i = 0; i < kReplays; ++i)
-    ASSERT_EQ(sendto(tap, datagram.data(), datagram.size(), 0, reinterpret_cast<sockaddr*>(&node1), sizeof node1),
-              static_cast<ssize_t>(datagram.size()));
+  for (int i = 0; i < kReplays; ++i) ASSERT_TRUE(forger->send(node2, node1, bytes(datagram)).ok());
   // Altered: a counter far right of the window (its top byte; nonce = epoch, counter, salt, then
   // the tag) gets past the replay check, and then does not open: the tag covers the nonce.
   std::vector<char> altered = datagram;
   altered[altered.size() - 40 + 8] ^= 0x40;
-  ASSERT_GT(sendto(tap, altered.data(), altered.size(), 0, reinterpret_cast<sockaddr*>(&node1), sizeof node1), 0);
+  ASSERT_TRUE(forger->send(node2, node1, bytes(altered)).ok());
   close(tap);
   // Counted, and nothing else: no delivery, no new ring.
   const auto counted = std::chrono::steady_clock::now() + 5s;

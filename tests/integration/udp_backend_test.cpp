@@ -108,8 +108,10 @@ TEST_F(UnicastTrio, MalformedDatagramsAreCountedAndDropped) {
   send_raw(datagram(good, 10, 20));                     // length lies
   send_raw(datagram(anonymous, 10, 10));                // no sender
   send_raw(datagram(good, 1400 + 1, 1400 + 1));         // one byte over the MTU: truncated
-  send_raw(datagram(good, 5, 5));                       // fine
+  send_raw(datagram(good, 5, 5));                       // node 3's id, not from node 3's address
   ::close(raw);
+  ASSERT_EQ(nodes[2]->unicast(2, make_message(*nodes[2], "fine")), Status::kOk);  // from node 3 itself
+  ASSERT_EQ(nodes[2]->flush(), Status::kOk);
 
   ASSERT_TRUE(wait([&] { return !sinks[1].got.empty(); }));
   const auto& c = nodes[1]->counters();
@@ -120,6 +122,7 @@ TEST_F(UnicastTrio, MalformedDatagramsAreCountedAndDropped) {
   EXPECT_EQ(c.drop_bad_length, 1u);
   EXPECT_EQ(c.drop_no_sender, 1u);
   EXPECT_EQ(c.drop_truncated, 1u);
+  EXPECT_EQ(c.drop_wrong_source, 1u);
   EXPECT_EQ(c.rx_packets, 1u);
   ASSERT_EQ(sinks[1].got.size(), 1u);
   EXPECT_EQ(sinks[1].got[0].from, 3u);

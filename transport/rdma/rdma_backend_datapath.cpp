@@ -131,6 +131,20 @@ std::size_t RdmaBackend::receive(std::span<InboundPacket> out) noexcept {
   return n;
 }
 
+namespace {
+
+// The node the GRH's source address belongs to: the only node id its packets may name.
+class NodeAtAddress final : public PacketSource {
+ public:
+  explicit NodeAtAddress(NodeId node) noexcept : node_(node) {}
+  bool is(NodeId sender) const noexcept override { return sender == node_; }
+
+ private:
+  NodeId node_;
+};
+
+}  // namespace
+
 // A receive completion: its buffer leaves the QP here (dropping the Ref re-posts it). The sender
 // is told by the GRH's source address and the completion's source QP; the wire header's sender
 // must be the node at that address.
@@ -159,11 +173,8 @@ bool RdmaBackend::accept_completion(const ibv_wc& wc, InboundPacket& out) noexce
     ++counters_.drop_unknown_sender;
     return false;
   }
-  if (!accept(std::move(buffer), wc.byte_len - kGrhBytes, false, out)) return false;
-  if (out.from == peer->node) return true;
-  out = InboundPacket{};  // a node id claimed from another node's address
-  ++counters_.drop_unknown_sender;
-  return false;
+  const NodeAtAddress source(peer->node);
+  return accept(std::move(buffer), wc.byte_len - kGrhBytes, false, out, &source);
 }
 
 // Released buffers back to the QP, chained kRecvPostBatch to an ibv_post_recv. Each WR takes the

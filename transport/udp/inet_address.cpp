@@ -75,6 +75,12 @@ bool InetAddress::same_host(const InetAddress& other) const noexcept {
          reinterpret_cast<const sockaddr_in*>(&other.storage_)->sin_addr.s_addr;
 }
 
+bool InetAddress::is(const sockaddr_storage& sa) const noexcept {
+  InetAddress source;
+  source.storage_ = sa;
+  return *this == source;
+}
+
 bool operator==(const InetAddress& a, const InetAddress& b) noexcept {
   return a.same_host(b) && a.port() == b.port();
 }

@@ -33,6 +33,9 @@ class UdpBackend final : public Backend {
   // Socket buffer sizes the kernel granted (it may cap what was asked).
   int granted_send_buffer_bytes() const noexcept { return granted_sndbuf_; }
   int granted_recv_buffer_bytes() const noexcept { return granted_rcvbuf_; }
+  // Whether `address` (a datagram's source) is where node `node` sends from: its configured
+  // address and port (every datagram leaves from the socket bound there).
+  bool peer_at(NodeId node, const sockaddr_storage& address) const noexcept;
 
  private:
   UdpBackend(const UdpConfig& config, BufferArena arena, const BufferLayout& layout);
@@ -66,6 +69,7 @@ class UdpBackend final : public Backend {
   std::array<iovec, kUdpSendBatch> send_iovs_{};
   std::array<mmsghdr, kRxBatchMax> recv_msgs_{};
   std::array<iovec, kRxBatchMax> recv_iovs_{};
+  std::array<sockaddr_storage, kRxBatchMax> recv_sources_{};
   std::array<RecvBuffer*, kRxBatchMax> recv_posted_{};
 };
 

@@ -5,6 +5,26 @@
 #include <cerrno>
 
 namespace rtotem::transport {
+namespace {
+
+// A datagram's source address: the node id its header names must be the node at that address.
+class DatagramSource final : public PacketSource {
+ public:
+  DatagramSource(const UdpBackend& backend, const sockaddr_storage& address) noexcept
+      : backend_(backend), address_(address) {}
+  bool is(NodeId sender) const noexcept override { return backend_.peer_at(sender, address_); }
+
+ private:
+  const UdpBackend& backend_;
+  const sockaddr_storage& address_;
+};
+
+}  // namespace
+
+bool UdpBackend::peer_at(NodeId node, const sockaddr_storage& address) const noexcept {
+  const UdpPeer* peer = find_peer(node);
+  return peer != nullptr && peer->address.is(address);
+}
 
 std::size_t UdpBackend::datagrams_of(const TxItem& item) const noexcept {
   if (item.dest != kNoNode || config_.mode == UdpMode::kMulticast) return 1;
@@ -88,6 +108,8 @@ std::size_t UdpBackend::receive_from(int fd, std::span<InboundPacket> out, bool&
   for (std::uint32_t i = 0; i < n; ++i) {
     recv_iovs_[i] = iovec{recv_posted_[i]->data(), wire_max()};
     recv_msgs_[i].msg_hdr = msghdr{};
+    recv_msgs_[i].msg_hdr.msg_name = &recv_sources_[i];
+    recv_msgs_[i].msg_hdr.msg_namelen = sizeof recv_sources_[i];
     recv_msgs_[i].msg_hdr.msg_iov = &recv_iovs_[i];
     recv_msgs_[i].msg_hdr.msg_iovlen = 1;
   }
@@ -105,7 +127,8 @@ std::size_t UdpBackend::receive_from(int fd, std::span<InboundPacket> out, bool&
   std::size_t accepted = 0;
   for (int i = 0; i < got; ++i) {
     const auto& msg = recv_msgs_[i];
-    if (accept(std::move(filled[i]), msg.msg_len, (msg.msg_hdr.msg_flags & MSG_TRUNC) != 0, out[accepted]))
+    const DatagramSource source(*this, recv_sources_[i]);
+    if (accept(std::move(filled[i]), msg.msg_len, (msg.msg_hdr.msg_flags & MSG_TRUNC) != 0, out[accepted], &source))
       ++accepted;
   }
   return accepted;
