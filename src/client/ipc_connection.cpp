@@ -10,8 +10,10 @@
 namespace rtotem::client {
 namespace {
 
-// What the client asks for; the daemon enforces its own size (its max_message_size plus room).
-constexpr std::size_t kRequestedBufferBytes = (1u << 20) + ipc::kBufferOverhead;
+// What the client asks for: the least. libqb gives a connection the larger of this and the
+// daemon's size (its max_message_size plus room), and the rings of that size are shared memory
+// for as long as the connection lasts: asking for more than the daemon needs would only waste it.
+constexpr std::size_t kRequestedBufferBytes = ipc::kBufferOverhead;
 
 }  // namespace
 

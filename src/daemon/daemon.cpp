@@ -64,8 +64,8 @@ Result<std::unique_ptr<Daemon>> Daemon::start(EventLoop& loop, DaemonSetup setup
   if (!seq_file) return seq_file.error();
   const std::size_t buffer_bytes = d->setup_.totem.max_message_size + ipc::kBufferOverhead;
   const config::IpcConfig& ipc_config = d->setup_.config.ipc;
-  const IpcLimits limits{buffer_bytes, ipc_config.client_queue_bytes, ipc_config.max_clients, ipc_config.allow.uids,
-                         ipc_config.allow.gids};
+  const IpcLimits limits{buffer_bytes,           ipc_config.client_queue_bytes, ipc_config.queue_budget(),
+                         ipc_config.max_clients, ipc_config.allow.uids,         ipc_config.allow.gids};
   auto ipc = IpcServer::start(loop, d->setup_.ipc_name, limits, *self);
   if (!ipc) return ipc.error();
   d->ipc_ = std::move(ipc).value();
@@ -115,12 +115,13 @@ void Daemon::after_turn() {
     if (groups_->leave(group, pid, groups::Reason::kProcDown) != Status::kOk) break;
     pending_leaves_.pop_front();
   }
-  ipc_->flush_batches();  // this turn's deliveries, one batch per client
+  ipc_->end_turn();  // queued events, then this turn's deliveries, one batch per client
 }
 
 int Daemon::accept_client() { return ring_formed_ ? 0 : -EAGAIN; }
 
 void Daemon::client_connected(IpcClient& client) {
+  clients_by_pid_.emplace(static_cast<std::uint32_t>(client.pid), &client);
   ipc_->send_event(client, ipc::EventId::kRingChange, current_ring_event_);
 }
 
@@ -149,9 +150,7 @@ int Daemon::join(IpcClient& client, std::string_view group) {
       std::ranges::any_of(pending_leaves_, [&](const auto& l) { return l.first == group && l.second == pid; }))
     return -EAGAIN;
   if (client.groups.contains(group)) return -EEXIST;
-  bool taken = false;  // one connection per process and group
-  ipc_->for_each_client([&](IpcClient& other) { taken |= other.pid == client.pid && other.groups.contains(group); });
-  if (taken) return -EEXIST;
+  if (client_in(group, pid) != nullptr) return -EEXIST;  // one connection per process and group
   if (client.groups.size() >= kGroupsPerClientMax) return -ENOSPC;
   const int rc = errno_of(groups_->join(group, pid));
   if (rc == 0) client.groups.emplace(group);
@@ -171,6 +170,12 @@ int Daemon::multicast(IpcClient& client, const IpcRequest& request) {
 }
 
 void Daemon::client_gone(IpcClient& client) {
+  const auto [first, last] = clients_by_pid_.equal_range(static_cast<std::uint32_t>(client.pid));
+  for (auto it = first; it != last; ++it) {
+    if (it->second != &client) continue;
+    clients_by_pid_.erase(it);
+    break;
+  }
   // Taken out first: a leave may be delivered inside the submit, and that edits client.groups.
   const auto groups = std::exchange(client.groups, {});
   for (const std::string& group : groups) {
@@ -182,11 +187,10 @@ void Daemon::client_gone(IpcClient& client) {
 }
 
 IpcClient* Daemon::client_in(std::string_view group, std::uint32_t pid) {
-  IpcClient* found = nullptr;
-  ipc_->for_each_client([&](IpcClient& c) {
-    if (static_cast<std::uint32_t>(c.pid) == pid && c.groups.contains(group)) found = &c;
-  });
-  return found;
+  const auto [first, last] = clients_by_pid_.equal_range(pid);
+  for (auto it = first; it != last; ++it)
+    if (!it->second->closing && it->second->groups.contains(group)) return it->second;
+  return nullptr;
 }
 
 // The payload goes from the ring's receive buffer (or reassembled message) into each client's

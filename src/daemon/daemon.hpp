@@ -6,6 +6,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "src/daemon/config/daemon_config.hpp"
 #include "src/daemon/event_loop.hpp"
@@ -61,7 +62,8 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   std::string status_json() const;
   std::string members_json(std::string_view group) const;
   std::string stats_json() const;
-  // The local client of process `pid` in `group`, if any.
+  // The local client of process `pid` in `group`, if any: found by pid, not by walking every
+  // client, since a delivery asks once per local member (a thousand clients in one group).
   IpcClient* client_in(std::string_view group, std::uint32_t pid);
 
   EventLoop& loop_;
@@ -71,6 +73,8 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   std::unique_ptr<IpcServer> ipc_;
   // Leaves of dead clients the ring refused for now (back-pressure): sent on a later turn.
   std::deque<std::pair<std::string, std::uint32_t>> pending_leaves_;
+  // Connected clients by process id (a process may hold several connections).
+  std::unordered_multimap<std::uint32_t, IpcClient*> clients_by_pid_;
   bool ring_formed_ = false;
   // The last regular configuration as a ring-change event: a client's first event, so it knows
   // the ring it joined without waiting for the next change.

@@ -1,5 +1,6 @@
 // What rtotemctl shows: status, group members and counters, as JSON (its text form is made by
 // rtotemctl from the same document, so scripts and people read one source).
+#include "src/common/process_memory.hpp"
 #include "src/daemon/daemon.hpp"
 #include "src/ipc/json_quote.hpp"
 #ifdef RTOTEM_ALLOC_COUNTER
@@ -68,13 +69,18 @@ std::string heap_allocations_json() {
 }  // namespace
 
 std::string Daemon::stats_json() const {
+  const ProcessMemory memory = process_memory();
   return fmt::format(
       "{{\"protocol\": {}, \"link\": {}, \"ipc\": {{\"clients\": {}, \"clients_evicted\": {}, "
-      "\"requests_malformed\": {}, \"group_packets_malformed\": {}, \"join_list_refusals\": {}, "
-      "\"event_batches\": {}, \"events_batched\": {}}}, \"process\": {{\"heap_allocations\": {}}}}}",
+      "\"clients_refused\": {}, \"queue_memory_bytes\": {}, \"queue_memory_peak_bytes\": {}, \"requests_malformed\": {}, "
+      "\"group_packets_malformed\": {}, \"join_list_refusals\": {}, \"event_batches\": {}, \"events_batched\": {}}}, "
+      "\"process\": {{\"heap_allocations\": {}, \"rss_bytes\": {}, \"rss_anon_bytes\": {}, \"rss_shmem_bytes\": {}, "
+      "\"rss_peak_bytes\": {}}}}}",
       counters_object(ring_->node().counters()), counters_object(ring_->backend().counters()), ipc_->client_count(),
-      ipc_->clients_evicted(), ipc_->requests_malformed(), groups_->packets_malformed(),
-      groups_->join_list_refusals(), ipc_->batches_sent(), ipc_->events_batched(), heap_allocations_json());
+      ipc_->clients_evicted(), ipc_->clients_refused(), ipc_->queue_memory(), ipc_->queue_memory_peak(),
+      ipc_->requests_malformed(), groups_->packets_malformed(), groups_->join_list_refusals(), ipc_->batches_sent(),
+      ipc_->events_batched(), heap_allocations_json(), memory.rss_bytes, memory.rss_anon_bytes, memory.rss_shmem_bytes,
+      memory.peak_bytes);
 }
 
 }  // namespace rtotem::daemon

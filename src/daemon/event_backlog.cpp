@@ -32,31 +32,39 @@ std::size_t unwrapped(const std::byte* storage, std::size_t capacity, std::size_
 
 }  // namespace
 
+// Where a record of `record` bytes goes without growing the storage: after the last one, at the
+// start (the writer wraps), or nowhere.
+std::size_t EventBacklog::slot_for(std::size_t record) const noexcept {
+  if (count_ == 0) return capacity_ >= record ? 0 : kNoRoom;
+  if (tail_ > head_) {
+    if (capacity_ - tail_ >= record) return tail_;
+    return head_ > record ? 0 : kNoRoom;  // strictly before head_: tail_ == head_ means empty
+  }
+  return head_ - tail_ > record ? tail_ : kNoRoom;
+}
+
+std::size_t EventBacklog::grown_capacity(std::size_t record) const noexcept {
+  return std::max({kInitialBytes, 2 * (stored_ + record), capacity_});
+}
+
+std::size_t EventBacklog::capacity_after_push(std::size_t size) const noexcept {
+  const std::size_t record = record_bytes(size);
+  return slot_for(record) != kNoRoom ? capacity_ : grown_capacity(record);
+}
+
 void EventBacklog::push(std::span<const iovec> iov, std::size_t size) {
   RTOTEM_ASSERT(size < kWrapMark);
   const std::size_t record = record_bytes(size);
   if (count_ == 0) head_ = tail_ = 0;
-  if (count_ == 0 || tail_ > head_) {
-    if (capacity_ - tail_ >= record) {
-      write(tail_, iov, size);
-      tail_ += record;
-    } else if (head_ > record) {  // wrap: the record goes to the start, strictly before head_
-      if (capacity_ - tail_ >= sizeof(Length)) std::memcpy(storage_.get() + tail_, &kWrapMark, sizeof kWrapMark);
-      write(0, iov, size);
-      tail_ = record;
-    } else {
-      grow(record);
-      write(tail_, iov, size);
-      tail_ += record;
-    }
-  } else if (head_ - tail_ > record) {  // wrapped: room between tail_ and head_
-    write(tail_, iov, size);
-    tail_ += record;
-  } else {
+  std::size_t at = slot_for(record);
+  if (at == kNoRoom) {
     grow(record);
-    write(tail_, iov, size);
-    tail_ += record;
+    at = tail_;
+  } else if (at < tail_ && capacity_ - tail_ >= sizeof(Length)) {  // wrapping: say so at the old end
+    std::memcpy(storage_.get() + tail_, &kWrapMark, sizeof kWrapMark);
   }
+  write(at, iov, size);
+  tail_ = at + record;
   ++count_;
   bytes_ += size;
   stored_ += record;
@@ -86,7 +94,7 @@ void EventBacklog::clear() noexcept {
 
 // The records move, in order, to the start of a larger storage; the next one goes after them.
 void EventBacklog::grow(std::size_t record) {
-  const std::size_t capacity = std::max({kInitialBytes, 2 * (stored_ + record), capacity_});
+  const std::size_t capacity = grown_capacity(record);
   auto storage = std::make_unique_for_overwrite<std::byte[]>(capacity);
   std::size_t at = head_;
   std::size_t out = 0;

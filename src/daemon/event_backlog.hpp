@@ -2,7 +2,7 @@
 // contiguous byte ring per client: a client that keeps falling behind (large messages at full
 // speed) costs no heap allocation per event once the ring has grown to its high-water mark.
 // The storage stays at that mark (at most about twice ipc.client_queue_bytes) until the client
-// disconnects or is evicted.
+// disconnects or is evicted, or the daemon needs the memory back (clear() once it is empty).
 #pragma once
 
 #include <sys/uio.h>
@@ -21,6 +21,9 @@ class EventBacklog {
   // Bytes of the events held (what ipc.client_queue_bytes limits), not of the storage.
   std::size_t bytes() const noexcept { return bytes_; }
   std::size_t capacity() const noexcept { return capacity_; }
+  // What capacity() would be after push() of an event of `size` bytes: the memory it would take,
+  // known before it is taken.
+  std::size_t capacity_after_push(std::size_t size) const noexcept;
 
   // Appends one event made of `iov`, `size` bytes in all, growing the storage if it must.
   void push(std::span<const iovec> iov, std::size_t size);
@@ -31,6 +34,9 @@ class EventBacklog {
   void clear() noexcept;
 
  private:
+  static constexpr std::size_t kNoRoom = ~std::size_t{0};
+  std::size_t slot_for(std::size_t record) const noexcept;
+  std::size_t grown_capacity(std::size_t record) const noexcept;
   void grow(std::size_t record);
   void write(std::size_t at, std::span<const iovec> iov, std::size_t size) noexcept;
 

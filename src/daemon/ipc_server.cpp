@@ -1,5 +1,6 @@
 #include "src/daemon/ipc_server.hpp"
 
+#include <fmt/format.h>
 #include <qb/qbipc_common.h>
 #include <qb/qblog.h>
 #include <sys/stat.h>
@@ -96,7 +97,17 @@ std::int32_t IpcServer::on_accept(qb_ipcs_connection_t* c, uid_t uid, gid_t gid)
     // The connection's shared memory is the daemon's (root's): the client's group may use it.
     qb_ipcs_connection_auth_set(c, -1, gid, S_IRUSR | S_IWUSR | S_IRGRP | S_IWGRP);
   }
+  // libqb sizes a connection's rings by the larger of the client's wish and ours: a client that
+  // asks for more (an old library, or one that wants to make us allocate) is refused.
+  if (const std::int32_t asked = qb_ipcs_connection_get_buffer_size(c);
+      asked > 0 && static_cast<std::size_t>(asked) > self.limits_.buffer_bytes) {
+    ++self.refused_;
+    qb_log(LOG_WARNING, "IPC client uid %u refused: it asked for %d-byte buffers, above this daemon's %zu "
+           "(totem.max_message_size plus room)", static_cast<unsigned>(uid), asked, self.limits_.buffer_bytes);
+    return -EMSGSIZE;
+  }
   if (self.clients_.size() >= self.limits_.max_clients) {
+    ++self.refused_;
     qb_log(LOG_WARNING, "IPC client uid %u refused: ipc.max_clients (%zu) reached", static_cast<unsigned>(uid),
            self.limits_.max_clients);
     return -EMFILE;
@@ -109,8 +120,7 @@ void IpcServer::on_created(qb_ipcs_connection_t* c) {
   auto client = std::make_unique<IpcClient>();
   client->connection = c;
   client->generation = ++self.generations_;
-  client->batch.reserve(ipc::kBatchBytes);
-  client->batch.resize(sizeof(qb_ipc_response_header));
+  client->batch.resize(sizeof(qb_ipc_response_header));  // grows with use, up to ipc::kBatchBytes
   qb_ipcs_connection_stats stats{};
   if (qb_ipcs_connection_stats_get(c, &stats, QB_FALSE) == 0) client->pid = stats.client_pid;
   IpcClient& added = *(self.clients_[c] = std::move(client));
@@ -157,6 +167,7 @@ std::int32_t IpcServer::on_closed(qb_ipcs_connection_t* c) {
 
 void IpcServer::on_destroyed(qb_ipcs_connection_t* c) {
   IpcServer& self = of(c);
+  if (const auto found = self.clients_.find(c); found != self.clients_.end()) self.drop_backlog(*found->second);
   self.clients_.erase(c);
 }
 
@@ -171,6 +182,9 @@ void IpcServer::send_event(IpcClient& client, ipc::EventId id, std::span<const s
   const std::size_t size = static_cast<std::size_t>(header.size);
   if (id == ipc::EventId::kDeliver && size <= ipc::kBatchedEventMax) {
     if (client.batch.size() + size > ipc::kBatchBytes) flush_batch(client);
+    // Doubling, but never past a batch: an idle client costs little, a busy one kBatchBytes.
+    if (client.batch.capacity() < client.batch.size() + size)
+      client.batch.reserve(std::min(ipc::kBatchBytes, std::max(2 * client.batch.capacity(), client.batch.size() + size)));
     append(client.batch, parts);
     ++events_batched_;
     batches_waiting_ = true;
@@ -180,7 +194,8 @@ void IpcServer::send_event(IpcClient& client, ipc::EventId id, std::span<const s
   send_now(client, parts, size);
 }
 
-void IpcServer::flush_batches() {
+void IpcServer::end_turn() {
+  if (backlogs_waiting_) drain_all();
   if (!batches_waiting_) return;
   batches_waiting_ = false;
   for (auto& [connection, client] : clients_) flush_batch(*client);
@@ -213,8 +228,44 @@ void IpcServer::send_now(IpcClient& client, std::span<const iovec> iov, std::siz
     evict(client, "it does not read its events (ipc.client_queue_bytes reached)");
     return;
   }
+  if (!make_room(client, size)) return;
+  const std::size_t before = client.backlog.capacity();
   client.backlog.push(iov, size);
+  queue_storage_ += client.backlog.capacity() - before;
+  queue_storage_peak_ = std::max(queue_storage_peak_, queue_storage_);
+  backlogs_waiting_ = true;
   if (!retry_.armed()) retry_.arm(kRetryNs);
+}
+
+// First the storage of queues that have drained (kept only to spare the next allocation), then
+// whole clients, the largest queue first: the client furthest behind goes, as it would have at
+// its own limit, and the memory of all of them stays within the budget.
+bool IpcServer::make_room(IpcClient& client, std::size_t size) {
+  const std::size_t growth = client.backlog.capacity_after_push(size) - client.backlog.capacity();
+  const auto fits = [&] { return queue_storage_ + growth <= limits_.total_queue_bytes; };
+  if (fits()) return true;
+  for (auto& [connection, other] : clients_)
+    if (other->backlog.empty()) drop_backlog(*other);
+  while (!fits()) {
+    IpcClient* largest = &client;
+    std::size_t largest_bytes = client.backlog.capacity() + growth;
+    for (auto& [connection, other] : clients_) {
+      if (other->backlog.capacity() > largest_bytes) {
+        largest = other.get();
+        largest_bytes = other->backlog.capacity();
+      }
+    }
+    const std::string why = fmt::format("the event queues of all clients reached ipc.total_queue_bytes ({}) and "
+                                        "its queue is the largest ({} bytes)", limits_.total_queue_bytes, largest_bytes);
+    evict(*largest, why.c_str());
+    if (largest == &client) return false;
+  }
+  return true;
+}
+
+void IpcServer::drop_backlog(IpcClient& client) noexcept {
+  queue_storage_ -= client.backlog.capacity();
+  client.backlog.clear();
 }
 
 bool IpcServer::drain(IpcClient& client) {
@@ -234,7 +285,8 @@ bool IpcServer::drain(IpcClient& client) {
 void IpcServer::drain_all() {
   bool waiting = false;
   for (auto& [connection, client] : clients_) waiting |= !drain(*client);
-  if (waiting) retry_.arm(kRetryNs);
+  backlogs_waiting_ = waiting;
+  if (waiting && !retry_.armed()) retry_.arm(kRetryNs);
 }
 
 // A client that exited has a closed channel until libqb tells us (on_closed): no warning for
@@ -243,7 +295,7 @@ void IpcServer::channel_failed(IpcClient& client, int err) {
   if (err == ENOTCONN || err == EPIPE || err == ECONNRESET) {
     qb_log(LOG_DEBUG, "client pid %d has gone", static_cast<int>(client.pid));
     client.closing = true;
-    client.backlog.clear();
+    drop_backlog(client);
     return;
   }
   evict(client, "its event channel failed");
@@ -252,7 +304,7 @@ void IpcServer::channel_failed(IpcClient& client, int err) {
 void IpcServer::evict(IpcClient& client, const char* why) {
   qb_log(LOG_WARNING, "disconnecting client pid %d: %s", static_cast<int>(client.pid), why);
   client.closing = true;
-  client.backlog.clear();
+  drop_backlog(client);
   ++evicted_;
   // Later, not now: the caller may be walking the client list that disconnecting changes.
   // By generation too: the connection's address may belong to a new client by then.

@@ -1,7 +1,8 @@
 // The daemon's side of the local IPC (libqb qb_ipcs, shared memory): accepts clients, hands each
 // request to an IpcHandler and sends its answer, and sends events. A client that does not read
 // its events gets them queued here up to a byte limit, then is disconnected: a slow client never
-// blocks the ring or the other clients.
+// blocks the ring or the other clients. The queues of all clients together are bounded too: many
+// slow clients cost no more memory than one budget.
 #pragma once
 
 #include <qb/qbipcs.h>
@@ -27,7 +28,7 @@ struct IpcClient {
   std::uint64_t generation = 0;  // unique per connection, unlike its address
   std::set<std::string, std::less<>> groups;  // joins it asked for (and has not left)
   EventBacklog backlog;  // events the shared-memory ring had no room for
-  // Small deliveries waiting for the end of the turn (IpcServer::flush_batches): a kBatch
+  // Small deliveries waiting for the end of the turn (IpcServer::end_turn): a kBatch
   // header, then whole events. Its capacity, ipc::kBatchBytes, is reserved once, at connection.
   std::vector<std::byte> batch;
   bool closing = false;  // disconnected or being evicted: no more events
@@ -36,6 +37,9 @@ struct IpcClient {
 struct IpcLimits {
   std::size_t buffer_bytes = 0;       // one IPC message, at most
   std::size_t client_queue_bytes = 0;  // events queued for one client before it is dropped
+  // Memory the queues of all clients may hold together: past it the client with the largest
+  // queue is dropped. At least twice client_queue_bytes (a queue's storage grows by doubling).
+  std::size_t total_queue_bytes = 0;
   std::size_t max_clients = 0;
   // Besides root and the daemon's own user, who may connect (sorted): by effective uid or gid.
   std::vector<std::uint32_t> allow_uids;
@@ -71,8 +75,10 @@ class IpcServer {
   // joins the client's batch instead; any other event sends the batch first, so order holds.
   void send_event(IpcClient& client, ipc::EventId id, std::span<const std::byte> body,
                   std::span<const std::byte> tail = {});
-  // Sends every client's batch: at the end of each turn of the ring, so no delivery waits longer.
-  void flush_batches();
+  // At the end of each turn of the ring: what waits in clients' queues goes first, as far as their
+  // rings now take it (a client that reads keeps up without waiting for the retry timer), then
+  // every client's batch, so no delivery waits longer than its turn.
+  void end_turn();
   template <class F>
   void for_each_client(F&& f) {
     for (auto& [connection, client] : clients_)
@@ -80,6 +86,11 @@ class IpcServer {
   }
   std::size_t client_count() const noexcept { return clients_.size(); }
   std::uint64_t clients_evicted() const noexcept { return evicted_; }
+  std::uint64_t clients_refused() const noexcept { return refused_; }
+  // Memory held by the clients' event queues now (what ipc.total_queue_bytes bounds), and the
+  // most it ever held.
+  std::size_t queue_memory() const noexcept { return queue_storage_; }
+  std::size_t queue_memory_peak() const noexcept { return queue_storage_peak_; }
   std::uint64_t requests_malformed() const noexcept { return malformed_; }
   std::uint64_t batches_sent() const noexcept { return batches_sent_; }
   std::uint64_t events_batched() const noexcept { return events_batched_; }
@@ -98,6 +109,11 @@ class IpcServer {
   void send_now(IpcClient& client, std::span<const iovec> iov, std::size_t size);
   void flush_batch(IpcClient& client);
   void evict(IpcClient& client, const char* why);
+  // Makes room under total_queue_bytes for `client` to queue `size` more bytes, dropping the
+  // clients with the largest queues; false if `client` was the one dropped.
+  bool make_room(IpcClient& client, std::size_t size);
+  // Forgets a client's queue and gives its memory back.
+  void drop_backlog(IpcClient& client) noexcept;
   void channel_failed(IpcClient& client, int err);
 
   EventLoop& loop_;
@@ -107,7 +123,11 @@ class IpcServer {
   std::map<qb_ipcs_connection_t*, std::unique_ptr<IpcClient>> clients_;
   LoopTimer retry_;  // while some client has a backlog
   std::uint64_t evicted_ = 0;
+  std::uint64_t refused_ = 0;         // connections refused: ipc.max_clients reached, or buffers too large
+  std::size_t queue_storage_ = 0;     // capacity of every client's backlog
+  std::size_t queue_storage_peak_ = 0;
   bool batches_waiting_ = false;
+  bool backlogs_waiting_ = false;  // some client's queue is not empty
   std::uint64_t batches_sent_ = 0;
   std::uint64_t events_batched_ = 0;
   bool destroying_ = false;

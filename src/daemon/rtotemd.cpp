@@ -2,11 +2,14 @@
 // the ring with the others and serves local clients until SIGTERM/SIGINT; SIGHUP re-reads the
 // logging settings.
 #include <fmt/format.h>
+#include <malloc.h>
 #include <qb/qblog.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <optional>
@@ -136,6 +139,20 @@ Result<std::unique_ptr<transport::Backend>> open_backend(const DaemonOptions& op
   return backend;
 }
 
+// One descriptor per IPC client, and a few of our own: raised up to the hard limit if the soft
+// one is lower (1024 by default), with a warning where even that is too low.
+void raise_open_files_limit(std::uint32_t max_clients) {
+  const rlim_t needed = rlim_t{max_clients} + 64;
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur >= needed) return;
+  files.rlim_cur = std::min(needed, files.rlim_max);
+  (void)setrlimit(RLIMIT_NOFILE, &files);
+  if (files.rlim_cur < needed)
+    qb_log(LOG_WARNING, "ipc.max_clients %u needs %llu open files, the limit is %llu (LimitNOFILE): clients past "
+           "that are refused", max_clients, static_cast<unsigned long long>(needed),
+           static_cast<unsigned long long>(files.rlim_cur));
+}
+
 Result<void> make_state_dir(const std::string& dir) {
   if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return Error::sys(errno, "state directory '{}'", dir);
   return {};
@@ -177,6 +194,7 @@ int run(const DaemonOptions& options) {
     qb_log(LOG_ERR, "cannot daemonize: %s", strerror(errno));
     return kExitFailed;
   }
+  raise_open_files_limit(setup->config.ipc.max_clients);
   auto loop = EventLoop::create();
   if (!loop) {
     qb_log(LOG_ERR, "%s", loop.error().message().c_str());
@@ -243,6 +261,11 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   std::signal(SIGPIPE, SIG_IGN);
+  // Large blocks always from mmap: glibc would otherwise raise this threshold after the first
+  // such block is freed and serve the next ones from its heap, zeroing them there. libqb callocs
+  // a receive buffer of the IPC size for every connection; from mmap it stays untouched (not
+  // resident) until requests fill it, and a freed queue's memory goes back to the system.
+  (void)mallopt(M_MMAP_THRESHOLD, 128 * 1024);
   logging_init();
   const int rc = run(*options);
   logging_fini();

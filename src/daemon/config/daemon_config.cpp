@@ -64,12 +64,18 @@ Result<FoundSections> find_sections(ParseContext& context, const ConfigSection& 
 
 // A slow client must be able to hold one delivery of the largest message, or every such message
 // would disconnect it.
+// The budget of all queues must hold one client's queue at its limit.
 Result<void> check_client_queue(const ParseContext& context, const DaemonConfig& config, int line) {
   const std::uint64_t event_max = std::uint64_t{config.totem.max_message_size} + ipc::kBufferOverhead;
-  if (config.ipc.client_queue_bytes >= event_max) return {};
-  return context.fail(line, "ipc.client_queue_bytes {} cannot hold one event of totem.max_message_size {} (+{} bytes "
-                      "of headers)", config.ipc.client_queue_bytes, config.totem.max_message_size,
-                      ipc::kBufferOverhead);
+  if (config.ipc.client_queue_bytes < event_max)
+    return context.fail(line, "ipc.client_queue_bytes {} cannot hold one event of totem.max_message_size {} (+{} "
+                        "bytes of headers)", config.ipc.client_queue_bytes, config.totem.max_message_size,
+                        ipc::kBufferOverhead);
+  if (config.ipc.queue_budget() < config.ipc.client_queue_bytes)
+    return context.fail(line, "ipc.total_queue_bytes {} is below ipc.client_queue_bytes {}: it must hold one "
+                        "client's queue (twice that lets a client reach its own limit)",
+                        config.ipc.total_queue_bytes, config.ipc.client_queue_bytes);
+  return {};
 }
 
 Result<std::string> read_file(const std::string& path) {

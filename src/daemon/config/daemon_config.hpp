@@ -6,6 +6,7 @@
 // documents every key. Plain values: no function here keeps state or is tied to a thread.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -62,7 +63,16 @@ inline constexpr std::uint32_t kClientQueueBytesDefault = 64u << 20;
 struct IpcConfig {
   std::string name = ipc::kDefaultName;  // libqb IPC service name; clients connect to it
   std::uint32_t client_queue_bytes = kClientQueueBytesDefault;  // events queued for one slow client before it is disconnected
+  // Memory the event queues of all clients may take together; 0: the default, total_queue_bytes().
+  std::uint32_t total_queue_bytes = 0;
   std::uint32_t max_clients = 256;
+
+  // The budget of all queues: as set, else 256 MiB or twice client_queue_bytes if that is more
+  // (a queue's storage grows by doubling: one client at its own limit may hold twice its bytes).
+  std::size_t queue_budget() const noexcept {
+    if (total_queue_bytes != 0) return total_queue_bytes;
+    return std::max<std::size_t>(std::size_t{256} << 20, std::size_t{2} * client_queue_bytes);
+  }
   IpcAccess allow;  // ipc.allow_uid / allow_gid, uidgid sections, uidgid.d files
 };
 

@@ -67,6 +67,8 @@ Result<bool> read_ipc_key(const Value& value, IpcConfig& ipc) {
   }
   if (key == "client_queue_bytes")
     return known(value.read(ipc.client_queue_bytes, kClientQueueBytesMin, kClientQueueBytesMax, "bytes"));
+  if (key == "total_queue_bytes")
+    return known(value.read(ipc.total_queue_bytes, kClientQueueBytesMin, UINT32_MAX, "bytes"));
   if (key == "max_clients") return known(value.read(ipc.max_clients, 1, kMaxClientsMax, ""));
   if (key == "allow_uid") return known(read_id_list(value, ipc.allow, false));
   if (key == "allow_gid") return known(read_id_list(value, ipc.allow, true));

@@ -237,6 +237,7 @@ logging {
 ipc {
   name: rtotem-2
   client_queue_bytes: 1048576
+  total_queue_bytes: 3000000
   max_clients: 17
 }
 )");
@@ -276,6 +277,7 @@ ipc {
   EXPECT_FALSE(config.logging.timestamp);
   EXPECT_EQ(config.ipc.name, "rtotem-2");
   EXPECT_EQ(config.ipc.client_queue_bytes, 1048576u);
+  EXPECT_EQ(config.ipc.queue_budget(), 3000000u);
   EXPECT_EQ(config.ipc.max_clients, 17u);
   EXPECT_TRUE(config.warnings.empty());
 }
@@ -424,6 +426,13 @@ TEST(DaemonConfigRefusal, ClientQueueHoldsOneLargestMessage) {
   EXPECT_EQ(error_of(config_text({.ipc = "client_queue_bytes: 1114111"})),
             "t.conf:19: ipc.client_queue_bytes 1114111 cannot hold one event of totem.max_message_size 1048576 (+65536 "
             "bytes of headers)");
+  // The budget of all queues holds at least one; by default 256 MiB, or twice one queue if more.
+  EXPECT_EQ(error_of(config_text({.ipc = "client_queue_bytes: 2097152\n  total_queue_bytes: 2097152"})), "<ok>");
+  EXPECT_EQ(error_of(config_text({.ipc = "client_queue_bytes: 2097152\n  total_queue_bytes: 2097151"})),
+            "t.conf:19: ipc.total_queue_bytes 2097151 is below ipc.client_queue_bytes 2097152: it must hold one "
+            "client's queue (twice that lets a client reach its own limit)");
+  EXPECT_EQ(parsed(config_text()).ipc.queue_budget(), 256u << 20);
+  EXPECT_EQ(parsed(config_text({.ipc = "client_queue_bytes: 1073741824"})).ipc.queue_budget(), std::size_t{2} << 30);
   // Without an ipc section the default queue is checked too, blaming totem.
   EXPECT_EQ(error_of("totem {\ncluster_name: a\nmax_message_size: 67108864\n}\nnodelist {\nnode {\nnodeid: 1\n"
                      "ring0_addr: 10.0.0.1\n}\n}\n"),

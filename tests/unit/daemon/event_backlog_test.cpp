@@ -1,5 +1,6 @@
 // EventBacklog: events come out whole and in order however pushes and pops interleave (wrapping
-// and growing on the way), and a backlog that keeps being used stops growing.
+// and growing on the way), the memory a push takes is known before it is taken, and a backlog
+// that keeps being used stops growing.
 #include "src/daemon/event_backlog.hpp"
 
 #include <gtest/gtest.h>
@@ -47,7 +48,9 @@ TEST(EventBacklog, KeepsOrderAndBytesThroughWrapsAndGrowth) {
         const std::size_t size = rng() % 8 == 0 ? rng() % 100'000 : rng() % 3000;
         model.push_back(event(size, step));
         model_bytes += size;
+        const std::size_t foreseen = backlog.capacity_after_push(size);
         push(backlog, model.back());
+        ASSERT_EQ(backlog.capacity(), foreseen) << "seed " << seed << " step " << step;
       } else {
         expect_front(backlog, model.front());
         model_bytes -= model.front().size();
