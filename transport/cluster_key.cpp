@@ -50,6 +50,12 @@ ClusterKey::~ClusterKey() {
   if (key_ != nullptr) sodium_free(key_);  // zeroes the pages before unmapping them
 }
 
+Result<void> ClusterKey::lock_in_memory() const {
+  RTOTEM_ASSERT(key_ != nullptr);
+  if (sodium_mlock(key_, kClusterKeySize) != 0) return Error::sys(errno, "cluster key: mlock (RLIMIT_MEMLOCK?)");
+  return {};
+}
+
 std::span<const std::byte, kClusterKeySize> ClusterKey::bytes() const noexcept {
   RTOTEM_ASSERT(key_ != nullptr);
   return std::span<const std::byte, kClusterKeySize>(reinterpret_cast<const std::byte*>(key_), kClusterKeySize);

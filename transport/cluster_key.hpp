@@ -33,6 +33,9 @@ class ClusterKey {
   ~ClusterKey();
 
   std::span<const std::byte, kClusterKeySize> bytes() const noexcept;
+  // Locks the key's pages in memory again (and out of core dumps): a child of fork(), such as
+  // daemon()'s, does not inherit memory locks, so the key could be swapped out there.
+  Result<void> lock_in_memory() const;
   const unsigned char* data() const noexcept { return key_; }
 
  private:

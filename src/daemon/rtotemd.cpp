@@ -194,6 +194,10 @@ int run(const DaemonOptions& options) {
     qb_log(LOG_ERR, "cannot daemonize: %s", strerror(errno));
     return kExitFailed;
   }
+  if (plan.sealed() && !options.foreground) {  // daemon()'s fork left the key's memory lock behind
+    if (auto locked = plan.udp.params.key->lock_in_memory(); !locked)
+      qb_log(LOG_WARNING, "%s: the key may be swapped out", locked.error().message().c_str());
+  }
   raise_open_files_limit(setup->config.ipc.max_clients);
   auto loop = EventLoop::create();
   if (!loop) {
