@@ -9,27 +9,14 @@
 set -euo pipefail
 build=${1:?build dir}
 group=${2:?multicast group}
-node=$((RXE_NODE + 1))
-state=$(mktemp -d /tmp/rtotem-state.XXXXXX)
-ctl() { timeout 10 "$build/src/client/rtotemctl" "$@"; }
-say() { echo "node $node: $*"; }
-
-write_conf() {  # write_conf FILE FALLBACK
-  {
-    printf 'totem {\n  cluster_name: vm-join-refused\n  transport: rdma\n  fallback: %s\n  token: 5000\n' "$2"
-    printf '  interface {\n    mcastaddr: %s\n  }\n}\nnodelist {\n' "$group"
-    i=1
-    for ip in $RXE_IPS; do printf '  node {\n    nodeid: %d\n    ring0_addr: %s\n  }\n' "$i" "$ip"; i=$((i + 1)); done
-    printf '}\n'
-  } >"$1"
-}
-write_conf "$RXE_OUT/no.conf" no
-write_conf "$RXE_OUT/yes.conf" yes
+# shellcheck source=tests/rdma/vm_node_lib.sh
+source "$(dirname "$(readlink -f "$0")")/vm_node_lib.sh"
+write_conf "$RXE_OUT/no.conf" vm-join-refused "$group" "fallback: no"
+write_conf "$RXE_OUT/yes.conf" vm-join-refused "$group" "fallback: yes"
 
 filler=""
-daemon=""
 finish() {
-  [[ -n "$daemon" ]] && kill -TERM "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+  stop_node
   [[ -n "$filler" ]] && kill -TERM "$filler" 2>/dev/null && wait "$filler" 2>/dev/null
   true
 }
@@ -54,16 +41,8 @@ if [[ $node == 1 ]]; then
 fi
 "$RXE_VM" barrier refused 120
 
-"$build/src/daemon/rtotemd" -f -c "$RXE_OUT/yes.conf" --nodeid "$node" --state-dir "$state/yes" \
-  >"$RXE_OUT/rtotemd.log" 2>&1 &
-daemon=$!
-want=$(seq -s ', ' 1 "$RXE_NODES")
-for ((t = 0; t < 600; t++)); do  # 120 s
-  status=$(ctl status 2>/dev/null || true)
-  grep -qx 'state: operational' <<<"$status" && grep -qx "members: $want" <<<"$status" && break
-  kill -0 "$daemon" 2>/dev/null || { say "rtotemd exited"; tail -20 "$RXE_OUT/rtotemd.log"; exit 1; }
-  sleep 0.2
-done
+start_daemon "$RXE_OUT/yes.conf"
+wait_ring "$all_nodes" 120 || true  # the status below shows what there was instead
 ctl status >"$RXE_OUT/status.txt"
 say "fallback yes: $(grep -E '^(transport|state|members):' "$RXE_OUT/status.txt" | tr '\n' ' ')"
 "$RXE_VM" barrier formed 120
