@@ -21,7 +21,8 @@ say() { echo "node $node: $*"; }
 write_conf() {  # write_conf TRANSPORT FILE: the cluster's config, only the transport differs
   {
     # token 5000: emulated CPUs stall for hundreds of ms under load; the ring must not re-form
-    # during a run. 512 KiB messages at most: what rxe's 1024-byte port MTU allows (rtotem-rdma.conf).
+    # during a run. 512 KiB messages at most, as when BENCHMARKS.md's lab numbers were measured
+    # (rtotemd then needed it at rxe's 1024-byte port MTU; it now sizes its pools for 1 MiB).
     printf 'totem {\n  cluster_name: rdma-vm-bench\n  transport: %s\n  token: 5000\n' "$1"
     printf '  max_message_size: 524288\n'
     [[ $1 == rdma ]] && printf '  fallback: no\n'

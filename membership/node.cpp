@@ -29,9 +29,20 @@ void Node::RingState::reset(const RingId& ring, std::span<const NodeId> member_i
   delivered_through = safe_through = last_token_aru = 0;
 }
 
+namespace {
+
+// What depends on the backend filled in: a derived send_queue_max sized for its MTU.
+TotemConfig sized_for(const TotemConfig& config, const transport::Backend& backend) {
+  TotemConfig sized = config;
+  sized.send_queue_max = config.send_queue_for(backend.mtu());
+  return sized;
+}
+
+}  // namespace
+
 Node::Node(NodeId self, const TotemConfig& config, transport::Backend& backend, NodeEvents& events, Seq ring_seq)
     : self_(self),
-      config_(config),
+      config_(sized_for(config, backend)),
       backend_(backend),
       events_(events),
       window_limit_(std::min<Seq>(config.sort_queue_capacity / 2, backend.recv_buffers() / 4)),
@@ -41,13 +52,13 @@ Node::Node(NodeId self, const TotemConfig& config, transport::Backend& backend, 
       ring_(config.sort_queue_capacity),
       old_ring_(config.sort_queue_capacity),
       members_max_(members_max_for_mtu(backend.mtu())),
-      send_queue_(std::make_unique<Pending[]>(config.send_queue_max)),
+      send_queue_(std::make_unique<Pending[]>(config_.send_queue_max)),
       assembler_(members_max_, config.max_message_size) {
   RTOTEM_ASSERT(self != kNoNode);
   // Sizing, checked where the configuration is read; here it would be a bug.
   RTOTEM_ASSERT(window_limit_ >= 2 * config.window_size);
   RTOTEM_ASSERT(backend.send_pool().capacity() > submit_reserve_ + 2 + pieces_for(config.max_message_size, backend.mtu()));
-  RTOTEM_ASSERT(pieces_for(config.max_message_size, backend.mtu()) <= config.send_queue_max);
+  RTOTEM_ASSERT(pieces_for(config.max_message_size, backend.mtu()) <= config_.send_queue_max);
   RTOTEM_ASSERT(backend.local_node() == self);
   RTOTEM_ASSERT(config.token_retransmit_ms > 0 && config.token_hold_ms > 0 && config.consensus_ms > 0);  // resolved()
   RTOTEM_ASSERT(backend.mtu() > 2 * mcast_header_size() + kChunkHeaderSize);

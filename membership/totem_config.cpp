@@ -1,6 +1,7 @@
 // Derived defaults and the relations between protocol parameters.
 #include "membership/totem_config.hpp"
 
+#include <algorithm>
 #include <bit>
 
 #include "membership/chunks.hpp"
@@ -34,7 +35,7 @@ Result<TotemConfig> TotemConfig::resolved() const {
     return Error::make("max_messages: {} must be in [1, window_size {}]", c.max_messages, c.window_size);
   if (c.max_message_size == 0 || c.max_message_size > kMaxMessageSizeLimit)
     return Error::make("max_message_size: {} must be in [1, {}]", c.max_message_size, kMaxMessageSizeLimit);
-  if (c.send_queue_max < c.max_messages)
+  if (c.send_queue_max != 0 && c.send_queue_max < c.max_messages)
     return Error::make("send_queue_max: {} is below max_messages {}", c.send_queue_max, c.max_messages);
   if (!std::has_single_bit(c.sort_queue_capacity) || c.sort_queue_capacity < 4 * c.window_size)
     return Error::make("sort_queue_capacity: {} must be a power of two of at least 4 x window_size ({})",
@@ -52,8 +53,9 @@ Result<void> TotemConfig::check(const transport::BackendParams& backend) const {
     return Error::make("recv_buffers {} must be at least 8 x window_size ({})", backend.recv_buffers,
                        8 * window_size);
   // A message of max_message_size must fit the send queue and the send buffers left to submit().
+  // A derived send queue always does; one the file sets may be too short for this MTU.
   const std::size_t pieces = pieces_for(max_message_size, mtu);
-  if (pieces > send_queue_max)
+  if (pieces > send_queue_for(mtu))
     return Error::make("max_message_size {} takes {} packets of mtu {}, above send_queue_max {}", max_message_size,
                        pieces, mtu, send_queue_max);
   if (backend.send_buffers <= window_size + kRtrMax + 2 + pieces)
@@ -61,6 +63,16 @@ Result<void> TotemConfig::check(const transport::BackendParams& backend) const {
                        "message ({})",
                        backend.send_buffers, kRtrMax + 2, pieces, window_size + kRtrMax + 2 + pieces);
   return {};
+}
+
+std::uint32_t TotemConfig::send_queue_for(std::uint32_t mtu) const noexcept {
+  if (send_queue_max != 0) return send_queue_max;
+  return std::max<std::uint32_t>(kSendQueueDefault, static_cast<std::uint32_t>(pieces_for(max_message_size, mtu)));
+}
+
+std::uint32_t TotemConfig::send_buffers_for(std::uint32_t mtu) const noexcept {
+  const std::size_t needed = window_size + kRtrMax + 3 + pieces_for(max_message_size, mtu);
+  return static_cast<std::uint32_t>(std::max<std::size_t>(transport::BackendParams{}.send_buffers, needed));
 }
 
 }  // namespace rtotem::membership

@@ -10,6 +10,7 @@
 namespace rtotem::membership {
 
 inline constexpr std::uint32_t kMaxMessageSizeLimit = 64u << 20;  // what a chunk's u32 total allows, and sanity
+inline constexpr std::uint32_t kSendQueueDefault = 1024;  // packets: the least a derived send_queue_max holds
 
 struct TotemConfig {
   std::uint32_t token_timeout_ms = 3000;          // no token for this long: the ring re-forms
@@ -26,7 +27,9 @@ struct TotemConfig {
   std::uint32_t fail_recv_ms = 0;                 // 0: 2 x token
   std::uint32_t window_size = 50;                 // new messages per token rotation, all nodes
   std::uint32_t max_messages = 17;                // new messages per token visit, one node
-  std::uint32_t send_queue_max = 1024;            // submitted, waiting for the token: then -EAGAIN
+  // Packets submitted and waiting for the token (then -EAGAIN). 0: derived from the backend's MTU
+  // (send_queue_for), which RDMA knows only once its port is queried.
+  std::uint32_t send_queue_max = 0;
   std::uint32_t sort_queue_capacity = 4096;       // messages held per ring; a power of two
   std::uint32_t max_message_size = 1 << 20;       // bytes; split into packets above one packet
 
@@ -36,6 +39,14 @@ struct TotemConfig {
   // buffers for the window and a token, enough send buffers for the reserve, and an MTU that
   // holds a message header and a token with at least one retransmit request.
   Result<void> check(const transport::BackendParams& backend) const;
+
+  // For a backend whose payload MTU is `mtu` (BackendParams::payload_mtu), with a largest message
+  // of max_message_size: send_queue_max as set, or when derived the packets of that message and
+  // at least kSendQueueDefault.
+  std::uint32_t send_queue_for(std::uint32_t mtu) const noexcept;
+  // The send buffers such a backend needs (what check() asks: the window, a token's retransmit
+  // requests, that message's packets), and at least the default pool.
+  std::uint32_t send_buffers_for(std::uint32_t mtu) const noexcept;
 };
 
 }  // namespace rtotem::membership

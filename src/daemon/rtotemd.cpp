@@ -48,6 +48,18 @@ struct TransportPlan {
     }
   }
   bool sealed() const noexcept { return udp.params.key != nullptr; }
+
+  // Send buffers for the largest message in packets of the MTU each backend runs with: UDP's is
+  // netmtu; RDMA's is netmtu until its port is queried, then what the port carries.
+  void size_pools(const membership::TotemConfig& totem) {
+    auto size = [totem](transport::BackendParams& params) {
+      params.send_buffers = totem.send_buffers_for(params.payload_mtu());
+    };
+    size(udp.params);
+    if (!rdma) return;
+    size(rdma->params);
+    rdma->size_pools = size;
+  }
 };
 
 Result<void> check_totem(const DaemonOptions& options, const membership::TotemConfig& totem,
@@ -106,6 +118,7 @@ Result<DaemonSetup> prepare(const DaemonOptions& options, TransportPlan& plan) {
   plan.seal_with(*key, 0);
   auto totem = loaded->totem.resolved();
   if (!totem) return Error::make("{}: totem: {}", options.config_path, totem.error().message());
+  plan.size_pools(*totem);
   if (auto fits = check_totem(options, *totem, plan.rdma ? plan.rdma->params : plan.udp.params); !fits)
     return fits.error();
   std::string ipc_name = !options.ipc_name.empty() ? options.ipc_name : loaded->ipc.name;
@@ -134,8 +147,11 @@ Result<std::unique_ptr<transport::Backend>> open_backend(const DaemonOptions& op
     backend = std::move(*udp);
   }
   if (auto fits = check_totem(options, setup.totem, backend->params()); !fits) return fits.error();
-  qb_log(LOG_NOTICE, "transport %s on %s, mtu %u", std::string(backend->name()).c_str(),
-         backend->local_address().c_str(), backend->mtu());
+  const transport::BackendParams& params = backend->params();
+  qb_log(LOG_NOTICE, "transport %s on %s, mtu %u: %u send and %u receive buffers in %.1f MiB, send_queue_max %u",
+         std::string(backend->name()).c_str(), backend->local_address().c_str(), backend->mtu(), params.send_buffers,
+         params.recv_buffers, static_cast<double>(backend->buffer_region().size()) / (1 << 20),
+         setup.totem.send_queue_for(backend->mtu()));
   return backend;
 }
 

@@ -54,6 +54,11 @@ Result<std::unique_ptr<RdmaBackend>> RdmaBackend::open(const RdmaConfig& config)
   if (clamped.params.mtu < kMtuMin)
     return Error::make("rdma: {} carries {} bytes per message: below the {}-byte minimum mtu plus our header",
                        endpoint->device(), ud_message_bytes(active_mtu), kMtuMin);
+  if (config.size_pools) {
+    config.size_pools(clamped.params);
+    if (auto ok = clamped.params.validate(); !ok)
+      return Error::make("rdma: pools for {}: {}", endpoint->device(), ok.error().message());
+  }
   const BufferLayout layout = BufferLayout::of(clamped.params, kGrhBytes);
   auto arena = BufferArena::map(layout.total_bytes());
   if (!arena) return arena.error();

@@ -116,6 +116,7 @@ std::size_t RdmaBackend::receive(std::span<InboundPacket> out) noexcept {
   drain_events();
   if (!link_failure().empty()) return 0;
   post_pending();  // buffers released since the last call go back first
+  if (ring_.all_held()) ++counters_.rx_ring_empty;  // as UDP counts it: meanwhile the device drops
   reap_send_completions();
   std::size_t n = 0;
   while (n < out.size()) {

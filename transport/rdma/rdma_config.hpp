@@ -24,6 +24,10 @@ struct RdmaConfig {
   InetAddress bind;             // this node's address: rdma_cm binds it, which picks device and port
   InetAddress group;            // the ring's IPv4 multicast group (port ignored)
   std::vector<RdmaPeer> peers;  // every node, this one included; one node per address
+  // Sizes the pools once the port's MTU is known (params.mtu lowered to it), before the buffer
+  // arena is mapped: the host's largest message needs more send buffers in packets of a smaller
+  // MTU. Empty: the pools as params has them.
+  std::function<void(BackendParams&)> size_pools;
   // Rare events worth a log line (device and connection-manager events, error completions); the
   // data path never formats a string otherwise. Empty: not logged (still counted).
   std::function<void(std::string_view)> log;

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 
 namespace rtotem::transport {
 
@@ -50,7 +51,8 @@ Result<MulticastJoin> RdmaEndpoint::join(const InetAddress& group, rdma_ud_param
   if (rdma_join_multicast(id_.get(), sa, nullptr) != 0)
     return Error::sys(errno, "rdma: rdma_join_multicast {} on {}", address.host_string(), device());
   MulticastJoin joined(id_.get(), sa, address.length());
-  auto event = wait_event(RDMA_CM_EVENT_MULTICAST_JOIN, "joining the multicast group");
+  const std::string step = fmt::format("joining multicast group {} on {}", address.host_string(), device());
+  auto event = wait_event(RDMA_CM_EVENT_MULTICAST_JOIN, step);
   if (!event) return event.error();
   out = (*event)->param.ud;
   return joined;
@@ -62,14 +64,17 @@ CmEvent RdmaEndpoint::next_event() noexcept {
   return CmEvent(event);
 }
 
-Result<CmEvent> RdmaEndpoint::wait_event(rdma_cm_event_type want, const char* step) {
+Result<CmEvent> RdmaEndpoint::wait_event(rdma_cm_event_type want, std::string_view step) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::milliseconds(kCmEventWaitMs);
   for (;;) {
     if (CmEvent event = next_event()) {
       if (event->event == want && event->status == 0) return event;
-      return Error::make("rdma: {}: got {} (status {}), wanted {}", step, rdma_event_str(event->event), event->status,
-                         rdma_event_str(want));
+      // Status -1 is librdmacm's own step failing (attaching the QP to a joined group): the
+      // reason is in errno, which rdma_get_cm_event leaves as that step set it.
+      const std::string reason = event->status == -1 ? fmt::format(": {}", std::strerror(errno)) : std::string();
+      return Error::make("rdma: {}: got {} (status {}{}), wanted {}", step, rdma_event_str(event->event), event->status,
+                         reason, rdma_event_str(want));
     }
     if (errno != EAGAIN) return Error::sys(errno, "rdma: {}: rdma_get_cm_event", step);
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "transport/rdma/rdma_resources.hpp"
 #include "transport/result.hpp"
@@ -37,7 +38,7 @@ class RdmaEndpoint {
 
  private:
   RdmaEndpoint(EventChannel channel, CmId id) noexcept : channel_(std::move(channel)), id_(std::move(id)) {}
-  Result<CmEvent> wait_event(rdma_cm_event_type want, const char* step);
+  Result<CmEvent> wait_event(rdma_cm_event_type want, std::string_view step);
 
   EventChannel channel_;  // before id_: destroyed after it
   CmId id_;

@@ -816,10 +816,13 @@ TEST(ExampleFiles, UdpAndRdmaFilesNameTheirTransport) {
   EXPECT_EQ(rdma.nodes.size(), 3u);
   auto backend = rdma_config_for(rdma, rdma.nodes[0]);
   ASSERT_TRUE(backend.ok()) << backend.error().message();
-  // What the RDMA backend lowers netmtu to on RoCE over a 1500-byte link (active_mtu 1024).
+  // What the RDMA backend lowers netmtu to on RoCE over a 1500-byte link (active_mtu 1024), and
+  // the send pool rtotemd sizes for it there (RdmaConfig::size_pools): the default 1 MiB fits.
   backend->params.mtu = 1024 - transport::kWireHeaderSize;
   auto totem = rdma.totem.resolved();
   ASSERT_TRUE(totem.ok()) << totem.error().message();
+  EXPECT_EQ(totem->max_message_size, 1u << 20);
+  backend->params.send_buffers = totem->send_buffers_for(backend->params.payload_mtu());
   auto fits = totem->check(backend->params);
   EXPECT_TRUE(fits.ok()) << fits.error().message();
 }

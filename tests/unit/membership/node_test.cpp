@@ -269,7 +269,7 @@ TEST_F(NodeTest, OnAnIdleRingOnlyTheRepresentativeHoldsTheToken) {
 
 TEST_F(NodeTest, SubmissionsBeyondTheQueueAreBackPressure) {
   const std::vector<std::byte> full(piece_max(b2->mtu()));  // a packet each: none packs with another
-  for (std::uint32_t i = 0; i < config.send_queue_max; ++i)
+  for (std::uint32_t i = 0; i < config.send_queue_for(b2->mtu()); ++i)  // derived: 1024
     ASSERT_EQ(node.submit(full, Delivery::kAgreed, now), Status::kOk);
   EXPECT_EQ(node.submit(full, Delivery::kAgreed, now), Status::kQueueFull);
   const std::string small = "x";  // no room behind a full packet either
@@ -348,25 +348,6 @@ TEST(TotemConfigCheck, RefusesBackendsTooSmallForTheProtocolWithTheReason) {
   p = params(1);
   p.mtu = 40;
   EXPECT_NE(config.check(p).error().message().find("mtu 40"), std::string::npos);
-}
-
-// The largest message must fit the send queue and the pool whole: 1 MiB at mtu 1024 is 1093
-// packets, above the default send_queue_max of 1024; at mtu 1400, 785, which a pool of 1024 holds
-// beside the protocol's reserve.
-TEST(TotemConfigCheck, TheLargestMessageMustFitTheQueueAndThePool) {
-  const TotemConfig config = TotemConfig{}.resolved().value();
-  ASSERT_EQ(config.max_message_size, 1u << 20);
-  BackendParams p = params(1);
-  EXPECT_NE(config.check(p).error().message().find("above send_queue_max 1024"), std::string::npos);
-  p.mtu = 1400;
-  p.send_buffers = 1024;
-  EXPECT_TRUE(config.check(p).ok());
-  p.send_buffers = 900;
-  ASSERT_FALSE(config.check(p).ok());
-  EXPECT_NE(config.check(p).error().message().find("the 785 packets of a max_message_size"), std::string::npos);
-  TotemConfig zero;
-  zero.max_message_size = 0;
-  EXPECT_NE(zero.resolved().error().message().find("max_message_size: 0"), std::string::npos);
 }
 
 }  // namespace

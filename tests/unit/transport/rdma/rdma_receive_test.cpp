@@ -118,5 +118,35 @@ TEST(RdmaRecvRing, EveryBufferStartsPendingAndReleasesArePostedInBatches) {
   EXPECT_EQ(ring.pending().size(), kCount - kBatch);  // collected, not posted
 }
 
+// rx_ring_empty's condition: the protocol holds every buffer, so no receive WR is on the QP. A
+// buffer released but not re-posted yet is not held: the backend's next receive posts it.
+TEST(RdmaRecvRing, AllHeldOnlyWhenNoBufferIsPostedOrWaitingToBe) {
+  constexpr std::uint32_t kCount = 8, kSlot = 256, kBatch = 4;
+  BufferArena arena = std::move(BufferArena::map(kCount * kSlot).value());
+  RdmaRecvRing ring(arena.carve(kCount * kSlot), kCount, kSlot, kGrhBytes, kBatch);
+  EXPECT_EQ(ring.posted_count(), 0u);
+  EXPECT_FALSE(ring.all_held());  // all pending: posted at start-up
+  CountingPoster poster(ring);
+  poster.post_pending();
+  EXPECT_EQ(ring.posted_count(), kCount);
+  ring.set_poster(&poster);
+
+  std::vector<RecvBufferRef> filled;
+  for (std::uint32_t i = 0; i < kCount - 1; ++i) filled.push_back(ring.take(i));
+  EXPECT_EQ(ring.posted_count(), 1u);
+  EXPECT_FALSE(ring.all_held());  // one WR still on the QP
+  filled.push_back(ring.take(kCount - 1));
+  EXPECT_TRUE(ring.all_held());
+  filled.pop_back();  // released: waits for the next receive to post it
+  EXPECT_EQ(ring.pending().size(), 1u);
+  EXPECT_FALSE(ring.all_held());
+  poster.post_pending();
+  EXPECT_EQ(ring.posted_count(), 1u);
+  filled.clear();  // seven more: one batch posted at once, three wait
+  EXPECT_EQ(ring.posted_count(), 1u + kBatch);
+  EXPECT_EQ(ring.pending().size(), kCount - 1 - kBatch);
+  EXPECT_FALSE(ring.all_held());
+}
+
 }  // namespace
 }  // namespace rtotem::transport

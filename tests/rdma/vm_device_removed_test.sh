@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# A run-time RDMA failure ends on UDP, end to end, in 3 Soft-RoCE VMs (tests/rdmalab): rtotemd on
+# rdma (fallback yes, the default) forms one ring and delivers a batch; then every node's rxe
+# device is removed under its running daemon (rdma link delete; the netdev stays up). Each
+# rtotemd must log the failure and exit 1; restarted as systemd's Restart=on-failure would (the
+# same command, the same state directory) each must log one fallback warning and run on UDP
+# multicast, the three must form one ring again, and a new batch must be delivered in the same
+# order on every node. The link-down case of a single node is in vm_cluster_test.sh.
+# Usage: vm_device_removed_test.sh BUILD_DIR. Exit 77 (SKIP, with the reason) when the lab cannot
+# start.
+set -euo pipefail
+here=$(dirname "$(readlink -f "$0")")
+# shellcheck source=tests/rdma/lab.sh
+source "$here/lab.sh"
+build=$(readlink -f "${1:?usage: vm_device_removed_test.sh BUILD_DIR}")
+nodes=3
+messages=5
+group=239.192.77.4
+work=$(mktemp -d /tmp/rtotem-vm-device-removed.XXXXXX)
+trap 'rm -rf "$work"' EXIT  # rxe-vm kills its VMs itself, on timeout and on INT/TERM
+
+# Whatever rxe-vm's status, the nodes' results below say what passed and what failed.
+lab_run "rdma vm device removed" --quiet --nodes "$nodes" --timeout 540 --workdir "$work/vm" -- \
+  "$here/vm_device_removed_node.sh" "$build" "$messages" || true
+status=0
+fail() { echo "rdma vm device removed: FAIL: $*"; status=1; }
+members=$(seq -s ', ' 1 "$nodes")
+for ((n = 0; n < nodes; n++)); do
+  out="$work/vm/node$n"
+  echo "--- node$n: exit $(cat "$out/exit_code" 2>/dev/null || echo none)"
+  cat "$out/stdout" "$out/stderr" 2>/dev/null || true
+  if [[ "$(cat "$out/exit_code" 2>/dev/null)" != 0 ]]; then
+    fail "node$n"; tail -30 "$out/rtotemd.log" "$out/console.log" 2>/dev/null; continue
+  fi
+  log=$out/rtotemd.log
+  grep -qx 'transport: rdma' "$out/status-rdma.txt" && grep -qx "members: $members" "$out/status-rdma.txt" ||
+    fail "node$n: no ring of all $nodes over rdma first: $(grep -E '^(transport|members):' "$out/status-rdma.txt")"
+  grep -qx 'exit 1' "$out/removed.txt" || fail "node$n: rtotemd did not exit 1 when its device went: $(cat "$out/removed.txt")"
+  grep -q 'the link failed: rdma: ' "$log" || fail "node$n: no link failure in the log"
+  grep -q 'rxe0' "$out/after-removal.txt" && fail "node$n: rxe0 is still there: $(cat "$out/after-removal.txt")"
+  warnings=$(grep -c "transport rdma: no RDMA device.*; running on udp multicast $group:5405 instead" "$log" || true)
+  [[ "$warnings" == 1 ]] || fail "node$n: $warnings fallback warnings after the restart, want exactly 1"
+  [[ "$(grep -c 'transport rdma on ' "$log")" == 1 && "$(grep -c 'transport udp on ' "$log")" == 1 ]] ||
+    fail "node$n: not one start on rdma and then one on udp: $(grep -o 'transport [a-z]* on .*' "$log")"
+  grep -qx 'transport: udp' "$out/status-udp.txt" && grep -qx 'state: operational' "$out/status-udp.txt" &&
+    grep -qx "members: $members" "$out/status-udp.txt" ||
+    fail "node$n: no ring of all $nodes over udp after the restart: $(grep -E '^(transport|state|members):' "$out/status-udp.txt")"
+  echo "node$n: $(grep -o 'the link failed: .*' "$log" | head -1)"
+  echo "node$n: $(grep -o 'transport rdma: no RDMA device.*' "$log")"
+  for batch in rdma udp; do
+    sed -nE "s/^[0-9]+ ([0-9]+:[0-9]+ node[0-9]+-${batch}[0-9]+)\$/\\1/p" "$out/listen-$batch.txt" >"$work/$batch.$n" || true
+  done
+done
+if [[ $status == 0 ]]; then
+  for batch in rdma udp; do
+    [[ "$(wc -l <"$work/$batch.0")" == $((nodes * messages)) ]] ||
+      fail "$batch: node0 delivered $(wc -l <"$work/$batch.0") of $((nodes * messages))"
+    for ((n = 1; n < nodes; n++)); do
+      cmp -s "$work/$batch.0" "$work/$batch.$n" ||
+        { fail "$batch: node$n delivered another order than node0"; diff "$work/$batch.0" "$work/$batch.$n" | head; }
+    done
+  done
+fi
+[[ $status == 0 ]] && echo "rdma vm device removed: PASS: $nodes nodes on rdma delivered $((nodes * messages)) messages in one order; each rtotemd exited 1 when its rxe device was removed, restarted on udp with one warning, and the $nodes formed one ring that delivered $((nodes * messages)) more in one order"
+exit $status
