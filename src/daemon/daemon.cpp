@@ -121,7 +121,6 @@ void Daemon::after_turn() {
 int Daemon::accept_client() { return ring_formed_ ? 0 : -EAGAIN; }
 
 void Daemon::client_connected(IpcClient& client) {
-  clients_by_pid_.emplace(static_cast<std::uint32_t>(client.pid), &client);
   ipc_->send_event(client, ipc::EventId::kRingChange, current_ring_event_);
 }
 
@@ -150,7 +149,10 @@ int Daemon::join(IpcClient& client, std::string_view group) {
       std::ranges::any_of(pending_leaves_, [&](const auto& l) { return l.first == group && l.second == pid; }))
     return -EAGAIN;
   if (client.groups.contains(group)) return -EEXIST;
-  if (client_in(group, pid) != nullptr) return -EEXIST;  // one connection per process and group
+  // One connection per process and group. Another that is closing has not left yet: once its
+  // leave is on its way (leave_in_flight above), this join waits for it.
+  if (const IpcClient* other = ipc_->find_client(client.pid, [&](const IpcClient& c) { return c.groups.contains(group); }))
+    return other->closing ? -EAGAIN : -EEXIST;
   if (client.groups.size() >= kGroupsPerClientMax) return -ENOSPC;
   const int rc = errno_of(groups_->join(group, pid));
   if (rc == 0) client.groups.emplace(group);
@@ -170,12 +172,6 @@ int Daemon::multicast(IpcClient& client, const IpcRequest& request) {
 }
 
 void Daemon::client_gone(IpcClient& client) {
-  const auto [first, last] = clients_by_pid_.equal_range(static_cast<std::uint32_t>(client.pid));
-  for (auto it = first; it != last; ++it) {
-    if (it->second != &client) continue;
-    clients_by_pid_.erase(it);
-    break;
-  }
   // Taken out first: a leave may be delivered inside the submit, and that edits client.groups.
   const auto groups = std::exchange(client.groups, {});
   for (const std::string& group : groups) {
@@ -187,10 +183,7 @@ void Daemon::client_gone(IpcClient& client) {
 }
 
 IpcClient* Daemon::client_in(std::string_view group, std::uint32_t pid) {
-  const auto [first, last] = clients_by_pid_.equal_range(pid);
-  for (auto it = first; it != last; ++it)
-    if (!it->second->closing && it->second->groups.contains(group)) return it->second;
-  return nullptr;
+  return ipc_->find_client(static_cast<pid_t>(pid), [&](const IpcClient& c) { return !c.closing && c.groups.contains(group); });
 }
 
 // The payload goes from the ring's receive buffer (or reassembled message) into each client's

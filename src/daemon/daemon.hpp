@@ -6,7 +6,6 @@
 #include <deque>
 #include <memory>
 #include <string>
-#include <unordered_map>
 
 #include "src/daemon/config/daemon_config.hpp"
 #include "src/daemon/event_loop.hpp"
@@ -73,8 +72,6 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   std::unique_ptr<IpcServer> ipc_;
   // Leaves of dead clients the ring refused for now (back-pressure): sent on a later turn.
   std::deque<std::pair<std::string, std::uint32_t>> pending_leaves_;
-  // Connected clients by process id (a process may hold several connections).
-  std::unordered_multimap<std::uint32_t, IpcClient*> clients_by_pid_;
   bool ring_formed_ = false;
   // The last regular configuration as a ring-change event: a client's first event, so it knows
   // the ring it joined without waiting for the next change.

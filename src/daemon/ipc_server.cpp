@@ -63,6 +63,7 @@ Result<std::unique_ptr<IpcServer>> IpcServer::start(EventLoop& loop, const std::
   qb_ipcs_poll_handlers_set(server->service_, &poll);
   qb_ipcs_service_context_set(server->service_, server.get());
   qb_ipcs_enforce_buffer_size(server->service_, static_cast<std::uint32_t>(limits.buffer_bytes));
+  server->backlogged_.reserve(limits.max_clients);  // no allocation when a client falls behind
   if (const int rc = qb_ipcs_run(server->service_); rc != 0) {
     server->service_ = nullptr;  // qb_ipcs_run destroyed it
     return Error::sys(-rc, "IPC service '{}' (another daemon with this --ipc-name?)", name);
@@ -97,12 +98,13 @@ std::int32_t IpcServer::on_accept(qb_ipcs_connection_t* c, uid_t uid, gid_t gid)
     // The connection's shared memory is the daemon's (root's): the client's group may use it.
     qb_ipcs_connection_auth_set(c, -1, gid, S_IRUSR | S_IWUSR | S_IRGRP | S_IWGRP);
   }
-  // libqb sizes a connection's rings by the larger of the client's wish and ours: a client that
-  // asks for more (an old library, or one that wants to make us allocate) is refused.
-  if (const std::int32_t asked = qb_ipcs_connection_get_buffer_size(c);
-      asked > 0 && static_cast<std::size_t>(asked) > self.limits_.buffer_bytes) {
+  // libqb sizes a connection's rings by the larger of the client's wish and ours, and allocates
+  // them whole: a client that asks for more than we use (or than an older librtotem asked for)
+  // is refused before they exist. The size is unsigned: 2 GiB and more read negative as int32.
+  const auto asked = static_cast<std::uint32_t>(qb_ipcs_connection_get_buffer_size(c));
+  if (asked > std::max(self.limits_.buffer_bytes, ipc::kLegacyClientBufferBytes)) {
     ++self.refused_;
-    qb_log(LOG_WARNING, "IPC client uid %u refused: it asked for %d-byte buffers, above this daemon's %zu "
+    qb_log(LOG_WARNING, "IPC client uid %u refused: it asked for %u-byte buffers, above this daemon's %zu "
            "(totem.max_message_size plus room)", static_cast<unsigned>(uid), asked, self.limits_.buffer_bytes);
     return -EMSGSIZE;
   }
@@ -124,6 +126,7 @@ void IpcServer::on_created(qb_ipcs_connection_t* c) {
   qb_ipcs_connection_stats stats{};
   if (qb_ipcs_connection_stats_get(c, &stats, QB_FALSE) == 0) client->pid = stats.client_pid;
   IpcClient& added = *(self.clients_[c] = std::move(client));
+  self.by_pid_.emplace(added.pid, &added);
   self.handler_.client_connected(added);
 }
 
@@ -167,8 +170,18 @@ std::int32_t IpcServer::on_closed(qb_ipcs_connection_t* c) {
 
 void IpcServer::on_destroyed(qb_ipcs_connection_t* c) {
   IpcServer& self = of(c);
-  if (const auto found = self.clients_.find(c); found != self.clients_.end()) self.drop_backlog(*found->second);
-  self.clients_.erase(c);
+  const auto found = self.clients_.find(c);
+  if (found == self.clients_.end()) return;
+  IpcClient* client = found->second.get();
+  self.drop_backlog(*client);
+  std::erase(self.backlogged_, client);
+  const auto [first, last] = self.by_pid_.equal_range(client->pid);
+  for (auto it = first; it != last; ++it) {
+    if (it->second != client) continue;
+    self.by_pid_.erase(it);
+    break;
+  }
+  self.clients_.erase(found);
 }
 
 void IpcServer::send_event(IpcClient& client, ipc::EventId id, std::span<const std::byte> body,
@@ -195,7 +208,7 @@ void IpcServer::send_event(IpcClient& client, ipc::EventId id, std::span<const s
 }
 
 void IpcServer::end_turn() {
-  if (backlogs_waiting_) drain_all();
+  if (!backlogged_.empty()) drain_all();
   if (!batches_waiting_) return;
   batches_waiting_ = false;
   for (auto& [connection, client] : clients_) flush_batch(*client);
@@ -229,11 +242,11 @@ void IpcServer::send_now(IpcClient& client, std::span<const iovec> iov, std::siz
     return;
   }
   if (!make_room(client, size)) return;
+  if (client.backlog.empty()) backlogged_.push_back(&client);
   const std::size_t before = client.backlog.capacity();
   client.backlog.push(iov, size);
   queue_storage_ += client.backlog.capacity() - before;
   queue_storage_peak_ = std::max(queue_storage_peak_, queue_storage_);
-  backlogs_waiting_ = true;
   if (!retry_.armed()) retry_.arm(kRetryNs);
 }
 
@@ -241,14 +254,15 @@ void IpcServer::send_now(IpcClient& client, std::span<const iovec> iov, std::siz
 // whole clients, the largest queue first: the client furthest behind goes, as it would have at
 // its own limit, and the memory of all of them stays within the budget.
 bool IpcServer::make_room(IpcClient& client, std::size_t size) {
-  const std::size_t growth = client.backlog.capacity_after_push(size) - client.backlog.capacity();
-  const auto fits = [&] { return queue_storage_ + growth <= limits_.total_queue_bytes; };
+  // What the push adds: asked again after each step, since dropping storage changes it.
+  const auto growth = [&] { return client.backlog.capacity_after_push(size) - client.backlog.capacity(); };
+  const auto fits = [&] { return queue_storage_ + growth() <= limits_.total_queue_bytes; };
   if (fits()) return true;
   for (auto& [connection, other] : clients_)
     if (other->backlog.empty()) drop_backlog(*other);
   while (!fits()) {
     IpcClient* largest = &client;
-    std::size_t largest_bytes = client.backlog.capacity() + growth;
+    std::size_t largest_bytes = client.backlog.capacity_after_push(size);
     for (auto& [connection, other] : clients_) {
       if (other->backlog.capacity() > largest_bytes) {
         largest = other.get();
@@ -282,11 +296,14 @@ bool IpcServer::drain(IpcClient& client) {
   return true;
 }
 
+// Only the clients with a queue: a thousand idle ones cost nothing here. drain() may close a
+// client (its channel failed) but destroys none, so the list holds still while it is walked.
 void IpcServer::drain_all() {
-  bool waiting = false;
-  for (auto& [connection, client] : clients_) waiting |= !drain(*client);
-  backlogs_waiting_ = waiting;
-  if (waiting && !retry_.armed()) retry_.arm(kRetryNs);
+  std::size_t waiting = 0;
+  for (IpcClient* client : backlogged_)
+    if (!drain(*client)) backlogged_[waiting++] = client;
+  backlogged_.resize(waiting);
+  if (waiting > 0 && !retry_.armed()) retry_.arm(kRetryNs);
 }
 
 // A client that exited has a closed channel until libqb tells us (on_closed): no warning for

@@ -13,6 +13,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "src/daemon/event_backlog.hpp"
@@ -29,7 +30,7 @@ struct IpcClient {
   std::set<std::string, std::less<>> groups;  // joins it asked for (and has not left)
   EventBacklog backlog;  // events the shared-memory ring had no room for
   // Small deliveries waiting for the end of the turn (IpcServer::end_turn): a kBatch
-  // header, then whole events. Its capacity, ipc::kBatchBytes, is reserved once, at connection.
+  // header, then whole events. It grows with use, to ipc::kBatchBytes at most, and stays.
   std::vector<std::byte> batch;
   bool closing = false;  // disconnected or being evicted: no more events
 };
@@ -85,6 +86,14 @@ class IpcServer {
       if (!client->closing) f(*client);
   }
   std::size_t client_count() const noexcept { return clients_.size(); }
+  // The first connection of process `pid` that `match` takes (closing ones too), or null.
+  template <class F>
+  IpcClient* find_client(pid_t pid, F&& match) {
+    const auto [first, last] = by_pid_.equal_range(pid);
+    for (auto it = first; it != last; ++it)
+      if (match(*it->second)) return it->second;
+    return nullptr;
+  }
   std::uint64_t clients_evicted() const noexcept { return evicted_; }
   std::uint64_t clients_refused() const noexcept { return refused_; }
   // Memory held by the clients' event queues now (what ipc.total_queue_bytes bounds), and the
@@ -121,13 +130,16 @@ class IpcServer {
   IpcHandler& handler_;
   qb_ipcs_service_t* service_ = nullptr;
   std::map<qb_ipcs_connection_t*, std::unique_ptr<IpcClient>> clients_;
+  // The same clients by process id (a delivery looks its members up by pid), and those whose
+  // queue is not empty (drained at the end of every turn).
+  std::unordered_multimap<pid_t, IpcClient*> by_pid_;
+  std::vector<IpcClient*> backlogged_;
   LoopTimer retry_;  // while some client has a backlog
   std::uint64_t evicted_ = 0;
   std::uint64_t refused_ = 0;         // connections refused: ipc.max_clients reached, or buffers too large
   std::size_t queue_storage_ = 0;     // capacity of every client's backlog
   std::size_t queue_storage_peak_ = 0;
   bool batches_waiting_ = false;
-  bool backlogs_waiting_ = false;  // some client's queue is not empty
   std::uint64_t batches_sent_ = 0;
   std::uint64_t events_batched_ = 0;
   bool destroying_ = false;

@@ -21,6 +21,9 @@ inline constexpr const char* kDefaultName = "rtotem";
 inline constexpr const char* kNameEnv = "RTOTEM_IPC";  // the IPC name when the caller gives none
 // Room for the largest message and its headers in one IPC buffer.
 inline constexpr std::size_t kBufferOverhead = 64 * 1024;
+// The buffer size librtotem used to ask libqb for (whatever the daemon's max_message_size), before
+// it asked for the least: a daemon still admits clients built against it.
+inline constexpr std::size_t kLegacyClientBufferBytes = (1u << 20) + kBufferOverhead;
 
 enum class RequestId : std::int32_t {
   kJoin = 1,         // group

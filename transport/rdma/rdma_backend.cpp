@@ -158,8 +158,10 @@ Result<void> RdmaBackend::watch_events() {
 // multicast join chose for us, and by the QP number its packets carry (wc.src_qp). No rdma_cm
 // handshake per peer: the nodelist already names every address, a peer's first multicast
 // (a join message) proves it is up, and a restarted peer's new QP number is picked up from its
-// next packet. The AH is made once per peer; the kernel resolves the MAC then.
-bool RdmaBackend::learn_peer(RdmaPeerEntry& peer, std::uint32_t qpn) noexcept {
+// next packet. The AH is made once per peer; the kernel resolves the MAC then. A packet not yet
+// accepted gives a QP number only to a peer that has none: a change comes from learn_qpn, after
+// the packet passed every check (and opened, with a key), so a forged one cannot redirect tokens.
+bool RdmaBackend::reach_peer(RdmaPeerEntry& peer, std::uint32_t qpn) noexcept {
   if (!peer.ah) {
     ibv_ah_attr attr{};
     attr.is_global = 1;
@@ -180,11 +182,14 @@ bool RdmaBackend::learn_peer(RdmaPeerEntry& peer, std::uint32_t qpn) noexcept {
       return false;
     }
   }
-  if (peer.qpn != qpn) {
-    if (peer.qpn != 0) log(fmt::format("rdma: node {} now sends from QP {:#x} (was {:#x})", peer.node, qpn, peer.qpn));
-    peer.qpn = qpn;
-  }
+  if (peer.qpn == 0) peer.qpn = qpn;
   return true;
+}
+
+void RdmaBackend::learn_qpn(RdmaPeerEntry& peer, std::uint32_t qpn) noexcept {
+  if (peer.qpn == qpn) return;
+  log(fmt::format("rdma: node {} now sends from QP {:#x} (was {:#x})", peer.node, qpn, peer.qpn));
+  peer.qpn = qpn;
 }
 
 // One poll of the three channels; only those ready are read (each is non-blocking).

@@ -51,7 +51,8 @@ class RdmaBackend final : public Backend, private RecvPoster {
   void handle_async_events() noexcept;
   void handle_completion_events() noexcept;
   bool concerns(const ibv_async_event& event) const noexcept;
-  bool learn_peer(RdmaPeerEntry& peer, std::uint32_t qpn) noexcept;
+  bool reach_peer(RdmaPeerEntry& peer, std::uint32_t qpn) noexcept;
+  void learn_qpn(RdmaPeerEntry& peer, std::uint32_t qpn) noexcept;
   void log(std::string_view line) const noexcept;
   void on_close() noexcept override;
 

@@ -170,12 +170,14 @@ bool RdmaBackend::accept_completion(const ibv_wc& wc, InboundPacket& out) noexce
     return false;
   }
   RdmaPeerEntry* peer = peers_.by_ipv4(*source_ip);
-  if (!peer || !learn_peer(*peer, wc.src_qp)) {
+  if (!peer || !reach_peer(*peer, wc.src_qp)) {
     ++counters_.drop_unknown_sender;
     return false;
   }
   const NodeAtAddress source(peer->node);
-  return accept(std::move(buffer), wc.byte_len - kGrhBytes, false, out, &source);
+  if (!accept(std::move(buffer), wc.byte_len - kGrhBytes, false, out, &source)) return false;
+  learn_qpn(*peer, wc.src_qp);  // a restarted peer's new QP
+  return true;
 }
 
 // Released buffers back to the QP, chained kRecvPostBatch to an ibv_post_recv. Each WR takes the
