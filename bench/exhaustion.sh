@@ -2,7 +2,8 @@
 # Resource exhaustion, measured: a 3-node rtotemd cluster on this host (127.0.0.1-3, UDP unicast)
 # under one attack at a time, aimed at node 1, while a probe (rtotem-bench --mode latency on node
 # 1, 200 messages/s) checks that the ring still orders messages. For each attack: what the attacker
-# did, node 1's memory (resident, of which heap and shared memory: the largest sample, every 0.2 s),
+# did, node 1's memory (resident, of which heap and shared memory, and /dev/shm in use: the largest
+# sample, every 0.2 s),
 # its token rotations per second, the probe's deliveries and latency, rings formed meanwhile, and
 # the counters that say what was dropped. Prints a markdown table (BENCHMARKS.md, "Resource
 # exhaustion") with the command that made it. Root (the forged-source flood uses a raw socket).
@@ -61,6 +62,7 @@ cluster() {
 }
 
 stats() { "$ctl" --ipc-name "$(cluster_ipc "$1")" --json stats; }
+shm_kib() { df -k --output=used /dev/shm | tail -1 | tr -d ' '; }  # libqb's rings, allocated whole
 
 # attack NAME DESCRIPTION COMMAND...: runs COMMAND (an attacker, in the background) for the
 # attack's span while the probe runs on node 1, samples node 1's memory, and prints a table row.
@@ -70,7 +72,7 @@ attack() {
   local name=$1 description=$2 pid=${CLUSTER_PIDS[1]}
   shift 2
   stats 1 >"$CLUSTER_DIR/$name.before.json"
-  grep -E '^(VmRSS|RssAnon|RssShmem):' "/proc/$pid/status" >"$CLUSTER_DIR/$name.mem-before"
+  { grep -E '^(VmRSS|RssAnon|RssShmem):' "/proc/$pid/status"; echo "shm: $(shm_kib)"; } >"$CLUSTER_DIR/$name.mem-before"
   if (($# > 0)); then
     if [[ $(type -t "$1") == function ]]; then "$@"; else "$@" >"$CLUSTER_DIR/$name.attack.json" 2>&1 & ATTACK_PIDS+=("$!"); fi
   fi
@@ -80,7 +82,7 @@ attack() {
   : >"$CLUSTER_DIR/$name.mem"
   while kill -0 "$probe" 2>/dev/null; do
     sample=$(grep -E '^(VmRSS|RssAnon|RssShmem):' "/proc/$pid/status" | awk '{printf "%s ", $2}')
-    echo "$sample" >>"$CLUSTER_DIR/$name.mem"
+    echo "$sample $(shm_kib)" >>"$CLUSTER_DIR/$name.mem"
     sleep 0.2
   done
   wait "$probe" || echo "exhaustion: the probe of $name exited non-zero: $(tail -2 "$CLUSTER_DIR/$name.probe.err")" >&2
@@ -100,7 +102,7 @@ after = flat(json.load(open(f"{d}/{name}.after.json")))
 delta = {k: after[k] - before.get(k, 0) for k in after}
 mem0 = [int(line.split()[1]) for line in open(f"{d}/{name}.mem-before")]
 samples = [list(map(int, line.split())) for line in open(f"{d}/{name}.mem") if line.strip()]
-peak = [max(s[i] for s in samples) for i in range(3)] if samples else mem0
+peak = [max(s[i] for s in samples) for i in range(4)] if samples else mem0
 mib = lambda kib: f"{kib / 1024:.0f}"
 try:
     probe = json.load(open(f"{d}/{name}.probe.json"))
@@ -118,6 +120,7 @@ drops = [k.split(".", 1)[1] + " " + f"{v:,}" for k, v in sorted(delta.items())
          if v > 0 and (k.startswith("link.drop_") or k in ("ipc.clients_evicted", "ipc.clients_refused",
                                                             "protocol.submit_backpressure", "link.rx_ring_empty"))]
 print(f"| {name} | {description}{sent} | {mib(mem0[0])} → {mib(peak[0])} | {mib(peak[1])} / {mib(peak[2])} | "
+      f"{mib(mem0[3])} → {mib(peak[3])} | "
       f"{delta['protocol.tokens_received'] / seconds:.0f} | {probe_text} | {delta['protocol.rings_installed']} | "
       f"{', '.join(drops) or '-'} |")
 PY
@@ -158,8 +161,8 @@ full_speed_sender() {
 
 echo "load before: $(uptime)"
 echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git status --porcelain 2>/dev/null | grep -q . && echo ' + uncommitted changes'); $(nproc) CPUs; ${seconds} s an attack"
-echo "| attack | what | node 1 resident MiB, before → peak | heap / shared MiB at peak | token rotations/s | probe delivered | p50 µs | p99 µs | max ms | rings formed | dropped, refused |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+echo "| attack | what | node 1 resident MiB, before → peak | heap / shared MiB at peak | /dev/shm MiB, before → peak | token rotations/s | probe delivered | p50 µs | p99 µs | max ms | rings formed | dropped, refused |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 cluster off 1048576
 attack baseline "nothing"
 attack junk "random bytes at node 1's port, full speed" $(flood_at_node1 --kind junk)

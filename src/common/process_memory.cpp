@@ -1,23 +1,22 @@
 #include "src/common/process_memory.hpp"
 
 #include <cstdio>
-#include <cstring>
+#include <fstream>
+#include <string>
 
 namespace rtotem {
 
-ProcessMemory process_memory() noexcept {
+ProcessMemory process_memory() {
   ProcessMemory memory;
-  std::FILE* status = std::fopen("/proc/self/status", "re");
-  if (status == nullptr) return memory;
-  char line[256];
-  while (std::fgets(line, sizeof line, status) != nullptr) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
     unsigned long long kib = 0;
-    if (std::sscanf(line, "VmRSS: %llu kB", &kib) == 1) memory.rss_bytes = kib * 1024;
-    else if (std::sscanf(line, "RssAnon: %llu kB", &kib) == 1) memory.rss_anon_bytes = kib * 1024;
-    else if (std::sscanf(line, "RssShmem: %llu kB", &kib) == 1) memory.rss_shmem_bytes = kib * 1024;
-    else if (std::sscanf(line, "VmHWM: %llu kB", &kib) == 1) memory.peak_bytes = kib * 1024;
+    if (std::sscanf(line.c_str(), "VmRSS: %llu kB", &kib) == 1) memory.rss_bytes = kib * 1024;
+    else if (std::sscanf(line.c_str(), "RssAnon: %llu kB", &kib) == 1) memory.rss_anon_bytes = kib * 1024;
+    else if (std::sscanf(line.c_str(), "RssShmem: %llu kB", &kib) == 1) memory.rss_shmem_bytes = kib * 1024;
+    else if (std::sscanf(line.c_str(), "VmHWM: %llu kB", &kib) == 1) memory.peak_bytes = kib * 1024;
   }
-  std::fclose(status);
   return memory;
 }
 

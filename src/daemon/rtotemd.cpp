@@ -155,13 +155,14 @@ Result<std::unique_ptr<transport::Backend>> open_backend(const DaemonOptions& op
   return backend;
 }
 
-// One descriptor per IPC client, and a few of our own: raised up to the hard limit if the soft
-// one is lower (1024 by default), with a warning where even that is too low.
+// One descriptor per IPC client, and a few of our own. The soft limit goes up to the hard one (a
+// unit's default soft limit is 1024): a local process can open connections that libqb holds
+// until they authenticate, and each one costs a descriptor whether it ever does or not.
 void raise_open_files_limit(std::uint32_t max_clients) {
   const rlim_t needed = rlim_t{max_clients} + 64;
   rlimit files{};
-  if (getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur >= needed) return;
-  files.rlim_cur = std::min(needed, files.rlim_max);
+  if (getrlimit(RLIMIT_NOFILE, &files) != 0) return;
+  files.rlim_cur = files.rlim_max;
   (void)setrlimit(RLIMIT_NOFILE, &files);
   if (files.rlim_cur < needed)
     qb_log(LOG_WARNING, "ipc.max_clients %u needs %llu open files, the limit is %llu (LimitNOFILE): clients past "

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -205,25 +206,21 @@ TEST_F(CryptoClusterTest, ACapturedDatagramSentAgainIsARejectedReplay) {
 // Without -f rtotemd detaches (daemon(): a fork), and a child does not inherit memory locks: the
 // key's page must be locked again in the process that keeps running, or it may go to swap.
 TEST_F(CryptoClusterTest, ADetachedDaemonKeepsTheKeyLockedInMemory) {
+  rlimit memlock{};
+  if (getrlimit(RLIMIT_MEMLOCK, &memlock) != 0 || memlock.rlim_cur < static_cast<rlim_t>(sysconf(_SC_PAGESIZE)))
+    GTEST_SKIP() << "RLIMIT_MEMLOCK is below a page: nothing can be locked here";
   const char* rtotemd = std::getenv("RTOTEMD");
   ASSERT_NE(rtotemd, nullptr) << "set RTOTEMD to rtotemd's path";
   const std::string ipc = cluster.ipc_name(1) + "-detached";
   const std::string state = cluster.dir() + "/state-detached";
   ASSERT_EQ(std::system(fmt::format("{} -c {} --nodeid 1 --ipc-name {} --state-dir {} 2>/dev/null", rtotemd,
                                     cluster.config_path(), ipc, state).c_str()), 0);
-  // The detached daemon is no child of ours: found by its unique IPC name, stopped at the end.
-  std::string pid_text;
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (pid_text.empty() && std::chrono::steady_clock::now() < deadline) {
-    if (FILE* p = popen(fmt::format("pgrep -f -- '--ipc-name {} '", ipc).c_str(), "r")) {
-      char line[32] = {};
-      if (fgets(line, sizeof line, p) != nullptr) pid_text = line;
-      pclose(p);
-    }
-    if (pid_text.empty()) std::this_thread::sleep_for(50ms);
-  }
-  ASSERT_FALSE(pid_text.empty()) << "no detached rtotemd";
-  const pid_t pid = std::stoi(pid_text);
+  TestClient client;  // in once the detached daemon has its key and its first ring
+  ASSERT_EQ(client.connect(ipc), 0);
+  // Not a child of ours: its pid is the peer of the client's socket; stopped at the end.
+  ucred peer{};
+  socklen_t length = sizeof peer;
+  ASSERT_EQ(getsockopt(rtotem_fd(client.handle()), SOL_SOCKET, SO_PEERCRED, &peer, &length), 0) << strerror(errno);
   struct Stop {
     pid_t pid;
     ~Stop() {
@@ -231,15 +228,13 @@ TEST_F(CryptoClusterTest, ADetachedDaemonKeepsTheKeyLockedInMemory) {
       for (int i = 0; i < 100 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(50ms);
       ::kill(pid, SIGKILL);
     }
-  } stop{pid};
-  TestClient client;  // the key is loaded and the ring formed once a client gets in
-  ASSERT_EQ(client.connect(ipc), 0);
-  std::ifstream status(fmt::format("/proc/{}/status", pid));
+  } stop{peer.pid};
+  std::ifstream status(fmt::format("/proc/{}/status", peer.pid));
   std::string line;
   std::uint64_t locked_kib = 0;
   while (std::getline(status, line))
     if (line.rfind("VmLck:", 0) == 0) locked_kib = std::stoull(line.substr(6));
-  EXPECT_GT(locked_kib, 0u) << "the key's memory is not locked in the detached daemon";
+  EXPECT_GT(locked_kib, 0u) << "the key's memory is not locked in the detached daemon (pid " << peer.pid << ")";
 }
 
 }  // namespace

@@ -78,6 +78,7 @@ bool InetAddress::same_host(const InetAddress& other) const noexcept {
 bool InetAddress::is(const sockaddr_storage& sa) const noexcept {
   InetAddress source;
   source.storage_ = sa;
+  source.length_ = length_;  // same family, or == says no
   return *this == source;
 }
 
