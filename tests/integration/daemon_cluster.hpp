@@ -30,6 +30,7 @@ class DaemonCluster {
   // Signals node `node` and reaps it (SIGKILL after 5 s); its wait status, or -1 if it was not running.
   int kill(int node, int signal);
   void signal(int node, int signal);  // and leaves it running
+  pid_t pid(int node) const { return pids_.contains(node) ? pids_.at(node) : -1; }
   const std::string& config_path() const noexcept { return config_; }
   std::string cluster_name() const;
   std::string ipc_name(int node) const;

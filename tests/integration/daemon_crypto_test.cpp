@@ -206,6 +206,9 @@ TEST_F(CryptoClusterTest, ACapturedDatagramSentAgainIsARejectedReplay) {
 // Without -f rtotemd detaches (daemon(): a fork), and a child does not inherit memory locks: the
 // key's page must be locked again in the process that keeps running, or it may go to swap.
 TEST_F(CryptoClusterTest, ADetachedDaemonKeepsTheKeyLockedInMemory) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer makes mlock a no-op";
+#endif
   rlimit memlock{};
   if (getrlimit(RLIMIT_MEMLOCK, &memlock) != 0 || memlock.rlim_cur < static_cast<rlim_t>(sysconf(_SC_PAGESIZE)))
     GTEST_SKIP() << "RLIMIT_MEMLOCK is below a page: nothing can be locked here";

@@ -7,7 +7,9 @@
 #include <qb/qbipcc.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/statvfs.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +19,7 @@
 
 #include "src/ipc/ipc_protocol.hpp"
 #include "tests/integration/daemon_cluster.hpp"
+#include "transport/udp/fd.hpp"
 
 namespace rtotem::testing {
 namespace {
@@ -275,6 +278,41 @@ TEST_F(Exhaustion, AThousandClientsEachGetTheirMessage) {
     EXPECT_LT(per_client, 7 * (128u << 10) / 2 + (64u << 10)) << "bytes of memory per client; " << stats;
   }
   RecordProperty("rss_bytes_per_client", static_cast<int>(per_client));
+}
+
+// A local process opens connections that never authenticate until node 1 has no descriptor
+// left (libqb holds each one; its acceptor spins meanwhile). Node 2 then joins: node 1 must still
+// store the new ring's sequence number (it keeps a descriptor in reserve for that; without it,
+// it aborted) and form the ring; once the connections go, clients are served again.
+TEST_F(Exhaustion, ADaemonOutOfDescriptorsStillFormsItsRing) {
+  DaemonCluster cluster(2);
+  cluster.start(1);
+  TestClient first;
+  ASSERT_EQ(first.connect(cluster.ipc_name(1)), 0);  // node 1 is up, on a ring of its own
+  const rlimit few{48, 48};
+  ASSERT_EQ(prlimit(cluster.pid(1), RLIMIT_NOFILE, &few, nullptr), 0) << strerror(errno);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  const std::string name = cluster.ipc_name(1);
+  std::memcpy(address.sun_path + 1, name.data(), name.size());  // libqb's abstract socket, 0-padded
+  std::vector<transport::Fd> hogs;
+  for (int i = 0; i < 64; ++i) {
+    transport::Fd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    ASSERT_TRUE(s);
+    if (::connect(s.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0)
+      break;  // the backlog is full: node 1 has stopped accepting
+    hogs.push_back(std::move(s));
+  }
+  std::this_thread::sleep_for(300ms);  // node 1 takes what it can
+  cluster.start(2);
+  TestClient second;
+  ASSERT_EQ(second.connect(cluster.ipc_name(2)), 0);
+  EXPECT_TRUE(pump_until({&second}, [&] { return !second.rings.empty() && second.rings.back().size() == 2; }, 30s))
+      << "no ring of 1 and 2: " << cluster.log(1);
+  EXPECT_EQ(::kill(cluster.pid(1), 0), 0) << "node 1 died: " << cluster.log(1);
+  hogs.clear();
+  TestClient later;
+  EXPECT_EQ(later.connect(cluster.ipc_name(1)), 0) << "node 1 serves no client after the descriptors came back";
 }
 
 // libqb gives a connection rings of the larger of the client's wish and the daemon's size, and
