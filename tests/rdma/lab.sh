@@ -11,3 +11,15 @@ lab_run() {
   fi
   return "$rc"
 }
+
+# lab_node_done OUT LOG...: prints node OUT's exit status and its stdout and stderr; if it did not
+# exit 0, the tails of its LOGs too (files in OUT), and returns 1.
+lab_node_done() {
+  local out=$1 log
+  shift
+  echo "--- $(basename "$out"): exit $(cat "$out/exit_code" 2>/dev/null || echo none)"
+  cat "$out/stdout" "$out/stderr" 2>/dev/null || true
+  [[ "$(cat "$out/exit_code" 2>/dev/null)" == 0 ]] && return 0
+  for log in "$@"; do tail -30 "$out/$log" 2>/dev/null; done
+  return 1
+}

@@ -43,11 +43,7 @@ link_counter() {  # link_counter NAME FILE: the value in the stats' link section
 }
 for ((n = 0; n < nodes; n++)); do
   out="$work/vm/node$n"
-  echo "--- node$n: exit $(cat "$out/exit_code" 2>/dev/null || echo none)"
-  cat "$out/stdout" "$out/stderr" 2>/dev/null || true
-  if [[ "$(cat "$out/exit_code" 2>/dev/null)" != 0 ]]; then
-    fail "node$n"; tail -30 "$out/rtotemd.log" "$out/console.log" 2>/dev/null; continue
-  fi
+  lab_node_done "$out" rtotemd.log console.log || { fail "node$n"; continue; }
   grep -q '^transport: rdma' "$out/status.txt" || fail "node$n: not on transport rdma: $(cat "$out/status.txt")"
   grep -q 'transport rdma on' "$out/rtotemd.log" || fail "node$n: rtotemd did not open the RDMA backend"
   # The default 1 MiB max_message_size at rxe's MTU takes more than the 1024 packets a fixed

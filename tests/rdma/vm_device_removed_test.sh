@@ -27,11 +27,7 @@ fail() { echo "rdma vm device removed: FAIL: $*"; status=1; }
 members=$(seq -s ', ' 1 "$nodes")
 for ((n = 0; n < nodes; n++)); do
   out="$work/vm/node$n"
-  echo "--- node$n: exit $(cat "$out/exit_code" 2>/dev/null || echo none)"
-  cat "$out/stdout" "$out/stderr" 2>/dev/null || true
-  if [[ "$(cat "$out/exit_code" 2>/dev/null)" != 0 ]]; then
-    fail "node$n"; tail -30 "$out/rtotemd.log" "$out/console.log" 2>/dev/null; continue
-  fi
+  lab_node_done "$out" rtotemd.log console.log || { fail "node$n"; continue; }
   log=$out/rtotemd.log
   grep -qx 'transport: rdma' "$out/status-rdma.txt" && grep -qx "members: $members" "$out/status-rdma.txt" ||
     fail "node$n: no ring of all $nodes over rdma first: $(grep -E '^(transport|members):' "$out/status-rdma.txt")"

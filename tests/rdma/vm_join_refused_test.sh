@@ -25,11 +25,7 @@ fail() { echo "rdma vm join refused: FAIL: $*"; status=1; }
 refused="RDMA_CM_EVENT_MULTICAST_ERROR"
 for ((n = 0; n < nodes; n++)); do
   out="$work/vm/node$n"
-  echo "--- node$n: exit $(cat "$out/exit_code" 2>/dev/null || echo none)"
-  cat "$out/stdout" "$out/stderr" 2>/dev/null || true
-  if [[ "$(cat "$out/exit_code" 2>/dev/null)" != 0 ]]; then
-    fail "node$n"; tail -20 "$out/filler.txt" "$out/rtotemd.log" "$out/console.log" 2>/dev/null; continue
-  fi
+  lab_node_done "$out" filler.txt rtotemd.log console.log || { fail "node$n"; continue; }
   grep -q "refused: .*$refused" "$out/full.txt" || fail "node$n: the filler did not see a join refused"
   warnings=$(grep -c "transport rdma: rdma: joining multicast group $group on rxe0 port 1: got $refused .*; running on udp multicast $group:5405 instead" "$out/rtotemd.log" || true)
   [[ "$warnings" == 1 ]] || fail "node$n: $warnings fallback warnings naming the refused join, want exactly 1: $(head -5 "$out/rtotemd.log")"

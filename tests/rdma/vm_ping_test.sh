@@ -25,11 +25,7 @@ status=0
 counter() { awk -v name="$1" '$1 == name { print $2 }' "$2" | tail -1; }
 for ((n = 0; n < nodes; n++)); do
   out="$work/vm/node$n"
-  echo "--- node$n: exit $(cat "$out/exit_code" 2>/dev/null || echo none)"
-  cat "$out/stdout" "$out/stderr" 2>/dev/null || true
-  if [[ "$(cat "$out/exit_code" 2>/dev/null)" != 0 ]]; then
-    echo "rdma vm ping: FAIL: node$n did not get every pong"; tail -20 "$out/console.log"; status=1; continue
-  fi
+  lab_node_done "$out" console.log || { echo "rdma vm ping: FAIL: node$n did not get every pong"; status=1; continue; }
   grep -q "mode rdma" "$out/stdout" || { echo "rdma vm ping: FAIL: node$n did not run on rdma"; status=1; }
   for c in tx_completion_errors rx_completion_errors link_failures; do
     [[ -z "$(counter "$c" "$out/stdout")" ]] || { echo "rdma vm ping: FAIL: node$n counted $c"; status=1; }
