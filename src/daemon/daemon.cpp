@@ -195,11 +195,12 @@ void Daemon::group_message(const groups::GroupMessage& message) {
   head.u32(message.sender.pid);
   head.u8(message.order == Delivery::kSafe ? 1 : 0);
   head.string(message.group);
+  local_members_.clear();
   for (const auto& member : groups_->members(message.group)) {
     if (member.node != setup_.self.nodeid) continue;
-    if (IpcClient* c = client_in(message.group, member.pid))
-      ipc_->send_event(*c, ipc::EventId::kDeliver, head.data(), message.data);
+    if (IpcClient* c = client_in(message.group, member.pid)) local_members_.push_back(c);
   }
+  ipc_->send_event_to_all(local_members_, ipc::EventId::kDeliver, head.data(), message.data);
 }
 
 // Members after the change and those who left (they learn they are out) hear of it; a local

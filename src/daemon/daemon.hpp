@@ -6,6 +6,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "src/daemon/config/daemon_config.hpp"
 #include "src/daemon/event_loop.hpp"
@@ -77,6 +78,7 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   // the ring it joined without waiting for the next change.
   std::vector<std::byte> current_ring_event_;
   ipc::BodyWriter event_head_;  // a delivery's header, reused: a delivery allocates nothing
+  std::vector<IpcClient*> local_members_;  // a delivery's local members, reused likewise
   std::function<void()> ready_;
   std::function<void(std::string_view)> link_failed_;
   std::uint64_t configurations_ = 0;

@@ -13,6 +13,10 @@ using Length = std::uint32_t;
 constexpr Length kWrapMark = std::numeric_limits<Length>::max();
 constexpr std::size_t kAlign = 8;
 constexpr std::size_t kInitialBytes = 64 * 1024;
+// A record by reference: [u32 size | kSharedFlag][u32 unused][SharedEvent*].
+constexpr Length kSharedFlag = Length{1} << 31;
+constexpr std::size_t kSharedPointerOffset = 8;
+constexpr std::size_t kSharedRecordPayload = kSharedPointerOffset + sizeof(SharedEvent*) - sizeof(Length);
 
 std::size_t record_bytes(std::size_t size) noexcept {
   return (sizeof(Length) + size + kAlign - 1) / kAlign * kAlign;
@@ -22,6 +26,12 @@ Length length_at(const std::byte* storage, std::size_t at) noexcept {
   Length length;
   std::memcpy(&length, storage + at, sizeof length);
   return length;
+}
+
+// The bytes of the record at `at`, whichever its kind.
+std::size_t record_at(const std::byte* storage, std::size_t at) noexcept {
+  const Length length = length_at(storage, at);
+  return record_bytes((length & kSharedFlag) != 0 ? kSharedRecordPayload : length);
 }
 
 // Where the record at or after `at` starts: `at`, or 0 where the writer wrapped.
@@ -52,9 +62,11 @@ std::size_t EventBacklog::capacity_after_push(std::size_t size) const noexcept {
   return slot_for(record) != kNoRoom ? capacity_ : grown_capacity(record);
 }
 
-void EventBacklog::push(std::span<const iovec> iov, std::size_t size) {
-  RTOTEM_ASSERT(size < kWrapMark);
-  const std::size_t record = record_bytes(size);
+std::size_t EventBacklog::capacity_after_push_shared() const noexcept {
+  return capacity_after_push(kSharedRecordPayload);
+}
+
+std::size_t EventBacklog::place(std::size_t record) {
   if (count_ == 0) head_ = tail_ = 0;
   std::size_t at = slot_for(record);
   if (at == kNoRoom) {
@@ -63,24 +75,51 @@ void EventBacklog::push(std::span<const iovec> iov, std::size_t size) {
   } else if (at < tail_ && capacity_ - tail_ >= sizeof(Length)) {  // wrapping: say so at the old end
     std::memcpy(storage_.get() + tail_, &kWrapMark, sizeof kWrapMark);
   }
-  write(at, iov, size);
   tail_ = at + record;
   ++count_;
-  bytes_ += size;
   stored_ += record;
+  return at;
+}
+
+void EventBacklog::push(std::span<const iovec> iov, std::size_t size) {
+  RTOTEM_ASSERT(size < kSharedFlag);
+  const std::size_t at = place(record_bytes(size));
+  write(at, iov, size);
+  bytes_ += size;
+}
+
+void EventBacklog::push_shared(SharedEvent& event) {
+  const std::size_t size = event.bytes().size();
+  RTOTEM_ASSERT(size < kSharedFlag);
+  const std::size_t at = place(record_bytes(kSharedRecordPayload));
+  const auto length = static_cast<Length>(size | kSharedFlag);
+  SharedEvent* pointer = &event;
+  std::memcpy(storage_.get() + at, &length, sizeof length);
+  std::memcpy(storage_.get() + at + kSharedPointerOffset, &pointer, sizeof pointer);
+  event.retain();
+  bytes_ += size;
+}
+
+SharedEvent* EventBacklog::shared_at(std::size_t at) const noexcept {
+  if ((length_at(storage_.get(), at) & kSharedFlag) == 0) return nullptr;
+  SharedEvent* event = nullptr;
+  std::memcpy(&event, storage_.get() + at + kSharedPointerOffset, sizeof event);
+  return event;
 }
 
 std::span<const std::byte> EventBacklog::front() const noexcept {
   RTOTEM_ASSERT(count_ > 0);
+  if (const SharedEvent* event = shared_at(head_)) return event->bytes();
   return {storage_.get() + head_ + sizeof(Length), length_at(storage_.get(), head_)};
 }
 
 void EventBacklog::pop() noexcept {
   RTOTEM_ASSERT(count_ > 0);
-  const std::size_t size = length_at(storage_.get(), head_);
-  const std::size_t record = record_bytes(size);
+  const Length length = length_at(storage_.get(), head_);
+  const std::size_t record = record_at(storage_.get(), head_);
+  if (SharedEvent* event = shared_at(head_)) event->release();
   --count_;
-  bytes_ -= size;
+  bytes_ -= length & ~kSharedFlag;
   stored_ -= record;
   head_ += record;
   if (count_ == 0) head_ = tail_ = 0;
@@ -88,6 +127,7 @@ void EventBacklog::pop() noexcept {
 }
 
 void EventBacklog::clear() noexcept {
+  while (count_ > 0) pop();  // releases what is held by reference
   storage_.reset();
   capacity_ = head_ = tail_ = count_ = bytes_ = stored_ = 0;
 }
@@ -100,7 +140,7 @@ void EventBacklog::grow(std::size_t record) {
   std::size_t out = 0;
   for (std::size_t i = 0; i < count_; ++i) {
     if (i > 0) at = unwrapped(storage_.get(), capacity_, at);
-    const std::size_t bytes = record_bytes(length_at(storage_.get(), at));
+    const std::size_t bytes = record_at(storage_.get(), at);
     std::memcpy(storage.get() + out, storage_.get() + at, bytes);
     out += bytes;
     at += bytes;

@@ -186,25 +186,36 @@ void IpcServer::on_destroyed(qb_ipcs_connection_t* c) {
 
 void IpcServer::send_event(IpcClient& client, ipc::EventId id, std::span<const std::byte> body,
                            std::span<const std::byte> tail) {
-  if (client.closing) return;
+  IpcClient* const one[1] = {&client};
+  send_event_to_all(one, id, body, tail);
+}
+
+void IpcServer::send_event_to_all(std::span<IpcClient* const> clients, ipc::EventId id,
+                                  std::span<const std::byte> body, std::span<const std::byte> tail) {
   qb_ipc_response_header header = event_header(id, body.size() + tail.size());
   const iovec iov[3] = {{&header, sizeof header},
                         {const_cast<std::byte*>(body.data()), body.size()},
                         {const_cast<std::byte*>(tail.data()), tail.size()}};
   const std::span<const iovec> parts(iov, tail.empty() ? 2 : 3);
   const std::size_t size = static_cast<std::size_t>(header.size);
-  if (id == ipc::EventId::kDeliver && size <= ipc::kBatchedEventMax) {
-    if (client.batch.size() + size > ipc::kBatchBytes) flush_batch(client);
+  const bool batched = id == ipc::EventId::kDeliver && size <= ipc::kBatchedEventMax;
+  SharedEvent::Handle shared;  // made at the first queue that must hold the event, if several may
+  for (IpcClient* client : clients) {
+    if (client->closing) continue;
+    if (!batched) {
+      flush_batch(*client);
+      send_now(*client, parts, size, clients.size() > 1 ? &shared : nullptr);
+      continue;
+    }
+    if (client->batch.size() + size > ipc::kBatchBytes) flush_batch(*client);
     // Doubling, but never past a batch: an idle client costs little, a busy one kBatchBytes.
-    if (client.batch.capacity() < client.batch.size() + size)
-      client.batch.reserve(std::min(ipc::kBatchBytes, std::max(2 * client.batch.capacity(), client.batch.size() + size)));
-    append(client.batch, parts);
+    if (client->batch.capacity() < client->batch.size() + size)
+      client->batch.reserve(
+          std::min(ipc::kBatchBytes, std::max(2 * client->batch.capacity(), client->batch.size() + size)));
+    append(client->batch, parts);
     ++events_batched_;
     batches_waiting_ = true;
-    return;
   }
-  flush_batch(client);
-  send_now(client, parts, size);
 }
 
 void IpcServer::end_turn() {
@@ -222,12 +233,13 @@ void IpcServer::flush_batch(IpcClient& client) {
     std::memcpy(client.batch.data(), &header, kHeader);
     ++batches_sent_;
     const iovec iov[1] = {{client.batch.data(), client.batch.size()}};
-    send_now(client, iov, client.batch.size());
+    send_now(client, iov, client.batch.size(), nullptr);
   }
   client.batch.resize(kHeader);
 }
 
-void IpcServer::send_now(IpcClient& client, std::span<const iovec> iov, std::size_t size) {
+void IpcServer::send_now(IpcClient& client, std::span<const iovec> iov, std::size_t size,
+                         SharedEvent::Handle* shared) {
   if (client.closing) return;
   if (client.backlog.empty()) {
     const ssize_t sent = qb_ipcs_event_sendv(client.connection, iov.data(), iov.size());
@@ -241,36 +253,42 @@ void IpcServer::send_now(IpcClient& client, std::span<const iovec> iov, std::siz
     evict(client, "it does not read its events (ipc.client_queue_bytes reached)");
     return;
   }
-  if (!make_room(client, size)) return;
+  if (shared != nullptr && !*shared) *shared = SharedEvent::copy_of(iov, size, shared_bytes_);
+  if (!make_room(client, size, shared != nullptr)) return;
   if (client.backlog.empty()) backlogged_.push_back(&client);
   const std::size_t before = client.backlog.capacity();
-  client.backlog.push(iov, size);
+  if (shared != nullptr) client.backlog.push_shared(*shared->get());
+  else client.backlog.push(iov, size);
   queue_storage_ += client.backlog.capacity() - before;
-  queue_storage_peak_ = std::max(queue_storage_peak_, queue_storage_);
+  queue_storage_peak_ = std::max(queue_storage_peak_, queue_memory());
   if (!retry_.armed()) retry_.arm(kRetryNs);
 }
 
 // First the storage of queues that have drained (kept only to spare the next allocation), then
-// whole clients, the largest queue first: the client furthest behind goes, as it would have at
-// its own limit, and the memory of all of them stays within the budget.
-bool IpcServer::make_room(IpcClient& client, std::size_t size) {
+// whole clients, the one furthest behind first, as it would have gone at its own limit: the
+// memory of all of them stays within the budget. (A block that other queues share is freed only
+// with the last of them.)
+bool IpcServer::make_room(IpcClient& client, std::size_t size, bool by_reference) {
   // What the push adds: asked again after each step, since dropping storage changes it.
-  const auto growth = [&] { return client.backlog.capacity_after_push(size) - client.backlog.capacity(); };
-  const auto fits = [&] { return queue_storage_ + growth() <= limits_.total_queue_bytes; };
+  const auto growth = [&] {
+    return (by_reference ? client.backlog.capacity_after_push_shared() : client.backlog.capacity_after_push(size)) -
+           client.backlog.capacity();
+  };
+  const auto fits = [&] { return queue_memory() + growth() <= limits_.total_queue_bytes; };
   if (fits()) return true;
   for (auto& [connection, other] : clients_)
     if (other->backlog.empty()) drop_backlog(*other);
   while (!fits()) {
     IpcClient* largest = &client;
-    std::size_t largest_bytes = client.backlog.capacity_after_push(size);
+    std::size_t largest_bytes = client.backlog.bytes() + size;
     for (auto& [connection, other] : clients_) {
-      if (other->backlog.capacity() > largest_bytes) {
+      if (other->backlog.bytes() > largest_bytes) {
         largest = other.get();
-        largest_bytes = other->backlog.capacity();
+        largest_bytes = other->backlog.bytes();
       }
     }
     const std::string why = fmt::format("the event queues of all clients reached ipc.total_queue_bytes ({}) and "
-                                        "its queue is the largest ({} bytes)", limits_.total_queue_bytes, largest_bytes);
+                                        "it is furthest behind ({} bytes)", limits_.total_queue_bytes, largest_bytes);
     evict(*largest, why.c_str());
     if (largest == &client) return false;
   }

@@ -19,6 +19,7 @@
 #include "src/daemon/event_backlog.hpp"
 #include "src/daemon/event_loop.hpp"
 #include "src/daemon/ipc_request.hpp"
+#include "src/daemon/shared_event.hpp"
 #include "src/ipc/ipc_protocol.hpp"
 
 namespace rtotem::daemon {
@@ -76,6 +77,10 @@ class IpcServer {
   // joins the client's batch instead; any other event sends the batch first, so order holds.
   void send_event(IpcClient& client, ipc::EventId id, std::span<const std::byte> body,
                   std::span<const std::byte> tail = {});
+  // The same event to each of `clients` (a delivery to a group's local members): the queues of
+  // those that have fallen behind hold one copy of it between them.
+  void send_event_to_all(std::span<IpcClient* const> clients, ipc::EventId id, std::span<const std::byte> body,
+                         std::span<const std::byte> tail = {});
   // At the end of each turn of the ring: what waits in clients' queues goes first, as far as their
   // rings now take it (a client that reads keeps up without waiting for the retry timer), then
   // every client's batch, so no delivery waits longer than its turn.
@@ -98,7 +103,7 @@ class IpcServer {
   std::uint64_t clients_refused() const noexcept { return refused_; }
   // Memory held by the clients' event queues now (what ipc.total_queue_bytes bounds), and the
   // most it ever held.
-  std::size_t queue_memory() const noexcept { return queue_storage_; }
+  std::size_t queue_memory() const noexcept { return queue_storage_ + shared_bytes_; }
   std::size_t queue_memory_peak() const noexcept { return queue_storage_peak_; }
   std::uint64_t requests_malformed() const noexcept { return malformed_; }
   std::uint64_t batches_sent() const noexcept { return batches_sent_; }
@@ -115,12 +120,15 @@ class IpcServer {
   // Sends queued events in order until the ring is full again.
   bool drain(IpcClient& client);
   void drain_all();
-  void send_now(IpcClient& client, std::span<const iovec> iov, std::size_t size);
+  // Sends now or queues; with `shared` (a fan-out), the queue holds that copy, made at the first
+  // that needs it.
+  void send_now(IpcClient& client, std::span<const iovec> iov, std::size_t size, SharedEvent::Handle* shared);
   void flush_batch(IpcClient& client);
   void evict(IpcClient& client, const char* why);
-  // Makes room under total_queue_bytes for `client` to queue `size` more bytes, dropping the
-  // clients with the largest queues; false if `client` was the one dropped.
-  bool make_room(IpcClient& client, std::size_t size);
+  // Makes room under total_queue_bytes for `client` to queue `size` more bytes (by reference:
+  // only a record, the block is counted already), dropping the clients furthest behind; false if
+  // `client` was the one dropped.
+  bool make_room(IpcClient& client, std::size_t size, bool by_reference);
   // Forgets a client's queue and gives its memory back.
   void drop_backlog(IpcClient& client) noexcept;
   void channel_failed(IpcClient& client, int err);
@@ -129,6 +137,9 @@ class IpcServer {
   IpcLimits limits_;
   IpcHandler& handler_;
   qb_ipcs_service_t* service_ = nullptr;
+  // Blocks that backlogs hold by reference (SharedEvent): before clients_, whose backlogs count
+  // their blocks out of it when they go.
+  std::size_t shared_bytes_ = 0;
   std::map<qb_ipcs_connection_t*, std::unique_ptr<IpcClient>> clients_;
   // The same clients by process id (a delivery looks its members up by pid), and those whose
   // queue is not empty (drained at the end of every turn).

@@ -147,6 +147,7 @@ void on_deliver(rtotem_t*, const rtotem_message* m, void* ctx) {
 
 void on_group_change(rtotem_t*, const rtotem_group_change* c, void* ctx) {
   GroupEvent e;
+  e.group = c->group;
   e.members.assign(c->members, c->members + c->n_members);
   e.joined.assign(c->joined, c->joined + c->n_joined);
   for (std::size_t i = 0; i < c->n_left; ++i) e.left.emplace_back(c->left[i], c->left_reason[i]);

@@ -76,6 +76,7 @@ struct Received {
 };
 
 struct GroupEvent {
+  std::string group;
   std::vector<rtotem_member> members;
   std::vector<std::pair<rtotem_member, rtotem_reason>> left;
   std::vector<rtotem_member> joined;

@@ -79,6 +79,53 @@ TEST(EventBacklog, SteadyUseStopsGrowing) {
   EXPECT_LE(capacity, 4 * 10 * (e.size() + 8));
 }
 
+// Events held by reference come out whole and in order among copied ones, count in bytes() as
+// their size, cost a record of the ring, and each block goes with its last reference: popped,
+// cleared, or the backlog destroyed.
+TEST(EventBacklog, EventsHeldByReferenceKeepOrderAndAreReleased) {
+  std::size_t live = 0;
+  {
+    EventBacklog a, b;
+    std::deque<Bytes> model;
+    std::mt19937 rng(11);
+    for (unsigned step = 0; step < 3000; ++step) {
+      const Bytes e = event(rng() % 20'000, step);
+      if (rng() % 2 == 0) {
+        const iovec iov[1] = {{const_cast<std::byte*>(e.data()), e.size()}};
+        SharedEvent::Handle shared = SharedEvent::copy_of(iov, e.size(), live);
+        a.push_shared(*shared.get());
+        b.push_shared(*shared.get());
+      } else {
+        push(a, e);
+        push(b, e);
+      }
+      model.push_back(e);
+      if (rng() % 3 == 0) {
+        expect_front(a, model.front());
+        expect_front(b, model.front());
+        a.pop();
+        b.pop();
+        model.pop_front();
+      }
+    }
+    std::size_t bytes = 0;
+    for (const Bytes& e : model) bytes += e.size();
+    EXPECT_EQ(a.bytes(), bytes);
+    EXPECT_GT(live, 0u);
+    a.clear();  // b still holds every block
+    EXPECT_GT(live, 0u);
+    for (; !model.empty(); model.pop_front(), b.pop()) expect_front(b, model.front());
+    EXPECT_EQ(live, 0u) << "a block outlived its last reference";
+    const Bytes e = event(5000, 1);
+    const iovec iov[1] = {{const_cast<std::byte*>(e.data()), e.size()}};
+    SharedEvent::Handle shared = SharedEvent::copy_of(iov, e.size(), live);
+    const std::size_t record = b.capacity_after_push_shared();
+    b.push_shared(*shared.get());
+    EXPECT_EQ(b.capacity(), record);
+  }
+  EXPECT_EQ(live, 0u) << "the destroyed backlog kept a block";
+}
+
 TEST(EventBacklog, ClearGivesTheStorageBack) {
   EventBacklog backlog;
   push(backlog, event(1000, 1));
