@@ -3,7 +3,8 @@
 // speed) costs no heap allocation per event once the ring has grown to its high-water mark.
 // The storage stays at that mark (at most about twice ipc.client_queue_bytes) until the client
 // disconnects or is evicted, or the daemon needs the memory back (clear() once it is empty).
-// An event may also be held by reference (push_shared): a block that other queues hold too.
+// An event may also be held by reference (push_shared): a block that other queues hold too (one
+// allocation per delivery while some of its local members are behind, however many they are).
 #pragma once
 
 #include <sys/uio.h>
