@@ -105,8 +105,8 @@ TEST_P(RdmaDeviceLimits, SendsBeyondTheWindowWaitForCompletionsAndAllGoOut) {
   EXPECT_EQ(sender.tx_packets, kPackets);
   EXPECT_GE(sender.tx_calls, kPackets / kSendChainMax);
   EXPECT_EQ(sender.tx_errors + sender.tx_completion_errors, 0u);
-  if (sealed()) {
-    EXPECT_GE(sender.tx_would_block, kPackets / kSealBatchMax - 1);
+  if (sealed()) {  // a flush sends 64 at most, and only a round's last one empties the queue
+    EXPECT_GE(sender.tx_would_block, kPackets / kSealBatchMax - kRounds);
   } else {  // the window was found full at least once
     EXPECT_GT(sender.tx_would_block, 0u);
   }
