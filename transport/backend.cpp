@@ -21,11 +21,12 @@ Result<void> BackendParams::validate() const {
   return {};
 }
 
-BufferLayout BufferLayout::of(const BackendParams& params, std::uint32_t recv_headroom) noexcept {
+BufferLayout BufferLayout::of(const BackendParams& params, std::uint32_t recv_headroom,
+                              std::uint32_t recv_wire) noexcept {
   BufferLayout layout;
   const std::uint32_t wire = params.mtu + static_cast<std::uint32_t>(kWireHeaderSize);
   layout.send_slot = static_cast<std::uint32_t>(align_up(wire, kBufferAlign));
-  layout.recv_slot = RecvRing::slot_size(wire, recv_headroom);
+  layout.recv_slot = RecvRing::slot_size(std::max(wire, recv_wire), recv_headroom);
   layout.send_bytes = SendPool::bytes_needed(params.send_buffers, layout.send_slot);
   layout.recv_bytes = std::size_t(params.recv_buffers) * layout.recv_slot;
   if (params.key) {  // a sealed packet is as long as the wire allows: payload_mtu + overhead == mtu

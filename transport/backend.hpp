@@ -85,7 +85,10 @@ struct BufferLayout {
   std::size_t recv_bytes = 0;
   std::size_t seal_bytes = 0;
 
-  static BufferLayout of(const BackendParams& params, std::uint32_t recv_headroom) noexcept;
+  // `recv_wire`: the longest packet the device can put in a receive buffer, where that is more
+  // than the configured mtu allows (RDMA: whatever the port carries); 0: the mtu's.
+  static BufferLayout of(const BackendParams& params, std::uint32_t recv_headroom,
+                         std::uint32_t recv_wire = 0) noexcept;
   std::size_t total_bytes() const noexcept {
     return align_up(send_bytes, kBufferAlign) + align_up(recv_bytes, kBufferAlign) + seal_bytes;
   }

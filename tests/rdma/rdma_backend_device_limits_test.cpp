@@ -105,11 +105,10 @@ TEST_P(RdmaDeviceLimits, SendsBeyondTheWindowWaitForCompletionsAndAllGoOut) {
   EXPECT_EQ(sender.tx_packets, kPackets);
   EXPECT_GE(sender.tx_calls, kPackets / kSendChainMax);
   EXPECT_EQ(sender.tx_errors + sender.tx_completion_errors, 0u);
-  if (sealed()) {  // a flush sends 64 at most, and only a round's last one empties the queue
-    EXPECT_GE(sender.tx_would_block, kPackets / kSealBatchMax - kRounds);
-  } else {  // the window was found full at least once
-    EXPECT_GT(sender.tx_would_block, 0u);
-  }
+  // Sealed, a flush sends 64 at most (its seal slots), and only a round's last one empties the
+  // queue. Clear, whether the send window is ever found full depends on how soon rxe completes
+  // sends (0 to 40 times a run in the lab): the pool test above is the deterministic one.
+  if (sealed()) EXPECT_GE(sender.tx_would_block, kPackets / kSealBatchMax - kRounds);
   EXPECT_TRUE(node1->link_failure().empty()) << node1->link_failure();
   EXPECT_EQ(node2->counters().drops(), node2->counters().drop_self_echo) << nonzero(node2->counters());
 }
@@ -155,13 +154,13 @@ TEST_P(RdmaDeviceLimits, APayloadAboveTheMtuIsRefusedBeforePosting) {
   EXPECT_EQ(node2->counters().drops(), node2->counters().drop_self_echo) << nonzero(node2->counters());
 }
 
-// A packet larger than the receiver's buffers (its MTU configured below the sender's), a real error
-// completion. rxe (kernel 6.1) does not report IBV_WC_LOC_LEN_ERR, which the backend would count as
-// drop_truncated too: it completes the receive with IBV_WC_LOC_QP_OP_ERR and moves the QP to the
-// error state, which flushes every other receive WR (IBV_WC_WR_FLUSH_ERR). The backend counts each
-// error completion, logs the first and then powers of two, and reports the link failure (rtotemd
-// exits on it): it neither posts nor receives again. A packet of exactly the receiver's size fits.
-TEST_F(RdmaDevice, APacketLargerThanTheReceiveBufferFailsTheReceiversQp) {
+// A packet larger than the receiver's MTU (configured below the sender's) still fits its receive
+// buffers, which take whatever the port carries, and is dropped as truncated; the receiver's QP
+// stays up and what follows arrives. (With buffers of its own MTU, rxe (kernel 6.1) completed that
+// receive with IBV_WC_LOC_QP_OP_ERR and put the QP in the error state, flushing every other
+// receive WR: one oversized packet, from a peer with a larger netmtu or anyone with the qkey,
+// stopped the node. That was also the only error completion this API could provoke on rxe.)
+TEST_F(RdmaDevice, APacketLargerThanTheReceiversMtuIsDroppedAndItsQpStaysUp) {
   ASSERT_NO_FATAL_FAILURE(open_both([](NodeId node, RdmaConfig& config) {
     if (node == 2) config.params.mtu = 512;
   }));
@@ -169,40 +168,26 @@ TEST_F(RdmaDevice, APacketLargerThanTheReceiveBufferFailsTheReceiversQp) {
   ASSERT_GT(node1->mtu(), node2->mtu());
   RecordingSink sink1, sink2;
   ASSERT_EQ(queue(*node1, kNoNode, 1, 100), Status::kOk);
-  ASSERT_EQ(queue(*node1, kNoNode, 2, node2->mtu()), Status::kOk);  // exactly fills node 2's receive WR
-  ASSERT_EQ(queue(*node1, kNoNode, 3, node1->mtu()), Status::kOk);  // 40 + 1024 bytes into 40 + 528
+  ASSERT_EQ(queue(*node1, kNoNode, 2, node2->mtu()), Status::kOk);  // exactly node 2's largest
+  ASSERT_EQ(queue(*node1, kNoNode, 3, node1->mtu()), Status::kOk);  // the port's largest: too long for node 2
   ASSERT_EQ(queue(*node1, kNoNode, 4, 100), Status::kOk);
   ASSERT_EQ(node1->flush(), Status::kOk);
-  ASSERT_TRUE(pump(sink1, sink2, [&] { return !node2->link_failure().empty(); }, 5s))
-      << "no error completion: " << nonzero(node2->counters());
+  ASSERT_TRUE(pump(sink1, sink2, [&] { return sink2.count_from(1) == 3; }, 5s))
+      << "node 2: " << nonzero(node2->counters()) << " " << node2->link_failure();
   settle(sink1, sink2);
 
   const BackendCounters& receiver = node2->counters();
-  EXPECT_EQ(sink2.seqs_from(1), (std::vector<std::int64_t>{1, 2}));  // and nothing after the error
-  EXPECT_GE(receiver.rx_completion_errors, 2u) << nonzero(receiver);  // the packet's, then flushed WRs
-  EXPECT_LE(receiver.rx_completion_errors, receiver.rx_posted - receiver.rx_packets);  // each WR once
-  EXPECT_EQ(receiver.drop_truncated, 0u);  // not a length error on rxe
-  EXPECT_GE(receiver.link_failures, 1u);
-  const std::string failure(node2->link_failure());
-  EXPECT_NE(failure.find("is in the error state (receive completion: local QP operation error)"), std::string::npos)
-      << failure;
-  ASSERT_FALSE(logs[2].empty());
-  EXPECT_EQ(logs[2].front(), "rdma: receive completion error #1: local QP operation error");
-  EXPECT_NE(std::find(logs[2].begin(), logs[2].end(), "rdma: receive completion error #2: Work Request Flushed Error"),
-            logs[2].end());
-  EXPECT_LE(logs[2].size(), 10u);  // not a line per flushed WR
-
-  // A failed link posts nothing more, and receives nothing more, whatever arrives.
-  const std::uint64_t posted = receiver.rx_posted;
+  EXPECT_EQ(sink2.seqs_from(1), (std::vector<std::int64_t>{1, 2, 4}));
+  EXPECT_EQ(receiver.drop_truncated, 1u) << nonzero(receiver);
+  EXPECT_EQ(receiver.rx_completion_errors, 0u) << nonzero(receiver);
+  EXPECT_EQ(receiver.link_failures, 0u);
+  EXPECT_TRUE(node2->link_failure().empty()) << node2->link_failure();
+  // Its buffers went back to the QP, and it goes on receiving.
   ASSERT_EQ(queue(*node1, kNoNode, 5, 100), Status::kOk);
   ASSERT_EQ(node1->flush(), Status::kOk);
-  settle(sink1, sink2);
-  EXPECT_EQ(sink2.seqs_from(1), (std::vector<std::int64_t>{1, 2}));
-  EXPECT_EQ(receiver.rx_posted, posted);
-  // The sender is not touched: its sends completed, its own echoes came back.
+  ASSERT_TRUE(pump(sink1, sink2, [&] { return sink2.count_from(1) == 4; }, 5s)) << nonzero(node2->counters());
+  EXPECT_EQ(sink2.seqs_from(1), (std::vector<std::int64_t>{1, 2, 4, 5}));
   EXPECT_EQ(node1->counters().tx_completion_errors + node1->counters().rx_completion_errors, 0u);
-  EXPECT_EQ(node1->counters().drop_self_echo, 5u);
-  EXPECT_TRUE(node1->link_failure().empty()) << node1->link_failure();
 }
 
 INSTANTIATE_TEST_SUITE_P(Rxe, RdmaDeviceLimits, ::testing::Bool(), clear_or_sealed);

@@ -59,7 +59,10 @@ Result<std::unique_ptr<RdmaBackend>> RdmaBackend::open(const RdmaConfig& config)
     if (auto ok = clamped.params.validate(); !ok)
       return Error::make("rdma: pools for {}: {}", endpoint->device(), ok.error().message());
   }
-  const BufferLayout layout = BufferLayout::of(clamped.params, kGrhBytes);
+  // Receive buffers take whatever the port carries, not only what this node sends: on rxe a
+  // packet longer than the receive WR does not fail alone, it puts the QP in the error state, so
+  // one larger packet (a peer with a larger netmtu, anyone with the qkey) would stop this node.
+  const BufferLayout layout = BufferLayout::of(clamped.params, kGrhBytes, ud_message_bytes(active_mtu));
   auto arena = BufferArena::map(layout.total_bytes());
   if (!arena) return arena.error();
   std::unique_ptr<RdmaBackend> backend(new RdmaBackend(clamped, std::move(*endpoint), std::move(*arena), layout));

@@ -160,6 +160,10 @@ bool RdmaBackend::accept_completion(const ibv_wc& wc, InboundPacket& out) noexce
     ++counters_.drop_short;
     return false;
   }
+  if (wc.byte_len - kGrhBytes > wire_max()) {  // fits the slot, not this node's mtu
+    ++counters_.drop_truncated;
+    return false;
+  }
   const auto source_ip = grh_source_ipv4(std::span<const std::byte, kGrhBytes>(ring_.slot_start(*buffer), kGrhBytes));
   if (!source_ip) {
     ++counters_.drop_unknown_sender;
@@ -180,13 +184,14 @@ bool RdmaBackend::accept_completion(const ibv_wc& wc, InboundPacket& out) noexce
   return true;
 }
 
-// Released buffers back to the QP, chained kRecvPostBatch to an ibv_post_recv. Each WR takes the
-// whole packet: the GRH headroom and wire_max() (a sealed packet is no longer); a larger packet
-// completes with IBV_WC_LOC_LEN_ERR (counted as truncated).
+// Released buffers back to the QP, chained kRecvPostBatch to an ibv_post_recv. Each WR takes a
+// whole slot: the GRH headroom and the largest message the port carries (BufferLayout), so no
+// packet can overflow it (rxe fails the whole QP when one does); one longer than this node's
+// wire_max() is dropped as truncated in accept_completion.
 void RdmaBackend::post_pending() noexcept {
   const auto pending = ring_.pending();
   if (pending.empty() || closed() || !link_failure().empty()) return;
-  const auto length = static_cast<std::uint32_t>(kGrhBytes + wire_max());
+  const std::uint32_t length = layout().recv_slot;
   for (std::size_t first = 0; first < pending.size(); first += kRecvPostBatch) {
     const std::size_t n = std::min(kRecvPostBatch, pending.size() - first);
     for (std::size_t i = 0; i < n; ++i) {
