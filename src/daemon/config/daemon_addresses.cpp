@@ -143,9 +143,10 @@ Result<TransportChoice> choose_transport(const DaemonConfig& config, std::string
   if (!config.rdma_fallback)
     return Error::make("{}: transport rdma: {}; not starting (totem.fallback is no)", config.path, rdma_unusable);
   // Multicast, as RDMA would have been: the same group and port, so the fallen-back nodes of a
-  // cluster find each other.
+  // cluster find each other. Nodes still on rdma cannot hear them: the warning says so.
   return TransportChoice{TransportKind::kUdp,
-                         fmt::format("{}: transport rdma: {}; running on udp multicast {}:{} instead "
+                         fmt::format("{}: transport rdma: {}; running on udp multicast {}:{} instead, in a ring "
+                                     "only with nodes on udp: nodes on rdma do not hear this one "
                                      "(totem.fallback: no refuses to start)",
                                      config.path, rdma_unusable, config.mcastaddr, config.mcastport)};
 }

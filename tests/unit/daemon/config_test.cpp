@@ -601,7 +601,8 @@ TEST(ChooseTransport, RdmaWithoutADeviceFallsBackToUdpMulticastWithOneWarning) {
   ASSERT_TRUE(choice.ok()) << choice.error().message();
   EXPECT_EQ(choice->kind, TransportKind::kUdp);
   EXPECT_EQ(choice->warning, "t.conf: transport rdma: no RDMA device; running on udp multicast 239.192.9.9:6000 "
-                             "instead (totem.fallback: no refuses to start)");
+                             "instead, in a ring only with nodes on udp: nodes on rdma do not hear this one "
+                             "(totem.fallback: no refuses to start)");
   config.transport = choice->kind;
   auto udp = udp_config_for(config, config.nodes[0]);
   ASSERT_TRUE(udp.ok()) << udp.error().message();
