@@ -16,22 +16,6 @@ namespace {
 
 constexpr std::uint64_t kRetryNs = 5'000'000;  // a client's full event ring is tried again this often
 
-// libqb's poll hooks take no context: the one loop of this process serves every IPC service.
-qb_loop_t* g_loop = nullptr;
-
-std::int32_t job_add(enum qb_loop_priority p, void* data, qb_loop_job_dispatch_fn fn) {
-  return qb_loop_job_add(g_loop, p, data, fn);
-}
-std::int32_t dispatch_add(enum qb_loop_priority p, std::int32_t fd, std::int32_t events, void* data,
-                          qb_ipcs_dispatch_fn_t fn) {
-  return qb_loop_poll_add(g_loop, p, fd, events, data, fn);
-}
-std::int32_t dispatch_mod(enum qb_loop_priority p, std::int32_t fd, std::int32_t events, void* data,
-                          qb_ipcs_dispatch_fn_t fn) {
-  return qb_loop_poll_mod(g_loop, p, fd, events, data, fn);
-}
-std::int32_t dispatch_del(std::int32_t fd) { return qb_loop_poll_del(g_loop, fd); }
-
 qb_ipc_response_header event_header(ipc::EventId id, std::size_t body_size) {
   qb_ipc_response_header header{};
   header.id = static_cast<std::int32_t>(id);
@@ -53,13 +37,14 @@ IpcServer::IpcServer(EventLoop& loop, const IpcLimits& limits, IpcHandler& handl
 
 Result<std::unique_ptr<IpcServer>> IpcServer::start(EventLoop& loop, const std::string& name, const IpcLimits& limits,
                                                     IpcHandler& handler) {
-  RTOTEM_ASSERT(g_loop == nullptr || g_loop == loop.raw());
-  g_loop = loop.raw();
+  auto admission = IpcAdmission::create(loop);
+  if (!admission) return admission.error();
   std::unique_ptr<IpcServer> server(new IpcServer(loop, limits, handler));
+  server->admission_ = std::move(admission).value();
   qb_ipcs_service_handlers handlers{on_accept, on_created, on_message, on_closed, on_destroyed};
   server->service_ = qb_ipcs_create(name.c_str(), 0, QB_IPC_SHM, &handlers);
   if (server->service_ == nullptr) return Error::sys(errno, "IPC service '{}'", name);
-  qb_ipcs_poll_handlers poll{job_add, dispatch_add, dispatch_mod, dispatch_del};
+  qb_ipcs_poll_handlers poll = server->admission_->handlers();
   qb_ipcs_poll_handlers_set(server->service_, &poll);
   qb_ipcs_service_context_set(server->service_, server.get());
   qb_ipcs_enforce_buffer_size(server->service_, static_cast<std::uint32_t>(limits.buffer_bytes));
@@ -75,6 +60,7 @@ Result<std::unique_ptr<IpcServer>> IpcServer::start(EventLoop& loop, const std::
 // which may be half destroyed itself (the daemon's members go in reverse order).
 IpcServer::~IpcServer() {
   destroying_ = true;
+  admission_->close_unauthenticated();  // libqb would keep them (and their memory) past the end
   if (service_ != nullptr) qb_ipcs_destroy(service_);
 }
 

@@ -18,6 +18,7 @@
 
 #include "src/daemon/event_backlog.hpp"
 #include "src/daemon/event_loop.hpp"
+#include "src/daemon/ipc_admission.hpp"
 #include "src/daemon/ipc_request.hpp"
 #include "src/daemon/shared_event.hpp"
 #include "src/ipc/ipc_protocol.hpp"
@@ -101,6 +102,7 @@ class IpcServer {
   }
   std::uint64_t clients_evicted() const noexcept { return evicted_; }
   std::uint64_t clients_refused() const noexcept { return refused_; }
+  const IpcAdmission& admission() const noexcept { return *admission_; }
   // Memory held by the clients' event queues now (what ipc.total_queue_bytes bounds), and the
   // most it ever held.
   std::size_t queue_memory() const noexcept { return queue_storage_ + shared_bytes_; }
@@ -136,6 +138,7 @@ class IpcServer {
   EventLoop& loop_;
   IpcLimits limits_;
   IpcHandler& handler_;
+  std::unique_ptr<IpcAdmission> admission_;  // outlives the service: libqb's hooks are its
   qb_ipcs_service_t* service_ = nullptr;
   // Blocks that backlogs hold by reference (SharedEvent): before clients_, whose backlogs count
   // their blocks out of it when they go.

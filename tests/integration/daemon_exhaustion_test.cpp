@@ -4,6 +4,7 @@
 // passing its token without re-forming, and the counters say what was dropped or refused.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <qb/qbipcc.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -14,8 +15,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <map>
 #include <cerrno>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <thread>
 
 #include "src/ipc/ipc_protocol.hpp"
@@ -328,10 +331,89 @@ TEST_F(Exhaustion, AThousandClientsEachGetTheirMessage) {
   RecordProperty("rss_bytes_per_client", static_cast<int>(per_client));
 }
 
+// A connection to node `node`'s IPC socket that never says a word (libqb's abstract socket).
+transport::Fd silent_connection(const DaemonCluster& cluster, int node) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  const std::string name = cluster.ipc_name(node);
+  std::memcpy(address.sun_path + 1, name.data(), name.size());  // abstract, 0-padded
+  transport::Fd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (s && ::connect(s.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) s.reset();
+  return s;
+}
+
+// True once the daemon has closed connection `s` (end of file), within `limit`.
+bool closed_by_daemon(const transport::Fd& s, std::chrono::milliseconds limit) {
+  pollfd p{s.get(), POLLIN, 0};
+  if (::poll(&p, 1, static_cast<int>(limit.count())) <= 0) return false;
+  char byte = 0;
+  return ::recv(s.get(), &byte, 1, MSG_DONTWAIT) == 0;
+}
+
+// The daemon's CPU time so far (user + system), from /proc.
+std::chrono::milliseconds cpu_time(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string line;
+  std::getline(in, line);
+  std::istringstream fields(line.substr(line.rfind(')') + 2));  // after "pid (comm) "
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return std::chrono::milliseconds((utime + stime) * 1000 / static_cast<unsigned long long>(sysconf(_SC_CLK_TCK)));
+}
+
+// libqb holds a connection that never authenticates forever, a descriptor apiece: rtotemd closes
+// it after its deadline, and a real client is served all along.
+TEST_F(Exhaustion, AConnectionThatNeverAuthenticatesIsClosed) {
+  DaemonCluster cluster(1);
+  cluster.start(1);
+  TestClient first;
+  ASSERT_EQ(first.connect(cluster.ipc_name(1)), 0);
+  transport::Fd silent = silent_connection(cluster, 1);
+  ASSERT_TRUE(silent) << strerror(errno);
+  TestClient meanwhile;
+  EXPECT_EQ(meanwhile.connect(cluster.ipc_name(1)), 0);
+  EXPECT_TRUE(closed_by_daemon(silent, 20s)) << "still open 20 s on: " << cluster.log(1);
+  EXPECT_EQ(stat_of(cluster, 1, "auth_timeouts"), 1u);
+  EXPECT_EQ(stat_of(cluster, 1, "unauthenticated"), 0u);
+}
+
+// At most 256 connections wait for their authentication: the oldest goes when another comes, so
+// a process that opens them by the hundred holds 256 descriptors, not as many as it likes.
+TEST_F(Exhaustion, UnauthenticatedConnectionsAreBounded) {
+  constexpr int kWaitingMax = 256;
+  constexpr int kOpened = kWaitingMax + 44;
+  DaemonCluster cluster(1);
+  cluster.start(1);
+  TestClient first;
+  ASSERT_EQ(first.connect(cluster.ipc_name(1)), 0);
+  std::vector<transport::Fd> silent;
+  for (int i = 0; i < kOpened; ++i) {
+    silent.push_back(silent_connection(cluster, 1));
+    ASSERT_TRUE(silent.back()) << "connection " << i << ": " << strerror(errno);
+    if (i % 32 == 31) std::this_thread::sleep_for(20ms);  // within the listen backlog
+  }
+  for (auto deadline = std::chrono::steady_clock::now() + 20s;
+       stat_of(cluster, 1, "auth_timeouts") < kOpened - kWaitingMax && std::chrono::steady_clock::now() < deadline;)
+    std::this_thread::sleep_for(50ms);
+  EXPECT_LE(stat_of(cluster, 1, "unauthenticated"), static_cast<std::uint64_t>(kWaitingMax));
+  int closed = 0;
+  for (const auto& s : silent) closed += closed_by_daemon(s, 0ms) ? 1 : 0;
+  EXPECT_GE(closed, kOpened - kWaitingMax);
+  EXPECT_TRUE(closed_by_daemon(silent.front(), 0ms)) << "the oldest is the first to go";
+  TestClient meanwhile;
+  EXPECT_EQ(meanwhile.connect(cluster.ipc_name(1)), 0);
+}
+
 // A local process opens connections that never authenticate until node 1 has no descriptor
-// left (libqb holds each one; its acceptor spins meanwhile). Node 2 then joins: node 1 must still
-// store the new ring's sequence number (it keeps a descriptor in reserve for that; without it,
-// it aborted) and form the ring; once the connections go, clients are served again.
+// left. libqb's acceptor would then find the listener readable on every turn and spin: rtotemd
+// closes the oldest waiting connection to make room (or, with none, the new one) and stays idle.
+// Node 2 then joins: node 1 must still store the new ring's sequence number (it keeps a
+// descriptor in reserve for that; without it, it aborted) and form the ring; once the
+// connections go, clients are served again.
 TEST_F(Exhaustion, ADaemonOutOfDescriptorsStillFormsItsRing) {
   DaemonCluster cluster(2);
   cluster.start(1);
@@ -339,19 +421,17 @@ TEST_F(Exhaustion, ADaemonOutOfDescriptorsStillFormsItsRing) {
   ASSERT_EQ(first.connect(cluster.ipc_name(1)), 0);  // node 1 is up, on a ring of its own
   const rlimit few{48, 48};
   ASSERT_EQ(prlimit(cluster.pid(1), RLIMIT_NOFILE, &few, nullptr), 0) << strerror(errno);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  const std::string name = cluster.ipc_name(1);
-  std::memcpy(address.sun_path + 1, name.data(), name.size());  // libqb's abstract socket, 0-padded
   std::vector<transport::Fd> hogs;
   for (int i = 0; i < 64; ++i) {
-    transport::Fd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    ASSERT_TRUE(s);
-    if (::connect(s.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0)
-      break;  // the backlog is full: node 1 has stopped accepting
+    transport::Fd s = silent_connection(cluster, 1);
+    if (!s) break;  // the backlog is full: node 1 has stopped accepting
     hogs.push_back(std::move(s));
   }
   std::this_thread::sleep_for(300ms);  // node 1 takes what it can
+  const auto cpu_before = cpu_time(cluster.pid(1));
+  std::this_thread::sleep_for(2s);
+  const auto spent = cpu_time(cluster.pid(1)) - cpu_before;
+  EXPECT_LT(spent, 500ms) << "node 1 spun while out of descriptors: " << spent.count() << " ms of CPU in 2 s";
   cluster.start(2);
   TestClient second;
   ASSERT_EQ(second.connect(cluster.ipc_name(2)), 0);
@@ -361,6 +441,8 @@ TEST_F(Exhaustion, ADaemonOutOfDescriptorsStillFormsItsRing) {
   hogs.clear();
   TestClient later;
   EXPECT_EQ(later.connect(cluster.ipc_name(1)), 0) << "node 1 serves no client after the descriptors came back";
+  // Out of descriptors, rtotemctl could not ask before.
+  EXPECT_GT(stat_of(cluster, 1, "auth_timeouts") + stat_of(cluster, 1, "connections_shed"), 0u);
 }
 
 // libqb gives a connection rings of the larger of the client's wish and the daemon's size, and
