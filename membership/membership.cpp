@@ -56,12 +56,12 @@ void Node::send_join() {
   join.proc_set = proc_set_;
   join.failed_set = failed_set_;
   SendBufferRef buffer;
-  if (backend_.acquire(buffer) != Status::kOk) {
+  if (backend_->acquire(buffer) != Status::kOk) {
     ++counters_.send_refused;  // the join timer sends it again
     return;
   }
   buffer->set_payload_size(static_cast<std::uint32_t>(encode_join(join, buffer->writable_payload())));
-  if (backend_.multicast(buffer) == Status::kOk)
+  if (backend_->multicast(buffer) == Status::kOk)
     ++counters_.joins_sent;
   else
     ++counters_.send_refused;
@@ -190,10 +190,10 @@ void Node::send_merge_detect(Time now) {
   merge_detect.ring_id = ring_.id;
   merge_detect.sender = self_;
   SendBufferRef buffer;
-  if (backend_.acquire(buffer) == Status::kOk) {
+  if (backend_->acquire(buffer) == Status::kOk) {
     buffer->set_payload_size(
         static_cast<std::uint32_t>(encode_merge_detect(merge_detect, buffer->writable_payload())));
-    if (backend_.multicast(buffer) == Status::kOk) ++counters_.merge_detects_sent;
+    if (backend_->multicast(buffer) == Status::kOk) ++counters_.merge_detects_sent;
   }
   events_.arm_timer(TimerId::kMergeDetect, now + ms_to_time(config_.merge_ms));
 }
@@ -275,7 +275,7 @@ void Node::forward_commit(Time now) {
   ++commit_.token_seq;
   commit_.memb_index = static_cast<std::uint16_t>(commit_.token_seq % commit_.count);
   SendBufferRef buffer;
-  if (backend_.acquire(buffer) != Status::kOk) {
+  if (backend_->acquire(buffer) != Status::kOk) {
     ++counters_.send_refused;  // token loss takes the ring back to Gather
     return;
   }

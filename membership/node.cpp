@@ -43,7 +43,7 @@ TotemConfig sized_for(const TotemConfig& config, const transport::Backend& backe
 Node::Node(NodeId self, const TotemConfig& config, transport::Backend& backend, NodeEvents& events, Seq ring_seq)
     : self_(self),
       config_(sized_for(config, backend)),
-      backend_(backend),
+      backend_(&backend),
       events_(events),
       window_limit_(std::min<Seq>(config.sort_queue_capacity / 2, backend.recv_buffers() / 4)),
       submit_reserve_(static_cast<std::uint32_t>(config.window_size + kRtrMax)),
@@ -69,6 +69,22 @@ Node::Node(NodeId self, const TotemConfig& config, transport::Backend& backend, 
 }
 
 Node::~Node() = default;
+
+Result<void> Node::rebind(transport::Backend& backend, Time now) {
+  if (backend.local_node() != self_) return Error::make("the new transport is for node {}, not {}", backend.local_node(), self_);
+  // Sized for the old one: its mtu (rtr_max_, members_max_, the send queue, queued packets) and its
+  // receive buffers (window_limit_); the pool must hold the reserve and the largest message.
+  if (backend.mtu() < backend_->mtu())
+    return Error::make("the new transport's mtu {} is below the {} this node was sized for", backend.mtu(), backend_->mtu());
+  if (backend.recv_buffers() < backend_->recv_buffers())
+    return Error::make("the new transport has {} receive buffers, below the {} this node was sized for",
+                       backend.recv_buffers(), backend_->recv_buffers());
+  if (backend.send_pool().capacity() <= submit_reserve_ + 2 + pieces_for(config_.max_message_size, backend.mtu()))
+    return Error::make("the new transport's {} send buffers are too few", backend.send_pool().capacity());
+  backend_ = &backend;
+  if (state_ != MemberState::kGather && state_ != MemberState::kLeft) gather_enter(now);
+  return {};
+}
 
 void Node::start(Time now) {
   RTOTEM_ASSERT(!started_);
@@ -201,7 +217,7 @@ void Node::on_timer(TimerId timer, Time now) {
       break;
     case TimerId::kTokenRetransmit:
       if (!token_buffer_) break;
-      if (backend_.unicast(token_sent_to_, token_buffer_) == Status::kOk)
+      if (backend_->unicast(token_sent_to_, token_buffer_) == Status::kOk)
         ++counters_.tokens_retransmitted;
       else
         ++counters_.send_refused;

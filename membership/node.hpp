@@ -105,6 +105,12 @@ class Node {
   // still queued here are not sent. Once; the node is then only destroyed.
   void leave();
 
+  // The host moved this node to another backend (its link failed for good): packets go out
+  // through `backend` from now on, and the node gathers a new ring over it at once; what it holds
+  // from the old backend stays valid (Backend::retire) and is sent again through the new one if
+  // needed. Refused (nothing changes) when `backend` carries less than the node was sized for.
+  Result<void> rebind(transport::Backend& backend, Time now);
+
   // A batch of received packets: multicasts first, then tokens (tocssrp95: the messages received
   // before a token are handled before it). Moves out the `hold` of packets it keeps.
   void on_packets(std::span<transport::InboundPacket> batch, Time now);
@@ -218,7 +224,7 @@ class Node {
 
   NodeId self_;
   TotemConfig config_;
-  transport::Backend& backend_;
+  transport::Backend* backend_;  // rebind() moves it to another
   NodeEvents& events_;
 
   // Messages held past the discard point: half the sort queue (Recovery may hold an old ring's

@@ -65,12 +65,12 @@ std::uint32_t Node::send_recovery_messages(std::uint32_t allowed) {
     const StoredMessage* old = nullptr;
     for (; plan.next_resend <= plan.old_high; ++plan.next_resend) {
       old = old_ring_.queue.find(plan.next_resend);
-      if (old && !old->recovery && !old->resent && old->packet.size() + mcast_header_size() <= backend_.mtu()) break;
+      if (old && !old->recovery && !old->resent && old->packet.size() + mcast_header_size() <= backend_->mtu()) break;
       old = nullptr;
     }
     if (!old || !next_seq_free()) break;
     SendBufferRef buffer;
-    if (backend_.acquire(buffer) != Status::kOk) {
+    if (backend_->acquire(buffer) != Status::kOk) {
       send_starved_ = true;
       break;
     }

@@ -40,7 +40,7 @@ bool Node::pack(std::span<const std::byte> message, Delivery delivery) noexcept 
   Pending& tail = send_queue_[(send_head_ + send_count_ - 1) % config_.send_queue_max];
   const std::size_t used = tail.buffer->payload().size();
   if (tail.kind != ChunkKind::kWhole || tail.delivery != delivery ||
-      used + kChunkHeaderSize + message.size() > mcast_header_size() + packet_room(backend_.mtu()))
+      used + kChunkHeaderSize + message.size() > mcast_header_size() + packet_room(backend_->mtu()))
     return false;
   write_chunk(*tail.buffer, ChunkKind::kWhole, message, message.size());
   ++counters_.messages_packed;
@@ -50,14 +50,14 @@ bool Node::pack(std::span<const std::byte> message, Delivery delivery) noexcept 
 // All pieces or none: a message is never half queued. The last send buffers stay the protocol's
 // own (copies of others' messages to retransmit, Recovery's re-sends).
 Status Node::enqueue_pieces(std::span<const std::byte> message, Delivery delivery) noexcept {
-  const std::size_t pieces = pieces_for(message.size(), backend_.mtu());
+  const std::size_t pieces = pieces_for(message.size(), backend_->mtu());
   if (send_count_ + pieces > config_.send_queue_max) return Status::kQueueFull;
-  if (backend_.send_pool().available() < submit_reserve_ + pieces) return Status::kPoolExhausted;
-  const std::size_t piece = piece_max(backend_.mtu());
+  if (backend_->send_pool().available() < submit_reserve_ + pieces) return Status::kPoolExhausted;
+  const std::size_t piece = piece_max(backend_->mtu());
   const std::size_t first = send_count_;
   for (std::size_t i = 0; i < pieces; ++i) {
     SendBufferRef buffer;
-    if (backend_.acquire(buffer) != Status::kOk) {
+    if (backend_->acquire(buffer) != Status::kOk) {
       for (std::size_t j = first; j < send_count_; ++j) send_queue_[(send_head_ + j) % config_.send_queue_max] = {};
       send_count_ = first;
       return Status::kPoolExhausted;
@@ -119,7 +119,7 @@ std::uint32_t Node::send_new_messages(std::uint32_t allowed) {
 // change under the transport, so they move to a buffer of our own.
 bool Node::unshare(SendBufferRef& buffer) noexcept {
   SendBufferRef copy;
-  if (backend_.acquire(copy) != Status::kOk) return false;
+  if (backend_->acquire(copy) != Status::kOk) return false;
   const auto bytes = buffer->payload();
   std::memcpy(copy->writable_payload().data(), bytes.data(), bytes.size());
   copy->set_payload_size(static_cast<std::uint32_t>(bytes.size()));

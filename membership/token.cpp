@@ -28,7 +28,7 @@ void Node::on_token(InboundPacket& packet, Time now) {
   }
   // The buffer to pass it on comes first: a token handled but not passed on would be lost, while
   // one left unhandled comes back with the predecessor's retransmission.
-  if (!next_token_buffer_ && backend_.acquire(next_token_buffer_) != Status::kOk) {
+  if (!next_token_buffer_ && backend_->acquire(next_token_buffer_) != Status::kOk) {
     ++counters_.tokens_deferred;
     return;
   }
@@ -155,11 +155,11 @@ void Node::retransmit_requested() {
 bool Node::retransmit(const StoredMessage& message) {
   SendBufferRef buffer = transport::as_send_buffer(message.hold);
   if (!buffer) {
-    if (backend_.acquire(buffer) != Status::kOk) return false;
+    if (backend_->acquire(buffer) != Status::kOk) return false;
     std::memcpy(buffer->writable_payload().data(), message.packet.data(), message.packet.size());
     buffer->set_payload_size(static_cast<std::uint32_t>(message.packet.size()));
   }
-  if (backend_.multicast(buffer) != Status::kOk) {
+  if (backend_->multicast(buffer) != Status::kOk) {
     ++counters_.send_refused;
     return false;
   }
@@ -197,7 +197,7 @@ bool Node::next_seq_free() noexcept {
 bool Node::multicast_next(const SendBufferRef& buffer, Delivery delivery, bool recovery) {
   const McastHeader header{ring_.id, token_.seq + 1, self_, delivery, recovery};
   encode_mcast_header(header, buffer->writable_payload());
-  if (backend_.multicast(buffer) != Status::kOk) {
+  if (backend_->multicast(buffer) != Status::kOk) {
     ++counters_.send_refused;  // the queue is full
     send_starved_ = true;
     return false;
@@ -242,12 +242,12 @@ void Node::forward_token(Time now) {
   send_token_buffer(std::move(buffer), successor(), now);
   // The buffer for the next token is taken now, while this visit's messages are still ours to
   // free: a pool drained by submissions later cannot stop the ring.
-  (void)backend_.acquire(next_token_buffer_);
+  (void)backend_->acquire(next_token_buffer_);
 }
 
 // A token (or commit token) is kept and resent until the successor shows it has it.
 void Node::send_token_buffer(SendBufferRef buffer, NodeId to, Time now) {
-  if (backend_.unicast(to, buffer) != Status::kOk) ++counters_.send_refused;  // resent by the timer
+  if (backend_->unicast(to, buffer) != Status::kOk) ++counters_.send_refused;  // resent by the timer
   token_buffer_ = std::move(buffer);
   token_sent_to_ = to;
   events_.arm_timer(TimerId::kTokenRetransmit, now + ms_to_time(config_.token_retransmit_ms));
@@ -259,7 +259,7 @@ void Node::originate_token(Time now) {
   token_.ring_id = ring_.id;
   last_token_seq_ = 0;
   my_trc_ = my_pbl_ = 0;
-  if (!next_token_buffer_ && backend_.acquire(next_token_buffer_) != Status::kOk) {
+  if (!next_token_buffer_ && backend_->acquire(next_token_buffer_) != Status::kOk) {
     ++counters_.tokens_deferred;  // no buffer: token loss re-forms the ring
     return;
   }

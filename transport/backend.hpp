@@ -139,7 +139,7 @@ class Backend {
   bool closed() const noexcept { return closed_; }
   // Why the link broke (the device or its port failed, the QP went to the error state); empty
   // while it works. A broken link neither sends nor receives again: the host gives up on this
-  // backend (rtotemd exits so that a restart probes again and may fall back to UDP).
+  // backend (rtotemd retires it and goes on over UDP, or exits where it may not fall back).
   std::string_view link_failure() const noexcept { return link_failure_; }
   bool has_pending_tx() const noexcept { return !tx_.empty(); }
   // Packets wait on the local path (own multicasts, unicasts to self): no descriptor turns
@@ -156,6 +156,14 @@ class Backend {
   std::size_t poll(PacketSink& sink) noexcept;
   // Sends what can be sent without blocking, then stops. Idempotent.
   void close() noexcept;
+  // The link failed for good and the host goes on with another backend: closes, and gives back
+  // what this one made on its device at once (RDMA: every verbs and rdma_cm object), while every
+  // buffer the protocol still holds stays valid until its Ref drops. Nothing is sent or received
+  // again; own multicasts still on the local path are dropped (poll first).
+  void retire() noexcept {
+    close();
+    on_retire();
+  }
 
  protected:
   Backend(const BackendParams& params, BufferArena arena, const BufferLayout& layout);
@@ -179,6 +187,7 @@ class Backend {
   // Whether unicast() can address `node`, and packets from `node` are accepted.
   virtual bool knows(NodeId) const noexcept { return true; }
   virtual void on_close() noexcept {}
+  virtual void on_retire() noexcept {}
 
   // For receive(): validates the `size` wire bytes the device put in `buffer` (`truncated`: the
   // packet did not fit), checks the sender it names against `source` where the device tells one

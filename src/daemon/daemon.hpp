@@ -36,6 +36,13 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   // Called once if the transport's link breaks for good (an RDMA device or port failed): this
   // node can no longer reach the ring over it.
   void on_link_failure(std::function<void(std::string_view)> failed) { link_failed_ = std::move(failed); }
+  // Goes on over `backend` instead (after a link failure): the ring re-forms over it, local
+  // clients stay connected and see it as any membership change.
+  Result<void> switch_transport(std::unique_ptr<transport::Backend> backend, config::TransportKind kind) {
+    if (auto switched = ring_->switch_backend(std::move(backend)); !switched) return switched;
+    setup_.config.transport = kind;  // what status reports
+    return {};
+  }
 
  private:
   Daemon(EventLoop& loop, DaemonSetup setup);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
+#include <utility>
 
 namespace rtotem::daemon {
 
@@ -85,6 +86,21 @@ void RingHost::close() {
   (void)backend_->flush();
   backend_->close();
 }
+
+Result<void> RingHost::switch_backend(std::unique_ptr<transport::Backend> next) {
+  // Own multicasts still on the old local path reach the Node first: it delivers its own messages.
+  while (backend_->has_pending_rx()) (void)backend_->poll(*this);
+  if (auto rebound = node_->rebind(*next, monotonic_now()); !rebound) return rebound.error();
+  if (watching_tx_) watch_tx(false);
+  for (int fd : backend_->poll_fds()) loop_.unwatch(fd);
+  backend_->retire();
+  retired_.push_back(std::exchange(backend_, std::move(next)));
+  link_failure_reported_ = false;
+  if (auto watched = watch_descriptors(); !watched) return watched.error();
+  pump_job_->post();  // the join the Node queued goes out (this may run inside a turn)
+  return {};
+}
+
 
 // One turn: everything received is handed to the Node, what it sends is flushed, then the
 // listener retries what the ring refused earlier (its submissions post the next turn).

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <memory>
+#include <vector>
 
 #include "membership/node.hpp"
 #include "src/common/ring_seq_file.hpp"
@@ -45,6 +46,10 @@ class RingHost final : private membership::NodeEvents, private transport::Packet
   const transport::Backend& backend() const noexcept { return *backend_; }
   // Sends what is queued and closes the backend (at shutdown).
   void close();
+  // Goes on over `next` (the backend's link failed for good): the Node moves to it and gathers a
+  // new ring there; the old backend gives its device back and stays only for the buffers the Node
+  // still holds. Refused, with nothing changed, if `next` carries less than the Node needs.
+  Result<void> switch_backend(std::unique_ptr<transport::Backend> next);
 
  private:
   RingHost(EventLoop& loop, std::unique_ptr<transport::Backend> backend, RingSeqFile seq_file, RingListener& listener);
@@ -65,6 +70,9 @@ class RingHost final : private membership::NodeEvents, private transport::Packet
 
   EventLoop& loop_;
   std::unique_ptr<transport::Backend> backend_;
+  // Backends whose link failed, retired: the Node may still hold their buffers (after node_ in
+  // destruction).
+  std::vector<std::unique_ptr<transport::Backend>> retired_;
   RingSeqFile seq_file_;
   // Held open, let go only while the ring sequence number is stored: when connections have taken
   // every other descriptor, storing it must still work (it cannot, and the daemon would stop).

@@ -125,6 +125,14 @@ Result<DaemonSetup> prepare(const DaemonOptions& options, TransportPlan& plan) {
   return DaemonSetup{std::move(loaded).value(), *totem, *self, std::move(ipc_name), options.state_dir};
 }
 
+void log_transport(const transport::Backend& backend, const membership::TotemConfig& totem) {
+  const transport::BackendParams& params = backend.params();
+  qb_log(LOG_NOTICE, "transport %s on %s, mtu %u: %u send and %u receive buffers in %.1f MiB, send_queue_max %u",
+         std::string(backend.name()).c_str(), backend.local_address().c_str(), backend.mtu(), params.send_buffers,
+         params.recv_buffers, static_cast<double>(backend.buffer_region().size()) / (1 << 20),
+         totem.send_queue_for(backend.mtu()));
+}
+
 // The RDMA backend when planned, else (or when it fails to open and totem.fallback allows) UDP.
 // The protocol is checked again against what opened: RDMA lowers the mtu to its port's.
 Result<std::unique_ptr<transport::Backend>> open_backend(const DaemonOptions& options, DaemonSetup& setup,
@@ -147,12 +155,34 @@ Result<std::unique_ptr<transport::Backend>> open_backend(const DaemonOptions& op
     backend = std::move(*udp);
   }
   if (auto fits = check_totem(options, setup.totem, backend->params()); !fits) return fits.error();
-  const transport::BackendParams& params = backend->params();
-  qb_log(LOG_NOTICE, "transport %s on %s, mtu %u: %u send and %u receive buffers in %.1f MiB, send_queue_max %u",
-         std::string(backend->name()).c_str(), backend->local_address().c_str(), backend->mtu(), params.send_buffers,
-         params.recv_buffers, static_cast<double>(backend->buffer_region().size()) / (1 << 20),
-         setup.totem.send_queue_for(backend->mtu()));
+  log_transport(*backend, setup.totem);
   return backend;
+}
+
+// The RDMA link failed for good at run time. With totem.fallback (and a plan that had UDP
+// multicast ready) this process goes on over it: the same group and port as a node that started
+// without RDMA, a new seal epoch (its packet count starts again), the one warning line. Null
+// where it may not fall back.
+Result<std::unique_ptr<transport::Backend>> open_run_time_fallback(const DaemonOptions& options,
+                                                                   const config::DaemonConfig& config,
+                                                                   const membership::TotemConfig& totem,
+                                                                   TransportPlan& plan, const std::string& state_dir,
+                                                                   std::string_view reason) {
+  if (!plan.rdma || !config.rdma_fallback) return std::unique_ptr<transport::Backend>();
+  auto choice = config::choose_transport(config, reason);
+  if (!choice) return choice.error();
+  if (plan.sealed()) {
+    auto epoch = next_seal_epoch(state_dir, wall_clock_ns());
+    if (!epoch) return epoch.error();
+    plan.seal_with(plan.udp.params.key, *epoch);
+  }
+  auto udp = transport::UdpBackend::open(plan.udp);
+  if (!udp) return udp.error();
+  if (auto fits = check_totem(options, totem, (*udp)->params()); !fits) return fits.error();
+  qb_log(LOG_WARNING, "%s", choice->warning.c_str());
+  log_transport(**udp, totem);
+  plan.rdma.reset();  // once: UDP has nothing to fall back to
+  return std::unique_ptr<transport::Backend>(std::move(*udp));
 }
 
 // One descriptor per IPC client, and a few of our own. The soft limit goes up to the hard one (a
@@ -230,6 +260,9 @@ int run(const DaemonOptions& options) {
   const bool foreground = options.foreground;
   const membership::NodeId self = setup->self.nodeid;
   const std::string ipc_name = setup->ipc_name;
+  const config::DaemonConfig config = setup->config;
+  const membership::TotemConfig totem = setup->totem;
+  const std::string state_dir = setup->state_dir;
   auto service = Daemon::start(**loop, std::move(setup).value(), std::move(backend).value());
   if (!service) {
     qb_log(LOG_ERR, "node %u: %s", self, service.error().message().c_str());
@@ -243,10 +276,19 @@ int run(const DaemonOptions& options) {
     (*service)->stop();
     (*loop)->stop();
   };
-  // Exit, not linger: the others re-form without this node, and a restart (systemd's
-  // Restart=on-failure) probes the device again, falling back to UDP if it is gone.
+  // On UDP in this process where totem.fallback allows (clients stay connected; the ring
+  // re-forms over it); else exit, not linger: the others re-form without this node, and a restart
+  // (systemd's Restart=on-failure) probes the device again.
   (*service)->on_link_failure([&](std::string_view reason) {
-    qb_log(LOG_CRIT, "node %u: the link failed: %.*s; exiting", self, static_cast<int>(reason.size()), reason.data());
+    qb_log(LOG_CRIT, "node %u: the link failed: %.*s", self, static_cast<int>(reason.size()), reason.data());
+    auto fallback = open_run_time_fallback(options, config, totem, plan, state_dir, reason);
+    if (fallback && *fallback) {
+      auto switched = (*service)->switch_transport(std::move(*fallback), config::TransportKind::kUdp);
+      if (switched) return;
+      fallback = switched.error();
+    }
+    qb_log(LOG_CRIT, "node %u: exiting%s%s", self, fallback ? "" : ": no fallback to udp: ",
+           fallback ? "" : fallback.error().message().c_str());
     exit_code = kExitFailed;
     stop();
   });

@@ -288,4 +288,22 @@ void RdmaBackend::on_close() noexcept {
   join_.reset();
 }
 
+// Every verbs and rdma_cm object, in reverse order of creation. The arena (ours, not the
+// device's) stays for the buffers the protocol holds; released receive buffers only collect
+// (on_close took the poster away).
+void RdmaBackend::on_retire() noexcept {
+  if (!window_.empty()) (void)window_.complete_through(window_.next_id() - 1);  // the NIC reads none now
+  peers_ = RdmaPeerTable(config_.peers, local_node());  // their address handles
+  group_ah_.reset();
+  join_.reset();
+  qp_.reset();
+  recv_cq_.reset();
+  send_cq_.reset();
+  completion_channel_.reset();
+  mr_.reset();
+  pd_.reset();
+  endpoint_.close();
+  fds_ = {-1, -1, -1};
+}
+
 }  // namespace rtotem::transport

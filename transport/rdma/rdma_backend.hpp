@@ -55,6 +55,7 @@ class RdmaBackend final : public Backend, private RecvPoster {
   void learn_qpn(RdmaPeerEntry& peer, std::uint32_t qpn) noexcept;
   void log(std::string_view line) const noexcept;
   void on_close() noexcept override;
+  void on_retire() noexcept override;
 
   // rdma_backend_datapath.cpp
   std::size_t transmit(std::span<TxItem> items) noexcept override;

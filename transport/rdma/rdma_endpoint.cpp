@@ -34,6 +34,8 @@ Result<RdmaEndpoint> RdmaEndpoint::open(const InetAddress& bind, const InetAddre
   if (auto event = endpoint.wait_event(RDMA_CM_EVENT_ADDR_RESOLVED, "resolving the group address"); !event)
     return event.error();
   if (!raw->verbs) return Error::make("rdma: {} is on no RDMA device", local.host_string());
+  endpoint.device_name_ = ibv_get_device_name(raw->verbs->device);
+  endpoint.device_ = fmt::format("{} port {}", endpoint.device_name_, raw->port_num);
   if (int rc = ibv_query_port(raw->verbs, raw->port_num, &endpoint.port_attr_); rc != 0)
     return Error::sys(rc, "rdma: ibv_query_port {}", endpoint.device());
   if (endpoint.port_attr_.state != IBV_PORT_ACTIVE)
@@ -41,8 +43,9 @@ Result<RdmaEndpoint> RdmaEndpoint::open(const InetAddress& bind, const InetAddre
   return endpoint;
 }
 
-std::string RdmaEndpoint::device() const {
-  return fmt::format("{} port {}", ibv_get_device_name(context()->device), port());
+void RdmaEndpoint::close() noexcept {
+  id_.reset();
+  channel_.reset();
 }
 
 Result<MulticastJoin> RdmaEndpoint::join(const InetAddress& group, rdma_ud_param& out) {

@@ -27,7 +27,7 @@ class RdmaEndpoint {
   std::uint8_t port() const noexcept { return id_->port_num; }
   const ibv_port_attr& port_attr() const noexcept { return port_attr_; }
   int event_fd() const noexcept { return channel_->fd; }
-  std::string device() const;  // "rxe0 port 1"
+  const std::string& device() const noexcept { return device_; }  // "rxe0 port 1"
 
   // Joins `group` with the QP of id() (created by then) as a full member: it receives the
   // group's packets. The join event's UD parameters (qkey, AH attributes, QPN 0xFFFFFF) are what
@@ -35,6 +35,11 @@ class RdmaEndpoint {
   Result<MulticastJoin> join(const InetAddress& group, rdma_ud_param& out);
   // The next pending event, or null; never blocks.
   CmEvent next_event() noexcept;
+  // Destroys the cm_id and the channel (the QP and the join must be gone already); device()
+  // still answers. librdmacm keeps its own context of the device open until the process exits
+  // (it lets go only of a device it no longer finds listed, and rxe lists one being removed
+  // until every context is closed).
+  void close() noexcept;
 
  private:
   RdmaEndpoint(EventChannel channel, CmId id) noexcept : channel_(std::move(channel)), id_(std::move(id)) {}
@@ -43,6 +48,8 @@ class RdmaEndpoint {
   EventChannel channel_;  // before id_: destroyed after it
   CmId id_;
   ibv_port_attr port_attr_{};
+  std::string device_name_;  // "rxe0"
+  std::string device_;       // "rxe0 port 1", kept past close()
 };
 
 // Sets O_NONBLOCK on a descriptor the verbs libraries made (channels, async events).

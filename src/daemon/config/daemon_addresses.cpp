@@ -147,7 +147,7 @@ Result<TransportChoice> choose_transport(const DaemonConfig& config, std::string
   return TransportChoice{TransportKind::kUdp,
                          fmt::format("{}: transport rdma: {}; running on udp multicast {}:{} instead, in a ring "
                                      "only with nodes on udp: nodes on rdma do not hear this one "
-                                     "(totem.fallback: no refuses to start)",
+                                     "(with totem.fallback: no it stops instead)",
                                      config.path, rdma_unusable, config.mcastaddr, config.mcastport)};
 }
 

@@ -602,7 +602,7 @@ TEST(ChooseTransport, RdmaWithoutADeviceFallsBackToUdpMulticastWithOneWarning) {
   EXPECT_EQ(choice->kind, TransportKind::kUdp);
   EXPECT_EQ(choice->warning, "t.conf: transport rdma: no RDMA device; running on udp multicast 239.192.9.9:6000 "
                              "instead, in a ring only with nodes on udp: nodes on rdma do not hear this one "
-                             "(totem.fallback: no refuses to start)");
+                             "(with totem.fallback: no it stops instead)");
   config.transport = choice->kind;
   auto udp = udp_config_for(config, config.nodes[0]);
   ASSERT_TRUE(udp.ok()) << udp.error().message();

@@ -290,6 +290,62 @@ TEST_F(NodeTest, MalformedAndForeignPacketsAreCountedNotHandled) {
   EXPECT_TRUE(events.delivered.empty());
 }
 
+// The host moved node 2 to another backend (its link failed): what it sends goes there, and it
+// gathers a new ring over it at once; what it had queued stays queued. (Not the fixture: the node
+// must go before the backends whose buffers it holds, the new one included.)
+TEST(NodeRebind, ARebindSendsThroughTheNewBackendAndGathersThere) {
+  SimNetwork network{1, {.delay_min_us = 1, .delay_max_us = 1}};
+  SimNetwork other{2, {.delay_min_us = 1, .delay_max_us = 1}};
+  std::unique_ptr<SimBackend> b2 = network.attach(params(2)).value();
+  std::unique_ptr<SimBackend> b3 = network.attach(params(3)).value();
+  std::unique_ptr<SimBackend> moved = other.attach(params(2)).value();
+  std::unique_ptr<SimBackend> watcher = other.attach(params(3)).value();
+  Recorder events;
+  Node node{2, test_config(), *b2, events};
+  const NodeId members[] = {1, 2, 3};
+  Time now = 0;
+  node.install_ring(RingId{1, 5}, members, now);
+  const std::string text = "queued before the link failed";
+  ASSERT_EQ(node.submit(std::as_bytes(std::span(text)), Delivery::kAgreed, now), Status::kOk);
+  auto rebound = node.rebind(*moved, now);
+  ASSERT_TRUE(rebound.ok()) << rebound.error().message();
+  EXPECT_EQ(node.state(), MemberState::kGather);
+  EXPECT_EQ(node.send_queue_size(), 1u);
+  EXPECT_EQ(b2->flush(), Status::kOk);
+  EXPECT_EQ(moved->flush(), Status::kOk);
+  now += 10;
+  network.advance_to(now);
+  other.advance_to(now);
+  Collected on_new;
+  while (watcher->poll(on_new) == transport::kRxBatchMax) {}
+  int joins = 0;
+  for (const auto& [from, bytes] : on_new.packets) {
+    PacketType type{};
+    DecodeError error{};
+    if (from == 2 && peek_type(bytes, type, error) && type == PacketType::kJoin) ++joins;
+  }
+  EXPECT_EQ(joins, 1) << on_new.packets.size() << " packets on the new network";
+  Collected on_old;
+  while (b3->poll(on_old) == transport::kRxBatchMax) {}
+  EXPECT_TRUE(on_old.packets.empty()) << "node 2 still sends on the old backend";
+}
+
+// Node 2 was sized for its backend's mtu and receive buffers: a backend with less is refused and
+// nothing changes.
+TEST_F(NodeTest, ARebindToABackendWithLessIsRefusedAndChangesNothing) {
+  SimNetwork other{2};
+  BackendParams smaller = params(2);
+  smaller.mtu = 512;
+  std::unique_ptr<SimBackend> small = other.attach(smaller).value();
+  auto refused = node.rebind(*small, now);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message().find("mtu"), std::string::npos) << refused.error().message();
+  std::unique_ptr<SimBackend> stranger = other.attach(params(3)).value();
+  EXPECT_FALSE(node.rebind(*stranger, now).ok()) << "a backend for node 3";
+  EXPECT_TRUE(node.operational());
+  EXPECT_EQ(node.ring_id(), ring);
+}
+
 }  // namespace
 }  // namespace rtotem::membership
 
