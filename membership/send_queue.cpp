@@ -39,8 +39,10 @@ bool Node::pack(std::span<const std::byte> message, Delivery delivery) noexcept 
   if (send_count_ == kept_) return false;  // nothing waiting that is not already on the wire
   Pending& tail = send_queue_[(send_head_ + send_count_ - 1) % config_.send_queue_max];
   const std::size_t used = tail.buffer->payload().size();
-  if (tail.kind != ChunkKind::kWhole || tail.delivery != delivery ||
-      used + kChunkHeaderSize + message.size() > mcast_header_size() + packet_room(backend_->mtu()))
+  // The buffer may be from a backend this node has since left (rebind), sized for a smaller mtu.
+  const std::size_t room =
+      std::min<std::size_t>(mcast_header_size() + packet_room(backend_->mtu()), tail.buffer->payload_capacity());
+  if (tail.kind != ChunkKind::kWhole || tail.delivery != delivery || used + kChunkHeaderSize + message.size() > room)
     return false;
   write_chunk(*tail.buffer, ChunkKind::kWhole, message, message.size());
   ++counters_.messages_packed;

@@ -79,6 +79,17 @@ void Daemon::stop() {
   if (ring_) ring_->close();
 }
 
+void Daemon::on_link_failure(std::function<void(std::string_view)> failed) {
+  link_failed_ = std::move(failed);
+  if (!early_link_failure_.empty())
+    (void)loop_.post([this] { link_failed_(std::exchange(early_link_failure_, {})); });
+}
+
+void Daemon::link_failed(std::string_view reason) {
+  if (link_failed_) link_failed_(reason);
+  else early_link_failure_ = reason;
+}
+
 void Daemon::configuration(const membership::ConfigChange& change) {
   ++configurations_;
   if (change.transitional) {

@@ -35,7 +35,8 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   void on_first_ring(std::function<void()> ready) { ready_ = std::move(ready); }
   // Called once if the transport's link breaks for good (an RDMA device or port failed): this
   // node can no longer reach the ring over it.
-  void on_link_failure(std::function<void(std::string_view)> failed) { link_failed_ = std::move(failed); }
+  // A failure found before this is set (in the first turn) is handed on at the loop's next turn.
+  void on_link_failure(std::function<void(std::string_view)> failed);
   // Goes on over `backend` instead (after a link failure): the ring re-forms over it, local
   // clients stay connected and see it as any membership change.
   Result<void> switch_transport(std::unique_ptr<transport::Backend> backend, config::TransportKind kind) {
@@ -51,9 +52,7 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   void deliver(const membership::Delivered& message) override { groups_->on_deliver(message); }
   void configuration(const membership::ConfigChange& change) override;
   void after_turn() override;
-  void link_failed(std::string_view reason) override {
-    if (link_failed_) link_failed_(reason);
-  }
+  void link_failed(std::string_view reason) override;
   // IpcHandler
   int accept_client() override;
   void client_connected(IpcClient& client) override;
@@ -88,6 +87,7 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   std::vector<IpcClient*> local_members_;  // a delivery's local members, reused likewise
   std::function<void()> ready_;
   std::function<void(std::string_view)> link_failed_;
+  std::string early_link_failure_;  // reported before link_failed_ was set
   std::uint64_t configurations_ = 0;
 };
 

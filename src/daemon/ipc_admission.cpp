@@ -113,6 +113,7 @@ std::int32_t IpcAdmission::accept_then_check(std::int32_t fd, std::int32_t reven
   }
   // libqb accepts one connection a turn: one still waiting is either the next (fine) or one it
   // could not accept for want of a descriptor (it logged that, and would again every turn).
+  if (!self.spare_) self.spare_ = open_spare();  // lost to ENFILE once: without it no shedding
   if (readable(fd) && out_of_descriptors(self.spare_.get())) self.admit_when_out_of_descriptors(fd);
   return rc;
 }
@@ -132,10 +133,10 @@ void IpcAdmission::admit_when_out_of_descriptors(int listener) {
            "held by a connection: see ipc.max_clients and LimitNOFILE)", static_cast<unsigned long long>(shed_));
 }
 
-void IpcAdmission::close_waiting(int fd) {
+void IpcAdmission::close_waiting(int fd, const char* why) {
   ++auth_timeouts_;
   if (std::has_single_bit(auth_timeouts_))
-    qb_log(LOG_WARNING, "IPC: closed a connection that did not authenticate in time (%llu so far)",
+    qb_log(LOG_WARNING, "IPC: closed a connection that %s (%llu so far)", why,
            static_cast<unsigned long long>(auth_timeouts_));
   hang_up(fd);
 }
@@ -154,7 +155,7 @@ void IpcAdmission::close_unauthenticated() {
 
 void IpcAdmission::close_oldest_waiting() {
   const auto oldest = std::ranges::min_element(waiting_, {}, [](const auto& w) { return w.second.deadline_ns; });
-  if (oldest != waiting_.end()) close_waiting(oldest->first);
+  if (oldest != waiting_.end()) close_waiting(oldest->first, "had not authenticated when a newer one needed room");
 }
 
 void IpcAdmission::expire() {
@@ -162,7 +163,7 @@ void IpcAdmission::expire() {
   std::vector<int> late;
   for (const auto& [fd, waiting] : waiting_)
     if (waiting.deadline_ns <= now) late.push_back(fd);
-  for (int fd : late) close_waiting(fd);
+  for (int fd : late) close_waiting(fd, "did not authenticate in time");
   arm_expiry();
 }
 

@@ -61,8 +61,8 @@ class IpcAdmission {
   // libqb's acceptor for the listener `data` points at, then the checks above.
   static std::int32_t accept_then_check(std::int32_t fd, std::int32_t revents, void* data);
   void admit_when_out_of_descriptors(int listener);
-  // Counted and logged, then hang_up.
-  void close_waiting(int fd);
+  // Counted and logged (why: "did not authenticate in time"), then hang_up.
+  void close_waiting(int fd, const char* why);
   // libqb lets go of the connection itself: its authentication handler is told the peer hung up.
   void hang_up(int fd);
   void close_oldest_waiting();

@@ -69,10 +69,10 @@ class RingHost final : private membership::NodeEvents, private transport::Packet
   void on_packets(std::span<transport::InboundPacket> batch) override;
 
   EventLoop& loop_;
-  std::unique_ptr<transport::Backend> backend_;
-  // Backends whose link failed, retired: the Node may still hold their buffers (after node_ in
-  // destruction).
+  // Backends whose link failed, retired: the Node and the backend now in use (its queues) may
+  // still hold their buffers, so they go last.
   std::vector<std::unique_ptr<transport::Backend>> retired_;
+  std::unique_ptr<transport::Backend> backend_;
   RingSeqFile seq_file_;
   // Held open, let go only while the ring sequence number is stored: when connections have taken
   // every other descriptor, storing it must still work (it cannot, and the daemon would stop).

@@ -292,11 +292,11 @@ void RdmaBackend::on_close() noexcept {
 // device's) stays for the buffers the protocol holds; released receive buffers only collect
 // (on_close took the poster away).
 void RdmaBackend::on_retire() noexcept {
-  if (!window_.empty()) (void)window_.complete_through(window_.next_id() - 1);  // the NIC reads none now
   peers_ = RdmaPeerTable(config_.peers, local_node());  // their address handles
   group_ah_.reset();
   join_.reset();
   qp_.reset();
+  if (!window_.empty()) (void)window_.complete_through(window_.next_id() - 1);  // no QP reads them now
   recv_cq_.reset();
   send_cq_.reset();
   completion_channel_.reset();

@@ -290,27 +290,34 @@ TEST_F(NodeTest, MalformedAndForeignPacketsAreCountedNotHandled) {
   EXPECT_TRUE(events.delivered.empty());
 }
 
-// The host moved node 2 to another backend (its link failed): what it sends goes there, and it
-// gathers a new ring over it at once; what it had queued stays queued. (Not the fixture: the node
-// must go before the backends whose buffers it holds, the new one included.)
+// The host moved node 2 to another backend (its link failed), one with a larger mtu, as UDP is
+// beside RDMA: what it sends goes there, and it gathers a new ring over it at once; what it had
+// queued stays queued, and a message submitted next is not packed into a queued packet beyond
+// that packet's buffer (from the old pool, sized for the old mtu). (Not the fixture: the node must
+// go before the backends whose buffers it holds, the new one included.)
 TEST(NodeRebind, ARebindSendsThroughTheNewBackendAndGathersThere) {
   SimNetwork network{1, {.delay_min_us = 1, .delay_max_us = 1}};
   SimNetwork other{2, {.delay_min_us = 1, .delay_max_us = 1}};
   std::unique_ptr<SimBackend> b2 = network.attach(params(2)).value();
   std::unique_ptr<SimBackend> b3 = network.attach(params(3)).value();
-  std::unique_ptr<SimBackend> moved = other.attach(params(2)).value();
+  BackendParams larger = params(2);
+  larger.mtu = 1400;
+  std::unique_ptr<SimBackend> moved = other.attach(larger).value();
   std::unique_ptr<SimBackend> watcher = other.attach(params(3)).value();
   Recorder events;
   Node node{2, test_config(), *b2, events};
   const NodeId members[] = {1, 2, 3};
   Time now = 0;
   node.install_ring(RingId{1, 5}, members, now);
-  const std::string text = "queued before the link failed";
-  ASSERT_EQ(node.submit(std::as_bytes(std::span(text)), Delivery::kAgreed, now), Status::kOk);
+  const std::vector<std::byte> nearly_full(piece_max(b2->mtu()) - 100);  // queued before the link failed
+  ASSERT_EQ(node.submit(nearly_full, Delivery::kAgreed, now), Status::kOk);
   auto rebound = node.rebind(*moved, now);
   ASSERT_TRUE(rebound.ok()) << rebound.error().message();
   EXPECT_EQ(node.state(), MemberState::kGather);
   EXPECT_EQ(node.send_queue_size(), 1u);
+  const std::vector<std::byte> more(200);  // room for it at the new mtu, not in the old buffer
+  ASSERT_EQ(node.submit(more, Delivery::kAgreed, now), Status::kOk);
+  EXPECT_EQ(node.send_queue_size(), 2u) << "packed into the old buffer";
   EXPECT_EQ(b2->flush(), Status::kOk);
   EXPECT_EQ(moved->flush(), Status::kOk);
   now += 10;
