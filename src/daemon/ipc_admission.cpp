@@ -1,6 +1,5 @@
 #include "src/daemon/ipc_admission.hpp"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <qb/qblog.h>
 #include <qb/qbutil.h>
@@ -29,31 +28,16 @@ bool readable(int fd) {
   return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
 }
 
-// Whether this process has a descriptor to give: the spare's duplicate says, and goes at once.
-bool out_of_descriptors(int spare) {
-  const int probe = fcntl(spare, F_DUPFD_CLOEXEC, 0);
-  if (probe >= 0) {
-    ::close(probe);
-    return false;
-  }
-  return errno == EMFILE || errno == ENFILE;
-}
-
-transport::Fd open_spare() { return transport::Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC)); }
-
 }  // namespace
 
-Result<std::unique_ptr<IpcAdmission>> IpcAdmission::create(EventLoop& loop) {
+std::unique_ptr<IpcAdmission> IpcAdmission::create(EventLoop& loop) {
   RTOTEM_ASSERT(g_admission == nullptr);
-  transport::Fd spare = open_spare();
-  if (!spare) return Error::sys(errno, "IPC: a spare descriptor (/dev/null)");
-  std::unique_ptr<IpcAdmission> admission(new IpcAdmission(loop, std::move(spare)));
+  std::unique_ptr<IpcAdmission> admission(new IpcAdmission(loop));
   g_admission = admission.get();
   return admission;
 }
 
-IpcAdmission::IpcAdmission(EventLoop& loop, transport::Fd spare)
-    : loop_(loop), spare_(std::move(spare)), expiry_(loop, [this] { expire(); }) {}
+IpcAdmission::IpcAdmission(EventLoop& loop) : loop_(loop), expiry_(loop, [this] { expire(); }) {}
 
 IpcAdmission::~IpcAdmission() { g_admission = nullptr; }
 
@@ -113,8 +97,7 @@ std::int32_t IpcAdmission::accept_then_check(std::int32_t fd, std::int32_t reven
   }
   // libqb accepts one connection a turn: one still waiting is either the next (fine) or one it
   // could not accept for want of a descriptor (it logged that, and would again every turn).
-  if (!self.spare_) self.spare_ = open_spare();  // lost to ENFILE once: without it no shedding
-  if (readable(fd) && out_of_descriptors(self.spare_.get())) self.admit_when_out_of_descriptors(fd);
+  if (readable(fd) && self.spare_.process_out_of_descriptors()) self.admit_when_out_of_descriptors(fd);
   return rc;
 }
 
@@ -123,10 +106,9 @@ void IpcAdmission::admit_when_out_of_descriptors(int listener) {
     close_oldest_waiting();
     return;
   }
-  spare_.reset();
-  const int refused = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-  if (refused >= 0) ::close(refused);
-  spare_ = open_spare();
+  spare_.while_released([listener] {
+    if (const int refused = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC); refused >= 0) ::close(refused);
+  });
   ++shed_;
   if (std::has_single_bit(shed_))
     qb_log(LOG_ERR, "IPC: no descriptor left for a new connection: closed it (%llu so far; every descriptor is "

@@ -17,7 +17,7 @@
 #include <memory>
 
 #include "src/daemon/event_loop.hpp"
-#include "transport/udp/fd.hpp"
+#include "src/daemon/spare_descriptor.hpp"
 
 namespace rtotem::daemon {
 
@@ -27,7 +27,7 @@ class IpcAdmission {
   static constexpr std::size_t kWaitingMax = 256;
 
   // One per process (libqb's hooks carry no context): the loop's, for every IPC service.
-  static Result<std::unique_ptr<IpcAdmission>> create(EventLoop& loop);
+  static std::unique_ptr<IpcAdmission> create(EventLoop& loop);
   ~IpcAdmission();
   IpcAdmission(const IpcAdmission&) = delete;
   IpcAdmission& operator=(const IpcAdmission&) = delete;
@@ -51,7 +51,7 @@ class IpcAdmission {
     std::uint64_t deadline_ns = 0;
   };
 
-  IpcAdmission(EventLoop& loop, transport::Fd spare);
+  explicit IpcAdmission(EventLoop& loop);
   static std::int32_t job_add(enum qb_loop_priority p, void* data, qb_loop_job_dispatch_fn fn);
   static std::int32_t dispatch_add(enum qb_loop_priority p, std::int32_t fd, std::int32_t events, void* data,
                                    qb_ipcs_dispatch_fn_t fn);
@@ -70,7 +70,7 @@ class IpcAdmission {
   void arm_expiry();
 
   EventLoop& loop_;
-  transport::Fd spare_;  // given up for a moment to accept and close a connection
+  SpareDescriptor spare_;  // given up for a moment to accept and close a connection
   std::map<int, Hook> listeners_;
   std::map<int, Waiting> waiting_;  // by descriptor: accepted, not authenticated
   LoopTimer expiry_;

@@ -37,10 +37,8 @@ IpcServer::IpcServer(EventLoop& loop, const IpcLimits& limits, IpcHandler& handl
 
 Result<std::unique_ptr<IpcServer>> IpcServer::start(EventLoop& loop, const std::string& name, const IpcLimits& limits,
                                                     IpcHandler& handler) {
-  auto admission = IpcAdmission::create(loop);
-  if (!admission) return admission.error();
   std::unique_ptr<IpcServer> server(new IpcServer(loop, limits, handler));
-  server->admission_ = std::move(admission).value();
+  server->admission_ = IpcAdmission::create(loop);
   qb_ipcs_service_handlers handlers{on_accept, on_created, on_message, on_closed, on_destroyed};
   server->service_ = qb_ipcs_create(name.c_str(), 0, QB_IPC_SHM, &handlers);
   if (server->service_ == nullptr) return Error::sys(errno, "IPC service '{}'", name);

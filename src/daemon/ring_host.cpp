@@ -1,6 +1,5 @@
 #include "src/daemon/ring_host.hpp"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <qb/qblog.h>
 
@@ -19,18 +18,11 @@ Time monotonic_now() noexcept {
   return static_cast<Time>(ts.tv_sec) * 1'000'000 + static_cast<Time>(ts.tv_nsec) / 1000;
 }
 
-namespace {
-
-transport::Fd open_spare_descriptor() { return transport::Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC)); }
-
-}  // namespace
-
 RingHost::RingHost(EventLoop& loop, std::unique_ptr<transport::Backend> backend, RingSeqFile seq_file,
                    RingListener& listener)
     : loop_(loop),
       backend_(std::move(backend)),
       seq_file_(std::move(seq_file)),
-      spare_descriptor_(open_spare_descriptor()),
       listener_(listener) {
   for (std::size_t t = 0; t < timers_.size(); ++t) {
     timers_[t] = std::make_unique<LoopTimer>(loop_, [this, t] {
@@ -156,9 +148,7 @@ void RingHost::cancel_timer(TimerId timer) { timers_[static_cast<std::size_t>(ti
 // The Node waits for this before it uses `seq`: a ring id must never be reused after a restart.
 // A state directory that cannot be written is fatal, as corosync's is.
 void RingHost::persist_ring_seq(membership::Seq seq) {
-  spare_descriptor_.reset();
-  auto stored = seq_file_.store(seq);
-  spare_descriptor_ = open_spare_descriptor();
+  auto stored = spare_descriptor_.while_released([&] { return seq_file_.store(seq); });
   if (!stored) {
     qb_log(LOG_CRIT, "cannot persist ring sequence number %llu: %s", static_cast<unsigned long long>(seq),
            stored.error().message().c_str());

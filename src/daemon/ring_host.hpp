@@ -10,8 +10,8 @@
 #include "membership/node.hpp"
 #include "src/common/ring_seq_file.hpp"
 #include "src/daemon/event_loop.hpp"
+#include "src/daemon/spare_descriptor.hpp"
 #include "transport/backend.hpp"
-#include "transport/udp/fd.hpp"
 
 namespace rtotem::daemon {
 
@@ -76,7 +76,7 @@ class RingHost final : private membership::NodeEvents, private transport::Packet
   RingSeqFile seq_file_;
   // Held open, let go only while the ring sequence number is stored: when connections have taken
   // every other descriptor, storing it must still work (it cannot, and the daemon would stop).
-  transport::Fd spare_descriptor_;
+  SpareDescriptor spare_descriptor_;
   RingListener& listener_;
   std::unique_ptr<membership::Node> node_;  // after backend_: destroyed first
   std::array<std::unique_ptr<LoopTimer>, membership::kTimerCount> timers_;

@@ -52,16 +52,12 @@ done
 if [[ $status == 0 ]]; then
   # Each side delivered exactly its own nodes' messages: nothing crossed between transports.
   grep -vE "^[0-9]+:[0-9]+ node($(seq -s '|' 1 "$last"))-split" "$work/split.0" && fail "node0 delivered a message from the udp side"
-  [[ "$(wc -l <"$work/split.0")" == $((last * messages)) ]] || fail "split: node0 delivered $(wc -l <"$work/split.0") of $((last * messages))"
-  for ((n = 1; n < last; n++)); do
-    cmp -s "$work/split.0" "$work/split.$n" || { fail "split: node$n delivered another order than node0"; diff "$work/split.0" "$work/split.$n" | head; }
-  done
+  # shellcheck disable=SC2046  # one word per node's file
+  lab_one_order "rdma vm mixed: FAIL: split" $((last * messages)) $(seq -f "$work/split.%g" 0 $((last - 1))) || status=1
   [[ "$(grep -c "node$nodes-split" "$work/split.$last")" == "$messages" && "$(wc -l <"$work/split.$last")" == "$messages" ]] ||
     fail "split: the udp node delivered $(wc -l <"$work/split.$last") messages, want only its own $messages: $(head -3 "$work/split.$last")"
-  [[ "$(wc -l <"$work/joined.0")" == $((nodes * messages)) ]] || fail "joined: node0 delivered $(wc -l <"$work/joined.0") of $((nodes * messages))"
-  for ((n = 1; n < nodes; n++)); do
-    cmp -s "$work/joined.0" "$work/joined.$n" || { fail "joined: node$n delivered another order than node0"; diff "$work/joined.0" "$work/joined.$n" | head; }
-  done
+  # shellcheck disable=SC2046
+  lab_one_order "rdma vm mixed: FAIL: joined" $((nodes * messages)) $(seq -f "$work/joined.%g" 0 $((nodes - 1))) || status=1
 fi
 [[ $status == 0 ]] && echo "rdma vm mixed: PASS: with node $nodes on udp (no device, one warning) and the others on rdma, each side formed its own ring and delivered only its own $((last * messages)) and $messages messages, unmerged after several token timeouts; with the device back and rtotemd restarted, the $nodes formed one rdma ring and delivered $((nodes * messages)) in one order"
 exit $status
