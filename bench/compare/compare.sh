@@ -9,23 +9,35 @@
 #                p50/p99/p99.9 (10,000 samples up to 16 KiB; fewer above, where the rate must drop)
 #   failure      kill -9 of node N's daemon; time until every survivor's client has the group
 #                change (watch mode), with equal token (1000 ms) and consensus (1200 ms)
+#   costs        in the middle of each throughput run: CPU time (user + system, all threads) of
+#                every daemon and of every client per delivered message; rtotem: node 1's sendmmsg
+#                calls (link.tx_calls), datagrams (link.tx_packets), heap allocations per message
 # Configurations alternate (A B A B: every configuration once per repetition) and the report gives
 # medians and ranges, so that a drift of the shared machine hits all of them alike. Results:
 # OUT/results.jsonl (one line per client run), OUT/meta.txt, OUT/report.md (bench/compare/report.py).
 #
 # Usage: bench/compare/compare.sh [--quick] [--out DIR] [--nodes "3 5"] [--reps R] [--secs T]
 #          [--sizes "64 1024 ..."] [--lat-sizes "..."] [--configs "system:transport:crypto:sched ..."]
+#          [--baseline DIR] [--no-build]
 #   --quick    N=3; sizes 64, 1 KiB, 64 KiB; 3 s runs; latency at 1 KiB; one repetition (< 10 min)
 #   default    N=3 and 5; sizes 64 B .. 1 MiB; 5 s runs; two repetitions
 #   configs    rtotem:udpu|udp:off|on:other[:NETMTU], corosync:knet|udpu:off|on:rr|other (rr =
 #              corosync's default real-time scheduling, other = sched_rr: no; rtotemd always runs
 #              SCHED_OTHER; NETMTU: rtotem's totem.netmtu, default 1400; crypto on: totem.crypto
 #              with a key from rtotem-keygen, corosync's aes256/sha256), raw:udp:off:other (the
-#              physical limit: bare sendmmsg/recvmmsg, rtotem-udp-wire, throughput only)
+#              physical limit: bare sendmmsg/recvmmsg, rtotem-udp-wire, throughput only),
+#              rtotem-base:... (as rtotem:..., with the --baseline build's binaries)
+#   --baseline a second rtotem build (bench/compare/build-baseline.sh COMMIT DIR makes one of an
+#              older commit), run as the configs rtotem-base:...: a same-run A/B of a change. Its
+#              rows are named "rtotem baseline <git describe>", left out of "rtotem best", and
+#              compared in a column "rtotem best / baseline best"; its failed runs are findings,
+#              like Corosync's (listed in the report, not counted in the exit code)
+#   --no-build run CMP_BUILD as it is (a tree mid-edit, or a build whose source is gone)
 # Needs root (namespaces). Installs corosync and libcpg-dev if missing, and builds rtotem (release,
 # invariant checks off) in CMP_BUILD (default build-bench). Everything it starts is killed and every
 # namespace it made deleted when it exits, on failure or interrupt too. Exit 0: every rtotem run
-# passed its checks (Corosync's failed runs are listed in the report and left out of its tables).
+# passed its checks (Corosync's and the baseline's failed runs are listed in the report and left
+# out of its tables).
 set -euo pipefail
 
 CMP_REPO="$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)"
@@ -48,6 +60,8 @@ lat_sizes="64 1024 16384 65536 1047552"
 configs="rtotem:udpu:off:other rtotem:udp:off:other corosync:knet:off:rr corosync:knet:off:other corosync:udpu:off:rr corosync:udpu:off:other corosync:knet:on:rr"
 lat_seconds=10
 mode=full
+baseline=""
+build=1
 args=("$@")
 while (($#)); do
   case "$1" in
@@ -62,15 +76,30 @@ while (($#)); do
     --sizes) sizes=$2; shift 2 ;;
     --lat-sizes) lat_sizes=$2; shift 2 ;;
     --configs) configs=$2; shift 2 ;;
+    --baseline) baseline=$2; shift 2 ;;
+    --no-build) build=""; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare: unknown option '$1' (--help lists them)" >&2; exit 2 ;;
   esac
 done
 for v in "$reps" "$secs"; do [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "compare: '$v' is not a positive number" >&2; exit 2; }; done
 [[ $EUID -eq 0 ]] || { echo "compare: needs root (network namespaces)" >&2; exit 2; }
+# A baseline without its configs (or the reverse) is a mistake found now, not after an hour's run.
+CMP_BASELINE=""
+if [[ " $configs" == *" rtotem-base:"* ]]; then
+  [[ -n $baseline ]] || { echo "compare: an rtotem-base config needs --baseline DIR" >&2; exit 2; }
+  CMP_BASELINE="$(readlink -f "$baseline")"
+  for f in src/daemon/rtotemd src/client/rtotemctl bench/rtotem-bench; do
+    [[ -x $CMP_BASELINE/$f ]] || { echo "compare: baseline $baseline has no $f (bench/compare/build-baseline.sh makes one)" >&2; exit 2; }
+  done
+elif [[ -n $baseline ]]; then
+  echo "compare: --baseline given but no rtotem-base:... config runs it" >&2
+  exit 2
+fi
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-# Corosync's failed runs are findings, reported and left out of the tables; rtotem's fail the run.
+# Corosync's and the baseline's failed runs are findings, reported and left out of the tables;
+# those of the rtotem under test fail the run ("system": "rtotem-base" does not match).
 fail() {
   log "FAIL: $*"
   if [[ $* == *'"system": "rtotem"'* ]]; then failures=$((failures + 1)); fi
@@ -81,11 +110,13 @@ failures=0
 
 RTOTEM_PACKAGES+=(corosync libcpg-dev)
 rtotem_install_packages
-if [[ ! -f $CMP_BUILD/build.ninja ]]; then
-  meson setup "$CMP_BUILD" "$CMP_REPO" -Dbuildtype=release -Dinvariants=false -Dtests=disabled >/dev/null
+if [[ -n $build ]]; then
+  if [[ ! -f $CMP_BUILD/build.ninja ]]; then
+    meson setup "$CMP_BUILD" "$CMP_REPO" -Dbuildtype=release -Dinvariants=false -Dtests=disabled >/dev/null
+  fi
+  meson compile -C "$CMP_BUILD" >/dev/null
 fi
-meson compile -C "$CMP_BUILD" >/dev/null
-[[ -x $CMP_BUILD/bench/cpg-bench ]] || { echo "compare: $CMP_BUILD has no cpg-bench (libcpg-dev missing at setup?)" >&2; exit 1; }
+[[ " $configs" != *" corosync:"* || -x $CMP_BUILD/bench/cpg-bench ]] || { echo "compare: $CMP_BUILD has no cpg-bench (libcpg-dev missing at setup?)" >&2; exit 1; }
 
 work="$(mktemp -d /tmp/rtotem-compare.XXXXXX)"
 declare -A daemon_pid=()  # node -> pid of its running daemon
@@ -114,6 +145,7 @@ results="$out/results.jsonl"
   echo "mode: $mode; nodes: $nodes; repetitions: $reps; throughput seconds: $secs; latency seconds: $lat_seconds"
   echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GiB, kernel $(uname -r), $(. /etc/os-release && echo "$PRETTY_NAME")"
   echo "rtotem: $(sys_version rtotem); build: $CMP_BUILD (release, invariants off)"
+  [[ -z $CMP_BASELINE ]] || echo "baseline: $(sys_version rtotem-base); build: $CMP_BASELINE"
   echo "corosync: $(sys_version corosync)"
   echo "token: $CMP_TOKEN_MS ms, consensus: $CMP_CONSENSUS_MS ms (both systems)"
 } >"$out/meta.txt"
@@ -153,9 +185,10 @@ cluster_down() {
 # ---------------------------------------------------------------- runs
 
 # run_clients LABEL SYSTEM N ARGS_NODE_1 ... ARGS_NODE_N: one bench client per node, in parallel,
-# each bounded in time; each one's JSON goes to results.jsonl with the row's labels in front.
+# each bounded in time; each one's JSON goes to results.jsonl with the row's labels in front. With
+# costs_label set (costs_label=... run_clients ...), sample_costs measures the run meanwhile.
 run_clients() {
-  local label=$1 system=$2 n=$3 i pid rc=0
+  local label=$1 system=$2 n=$3 i pid rc=0 sampler=""
   shift 3
   local -a pids=()
   for ((i = 1; i <= n; i++)); do
@@ -165,6 +198,11 @@ run_clients() {
     pids+=($!)
   done
   client_pids=("${pids[@]}")
+  if [[ -n ${costs_label:-} ]]; then
+    sample_costs "$costs_label" "$system" "$n" "${pids[@]}" &
+    sampler=$!
+    client_pids+=("$sampler")
+  fi
   for ((i = 1; i <= n; i++)); do
     local ok=1
     if ! wait "${pids[i - 1]}"; then
@@ -175,6 +213,7 @@ run_clients() {
       sed "s/^{/{$label, \"client_node\": $i, \"ok\": $ok, /" "$work/client-$i.json" >>"$results"
     fi
   done
+  [[ -z $sampler ]] || wait "$sampler" || true
   client_pids=()
   return $rc
 }
@@ -216,20 +255,86 @@ run_failure() {  # run_failure LABEL SYSTEM N
   done <"$work/detected.txt"
 }
 
-# rtotemd's heap allocations per delivered message in the middle of a throughput run, counted
-# (stats: process.heap_allocations, protocol.messages_delivered) at node 1 between two samples;
-# the allocations of the asking connection itself are measured (a third sample right after the
-# second) and taken off.
-sample_allocs() {  # sample_allocs LABEL SECS: in the background, during run_clients
-  local label=$1 run_s=$2 ns ctl
+# What a throughput run costs per delivered message, between two samples in its middle (clear of
+# the clients' start, and of the drain after they stop sending): the CPU time (utime + stime in
+# /proc/PID/stat: all threads, corosync's knet threads too) of every daemon and of every client,
+# over the messages node 1's daemon delivered meanwhile (node1_count) times N. rtotem: node 1's
+# sendmmsg calls (link.tx_calls) and datagrams (link.tx_packets) too, from the same stats samples,
+# and its heap allocations, those of the asking connection itself measured (a third sample right
+# after the second) and taken off. Writes a "costs" and (rtotem) an "allocs" line to results.jsonl.
+sample_costs() {  # sample_costs LABEL SYSTEM N CLIENT_PIDS...: in the background, during run_clients
+  local label=$1 system=$2 n=$3 first span i pid clk
+  shift 3
+  clk=$(getconf CLK_TCK)
+  local -a daemons=() clients=()
+  if [[ $system != raw ]]; then  # raw UDP: no daemon, its clients only
+    for ((i = 1; i <= n; i++)); do daemons+=("${daemon_pid[$i]:-}"); done
+  fi
+  rm -f "$work"/count-{1,2,3}.txt "$work"/cpu-{1,2}.txt
+  # From min(1.5 s, 30 %) of the run to 0.5 s before its end (at least 0.5 s on).
+  read -r first span < <(awk -v s="$secs" 'BEGIN { a = s * 0.3 < 1.5 ? s * 0.3 : 1.5;
+    b = s - 0.5 > a + 0.5 ? s - 0.5 : a + 0.5; print a, b - a }')
+  sleep "$first"
+  # The PIDs are timeout's, each client its child (ip netns exec execs; timeout forks).
+  for pid; do clients+=("$(pgrep -P "$pid" | head -1 || true)"); done
+  node1_count "$system" "${clients[0]}" "$work/count-1.txt"
+  cpu_sample "$work/cpu-1.txt"
+  sleep "$span"
+  node1_count "$system" "${clients[0]}" "$work/count-2.txt"
+  cpu_sample "$work/cpu-2.txt"
+  if [[ $system == rtotem* ]]; then
+    node1_count "$system" "${clients[0]}" "$work/count-3.txt"
+    python3 "$here/report.py" allocs "$work"/count-{1,2,3}.txt "$label, \"row\": \"allocs\", \"client_node\": 1, \"ok\": 1" >>"$results"
+  fi
+  python3 "$here/report.py" costs "$work"/cpu-{1,2}.txt "$work"/count-{1,2}.txt "$label, \"row\": \"costs\"" >>"$results"
+}
+
+# node1_count SYSTEM CLIENT_PID FILE: node 1's daemon's counters now, for report.py costs: rtotem's
+# stats (rtotemctl --json), corosync's statistics of that client's IPC connection ("dispatched":
+# the messages and group changes it was given); nothing for raw, which has no daemon.
+node1_count() {
+  local system=$1 pid=$2 file=$3 ns
   ns=$(netns_node 1)
-  ctl="$CMP_BUILD/src/client/rtotemctl --ipc-name $CMP_PREFIX-1 --json stats"
-  sleep 1.5
-  ip netns exec "$ns" $ctl >"$work/allocs-1.json" 2>/dev/null || return 0
-  sleep "$(python3 -c "print(max(0.5, $run_s - 2))")"
-  ip netns exec "$ns" $ctl >"$work/allocs-2.json" 2>/dev/null || return 0
-  ip netns exec "$ns" $ctl >"$work/allocs-3.json" 2>/dev/null || return 0
-  python3 "$here/report.py" allocs "$work"/allocs-{1,2,3}.json "$label" >>"$results"
+  case "$system" in
+    rtotem | rtotem-base)
+      ip netns exec "$ns" "$(rtotem_build "$system")/src/client/rtotemctl" \
+        --ipc-name "$(rtotem_ipc_name "$system" 1)" --json stats >"$file" 2>/dev/null || true
+      ;;
+    corosync)
+      # A connection's keys hold its client's pid: stats.ipcs.service<S>.<pid>.<handle>.dispatched
+      { ip netns exec "$ns" corosync-cmapctl -m stats stats.ipcs. 2>/dev/null || true; } |
+        grep -F ".$pid." >"$file" || true
+      ;;
+  esac
+}
+
+# cpu_sample FILE: the time and clock ticks per second, then one line per daemon and client of
+# sample_costs (its locals daemons, clients, clk). Builtins only, so that the samples are close
+# together in time.
+cpu_sample() {
+  {
+    echo "$EPOCHREALTIME $clk"
+    proc_ticks daemon "${daemons[@]}"
+    proc_ticks client "${clients[@]}"
+  } >"$1"
+}
+
+# proc_ticks KIND PID...: "KIND NODE TICKS" for each, in node order; TICKS is utime + stime of all
+# the process's threads, "-" for one that has gone (or was never found).
+proc_ticks() {
+  local kind=$1 pid i=0 line
+  local -a f
+  shift
+  for pid; do
+    i=$((i + 1))
+    # The fields after "PID (COMM) ": cut at the last ')', as COMM may hold spaces and ')'.
+    if [[ -n $pid ]] && read -r line 2>/dev/null <"/proc/$pid/stat"; then
+      read -ra f <<<"${line##*) }"
+      echo "$kind $i $((f[11] + f[12]))"  # fields 14 and 15: utime, stime
+    else
+      echo "$kind $i -"
+    fi
+  done
 }
 
 # The physical limit: bare sendmmsg/recvmmsg between the same namespaces (rtotem-udp-wire), at
@@ -240,7 +345,8 @@ run_wire() {  # run_wire N REP
   for size in $sizes; do
     local -a per_node=()
     for ((i = 1; i <= n; i++)); do per_node+=("--size $size --duration $secs"); done
-    run_clients "$base, \"row\": \"throughput\", \"bytes\": $size" raw "$n" "${per_node[@]}" || true
+    costs_label="$base, \"bytes\": $size" \
+      run_clients "$base, \"row\": \"throughput\", \"bytes\": $size" raw "$n" "${per_node[@]}" || true
   done
 }
 
@@ -257,17 +363,13 @@ run_config() {  # run_config CONFIG N REP
   sleep 1
   sched_now=$(sched_class)
   base="\"system\": \"$system\", \"transport\": \"$transport\", \"crypto\": \"$crypto\", \"sched\": \"$sched\", \"sched_seen\": \"$sched_now\", \"netmtu\": \"$netmtu\", \"nodes\": $n, \"rep\": $rep"
+  # The baseline's rows carry its name: the report labels them with it.
+  [[ $system != rtotem-base ]] || base+=", \"build\": \"$(rtotem_describe "$CMP_BASELINE")\""
   for size in $sizes; do
     label="$base, \"row\": \"throughput\", \"bytes\": $size"
     local -a per_node=()
     for ((i = 1; i <= n; i++)); do per_node+=("--mode throughput --senders $n --size $size --duration $secs --group t$size-$rep"); done
-    local sampler=""
-    if [[ $system == rtotem ]]; then
-      sample_allocs "$base, \"row\": \"allocs\", \"bytes\": $size, \"client_node\": 1, \"ok\": 1" "$secs" &
-      sampler=$!
-    fi
-    run_clients "$label" "$system" "$n" "${per_node[@]}" || true
-    [[ -z $sampler ]] || wait "$sampler" || true
+    costs_label="$base, \"bytes\": $size" run_clients "$label" "$system" "$n" "${per_node[@]}" || true
   done
   for size in $lat_sizes; do
     label="$base, \"row\": \"latency\", \"bytes\": $size"

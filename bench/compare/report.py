@@ -9,11 +9,17 @@
                                        stats samples S1 and S2 (S3, taken right after S2, measures
                                        what asking costs); one results line, or none without the
                                        counter
+  report.py costs C1 C2 N1 N2 LABEL    a throughput run's costs between CPU samples C1 and C2
+                                       (compare.sh's cpu_sample) and node 1's counters N1 and N2
+                                       taken with them (node1_count; none for raw): one results
+                                       line, or none when a process went meanwhile
   report.py report OUT_DIR             OUT_DIR/results.jsonl + meta.txt -> markdown on stdout
 
 A row's value per run is the mean over its nodes (throughput: what each node delivered per second;
 latency: node 1's own samples; failure: the slowest survivor); over repetitions, the median and
-the range. "best" compares each system's best configuration for that row, as issue 6 asks.
+the range. "best" compares each system's best configuration for that row, as issue 6 asks; the
+baseline (rtotem-base, another rtotem build) is no part of rtotem's best, and is compared with it
+in a column of its own.
 """
 import json
 import re
@@ -70,6 +76,51 @@ def allocs(files, label):
     print(f'{{{label}, "allocs": {counted}, "delivered": {delivered}}}')
 
 
+def cpu_sample(path):
+    """compare.sh's cpu_sample: (time s, {(kind, node): CPU seconds or None})."""
+    lines = Path(path).read_text().split("\n")
+    t, clk = lines[0].split()
+    cpu = {}
+    for line in filter(None, lines[1:]):
+        kind, node, ticks = line.split()
+        cpu[(kind, int(node))] = None if ticks == "-" else int(ticks) / int(clk)
+    return float(t), cpu
+
+
+def node1_counts(path):
+    """compare.sh's node1_count: {counter: value}, without those a build lacks; {} without any."""
+    try:
+        text = Path(path).read_text()
+    except OSError:
+        return {}  # raw: no daemon
+    if text.lstrip().startswith("{"):  # rtotemctl --json stats
+        try:
+            s = json.loads(text)
+        except json.JSONDecodeError:
+            return {}
+        found = {"delivered": s.get("protocol", {}).get("messages_delivered"),
+                 "tx_calls": s.get("link", {}).get("tx_calls"), "tx_packets": s.get("link", {}).get("tx_packets")}
+        return {k: v for k, v in found.items() if v is not None}
+    m = re.search(r"\.dispatched \(u64\) = (\d+)", text)  # corosync-cmapctl, the client's connection
+    return {"delivered": int(m.group(1))} if m else {}
+
+
+def costs(cpu_files, count_files, label):
+    try:
+        (t1, c1), (t2, c2) = (cpu_sample(f) for f in cpu_files)
+    except (OSError, ValueError):
+        return
+    if c1.keys() != c2.keys() or None in c1.values() or None in c2.values():
+        return  # a daemon or client went (or was never found): the window is not whole
+    row = {"window_s": round(t2 - t1, 6)}
+    for kind in ("daemon", "client"):
+        row[f"{kind}_cpu_s"] = [round(c2[k] - c1[k], 3) for k in sorted(c1) if k[0] == kind]
+    n1, n2 = (node1_counts(f) for f in count_files)
+    for key in n1.keys() & n2.keys():
+        row[f"node1_{key}"] = n2[key] - n1[key]
+    print(f'{{{label}, {json.dumps(row)[1:]}')
+
+
 # ---------------------------------------------------------------- the report
 
 def config_name(r):
@@ -77,7 +128,11 @@ def config_name(r):
         return "raw UDP, sendmmsg/recvmmsg (physical limit)"
     crypto = ", crypto" if r["crypto"] == "on" else ""
     mtu = f', netmtu {r["netmtu"]}' if r.get("netmtu") else ""
-    return f'{r["system"]} {r["transport"]}{crypto}{mtu} ({r["sched_seen"] or r["sched"]})'
+    system = f'rtotem baseline {r.get("build") or "?"}' if r["system"] == "rtotem-base" else r["system"]
+    return f'{system} {r["transport"]}{crypto}{mtu} ({r["sched_seen"] or r["sched"]})'
+
+
+SYSTEM_ORDER = {"rtotem": 0, "rtotem-base": 1, "corosync": 2}
 
 
 def size_name(b):
@@ -143,18 +198,20 @@ def ratio_text(table_row, systems, higher_is_better, other="corosync"):
 
 
 def table(title, table_, systems, fmt, higher_is_better, note):
-    configs = sorted(systems, key=lambda c: ({"rtotem": 0, "corosync": 1}.get(systems[c], 2), c))
-    raw = "raw" in systems.values()
+    configs = sorted(systems, key=lambda c: (SYSTEM_ORDER.get(systems[c], 3), c))
+    # Ratio columns beyond rtotem / corosync, each only when its rows ran.
+    others = [(s, name) for s, name in (("rtotem-base", "baseline best"), ("raw", "raw UDP"))
+              if s in systems.values()]
     lines = [f"### {title}", "", note, "",
              "| N | size | " + " | ".join(configs) + " | rtotem best / corosync best |" +
-             (" rtotem best / raw UDP |" if raw else ""),
-             "|---|---:|" + "---:|" * (len(configs) + 1 + raw)]
+             "".join(f" rtotem best / {name} |" for _, name in others),
+             "|---|---:|" + "---:|" * (len(configs) + 1 + len(others))]
     for (nodes, size) in sorted(table_):
         row = table_[(nodes, size)]
         cells = [cell(row[c], fmt) if row.get(c) else "–" for c in configs]
         lines.append(f"| {nodes} | {size_name(size)} | " + " | ".join(cells) +
                      f" | {ratio_text(row, systems, higher_is_better)} |" +
-                     (f" {ratio_text(row, systems, higher_is_better, 'raw')} |" if raw else ""))
+                     "".join(f" {ratio_text(row, systems, higher_is_better, s)} |" for s, _ in others))
     return lines + [""]
 
 
@@ -190,6 +247,7 @@ def report(out):
     lines += table("Failure detection, ms (kill -9 of node N's daemon)", t, systems, lambda v: f"{v:,.0f}", False,
                    "From the kill to the group change at the slowest survivor; token 1000 ms and "
                    "consensus 1200 ms on both systems.")
+    lines += cost_tables(results)
     lines += alloc_table(results)
     lines += ["### Runs left out", ""] + ([f"- {x}" for x in bad] if bad else ["None: every run passed its checks."])
     print("\n".join(lines))
@@ -214,6 +272,85 @@ def alloc_table(results):
     return lines + [""]
 
 
+def passed_throughput_runs(results):
+    """{(nodes, bytes, config, rep): the run's client lines}, for the throughput runs that passed."""
+    runs = defaultdict(list)
+    for r in results:
+        if r["row"] == "throughput":
+            runs[(r["nodes"], r["bytes"], config_name(r), r["rep"])].append(r)
+    return {k: rs for k, rs in runs.items() if not check("throughput", rs, k[0])}
+
+
+def cost_tables(results):
+    """Per delivered message, from the "costs" lines of sample_costs and their throughput runs."""
+    runs = passed_throughput_runs(results)
+    cpu = defaultdict(lambda: defaultdict(list))  # (nodes, bytes, config) -> measure -> per rep
+    system_of = {}  # config -> system
+    checks = []
+    for r in results:
+        key = (r["nodes"], r["bytes"], config_name(r))
+        rs = runs.get(key + (r["rep"],)) if r["row"] == "costs" else None
+        if not rs:
+            continue  # its run failed its checks (listed under "Runs left out")
+        # Every node delivers the same sequence: node 1's count times N. Raw UDP has no daemon to
+        # count: its clients' rates (over their whole runs) times the window.
+        estimate = sum(x["msgs_per_s"] for x in rs) * r["window_s"]
+        node1 = r.get("node1_delivered")
+        delivered = node1 * r["nodes"] if node1 else estimate
+        if delivered <= 0:
+            continue
+        if node1 and estimate > 0:
+            checks.append(estimate / delivered)
+        m = cpu[key]
+        system_of[key[2]] = r["system"]
+        daemon, client = sum(r["daemon_cpu_s"]), sum(r["client_cpu_s"])
+        if r["daemon_cpu_s"]:
+            m["daemon"].append(daemon / delivered * 1e6)
+        m["client"].append(client / delivered * 1e6)
+        m["total"].append((daemon + client) / delivered * 1e6)
+        m["cores"].append((daemon + client) / r["window_s"])
+        calls, packets = r.get("node1_tx_calls"), r.get("node1_tx_packets")  # rtotem only
+        if node1 and calls is not None and packets is not None:
+            m["tx_calls"].append(calls / node1)
+            m["tx_packets"].append(packets / node1)
+            if calls:
+                m["batch"].append(packets / calls)
+    if not cpu:
+        return []
+
+    def cells(m, measures, fmt):
+        return " | ".join(cell(m[x], fmt) if m.get(x) else "–" for x in measures)
+
+    order = sorted(cpu, key=lambda k: (k[0], k[1], SYSTEM_ORDER.get(system_of[k[2]], 3), k[2]))
+    check_text = (f" (The clients' mean rates over their whole runs times the window would have given "
+                  f"{min(checks):.2f}–{max(checks):.2f} of that count.)" if checks else "")
+    lines = ["### Throughput cost: CPU time per delivered message, µs", "",
+             "User + system CPU time (/proc/PID/stat, all threads) of the N daemons and, apart, of the N "
+             "bench clients, between two samples in the middle of each throughput run, over the messages "
+             "delivered meanwhile summed over the nodes: node 1's daemon's count times N (rtotem: "
+             "protocol.messages_delivered; corosync: the bench client's IPC connection's `dispatched`; raw "
+             f"UDP, no daemon: the clients' rates times the window).{check_text} Cores busy: daemons and "
+             "clients together, CPU seconds per second of the window. Median (range) over repetitions.", "",
+             "| N | size | configuration | daemons | clients | daemons + clients | cores busy |",
+             "|---|---:|---|---:|---:|---:|---:|"]
+    for key in order:
+        lines.append(f"| {key[0]} | {size_name(key[1])} | {key[2]} | "
+                     f"{cells(cpu[key], ('daemon', 'client', 'total'), lambda v: f'{v:,.2f}')} | "
+                     f"{cells(cpu[key], ('cores',), lambda v: f'{v:.2f}')} |")
+    sends = [k for k in order if cpu[k].get("tx_calls")]
+    if sends:
+        lines += ["", "### Throughput cost: rtotemd's sends per delivered message (node 1)", "",
+                  "Node 1's link.tx_calls (sendmmsg calls) and link.tx_packets (datagrams) over its "
+                  "protocol.messages_delivered, between the same two samples (rtotemctl stats). "
+                  "Median (range) over repetitions.", "",
+                  "| N | size | configuration | sendmmsg calls / message | datagrams / message | datagrams / call |",
+                  "|---|---:|---|---:|---:|---:|"]
+        for key in sends:
+            lines.append(f"| {key[0]} | {size_name(key[1])} | {key[2]} | "
+                         f"{cells(cpu[key], ('tx_calls', 'tx_packets', 'batch'), lambda v: f'{v:.3f}')} |")
+    return lines + [""]
+
+
 def samples_note(results):
     by_size = defaultdict(set)
     for r in results:
@@ -234,6 +371,9 @@ def main(argv):
         return 0
     if len(argv) == 6 and argv[1] == "allocs":
         allocs(argv[2:5], argv[5])
+        return 0
+    if len(argv) == 7 and argv[1] == "costs":
+        costs(argv[2:4], argv[4:6], argv[6])
         return 0
     if len(argv) == 3 and argv[1] == "report":
         report(argv[2])

@@ -1,5 +1,7 @@
 # shellcheck shell=bash
-# The two systems under test, behind the same few functions, so that compare.sh treats them alike:
+# The systems under test, behind the same few functions, so that compare.sh treats them alike:
+# rtotem (the build in CMP_BUILD), rtotem-base (another rtotem build, CMP_BASELINE: a same-run A/B
+# against an older commit) and corosync.
 #   sys_prepare SYSTEM TRANSPORT CRYPTO SCHED N DIR   write node i's config to DIR/n<i>/
 #   sys_start SYSTEM I DIR                            start node I in its namespace; sets SYS_PID
 #   sys_after_kill SYSTEM PID                         remove what a killed daemon leaves in /dev/shm
@@ -7,10 +9,35 @@
 #   sys_version SYSTEM                                one line: the exact build measured
 # Both get the same timeouts: token 1000 ms, consensus 1200 ms (corosync: token_coefficient 0, so
 # the token does not grow with the node count). Sourced by compare.sh; defines only.
-# Inputs: CMP_BUILD (rtotem's build dir), CMP_PREFIX, and netns.sh's functions.
+# Inputs: CMP_BUILD (rtotem's build dir), CMP_BASELINE (the baseline's, or empty), CMP_PREFIX, and
+# netns.sh's functions.
 
 CMP_TOKEN_MS=1000
 CMP_CONSENSUS_MS=1200
+
+rtotem_build() {  # rtotem_build SYSTEM: the build dir whose binaries SYSTEM's rows run
+  if [[ $1 == rtotem-base ]]; then echo "$CMP_BASELINE"; else echo "$CMP_BUILD"; fi
+}
+
+# Each build's daemons get their own IPC names, so that a client or rtotemctl of one build never
+# reaches the other's daemon, nor its leftovers in /dev/shm.
+rtotem_ipc_name() {  # rtotem_ipc_name SYSTEM I
+  if [[ $1 == rtotem-base ]]; then echo "$CMP_PREFIX-base-$2"; else echo "$CMP_PREFIX-$2"; fi
+}
+
+# One line for a build: its source's git describe (build-baseline.sh's stamp, else the source dir
+# meson recorded), else the build dir itself.
+rtotem_describe() {  # rtotem_describe BUILD_DIR
+  local dir=$1 src
+  if [[ -f $dir/rtotem-baseline.txt ]]; then
+    awk -F': ' '/^describe:/{print $2; exit}' "$dir/rtotem-baseline.txt"
+    return
+  fi
+  src=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["directories"]["source"])' \
+    "$dir/meson-info/meson-info.json" 2>/dev/null) || src=""
+  if [[ -n $src ]] && git -C "$src" describe --always --dirty 2>/dev/null; then return; fi
+  echo "$dir"
+}
 
 sys_nodelist() {  # sys_nodelist N: the nodelist section both systems read
   local n=$1 i
@@ -27,17 +54,19 @@ sys_prepare() {
     nd="$dir/n$i"
     mkdir -p "$nd/run" "$nd/state"
     case "$system" in
-      rtotem) rtotem_config "$transport" "$crypto" "$n" "$dir" >"$nd/rtotem.conf" ;;
+      rtotem | rtotem-base) rtotem_config "$system" "$transport" "$crypto" "$n" "$dir" >"$nd/rtotem.conf" ;;
       corosync) corosync_config "$transport" "$crypto" "$sched" "$n" "$nd" "$dir" >"$nd/corosync.conf" ;;
     esac
   done
 }
 
 # Crypto on: one key for the run's nodes, made by the build's rtotem-keygen (mode 0400).
-rtotem_config() {  # rtotem_config TRANSPORT CRYPTO N RUNDIR
+rtotem_config() {  # rtotem_config SYSTEM TRANSPORT CRYPTO N RUNDIR
+  local system=$1
+  shift
   local crypto_lines=$'\tcrypto: off'
   if [[ $2 == on ]]; then
-    [[ -s $4/rtotem-authkey ]] || "$CMP_BUILD/src/tools/rtotem-keygen" -k "$4/rtotem-authkey" >/dev/null
+    [[ -s $4/rtotem-authkey ]] || "$(rtotem_build "$system")/src/tools/rtotem-keygen" -k "$4/rtotem-authkey" >/dev/null
     crypto_lines=$'\tcrypto: on\n\tkeyfile: '"$4/rtotem-authkey"
   fi
   cat <<EOF
@@ -101,8 +130,9 @@ sys_start() {
   local system=$1 i=$2 dir=$3 nd="$3/n$2" ns
   ns=$(netns_node "$i")
   case "$system" in
-    rtotem)
-      ip netns exec "$ns" "$CMP_BUILD/src/daemon/rtotemd" -f -c "$nd/rtotem.conf" --ipc-name "$CMP_PREFIX-$i" \
+    rtotem | rtotem-base)
+      ip netns exec "$ns" "$(rtotem_build "$system")/src/daemon/rtotemd" -f -c "$nd/rtotem.conf" \
+        --ipc-name "$(rtotem_ipc_name "$system" "$i")" \
         --state-dir "$nd/state" >>"$nd/daemon.log" 2>&1 &
       ;;
     corosync)
@@ -123,7 +153,7 @@ sys_after_kill() {
 
 sys_client() {
   case "$1" in
-    rtotem) echo "$CMP_BUILD/bench/rtotem-bench --ipc-name $CMP_PREFIX-$2" ;;
+    rtotem | rtotem-base) echo "$(rtotem_build "$1")/bench/rtotem-bench --ipc-name $(rtotem_ipc_name "$1" "$2")" ;;
     corosync) echo "$CMP_BUILD/bench/cpg-bench" ;;
     raw) echo "$CMP_BUILD/bench/rtotem-udp-wire --bind $(netns_addr "$2") --peers $(wire_peers "$2")" ;;
   esac
@@ -137,7 +167,11 @@ wire_peers() {  # wire_peers I: every node's address but node I's, comma-separat
 
 sys_version() {
   case "$1" in
-    rtotem) echo "rtotem $(git -C "$CMP_REPO" describe --always --dirty 2>/dev/null) ($("$CMP_BUILD/src/daemon/rtotemd" -v 2>&1 | head -1))" ;;
+    rtotem | rtotem-base)
+      local dir
+      dir=$(rtotem_build "$1")
+      echo "rtotem $(rtotem_describe "$dir") ($("$dir/src/daemon/rtotemd" -v 2>&1 | head -1))"
+      ;;
     corosync)
       echo "$(corosync -v 2>/dev/null | head -1); $(dpkg-query -W -f='${Package} ${Version}' libknet1 2>/dev/null)"
       ;;
