@@ -6,22 +6,43 @@
  * changes. Every member of a group receives the same messages and changes in the same order.
  *
  * Functions return 0 or a negative errno; rtotem_strerror() says what it means here:
- *   -EAGAIN     back-pressure from the ring (retry later); the daemon is still forming its
- *               first ring (rtotem_connect: retry); rtotem_join: this process's leave of the
- *               group is still on its way (retry once it is delivered)
- *   -ENOTCONN   the daemon is gone (or, for rtotem_mcast, the group was not joined)
+ *   -EAGAIN     back-pressure (rtotem_mcast: call rtotem_dispatch when rtotem_fd is readable,
+ *               then retry; see below); the
+ *               daemon is still forming its first ring (rtotem_connect: retry); rtotem_join: this
+ *               process's leave of the group is still on its way (retry once it is delivered);
+ *               rtotem_join, rtotem_leave: this connection's earlier multicasts still wait for
+ *               room on the ring (retry)
+ *   -ENOTCONN   the daemon is gone (or, for rtotem_mcast, the group is not joined: checked in
+ *               the library, at once)
  *   -EMSGSIZE   the message is larger than the cluster's totem.max_message_size allows
  *   -EEXIST / -ENOENT   already joined / not joined
  *   -ENOSPC     rtotem_join: the connection is in 1,024 groups already
  *   -EACCES / -EMFILE   rtotem_connect: not allowed (root, the daemon's user and those of
  *               ipc.allow_uid/allow_gid are) / too many clients (ipc.max_clients)
  *   -EINVAL     a bad argument (a group name must be 1..RTOTEM_GROUP_NAME_MAX bytes)
- * rtotem_join, rtotem_leave and rtotem_mcast return once the request is on the ring: their effect
- * is the group change or message delivered later, in order, to every member (this one too).
+ * rtotem_join and rtotem_leave return once the request is on the ring: their effect is the group
+ * change delivered later, in order, to every member (this one too).
+ *
+ * rtotem_mcast does not wait for the daemon. A return of 0 means the message is in this
+ * connection's request queue to its daemon, which will put it on the ring after every message this
+ * connection sent before it and before its later joins and leaves; it is then delivered, in
+ * order, to every member (this one too). It does not wait because the daemon grants each
+ * connection a window of credit (64 KiB of requests) that the library counts itself: -EAGAIN
+ * means the window is used up (the ring is busy, or the daemon has not read them yet), and costs
+ * no round trip. The credit comes back as events: call rtotem_dispatch once rtotem_fd is
+ * readable (or rtotem_flush, which asks), then retry. What the library cannot check itself and
+ * fails later (the daemon found the group not
+ * joined, or it is shutting down) comes as a call of the rtotem_set_mcast_failed callback. The
+ * first multicast of a connection, and one larger than 16 KiB, waits for its answer as
+ * rtotem_mcast_sync does. rtotem_disconnect first waits until the daemon has taken every message
+ * sent (rtotem_flush): they are not lost. A process that dies may lose those its daemon had not
+ * read yet, as if it had died before sending them.
+ *
  * Callback data is valid for the duration of the callback only. A handle is used by one thread
- * at a time; a callback must not call rtotem_dispatch or rtotem_disconnect on its own handle. A client that stops calling rtotem_dispatch() has its events queued by the daemon
- * up to ipc.client_queue_bytes, then is disconnected (and leaves its groups): it never slows the
- * ring or the other clients.
+ * at a time; a callback must not call rtotem_dispatch or rtotem_disconnect on its own handle. A
+ * client that stops calling rtotem_dispatch() has its events queued by the daemon up to
+ * ipc.client_queue_bytes, then is disconnected (and leaves its groups): it never slows the ring
+ * or the other clients.
  */
 #ifndef RTOTEM_RTOTEM_H
 #define RTOTEM_RTOTEM_H
@@ -102,6 +123,17 @@ RTOTEM_API void rtotem_disconnect(rtotem_t *);
 RTOTEM_API int rtotem_join(rtotem_t *, const char *group);
 RTOTEM_API int rtotem_leave(rtotem_t *, const char *group);
 RTOTEM_API int rtotem_mcast(rtotem_t *, const char *group, const void *data, size_t len, enum rtotem_order);
+/* As rtotem_mcast, but returns once the daemon has put the message on the ring (0), or says why
+ * not: -EAGAIN (the ring's back-pressure, or earlier messages of this connection still wait),
+ * -ENOTCONN, -EMSGSIZE, -ESHUTDOWN. One round trip to the daemon per message. */
+RTOTEM_API int rtotem_mcast_sync(rtotem_t *, const char *group, const void *data, size_t len, enum rtotem_order);
+/* Returns once the daemon has taken every message rtotem_mcast sent on this handle: on the ring,
+ * or waiting for room on it, bound for it in order even if this process exits. */
+RTOTEM_API int rtotem_flush(rtotem_t *);
+/* Called from rtotem_dispatch for a message rtotem_mcast returned 0 for but the daemon could not
+ * multicast: its group, and -ENOTCONN (not joined) or -ESHUTDOWN (the daemon is stopping). */
+typedef void (*rtotem_mcast_failed_fn)(rtotem_t *, const char *group, int error, void *ctx);
+RTOTEM_API int rtotem_set_mcast_failed(rtotem_t *, rtotem_mcast_failed_fn failed);
 RTOTEM_API int rtotem_fd(rtotem_t *); /* pollable: readable when events wait; or a negative errno */
 RTOTEM_API int rtotem_dispatch(rtotem_t *, int flags);
 RTOTEM_API int rtotem_local_nodeid(rtotem_t *, uint32_t *out);

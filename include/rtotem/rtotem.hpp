@@ -41,6 +41,10 @@ class Client {
   int mcast(const std::string& group, std::span<const std::byte> data, rtotem_order order = RTOTEM_AGREED) {
     return rtotem_mcast(handle_.get(), group.c_str(), data.data(), data.size(), order);
   }
+  int mcast_sync(const std::string& group, std::span<const std::byte> data, rtotem_order order = RTOTEM_AGREED) {
+    return rtotem_mcast_sync(handle_.get(), group.c_str(), data.data(), data.size(), order);
+  }
+  int flush() { return rtotem_flush(handle_.get()); }
   int fd() { return rtotem_fd(handle_.get()); }
   int dispatch(int flags = RTOTEM_DISPATCH_ALL) { return rtotem_dispatch(handle_.get(), flags); }
   int local_nodeid(std::uint32_t& out) { return rtotem_local_nodeid(handle_.get(), &out); }

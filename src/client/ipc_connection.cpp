@@ -38,19 +38,28 @@ Result<std::unique_ptr<IpcConnection>> IpcConnection::open(std::string name) {
 
 IpcConnection::~IpcConnection() { qb_ipcc_disconnect(c_); }
 
+namespace {
+
+// The header and the iovecs of a request whose body is `body` then `tail`; false if it cannot
+// fit in `limit` bytes (checked term by term: a caller's length near SIZE_MAX must not wrap).
+bool frame(ipc::RequestId id, std::span<const std::byte> body, std::span<const std::byte> tail, std::size_t limit,
+           qb_ipc_request_header& header, iovec (&iov)[3]) {
+  if (body.size() > limit - sizeof header || tail.size() > limit - sizeof header - body.size()) return false;
+  header.id = static_cast<std::int32_t>(id);
+  header.size = static_cast<std::int32_t>(sizeof header + body.size() + tail.size());
+  iov[0] = {&header, sizeof header};
+  iov[1] = {const_cast<std::byte*>(body.data()), body.size()};
+  iov[2] = {const_cast<std::byte*>(tail.data()), tail.size()};
+  return true;
+}
+
+}  // namespace
+
 int IpcConnection::request(ipc::RequestId id, std::span<const std::byte> body, Reply& reply,
                            std::span<const std::byte> tail) {
   qb_ipc_request_header header{};
-  header.id = static_cast<std::int32_t>(id);
-  // Checked term by term: a caller's length near SIZE_MAX must not wrap the sum.
-  if (body.size() > reply_buffer_.size() - sizeof header ||
-      tail.size() > reply_buffer_.size() - sizeof header - body.size())
-    return -EMSGSIZE;
-  const std::size_t size = sizeof header + body.size() + tail.size();
-  header.size = static_cast<std::int32_t>(size);
-  iovec iov[3] = {{&header, sizeof header},
-                  {const_cast<std::byte*>(body.data()), body.size()},
-                  {const_cast<std::byte*>(tail.data()), tail.size()}};
+  iovec iov[3];
+  if (!frame(id, body, tail, reply_buffer_.size(), header, iov)) return -EMSGSIZE;
   const ssize_t got = qb_ipcc_sendv_recv(c_, iov, tail.empty() ? 2 : 3, reply_buffer_.data(), reply_buffer_.size(), -1);
   if (got < 0) return static_cast<int>(got);
   qb_ipc_response_header response{};
@@ -60,6 +69,14 @@ int IpcConnection::request(ipc::RequestId id, std::span<const std::byte> body, R
   reply.error = response.error;
   reply.body = std::span<const std::byte>(reply_buffer_).subspan(sizeof response, static_cast<std::size_t>(got) - sizeof response);
   return 0;
+}
+
+int IpcConnection::send(ipc::RequestId id, std::span<const std::byte> body, std::span<const std::byte> tail) {
+  qb_ipc_request_header header{};
+  iovec iov[3];
+  if (!frame(id, body, tail, reply_buffer_.size(), header, iov)) return -EMSGSIZE;
+  const ssize_t sent = qb_ipcc_sendv(c_, iov, tail.empty() ? 2 : 3);
+  return sent < 0 ? static_cast<int>(sent) : 0;
 }
 
 int IpcConnection::next_event(Event& event, int timeout_ms) {

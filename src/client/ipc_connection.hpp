@@ -1,5 +1,5 @@
 // The client's side of the local IPC (libqb qb_ipcc, shared memory): one request and its answer
-// at a time, and events. Shared by librtotem and rtotemctl.
+// at a time, requests without an answer, and events. Shared by librtotem and rtotemctl.
 #pragma once
 
 #include <qb/qbipcc.h>
@@ -37,6 +37,9 @@ class IpcConnection {
   // waits for its answer. Negative: the connection failed (-errno).
   int request(ipc::RequestId id, std::span<const std::byte> body, Reply& reply,
               std::span<const std::byte> tail = {});
+  // Sends a request the daemon does not answer (ipc::RequestId::kMcastAsync): 0 once it is in the
+  // connection's request ring, -EAGAIN if the ring is full, or -errno.
+  int send(ipc::RequestId id, std::span<const std::byte> body, std::span<const std::byte> tail);
   // The next event: 1 with `event` filled, 0 if none came within timeout_ms (-1: wait), or -errno.
   // A batch (ipc::EventId::kBatch) is opened here and its events returned one per call.
   int next_event(Event& event, int timeout_ms);

@@ -1,7 +1,13 @@
-// The C API of include/rtotem/rtotem.h over IpcConnection: requests are synchronous; events are
-// decoded into scratch storage owned by the handle, valid for the callback's duration.
+// The C API of include/rtotem/rtotem.h over IpcConnection. Multicasts go without waiting, within
+// the credit window the daemon granted (ipc_protocol.hpp); every other request, and a multicast
+// past the window or too large for it, waits for its answer. Events are decoded into scratch
+// storage owned by the handle, valid for the callback's duration.
+#include <qb/qbipc_common.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,7 +24,16 @@ using rtotem::membership::WireReader;
 struct rtotem_handle {
   std::unique_ptr<IpcConnection> connection;
   rtotem_callbacks callbacks{};
+  rtotem_mcast_failed_fn mcast_failed = nullptr;
   void* ctx = nullptr;
+  // Groups this connection joined and has not left: a multicast to another is refused here.
+  std::set<std::string, std::less<>> joined_groups;
+  // Credit (ipc_protocol.hpp): the window, bytes of asynchronous multicasts sent, and the most the
+  // daemon has said it took. 0 window: not heard yet (or an older daemon), so every multicast waits.
+  std::uint32_t window = 0;
+  std::uint64_t sent = 0;
+  std::uint64_t taken = 0;
+  std::size_t data_max = 0;  // 0: not heard yet (the daemon checks)
   // A request being written, reused: a multicast allocates nothing once it has grown.
   rtotem::ipc::BodyWriter request;
   // Scratch for decoded events, reused.
@@ -112,9 +127,39 @@ int handle(rtotem_t* h, const Event& event) {
       if (h->callbacks.ring_change) h->callbacks.ring_change(h, &c, h->ctx);
       return 0;
     }
+    case EventId::kCredit: {
+      const std::uint64_t taken = in.get_u64();
+      if (in.short_read()) return -EPROTO;
+      h->taken = std::max(h->taken, taken);
+      return 0;
+    }
+    case EventId::kMcastFailed: {
+      const auto error = static_cast<std::int32_t>(in.get_u32());
+      const auto group = rtotem::ipc::read_string(in, RTOTEM_GROUP_NAME_MAX);
+      if (!group || error >= 0) return -EPROTO;
+      h->group.assign(*group);
+      if (h->mcast_failed) h->mcast_failed(h, h->group.c_str(), error, h->ctx);
+      return 0;
+    }
     case EventId::kBatch: break;  // opened by the connection, never nested
   }
   return -EPROTO;
+}
+
+// What a kMcast or kSync answer says of the credit (an older daemon's says nothing).
+void learn_credit(rtotem_t* h, const Reply& reply) {
+  if (reply.body.size() < rtotem::ipc::kMcastReplySize) return;
+  WireReader in(reply.body);
+  h->window = in.get_u32();
+  h->taken = std::max(h->taken, in.get_u64());
+  h->data_max = in.get_u32();
+}
+
+int mcast_sync(rtotem_t* h, std::span<const std::byte> body, std::span<const std::byte> data) {
+  Reply reply;
+  const int rc = call(h, RequestId::kMcast, body, reply, data);
+  learn_credit(h, reply);
+  return rc;
 }
 
 }  // namespace
@@ -135,22 +180,76 @@ int rtotem_connect(rtotem_t** out, const char* ipc_name, const rtotem_callbacks*
   return 0;
 }
 
-void rtotem_disconnect(rtotem_t* h) { std::unique_ptr<rtotem_t>{h}; }
+// Multicasts sent without an answer are taken by the daemon first (rtotem_flush): a clean
+// disconnect loses none of them.
+void rtotem_disconnect(rtotem_t* h) {
+  if (h != nullptr && h->sent != h->taken) (void)rtotem_flush(h);
+  std::unique_ptr<rtotem_t>{h};
+}
 
-int rtotem_join(rtotem_t* h, const char* group) { return group_request(h, RequestId::kJoin, group); }
+int rtotem_join(rtotem_t* h, const char* group) {
+  const int rc = group_request(h, RequestId::kJoin, group);
+  if (rc == 0 || rc == -EEXIST) h->joined_groups.emplace(group);
+  return rc;
+}
 
-int rtotem_leave(rtotem_t* h, const char* group) { return group_request(h, RequestId::kLeave, group); }
+int rtotem_leave(rtotem_t* h, const char* group) {
+  const int rc = group_request(h, RequestId::kLeave, group);
+  if (rc == 0 || rc == -ENOENT) {
+    const auto it = h->joined_groups.find(std::string_view(group));
+    if (it != h->joined_groups.end()) h->joined_groups.erase(it);
+  }
+  return rc;
+}
 
-int rtotem_mcast(rtotem_t* h, const char* group, const void* data, size_t len, rtotem_order order) {
+namespace {
+
+// The checks the library makes itself, then the request's body (the data follows it uncopied).
+int mcast_prepare(rtotem_t* h, const char* group, const void* data, size_t len, rtotem_order order) {
   if (h == nullptr || !valid_group(group) || (data == nullptr && len > 0) ||
       (order != RTOTEM_AGREED && order != RTOTEM_SAFE))
     return -EINVAL;
+  if (!h->joined_groups.contains(std::string_view(group))) return -ENOTCONN;
+  if (h->data_max != 0 && len > h->data_max) return -EMSGSIZE;
   rtotem::ipc::BodyWriter& body = h->request;
   body.clear();
   body.u8(order == RTOTEM_SAFE ? 1 : 0);
   body.string(group);
-  Reply reply;  // the payload goes straight from the caller's memory into the shared-memory ring
-  return call(h, RequestId::kMcast, body.data(), reply, std::span(static_cast<const std::byte*>(data), len));
+  return 0;
+}
+
+}  // namespace
+
+int rtotem_mcast(rtotem_t* h, const char* group, const void* data, size_t len, rtotem_order order) {
+  if (const int rc = mcast_prepare(h, group, data, len, order); rc != 0) return rc;
+  const std::span<const std::byte> body = h->request.data();
+  const std::span payload(static_cast<const std::byte*>(data), len);
+  const std::uint64_t cost = sizeof(qb_ipc_request_header) + body.size() + len;
+  // Not heard yet, or too large for the window: answered, and the answer brings the credit.
+  if (h->window == 0 || cost > rtotem::ipc::kMcastAsyncMax) return mcast_sync(h, body, payload);
+  // The window is used up: the credit comes back as an event (rtotem_dispatch), not by asking.
+  if (h->sent - h->taken + cost > h->window) return -EAGAIN;
+  const int rc = h->connection->send(RequestId::kMcastAsync, body, payload);
+  if (rc == 0) h->sent += cost;
+  return rc == -ENOTCONN || rc == -ESHUTDOWN || rc == -EPIPE ? -ENOTCONN : rc;
+}
+
+int rtotem_mcast_sync(rtotem_t* h, const char* group, const void* data, size_t len, rtotem_order order) {
+  if (const int rc = mcast_prepare(h, group, data, len, order); rc != 0) return rc;
+  return mcast_sync(h, h->request.data(), std::span(static_cast<const std::byte*>(data), len));
+}
+
+int rtotem_flush(rtotem_t* h) {
+  Reply reply;
+  const int rc = call(h, RequestId::kSync, {}, reply);
+  learn_credit(h, reply);
+  return rc;
+}
+
+int rtotem_set_mcast_failed(rtotem_t* h, rtotem_mcast_failed_fn failed) {
+  if (h == nullptr) return -EINVAL;
+  h->mcast_failed = failed;
+  return 0;
 }
 
 int rtotem_fd(rtotem_t* h) { return h == nullptr ? -EINVAL : h->connection->fd(); }

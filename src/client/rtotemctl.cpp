@@ -166,7 +166,7 @@ int send(const Options& o, const std::string& group, const std::string& text) {
   if (const int rc = rtotem_join(h, group.c_str()); rc < 0) return fail(fmt::format("joining '{}'", group), rc);
   int rc = -EAGAIN;
   for (int attempt = 0; attempt < 500 && rc == -EAGAIN; ++attempt) {  // back-pressure: up to ~5 s
-    rc = rtotem_mcast(h, group.c_str(), text.data(), text.size(), RTOTEM_AGREED);
+    rc = rtotem_mcast_sync(h, group.c_str(), text.data(), text.size(), RTOTEM_AGREED);  // its outcome, now
     if (rc == -EAGAIN) usleep(10'000);
   }
   if (rc < 0) return fail("sending", rc);

@@ -17,6 +17,8 @@ namespace {
 // Each group a client is in costs every daemon of the cluster some memory: a bound per client.
 constexpr std::size_t kGroupsPerClientMax = 1024;
 
+}  // namespace
+
 int errno_of(Status status) {
   switch (status) {
     case Status::kOk: return 0;
@@ -25,6 +27,8 @@ int errno_of(Status status) {
     default: return -EAGAIN;  // the ring's back-pressure: the client retries
   }
 }
+
+namespace {
 
 void put_process(ipc::BodyWriter& out, const groups::ProcessId& p) {
   out.u32(p.node);
@@ -121,11 +125,13 @@ void Daemon::configuration(const membership::ConfigChange& change) {
 
 void Daemon::after_turn() {
   groups_->retry_pending();
-  while (!pending_leaves_.empty()) {
+  submit_orphaned();
+  while (orphaned_.empty() && !pending_leaves_.empty()) {
     const auto& [group, pid] = pending_leaves_.front();
     if (groups_->leave(group, pid, groups::Reason::kProcDown) != Status::kOk) break;
     pending_leaves_.pop_front();
   }
+  ipc_->for_each_staged([this](IpcClient& client) { return submit_staged(client); });
   ipc_->end_turn();  // queued events, then this turn's deliveries, one batch per client
 }
 
@@ -139,7 +145,9 @@ int Daemon::request(IpcClient& client, const IpcRequest& request, ipc::BodyWrite
   switch (request.id) {
     case ipc::RequestId::kJoin: return join(client, request.group);
     case ipc::RequestId::kLeave: return leave(client, request.group);
-    case ipc::RequestId::kMcast: return multicast(client, request);
+    case ipc::RequestId::kMcast: return multicast(client, request, reply);
+    case ipc::RequestId::kMcastAsync: multicast_async(client, request); return 0;
+    case ipc::RequestId::kSync: return sync(client, reply);
     case ipc::RequestId::kLocalNodeId: reply.u32(setup_.self.nodeid); return 0;
     case ipc::RequestId::kStatus: reply.string(status_json()); return 0;
     case ipc::RequestId::kStats: reply.string(stats_json()); return 0;
@@ -151,8 +159,10 @@ int Daemon::request(IpcClient& client, const IpcRequest& request, ipc::BodyWrite
   return -EINVAL;  // decode_request admits only the ids above
 }
 
+// A join or leave goes on the ring after this client's staged multicasts, as it asked them after.
 int Daemon::join(IpcClient& client, std::string_view group) {
   if (!GroupService::valid_group_name(group)) return -EINVAL;
+  if (!submit_staged(client)) return -EAGAIN;
   const auto pid = static_cast<std::uint32_t>(client.pid);
   // (node, pid) names a member: while a leave of this process is on its way (its own, or its
   // previous connection's), a join would race it and be undone by it. Retry once it is delivered.
@@ -172,21 +182,16 @@ int Daemon::join(IpcClient& client, std::string_view group) {
 
 int Daemon::leave(IpcClient& client, std::string_view group) {
   if (!client.groups.contains(group)) return -ENOENT;
+  if (!submit_staged(client)) return -EAGAIN;
   return errno_of(groups_->leave(group, static_cast<std::uint32_t>(client.pid), groups::Reason::kLeave));
 }
 
-int Daemon::multicast(IpcClient& client, const IpcRequest& request) {
-  if (!client.groups.contains(request.group)) return -ENOTCONN;  // as cpg_mcast_joined: join first
-  if (request.data.size() > GroupService::data_max(setup_.totem.max_message_size)) return -EMSGSIZE;
-  return errno_of(groups_->multicast(request.group, static_cast<std::uint32_t>(client.pid), request.data,
-                                     request.order));
-}
-
 void Daemon::client_gone(IpcClient& client) {
+  orphan_staged(client);  // its multicasts go before its leaves, as it sent them before
   // Taken out first: a leave may be delivered inside the submit, and that edits client.groups.
   const auto groups = std::exchange(client.groups, {});
   for (const std::string& group : groups) {
-    if (pending_leaves_.empty() &&
+    if (pending_leaves_.empty() && orphaned_.empty() &&
         groups_->leave(group, static_cast<std::uint32_t>(client.pid), groups::Reason::kProcDown) == Status::kOk)
       continue;
     pending_leaves_.emplace_back(group, static_cast<std::uint32_t>(client.pid));

@@ -16,6 +16,10 @@
 
 namespace rtotem::daemon {
 
+// A ring submission's outcome as a client hears it: 0, -EMSGSIZE, -ESHUTDOWN, or -EAGAIN for
+// back-pressure.
+int errno_of(Status status);
+
 struct DaemonSetup {
   config::DaemonConfig config;
   membership::TotemConfig totem;  // resolved and checked against the backend
@@ -64,7 +68,21 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
 
   int join(IpcClient& client, std::string_view group);
   int leave(IpcClient& client, std::string_view group);
-  int multicast(IpcClient& client, const IpcRequest& request);
+  // daemon_mcast.cpp: multicasts, answered (kMcast) or not (kMcastAsync), and those the ring
+  // refused for now: staged per client, or orphaned by a client that has gone.
+  int multicast(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply);
+  void multicast_async(IpcClient& client, const IpcRequest& request);
+  int sync(IpcClient& client, ipc::BodyWriter& reply);
+  int mcast_check(const IpcClient& client, const IpcRequest& request) const;
+  // One multicast offered to the ring: false if refused for now (back-pressure); else taken, or
+  // failed for good (told to `client` as kMcastFailed, if it is still there).
+  bool offer(IpcClient* client, std::uint32_t pid, const IpcRequest& request);
+  void async_failed(IpcClient& client, const IpcRequest& request, int error);
+  // The client's staged multicasts to the ring, in order, as far as it takes them: true if none remain.
+  bool submit_staged(IpcClient& client);
+  void submit_orphaned();
+  void orphan_staged(IpcClient& client);
+  void put_mcast_reply(IpcClient& client, ipc::BodyWriter& reply) const;
   std::string status_json() const;
   std::string members_json(std::string_view group) const;
   std::string stats_json() const;
@@ -77,8 +95,11 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   std::unique_ptr<groups::GroupService> groups_;
   std::unique_ptr<RingHost> ring_;
   std::unique_ptr<IpcServer> ipc_;
-  // Leaves of dead clients the ring refused for now (back-pressure): sent on a later turn.
+  // Leaves of dead clients the ring refused for now (back-pressure): sent on a later turn, once
+  // the orphaned multicasts (sent before them) are all on the ring.
   std::deque<std::pair<std::string, std::uint32_t>> pending_leaves_;
+  // Staged multicasts of clients that have gone, in order: records of [u32 pid][request].
+  EventBacklog orphaned_;
   bool ring_formed_ = false;
   // The last regular configuration as a ring-change event: a client's first event, so it knows
   // the ring it joined without waiting for the next change.

@@ -40,17 +40,20 @@ bool decode_request(std::span<const std::byte> message, IpcRequest& out) noexcep
   if (message.size() < sizeof header) return false;
   std::memcpy(&header, message.data(), sizeof header);
   out.id = static_cast<RequestId>(header.id);
+  out.message = message;
   if (header.size < 0 || static_cast<std::size_t>(header.size) != message.size()) return false;
   membership::WireReader body(message.subspan(sizeof header));
   switch (out.id) {
     case RequestId::kJoin:
     case RequestId::kLeave:
     case RequestId::kMembers: return read_group_only(body, out);
-    case RequestId::kMcast: return read_mcast(body, out);
+    case RequestId::kMcast:
+    case RequestId::kMcastAsync: return read_mcast(body, out);
     case RequestId::kLocalNodeId:
     case RequestId::kStatus:
     case RequestId::kStats:
-    case RequestId::kDataMax: return true;
+    case RequestId::kDataMax:
+    case RequestId::kSync: return true;
   }
   return false;  // an id this daemon does not know
 }

@@ -18,13 +18,14 @@ struct IpcRequest {
   ipc::RequestId id{};
   std::string_view group;  // kJoin, kLeave, kMcast (up to kGroupNameMax bytes); kMembers (empty: all)
   membership::Delivery order = membership::Delivery::kAgreed;  // kMcast
-  std::span<const std::byte> data;                              // kMcast: the rest of the body
+  std::span<const std::byte> data;                              // kMcast, kMcastAsync: the rest of the body
+  std::span<const std::byte> message;                           // the whole request, header included
 };
 
 // Decodes one whole message: false if it is not a request this daemon knows, in its wire form
 // (a short or mis-sized header, an unknown id, a body that ends early or runs on). Whenever the
 // message holds a header, out.id is its id, known or not: a refusal is answered under it.
-// The bodies of kLocalNodeId, kStatus, kStats and kDataMax are not read.
+// The bodies of kLocalNodeId, kStatus, kStats, kDataMax and kSync are not read.
 bool decode_request(std::span<const std::byte> message, IpcRequest& out) noexcept;
 
 }  // namespace rtotem::daemon

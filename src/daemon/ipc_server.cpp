@@ -15,6 +15,7 @@ namespace rtotem::daemon {
 namespace {
 
 constexpr std::uint64_t kRetryNs = 5'000'000;  // a client's full event ring is tried again this often
+constexpr std::size_t kCreditEventBytes = sizeof(qb_ipc_response_header) + 8;
 
 qb_ipc_response_header event_header(ipc::EventId id, std::size_t body_size) {
   qb_ipc_response_header header{};
@@ -46,7 +47,12 @@ Result<std::unique_ptr<IpcServer>> IpcServer::start(EventLoop& loop, const std::
   qb_ipcs_poll_handlers_set(server->service_, &poll);
   qb_ipcs_service_context_set(server->service_, server.get());
   qb_ipcs_enforce_buffer_size(server->service_, static_cast<std::uint32_t>(limits.buffer_bytes));
+  // Up to 50 requests of a connection per wake-up, not libqb's default 5: asynchronous senders
+  // fill their request rings, and the ring takes what one wake-up brings in one turn.
+  qb_ipcs_request_rate_limit(server->service_, QB_IPCS_RATE_FAST);
   server->backlogged_.reserve(limits.max_clients);  // no allocation when a client falls behind
+  server->staged_.reserve(limits.max_clients);
+  server->credit_owed_.reserve(limits.max_clients);
   if (const int rc = qb_ipcs_run(server->service_); rc != 0) {
     server->service_ = nullptr;  // qb_ipcs_run destroyed it
     return Error::sys(-rc, "IPC service '{}' (another daemon with this --ipc-name?)", name);
@@ -118,13 +124,26 @@ std::int32_t IpcServer::on_message(qb_ipcs_connection_t* c, void* data, std::siz
   IpcServer& self = of(c);
   const auto found = self.clients_.find(c);
   IpcRequest request;
-  ipc::BodyWriter reply;
+  ipc::BodyWriter& reply = self.reply_;
+  reply.clear();
   int error = -EINVAL;
-  if (found == self.clients_.end() || !decode_request({static_cast<const std::byte*>(data), size}, request)) {
+  const bool decoded =
+      found != self.clients_.end() && decode_request({static_cast<const std::byte*>(data), size}, request);
+  if (found != self.clients_.end() && request.id == ipc::RequestId::kMcastAsync) {
+    ++self.requests_async_;
+    found->second->async_read += size;
+  }
+  if (!decoded) {
     ++self.malformed_;
   } else {
     error = self.handler_.request(*found->second, request, reply);
     if (error == -EINVAL) ++self.malformed_;
+  }
+  // Unanswered: its outcome is the delivery, or a kMcastFailed event. One that does not decode
+  // (no library sends it) is dropped, its credit given back.
+  if (!ipc::answered(request.id)) {
+    if (!decoded && found != self.clients_.end()) self.give_credit(*found->second, size);
+    return 0;
   }
   qb_ipc_response_header response{};
   if (sizeof response + reply.data().size() > self.limits_.buffer_bytes) {  // e.g. members of many groups
@@ -159,6 +178,8 @@ void IpcServer::on_destroyed(qb_ipcs_connection_t* c) {
   IpcClient* client = found->second.get();
   self.drop_backlog(*client);
   std::erase(self.backlogged_, client);
+  std::erase(self.staged_, client);
+  std::erase(self.credit_owed_, client);
   const auto [first, last] = self.by_pid_.equal_range(client->pid);
   for (auto it = first; it != last; ++it) {
     if (it->second != client) continue;
@@ -191,12 +212,8 @@ void IpcServer::send_event_to_all(std::span<IpcClient* const> clients, ipc::Even
       send_now(*client, parts, size, clients.size() > 1 ? &shared : nullptr);
       continue;
     }
-    if (client->batch.size() + size > ipc::kBatchBytes) flush_batch(*client);
-    // Doubling, but never past a batch: an idle client costs little, a busy one kBatchBytes.
-    if (client->batch.capacity() < client->batch.size() + size)
-      client->batch.reserve(
-          std::min(ipc::kBatchBytes, std::max(2 * client->batch.capacity(), client->batch.size() + size)));
-    append(client->batch, parts);
+    if (client->batch.size() + size > ipc::kBatchBytes - kCreditEventBytes) flush_batch(*client);
+    append_to_batch(*client, parts, size);
     ++events_batched_;
     batches_waiting_ = true;
   }
@@ -204,9 +221,62 @@ void IpcServer::send_event_to_all(std::span<IpcClient* const> clients, ipc::Even
 
 void IpcServer::end_turn() {
   if (!backlogged_.empty()) drain_all();
+  if (!credit_owed_.empty()) settle_credit();
   if (!batches_waiting_) return;
   batches_waiting_ = false;
   for (auto& [connection, client] : clients_) flush_batch(*client);
+}
+
+void IpcServer::give_credit(IpcClient& client, std::size_t bytes) {
+  client.credit_taken += bytes;
+  if (client.credit_owed) return;
+  client.credit_owed = true;
+  credit_owed_.push_back(&client);
+}
+
+void IpcServer::settle_credit() {
+  std::erase_if(credit_owed_, [this](IpcClient* client) {
+    const bool told = client->closing || client->credit_told == client->credit_taken;
+    if (!told) {
+      const bool has_batch = client->batch.size() > sizeof(qb_ipc_response_header);
+      if (!has_batch && client->async_read - client->credit_told < ipc::kMcastWindow / 2) return false;
+      tell_credit(*client);
+    }
+    client->credit_owed = false;
+    return true;
+  });
+}
+
+// Batches leave room for it (kCreditEventBytes): appending never grows one past kBatchBytes.
+void IpcServer::tell_credit(IpcClient& client) {
+  std::byte taken[8];
+  membership::WireWriter body(taken);
+  body.put_u64(client.credit_taken);
+  qb_ipc_response_header header = event_header(ipc::EventId::kCredit, sizeof taken);
+  const iovec iov[2] = {{&header, sizeof header}, {taken, sizeof taken}};
+  append_to_batch(client, iov, kCreditEventBytes);
+  client.credit_told = client.credit_taken;
+  batches_waiting_ = true;
+  ++credit_events_;
+}
+
+// Doubling, but never past a batch: an idle client costs little, a busy one kBatchBytes.
+void IpcServer::append_to_batch(IpcClient& client, std::span<const iovec> iov, std::size_t size) {
+  if (client.batch.capacity() < client.batch.size() + size)
+    client.batch.reserve(std::min(ipc::kBatchBytes, std::max(2 * client.batch.capacity(), client.batch.size() + size)));
+  append(client.batch, iov);
+}
+
+bool IpcServer::stage(IpcClient& client, std::span<const std::byte> request) {
+  if (client.staged.bytes() + request.size() > ipc::kMcastWindow) {
+    evict(client, "it sent asynchronous multicasts past its credit window");
+    return false;
+  }
+  if (client.staged.empty()) staged_.push_back(&client);
+  const iovec iov[1] = {{const_cast<std::byte*>(request.data()), request.size()}};
+  client.staged.push(iov, request.size());
+  ++mcasts_staged_;
+  return true;
 }
 
 void IpcServer::flush_batch(IpcClient& client) {

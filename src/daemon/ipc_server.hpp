@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -34,6 +35,13 @@ struct IpcClient {
   // Small deliveries waiting for the end of the turn (IpcServer::end_turn): a kBatch
   // header, then whole events. It grows with use, to ipc::kBatchBytes at most, and stays.
   std::vector<std::byte> batch;
+  // Asynchronous multicasts (whole kMcastAsync requests, in order) the ring has refused for now:
+  // within the credit window, so at most ipc::kMcastWindow bytes. The same byte ring as `backlog`.
+  EventBacklog staged;
+  std::uint64_t async_read = 0;    // bytes of kMcastAsync requests read
+  std::uint64_t credit_taken = 0;  // of those, taken (to the ring, or failed): credit given back
+  std::uint64_t credit_told = 0;   // credit_taken as the client last heard it
+  bool credit_owed = false;        // credit_taken moved past credit_told (IpcServer's list)
   bool closing = false;  // disconnected or being evicted: no more events
 };
 
@@ -56,7 +64,7 @@ class IpcHandler {
   // An accepted client is ready for events (the daemon tells it the current ring).
   virtual void client_connected(IpcClient& client) = 0;
   // A request that decoded (decode_request); returns 0 or -errno for the response header, and
-  // `reply` is the response body.
+  // `reply` is the response body. Not answered at all if !ipc::answered(request.id).
   virtual int request(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply) = 0;
   // The client disconnected or died: its groups are left on its behalf.
   virtual void client_gone(IpcClient& client) = 0;
@@ -85,7 +93,26 @@ class IpcServer {
   // At the end of each turn of the ring: what waits in clients' queues goes first, as far as their
   // rings now take it (a client that reads keeps up without waiting for the retry timer), then
   // every client's batch, so no delivery waits longer than its turn.
+  // Credit given back is told then too (settle_credit).
   void end_turn();
+  // The client's credit comes back by `bytes` (a kMcastAsync request taken).
+  void give_credit(IpcClient& client, std::size_t bytes);
+  // An answer tells the client its credit (ipc::McastReply): nothing is owed it then.
+  static void credit_told(IpcClient& client) noexcept { client.credit_told = client.credit_taken; }
+  // Keeps an asynchronous multicast the ring refused, after the client's others. False: the
+  // client sent past its credit window (it is disconnected; the request is not kept).
+  bool stage(IpcClient& client, std::span<const std::byte> request);
+  // Calls f(client) for each client with staged multicasts (not closing) until f returns false;
+  // clients whose staged queue is empty afterwards leave the list. The list's order rotates each
+  // call, so no client always goes first when the ring has room for only some.
+  template <class F>
+  void for_each_staged(F&& f) {
+    if (staged_.empty()) return;
+    std::rotate(staged_.begin(), staged_.begin() + 1, staged_.end());
+    for (IpcClient* client : staged_)
+      if (!client->closing && !f(*client)) break;
+    std::erase_if(staged_, [](const IpcClient* c) { return c->staged.empty(); });
+  }
   template <class F>
   void for_each_client(F&& f) {
     for (auto& [connection, client] : clients_)
@@ -110,6 +137,9 @@ class IpcServer {
   std::uint64_t requests_malformed() const noexcept { return malformed_; }
   std::uint64_t batches_sent() const noexcept { return batches_sent_; }
   std::uint64_t events_batched() const noexcept { return events_batched_; }
+  std::uint64_t requests_async() const noexcept { return requests_async_; }
+  std::uint64_t credit_events() const noexcept { return credit_events_; }
+  std::uint64_t mcasts_staged() const noexcept { return mcasts_staged_; }
 
  private:
   IpcServer(EventLoop& loop, const IpcLimits& limits, IpcHandler& handler);
@@ -126,6 +156,12 @@ class IpcServer {
   // that needs it.
   void send_now(IpcClient& client, std::span<const iovec> iov, std::size_t size, SharedEvent::Handle* shared);
   void flush_batch(IpcClient& client);
+  void append_to_batch(IpcClient& client, std::span<const iovec> iov, std::size_t size);
+  void tell_credit(IpcClient& client);  // a kCredit event at the end of the client's batch
+  // Tells each client owed credit: in its batch when it has one (a busy sender learns it with its
+  // deliveries, no wake-up of its own), alone when half a window or more of its requests is
+  // unacknowledged (it may be waiting for it: rtotem_mcast's -EAGAIN asks nothing of the daemon).
+  void settle_credit();
   void evict(IpcClient& client, const char* why);
   // Makes room under total_queue_bytes for `client` to queue `size` more bytes (by reference:
   // only a record, the block is counted already), dropping the clients furthest behind; false if
@@ -148,6 +184,9 @@ class IpcServer {
   // queue is not empty (drained at the end of every turn).
   std::unordered_multimap<pid_t, IpcClient*> by_pid_;
   std::vector<IpcClient*> backlogged_;
+  std::vector<IpcClient*> staged_;  // clients with staged multicasts
+  std::vector<IpcClient*> credit_owed_;
+  ipc::BodyWriter reply_;           // a request's answer, reused: answering allocates nothing
   LoopTimer retry_;  // while some client has a backlog
   std::uint64_t evicted_ = 0;
   std::uint64_t refused_ = 0;         // connections refused: ipc.max_clients reached, or buffers too large
@@ -156,6 +195,9 @@ class IpcServer {
   bool batches_waiting_ = false;
   std::uint64_t batches_sent_ = 0;
   std::uint64_t events_batched_ = 0;
+  std::uint64_t requests_async_ = 0;
+  std::uint64_t credit_events_ = 0;
+  std::uint64_t mcasts_staged_ = 0;
   bool destroying_ = false;
   std::uint64_t generations_ = 0;  // in the destructor: clients go without a word to the handler
   std::uint64_t malformed_ = 0;

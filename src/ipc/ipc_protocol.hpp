@@ -1,7 +1,14 @@
 // The local IPC between rtotemd and its clients (librtotem, rtotemctl), over libqb shared memory.
 // A request is a qb_ipc_request_header (id, size) and a body; the daemon answers each with a
-// qb_ipc_response_header (id, size, error: 0 or -errno) and a body. Events (deliveries, group and
-// ring changes) come unasked on the event channel, also behind a qb_ipc_response_header.
+// qb_ipc_response_header (id, size, error: 0 or -errno) and a body, except kMcastAsync, which it
+// never answers. Events (deliveries, group and ring changes, credit) come unasked on the event
+// channel, also behind a qb_ipc_response_header.
+//
+// Flow control of kMcastAsync is by credit, in bytes of requests (header included). The daemon
+// grants a window (kMcastReply); the library counts what it sent against what the daemon says it
+// has taken (kMcastReply, kCredit), and sends asynchronously only within the window: at most a
+// window per connection waits in the daemon for room on the ring, and the library answers
+// -EAGAIN without asking once the window is full and the daemon has not caught up.
 // Bodies are big-endian fields; strings and lists carry their length first. Both sides decode
 // with bounds checks: a malformed body is refused with -EINVAL, never read past.
 #pragma once
@@ -34,13 +41,36 @@ enum class RequestId : std::int32_t {
   kMembers = 6,      // group (empty: every group) -> JSON text
   kStats = 7,        // -> JSON text
   kDataMax = 8,      // -> u32 largest multicast data
+  // As kMcast, unanswered: taken to the ring in order with this connection's other requests. A
+  // failure found later comes back as a kMcastFailed event.
+  kMcastAsync = 9,
+  kSync = 10,  // -> kMcastReply; answered once every earlier request of this connection is taken
 };
+
+// kMcast's and kSync's answer body (any error): the credit window and what the daemon has taken.
+// An older daemon answers kMcast with no body: the library then never sends kMcastAsync.
+struct McastReply {
+  std::uint32_t window = 0;     // bytes of kMcastAsync requests this connection may have in flight
+  std::uint64_t taken = 0;      // bytes of kMcastAsync requests taken since it connected
+  std::uint32_t data_max = 0;   // the largest multicast data (as kDataMax)
+};
+inline constexpr std::size_t kMcastReplySize = 16;
+// The window the daemon grants: a few hundred small messages in flight, so a sender keeps the
+// ring busy without waiting; and what each connection may make it hold under back-pressure.
+inline constexpr std::uint32_t kMcastWindow = 64 * 1024;
+// A request larger than this goes synchronously (kMcast): at least four fit in a window.
+inline constexpr std::uint32_t kMcastAsyncMax = kMcastWindow / 4;
+
+// Whether the daemon answers a request with this id (ids it does not know are answered, -EINVAL).
+constexpr bool answered(RequestId id) noexcept { return id != RequestId::kMcastAsync; }
 
 enum class EventId : std::int32_t {
   kDeliver = 101,      // u32 node, u32 pid, u8 order, group, data (the rest)
   kGroupChange = 102,  // group, members, joined, left (each: u32 count, then u32 node, u32 pid; left adds u8 reason)
   kRingChange = 103,   // u32 representative, u64 ring seq, u8 transitional, u32 count, u32 node ids
   kBatch = 104,        // events in order, each a qb_ipc_response_header and its body (never a batch)
+  kCredit = 105,       // u64 bytes of kMcastAsync requests taken since the connection began
+  kMcastFailed = 106,  // i32 -errno, group: a kMcastAsync request the daemon could not multicast
 };
 
 // Small deliveries of one turn travel together: one shared-memory write and one wake-up per

@@ -38,6 +38,7 @@ std::vector<std::byte> encode_body(const IpcRequest& request) {
     case RequestId::kLeave:
     case RequestId::kMembers: body.string(request.group); break;
     case RequestId::kMcast:
+    case RequestId::kMcastAsync:
       body.u8(request.order == membership::Delivery::kSafe ? 1 : 0);
       body.string(request.group);
       body.bytes(request.data);
@@ -59,7 +60,8 @@ std::vector<std::byte> frame(RequestId id, std::span<const std::byte> body) {
 }
 
 bool has_body(RequestId id) {
-  return id == RequestId::kJoin || id == RequestId::kLeave || id == RequestId::kMembers || id == RequestId::kMcast;
+  return id == RequestId::kJoin || id == RequestId::kLeave || id == RequestId::kMembers || id == RequestId::kMcast ||
+         id == RequestId::kMcastAsync;
 }
 
 }  // namespace

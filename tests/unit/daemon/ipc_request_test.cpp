@@ -47,20 +47,27 @@ TEST(IpcRequest, GroupRequestsDecodeToTheirGroup) {
 }
 
 TEST(IpcRequest, McastCarriesOrderGroupAndTheRestAsData) {
-  ipc::BodyWriter body;
-  body.u8(1);
-  body.string("orders");
-  body.u32(0xdeadbeef);
-  const Bytes bytes = message(RequestId::kMcast, body);
-  IpcRequest request;
-  ASSERT_TRUE(decode_request(bytes, request));
-  EXPECT_EQ(request.order, membership::Delivery::kSafe);
-  EXPECT_EQ(request.group, "orders");
-  EXPECT_EQ(request.data.size(), 4u);
+  for (RequestId id : {RequestId::kMcast, RequestId::kMcastAsync}) {
+    ipc::BodyWriter body;
+    body.u8(1);
+    body.string("orders");
+    body.u32(0xdeadbeef);
+    const Bytes bytes = message(id, body);
+    IpcRequest request;
+    ASSERT_TRUE(decode_request(bytes, request));
+    EXPECT_EQ(request.id, id);
+    EXPECT_EQ(request.order, membership::Delivery::kSafe);
+    EXPECT_EQ(request.group, "orders");
+    EXPECT_EQ(request.data.size(), 4u);
+    EXPECT_EQ(request.message.data(), bytes.data());  // the whole request, kept to stage it
+    EXPECT_EQ(request.message.size(), bytes.size());
+  }
+  EXPECT_FALSE(ipc::answered(RequestId::kMcastAsync));
+  EXPECT_TRUE(ipc::answered(RequestId::kMcast));
 }
 
 TEST(IpcRequest, QueriesNeedNoBody) {
-  for (RequestId id : {RequestId::kLocalNodeId, RequestId::kStatus, RequestId::kStats, RequestId::kDataMax}) {
+  for (RequestId id : {RequestId::kLocalNodeId, RequestId::kStatus, RequestId::kStats, RequestId::kDataMax, RequestId::kSync}) {
     IpcRequest request;
     EXPECT_TRUE(decode_request(message(id, ipc::BodyWriter{}), request));
     EXPECT_EQ(request.id, id);

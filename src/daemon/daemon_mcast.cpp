@@ -1,0 +1,112 @@
+// Where a client's multicast enters the ring. kMcast is answered with its outcome; kMcastAsync is
+// not: the library sent it within its credit window, and the daemon owes it either the ring or a
+// kMcastFailed event. What the ring refuses for now (back-pressure) is staged per client, in
+// order, and retried after every turn; a client's later join, leave or answered multicast waits
+// for its staged ones (FIFO per client). When a client goes, its staged multicasts are orphaned,
+// still in order, and go on the ring before its leaves do.
+#include <qb/qbipc_common.h>
+#include <sys/uio.h>
+
+#include <cstring>
+
+#include "src/daemon/daemon.hpp"
+
+namespace rtotem::daemon {
+
+using groups::GroupService;
+
+int Daemon::mcast_check(const IpcClient& client, const IpcRequest& request) const {
+  if (!client.groups.contains(request.group)) return -ENOTCONN;  // as cpg_mcast_joined: join first
+  if (request.data.size() > GroupService::data_max(setup_.totem.max_message_size)) return -EMSGSIZE;
+  return 0;
+}
+
+void Daemon::put_mcast_reply(IpcClient& client, ipc::BodyWriter& reply) const {
+  reply.u32(ipc::kMcastWindow);
+  reply.u64(client.credit_taken);
+  IpcServer::credit_told(client);
+  reply.u32(static_cast<std::uint32_t>(GroupService::data_max(setup_.totem.max_message_size)));
+}
+
+int Daemon::multicast(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
+  put_mcast_reply(client, reply);  // what it answers, the library learns its credit from
+  if (const int rc = mcast_check(client, request); rc != 0) return rc;
+  if (!submit_staged(client)) return -EAGAIN;
+  const int rc = errno_of(groups_->multicast(request.group, static_cast<std::uint32_t>(client.pid), request.data,
+                                             request.order));
+  reply.clear();  // the staged ones may have moved the credit
+  put_mcast_reply(client, reply);
+  return rc;
+}
+
+void Daemon::multicast_async(IpcClient& client, const IpcRequest& request) {
+  if (const int rc = mcast_check(client, request); rc != 0) {
+    async_failed(client, request, rc);
+    return;
+  }
+  if (client.staged.empty() && offer(&client, static_cast<std::uint32_t>(client.pid), request)) return;
+  (void)ipc_->stage(client, request.message);  // refused: the client is disconnected, and told why
+}
+
+// Answered once every earlier request is taken: they were read before this one, and what the ring
+// refused is staged, bound for it whatever the client does next.
+int Daemon::sync(IpcClient& client, ipc::BodyWriter& reply) {
+  (void)submit_staged(client);
+  put_mcast_reply(client, reply);
+  return 0;
+}
+
+bool Daemon::offer(IpcClient* client, std::uint32_t pid, const IpcRequest& request) {
+  const int rc = errno_of(groups_->multicast(request.group, pid, request.data, request.order));
+  if (rc == -EAGAIN) return false;
+  if (client == nullptr) return true;  // orphaned: no one to credit or tell
+  if (rc != 0) async_failed(*client, request, rc);
+  else ipc_->give_credit(*client, request.message.size());
+  return true;
+}
+
+// Taken (its credit comes back), but not multicast: the client hears which group and why.
+void Daemon::async_failed(IpcClient& client, const IpcRequest& request, int error) {
+  ipc_->give_credit(client, request.message.size());
+  ipc::BodyWriter& body = event_head_;
+  body.clear();
+  body.u32(static_cast<std::uint32_t>(error));
+  body.string(request.group);
+  ipc_->send_event(client, ipc::EventId::kMcastFailed, body.data());
+}
+
+bool Daemon::submit_staged(IpcClient& client) {
+  while (!client.staged.empty()) {
+    IpcRequest request;
+    (void)decode_request(client.staged.front(), request);  // it decoded when it came
+    if (!offer(&client, static_cast<std::uint32_t>(client.pid), request)) return false;
+    client.staged.pop();
+  }
+  return true;
+}
+
+void Daemon::orphan_staged(IpcClient& client) {
+  while (!client.staged.empty()) {
+    const std::span<const std::byte> request = client.staged.front();
+    std::uint32_t pid = static_cast<std::uint32_t>(client.pid);
+    const iovec iov[2] = {{&pid, sizeof pid}, {const_cast<std::byte*>(request.data()), request.size()}};
+    orphaned_.push(iov, sizeof pid + request.size());
+    client.staged.pop();
+  }
+  client.staged.clear();
+}
+
+void Daemon::submit_orphaned() {
+  while (!orphaned_.empty()) {
+    const std::span<const std::byte> record = orphaned_.front();
+    std::uint32_t pid = 0;
+    std::memcpy(&pid, record.data(), sizeof pid);
+    IpcRequest request;
+    (void)decode_request(record.subspan(sizeof pid), request);
+    if (!offer(nullptr, pid, request)) return;
+    orphaned_.pop();
+  }
+  orphaned_.clear();  // its storage back: orphans are rare
+}
+
+}  // namespace rtotem::daemon

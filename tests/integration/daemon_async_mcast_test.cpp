@@ -1,0 +1,242 @@
+// rtotem_mcast without a round trip (ipc_protocol.hpp's credit): what a return of 0 promises (the
+// message goes on the ring, in order, even if the sender disconnects at once), back-pressure
+// answered by the library alone, what the library checks itself, and a client that ignores its
+// window or sends to a group it is not in.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <qb/qbipc_common.h>
+#include <qb/qbipcc.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "src/ipc/ipc_protocol.hpp"
+#include "tests/integration/daemon_cluster.hpp"
+
+namespace rtotem::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Deliveries and group changes in the one order the client saw them.
+struct Timeline {
+  std::vector<std::string> entries;  // "m <pid> <text>" or "left <pid>"
+  static void deliver(rtotem_t*, const rtotem_message* m, void* ctx) {
+    static_cast<Timeline*>(ctx)->entries.push_back(
+        fmt::format("m {} {}", m->pid, std::string(static_cast<const char*>(m->data), m->len)));
+  }
+  static void change(rtotem_t*, const rtotem_group_change* c, void* ctx) {
+    for (std::size_t i = 0; i < c->n_left; ++i) static_cast<Timeline*>(ctx)->entries.push_back(fmt::format("left {}", c->left[i].pid));
+  }
+};
+
+// Sends `count` messages "0".."count-1" as fast as the window allows, dispatching only when it is
+// used up; 0 on success.
+int send_flat_out(rtotem_t* h, const std::string& group, int count) {
+  for (int i = 0; i < count;) {
+    const std::string text = std::to_string(i);
+    const int rc = rtotem_mcast(h, group.c_str(), text.data(), text.size(), RTOTEM_AGREED);
+    if (rc == 0) {
+      ++i;
+      continue;
+    }
+    if (rc != -EAGAIN) return rc;
+    pollfd fd{rtotem_fd(h), POLLIN, 0};
+    (void)poll(&fd, 1, 100);
+    if (const int d = rtotem_dispatch(h, RTOTEM_DISPATCH_ALL); d < 0) return d;
+  }
+  return 0;
+}
+
+// A process sends 5,000 messages without waiting and disconnects at once: every one is delivered,
+// in its order, and before the change that reports it gone.
+TEST(AsyncMcast, ASenderThatDisconnectsAtOnceHasEveryMessageDeliveredBeforeItsLeave) {
+  DaemonCluster cluster(2);
+  std::vector<std::unique_ptr<TestClient>> clients;
+  ASSERT_NO_FATAL_FAILURE(start_ring(cluster, 2, clients));
+  Timeline seen;
+  const rtotem_callbacks callbacks{Timeline::deliver, Timeline::change, nullptr};
+  rtotem_t* reader = nullptr;
+  ASSERT_EQ(rtotem_connect(&reader, cluster.ipc_name(2).c_str(), &callbacks, &seen), 0);
+  ASSERT_EQ(rtotem_join(reader, "g"), 0);
+  constexpr int kCount = 5000;
+  const pid_t sender = fork();
+  ASSERT_GE(sender, 0);
+  if (sender == 0) {
+    static const rtotem_callbacks none{};
+    rtotem_t* h = nullptr;
+    if (rtotem_connect(&h, cluster.ipc_name(1).c_str(), &none, nullptr) != 0 || rtotem_join(h, "g") != 0) _exit(1);
+    if (send_flat_out(h, "g", kCount) != 0) _exit(2);
+    rtotem_disconnect(h);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(sender, &status, 0), sender);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  const std::string gone = fmt::format("left {}", sender);
+  const auto done = [&] { return std::find(seen.entries.begin(), seen.entries.end(), gone) != seen.entries.end(); };
+  for (const auto deadline = std::chrono::steady_clock::now() + 30s; !done() && std::chrono::steady_clock::now() < deadline;) {
+    pollfd fd{rtotem_fd(reader), POLLIN, 0};
+    (void)poll(&fd, 1, 20);
+    ASSERT_GE(rtotem_dispatch(reader, RTOTEM_DISPATCH_ALL), 0);
+  }
+  rtotem_disconnect(reader);
+  std::vector<std::string> want;
+  for (int i = 0; i < kCount; ++i) want.push_back(fmt::format("m {} {}", sender, i));
+  want.push_back(gone);
+  std::vector<std::string> got;
+  for (const std::string& e : seen.entries)
+    if (e.find(fmt::format(" {}", sender)) != std::string::npos) got.push_back(e);
+  ASSERT_EQ(got.size(), want.size()) << "of " << kCount << " messages and the leave";
+  EXPECT_EQ(got, want);
+  // Most went without an answer: the path under test.
+  EXPECT_GT(json_counter(cluster.ctl_json(1, "stats"), "requests_async"), static_cast<std::uint64_t>(kCount / 2));
+}
+
+// The ring cannot order (its other node is stopped): the sender's window fills, the rest is
+// refused by the library without a word to the daemon, and once the ring moves again every
+// message taken is delivered, in order.
+TEST(AsyncMcast, AFullWindowIsRefusedLocallyAndLosesNothing) {
+  DaemonCluster cluster(2, 1000, "  send_queue_max: 64\n  max_message_size: 65536\n");
+  std::vector<std::unique_ptr<TestClient>> clients;
+  ASSERT_NO_FATAL_FAILURE(start_ring(cluster, 2, clients));
+  TestClient& sender = *clients[0];
+  ASSERT_EQ(sender.join("g"), 0);
+  ASSERT_EQ(sender.send("g", "first"), 0);  // answered: the library learns its window
+  ASSERT_TRUE(pump_until({&sender}, [&] { return sender.messages.size() == 1; }));
+  cluster.signal(2, SIGSTOP);
+  const std::string filler(100, 'x');
+  int taken = 0;
+  int rc = 0;
+  for (; taken < 100000; ++taken) {
+    const std::string text = fmt::format("{:06} {}", taken, filler);
+    if ((rc = rtotem_mcast(sender.handle(), "g", text.data(), text.size(), RTOTEM_AGREED)) != 0) break;
+  }
+  ASSERT_EQ(rc, -EAGAIN) << rtotem_strerror(rc) << " after " << taken;
+  // The credit comes back (as events) while the daemon can still queue; once it cannot, it keeps
+  // a window's worth staged, and the library refuses the rest.
+  for (auto quiet = std::chrono::steady_clock::now() + 500ms; std::chrono::steady_clock::now() < quiet;) {
+    pollfd fd{rtotem_fd(sender.handle()), POLLIN, 0};
+    (void)poll(&fd, 1, 20);
+    ASSERT_GE(sender.dispatch(), 0);
+    for (;; ++taken) {
+      const std::string text = fmt::format("{:06} {}", taken, filler);
+      if ((rc = rtotem_mcast(sender.handle(), "g", text.data(), text.size(), RTOTEM_AGREED)) != 0) break;
+      quiet = std::chrono::steady_clock::now() + 500ms;
+    }
+    ASSERT_EQ(rc, -EAGAIN) << rtotem_strerror(rc) << " after " << taken;
+  }
+  const std::uint64_t requests = json_counter(cluster.ctl_json(1, "stats"), "requests_async");
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(rtotem_mcast(sender.handle(), "g", "y", 1, RTOTEM_AGREED), -EAGAIN);
+  const std::string stats = cluster.ctl_json(1, "stats");
+  EXPECT_EQ(json_counter(stats, "requests_async"), requests) << "a refused multicast reached the daemon";
+  EXPECT_GT(json_counter(stats, "mcasts_staged"), 0u) << "the ring never refused one: the window was not tested";
+  cluster.signal(2, SIGCONT);
+  ASSERT_TRUE(pump_until({&sender}, [&] { return sender.messages.size() == static_cast<std::size_t>(taken) + 1; }, 60s))
+      << sender.messages.size() - 1 << " of " << taken;
+  for (int i = 0; i < taken; ++i) ASSERT_EQ(sender.messages[i + 1].text, fmt::format("{:06} {}", i, filler));
+  // The credit came back with the deliveries: the window is open again.
+  EXPECT_EQ(rtotem_mcast(sender.handle(), "g", "z", 1, RTOTEM_AGREED), 0);
+}
+
+// Not joined, or too large: the library answers at once. A raw client that sends to a group it
+// is not in hears why as an event; one that ignores its window is disconnected, and says why.
+TEST(AsyncMcast, WhatFailsLaterIsAnEventAndAWindowIgnoredIsACutOff) {
+  DaemonCluster cluster(2, 1000, "  send_queue_max: 64\n  max_message_size: 65536\n");
+  std::vector<std::unique_ptr<TestClient>> clients;
+  ASSERT_NO_FATAL_FAILURE(start_ring(cluster, 2, clients));
+  TestClient& client = *clients[0];
+  ASSERT_EQ(client.join("g"), 0);
+  ASSERT_EQ(client.send("g", "first"), 0);
+  std::size_t data_max = 0;
+  ASSERT_EQ(rtotem_max_message_size(client.handle(), &data_max), 0);
+  const std::string huge(data_max + 1, 'h');
+  EXPECT_EQ(rtotem_mcast(client.handle(), "elsewhere", "x", 1, RTOTEM_AGREED), -ENOTCONN);
+  EXPECT_EQ(rtotem_mcast(client.handle(), "g", huge.data(), huge.size(), RTOTEM_AGREED), -EMSGSIZE);
+
+  qb_ipcc_connection_t* raw = qb_ipcc_connect(cluster.ipc_name(1).c_str(), 1 << 16);
+  ASSERT_NE(raw, nullptr);
+  const auto send_async = [&](const std::string& group, std::size_t size) {
+    ipc::BodyWriter body;
+    body.u8(0);
+    body.string(group);
+    const std::string data(size, 'r');
+    body.bytes(std::as_bytes(std::span(data)));
+    qb_ipc_request_header h{};
+    h.id = static_cast<std::int32_t>(ipc::RequestId::kMcastAsync);
+    h.size = static_cast<std::int32_t>(sizeof h + body.data().size());
+    iovec iov[2] = {{&h, sizeof h}, {body.data().data(), body.data().size()}};
+    return qb_ipcc_sendv(raw, iov, 2);
+  };
+  ASSERT_GT(send_async("not-joined", 10), 0);
+  std::vector<char> event(1 << 17);
+  bool failed_event = false;
+  for (int i = 0; i < 50 && !failed_event; ++i) {
+    const ssize_t n = qb_ipcc_event_recv(raw, event.data(), event.size(), 100);
+    if (n < static_cast<ssize_t>(sizeof(qb_ipc_response_header))) continue;
+    qb_ipc_response_header h{};
+    std::memcpy(&h, event.data(), sizeof h);
+    if (h.id != static_cast<std::int32_t>(ipc::EventId::kMcastFailed)) continue;
+    membership::WireReader in(std::as_bytes(std::span(event.data() + sizeof h, static_cast<std::size_t>(n) - sizeof h)));
+    EXPECT_EQ(static_cast<std::int32_t>(in.get_u32()), -ENOTCONN);
+    EXPECT_EQ(ipc::read_string(in, 128).value_or(""), "not-joined");
+    failed_event = true;
+  }
+  EXPECT_TRUE(failed_event) << "no kMcastFailed event for a group the client is not in";
+
+  // A malformed one is dropped unanswered: the next answer the client reads is its own request's.
+  {
+    qb_ipc_request_header h{};
+    h.id = static_cast<std::int32_t>(ipc::RequestId::kMcastAsync);
+    h.size = static_cast<std::int32_t>(sizeof h + 1);
+    char bad = 7;  // an order that does not exist, and no group
+    iovec iov[2] = {{&h, sizeof h}, {&bad, 1}};
+    ASSERT_GT(qb_ipcc_sendv(raw, iov, 2), 0);
+  }
+  // Joined, with the ring stopped: the queue fills, then the daemon keeps a window's worth, then
+  // the client is past it.
+  std::vector<char> answer(1 << 16);
+  {
+    ipc::BodyWriter body;
+    body.string("raw");  // its own group: this process is in "g" through `client` already
+    qb_ipc_request_header h{};
+    h.id = static_cast<std::int32_t>(ipc::RequestId::kJoin);
+    h.size = static_cast<std::int32_t>(sizeof h + body.data().size());
+    iovec iov[2] = {{&h, sizeof h}, {body.data().data(), body.data().size()}};
+    ASSERT_GT(qb_ipcc_sendv_recv(raw, iov, 2, answer.data(), answer.size(), 5000), 0);
+    qb_ipc_response_header r{};
+    std::memcpy(&r, answer.data(), sizeof r);
+    ASSERT_EQ(r.id, static_cast<std::int32_t>(ipc::RequestId::kJoin));
+    ASSERT_EQ(r.error, 0) << "join";
+  }
+  cluster.signal(2, SIGSTOP);
+  int sent = 0;
+  for (int i = 0; i < 400; ++i) {
+    const ssize_t rc = send_async("raw", 8000);
+    if (rc == -EAGAIN) {  // its request ring is full: the daemon reads on
+      std::this_thread::sleep_for(10ms);
+      continue;
+    }
+    if (rc < 0) break;  // the daemon hung up
+    ++sent;
+  }
+  EXPECT_LT(sent, 400) << "the daemon took 400 messages past the window";
+  for (int i = 0; i < 100 && cluster.log(1).find("past its credit window") == std::string::npos; ++i)
+    std::this_thread::sleep_for(50ms);
+  EXPECT_NE(cluster.log(1).find("past its credit window"), std::string::npos) << cluster.log(1);
+  qb_ipcc_disconnect(raw);
+  cluster.signal(2, SIGCONT);
+  // The well-behaved client is unaffected.
+  ASSERT_EQ(client.send("g", "after"), 0);
+  EXPECT_TRUE(pump_until({&client}, [&] { return !client.messages.empty() && client.messages.back().text == "after"; }, 30s));
+}
+
+}  // namespace
+}  // namespace rtotem::testing
