@@ -19,6 +19,7 @@
 
 #include "membership/assembler.hpp"
 #include "membership/chunks.hpp"
+#include "membership/gather.hpp"
 #include "membership/node_counters.hpp"
 #include "membership/packets.hpp"
 #include "membership/sort_queue.hpp"
@@ -118,7 +119,10 @@ class Node {
   // Queues a message for the next token visit on an operational ring (kept across membership
   // changes): packed with others or split into pieces (send_queue.cpp). kQueueFull /
   // kPoolExhausted: back-pressure; kTooLarge: above max_message_size().
-  Status submit(std::span<const std::byte> message, Delivery delivery, Time now);
+  Status submit(const Gather& message, Delivery delivery, Time now);
+  Status submit(std::span<const std::byte> message, Delivery delivery, Time now) {
+    return submit(Gather{message, {}}, delivery, now);
+  }
   std::size_t max_message_size() const noexcept;
   NodeId id() const noexcept { return self_; }
   MemberState state() const noexcept { return state_; }
@@ -188,10 +192,11 @@ class Node {
   bool ring_idle() const noexcept;
   void pass_token(Time now);
   // send_queue.cpp
-  bool pack(std::span<const std::byte> message, Delivery delivery) noexcept;
-  Status enqueue_pieces(std::span<const std::byte> message, Delivery delivery) noexcept;
-  static void write_chunk(transport::SendBuffer& buffer, ChunkKind kind, std::span<const std::byte> bytes,
-                          std::size_t total) noexcept;
+  bool pack(const Gather& message, Delivery delivery) noexcept;
+  Status enqueue_pieces(const Gather& message, Delivery delivery) noexcept;
+  // Bytes [at, at + size) of `message`, as a chunk of `kind`, at the end of `buffer`'s payload.
+  static void write_chunk(transport::SendBuffer& buffer, ChunkKind kind, const Gather& message, std::size_t at,
+                          std::size_t size) noexcept;
   std::uint32_t send_new_messages(std::uint32_t allowed);
   bool unshare(transport::SendBufferRef& buffer) noexcept;
   // delivery.cpp

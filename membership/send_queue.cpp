@@ -1,4 +1,5 @@
-// The application's side of the ring. submit() copies a message into send buffers once: packed
+// The application's side of the ring. submit() copies a message (its two parts: Gather) into send
+// buffers once: packed
 // behind others still waiting when it fits, else split into pieces of one packet each. The token
 // visit (send_new_messages) gives each packet its sequence number and multicasts it; the buffer
 // itself goes into the sort queue (zero copy), shared with the transport until it is sent.
@@ -18,7 +19,7 @@ using transport::SendBufferRef;
 
 std::size_t Node::max_message_size() const noexcept { return config_.max_message_size; }
 
-Status Node::submit(std::span<const std::byte> message, Delivery delivery, Time now) {
+Status Node::submit(const Gather& message, Delivery delivery, Time now) {
   if (state_ == MemberState::kLeft) return Status::kClosed;
   if (message.size() > max_message_size()) return Status::kTooLarge;
   if (!pack(message, delivery)) {
@@ -35,7 +36,7 @@ Status Node::submit(std::span<const std::byte> message, Delivery delivery, Time 
 
 // Into the last waiting packet, if it holds whole messages of this delivery type and has room:
 // one packet, one sequence number, one token slot for several small messages.
-bool Node::pack(std::span<const std::byte> message, Delivery delivery) noexcept {
+bool Node::pack(const Gather& message, Delivery delivery) noexcept {
   if (send_count_ == kept_) return false;  // nothing waiting that is not already on the wire
   Pending& tail = send_queue_[(send_head_ + send_count_ - 1) % config_.send_queue_max];
   const std::size_t used = tail.buffer->payload().size();
@@ -44,14 +45,14 @@ bool Node::pack(std::span<const std::byte> message, Delivery delivery) noexcept 
       std::min<std::size_t>(mcast_header_size() + packet_room(backend_->mtu()), tail.buffer->payload_capacity());
   if (tail.kind != ChunkKind::kWhole || tail.delivery != delivery || used + kChunkHeaderSize + message.size() > room)
     return false;
-  write_chunk(*tail.buffer, ChunkKind::kWhole, message, message.size());
+  write_chunk(*tail.buffer, ChunkKind::kWhole, message, 0, message.size());
   ++counters_.messages_packed;
   return true;
 }
 
 // All pieces or none: a message is never half queued. The last send buffers stay the protocol's
 // own (copies of others' messages to retransmit, Recovery's re-sends).
-Status Node::enqueue_pieces(std::span<const std::byte> message, Delivery delivery) noexcept {
+Status Node::enqueue_pieces(const Gather& message, Delivery delivery) noexcept {
   const std::size_t pieces = pieces_for(message.size(), backend_->mtu());
   if (send_count_ + pieces > config_.send_queue_max) return Status::kQueueFull;
   if (backend_->send_pool().available() < submit_reserve_ + pieces) return Status::kPoolExhausted;
@@ -70,8 +71,7 @@ Status Node::enqueue_pieces(std::span<const std::byte> message, Delivery deliver
                                                : ChunkKind::kMiddle;
     // The mcast header is written when the token gives the packet its sequence number.
     buffer->set_payload_size(static_cast<std::uint32_t>(mcast_header_size()));
-    write_chunk(*buffer, kind, message.subspan(i * piece, std::min(piece, message.size() - i * piece)),
-                message.size());
+    write_chunk(*buffer, kind, message, i * piece, std::min(piece, message.size() - i * piece));
     send_queue_[(send_head_ + send_count_) % config_.send_queue_max] = Pending{std::move(buffer), delivery, kind};
     ++send_count_;
   }
@@ -79,13 +79,13 @@ Status Node::enqueue_pieces(std::span<const std::byte> message, Delivery deliver
   return Status::kOk;
 }
 
-void Node::write_chunk(transport::SendBuffer& buffer, ChunkKind kind, std::span<const std::byte> bytes,
-                       std::size_t total) noexcept {
-  const std::size_t at = buffer.payload().size();
-  const auto out = buffer.writable_payload().subspan(at);
-  encode_chunk_header(kind, static_cast<std::uint16_t>(bytes.size()), static_cast<std::uint32_t>(total), out);
-  std::memcpy(out.data() + kChunkHeaderSize, bytes.data(), bytes.size());
-  buffer.set_payload_size(static_cast<std::uint32_t>(at + kChunkHeaderSize + bytes.size()));
+void Node::write_chunk(transport::SendBuffer& buffer, ChunkKind kind, const Gather& message, std::size_t at,
+                       std::size_t size) noexcept {
+  const std::size_t end = buffer.payload().size();
+  const auto out = buffer.writable_payload().subspan(end);
+  encode_chunk_header(kind, static_cast<std::uint16_t>(size), static_cast<std::uint32_t>(message.size()), out);
+  message.copy(at, out.subspan(kChunkHeaderSize, size));
+  buffer.set_payload_size(static_cast<std::uint32_t>(end + kChunkHeaderSize + size));
 }
 
 std::uint32_t Node::send_new_messages(std::uint32_t allowed) {

@@ -60,7 +60,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(EventLoop& loop, DaemonSetup setup
   Daemon* self = d.get();
   d->groups_ = std::make_unique<GroupService>(
       d->setup_.self.nodeid, d->setup_.totem.max_message_size,
-      [self](std::span<const std::byte> packet, Delivery order) {
+      [self](const membership::Gather& packet, Delivery order) {
         return self->ring_ ? self->ring_->submit(packet, order) : Status::kClosed;
       },
       static_cast<groups::GroupEvents&>(*self));

@@ -65,7 +65,7 @@ Result<void> RingHost::watch_descriptors() {
 // middle of their own request (a join delivered before the client is in the group, a list walked
 // while it changes, a refused retry that submits again from inside the turn it triggers). The
 // turn that sends what was queued runs as the loop's next job.
-Status RingHost::submit(std::span<const std::byte> message, membership::Delivery delivery) {
+Status RingHost::submit(const membership::Gather& message, membership::Delivery delivery) {
   const Status status = node_->submit(message, delivery, monotonic_now());
   if (status == Status::kOk) pump_job_->post();
   return status;

@@ -41,7 +41,7 @@ class RingHost final : private membership::NodeEvents, private transport::Packet
   ~RingHost();
 
   // A submission from the service above; the packets it causes go out at once.
-  Status submit(std::span<const std::byte> message, membership::Delivery delivery);
+  Status submit(const membership::Gather& message, membership::Delivery delivery);
   const membership::Node& node() const noexcept { return *node_; }
   const transport::Backend& backend() const noexcept { return *backend_; }
   // Sends what is queued and closes the backend (at shutdown).

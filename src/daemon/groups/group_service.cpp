@@ -48,7 +48,7 @@ std::size_t GroupService::data_max(std::size_t max_message_size) noexcept {
 Status GroupService::join(std::string_view group, std::uint32_t pid) {
   const std::span<std::byte> packet = packet_buffer(group_join_size(group));
   encode_group_join({group, pid}, packet);
-  return submit_(packet, Delivery::kAgreed);
+  return submit_({packet, {}}, Delivery::kAgreed);
 }
 
 Status GroupService::leave(std::string_view group, std::uint32_t pid, Reason why) {
@@ -57,7 +57,7 @@ Status GroupService::leave(std::string_view group, std::uint32_t pid, Reason why
   // Counted first: were it delivered inside the submit, its delivery must find it.
   const auto entry = leaves_in_flight_.try_emplace(LocalKey(group, pid), 0).first;
   ++entry->second;
-  const Status status = submit_(packet, Delivery::kAgreed);
+  const Status status = submit_({packet, {}}, Delivery::kAgreed);
   if (status != Status::kOk && --entry->second == 0) leaves_in_flight_.erase(entry);
   return status;
 }
@@ -66,9 +66,9 @@ Status GroupService::multicast(std::string_view group, std::uint32_t pid, std::s
                                Delivery order) {
   // Against the longest name, so what a client may send does not depend on its group's name.
   if (data.size() > data_max(max_message_size_)) return Status::kTooLarge;
-  const std::span<std::byte> packet = packet_buffer(group_mcast_size(group, data.size()));
-  encode_group_mcast({group, pid, data}, packet);
-  return submit_(packet, order);
+  const std::span<std::byte> head = packet_buffer(group_mcast_size(group, 0));
+  encode_group_mcast({group, pid, {}}, head);  // the header alone: the data follows it on the wire
+  return submit_({head, data}, order);
 }
 
 std::span<std::byte> GroupService::packet_buffer(std::size_t size) {
@@ -227,7 +227,7 @@ void GroupService::send_join_list() {
     const auto packet_entries = std::span(entries).subspan(begin, end - begin);
     const std::span<std::byte> packet = packet_buffer(join_list_size(packet_entries));
     encode_join_list(packet_entries, packet);
-    if (submit_(packet, Delivery::kAgreed) != Status::kOk) {
+    if (submit_({packet, {}}, Delivery::kAgreed) != Status::kOk) {
       ++join_list_refusals_;  // back-pressure: still pending
       return;
     }

@@ -66,8 +66,9 @@ class GroupEvents {
   ~GroupEvents() = default;
 };
 
-// How the service puts a packet on the ring: Node::submit in the daemon.
-using Submit = std::function<Status(std::span<const std::byte> packet, membership::Delivery order)>;
+// How the service puts a packet on the ring: Node::submit in the daemon. A multicast's packet is
+// its header and the client's data (copied once, into the send buffers); the others are whole.
+using Submit = std::function<Status(const membership::Gather& packet, membership::Delivery order)>;
 
 struct GroupJoinList;  // group_wire.hpp
 struct JoinListEntry;

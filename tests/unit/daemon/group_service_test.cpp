@@ -188,15 +188,16 @@ class FakeRing {
     d.events.records.clear();
     d.service = std::make_unique<GroupService>(
         d.id, max_message_size_,
-        [this, &d](std::span<const std::byte> packet, Delivery order) { return submit(d, packet, order); }, d.events);
+        [this, &d](const membership::Gather& packet, Delivery order) { return submit(d, packet, order); }, d.events);
   }
 
-  Status submit(Daemon& d, std::span<const std::byte> packet, Delivery order) {
+  Status submit(Daemon& d, const membership::Gather& packet, Delivery order) {
     if (d.submits_left) {
       if (*d.submits_left == 0) return Status::kQueueFull;
       --*d.submits_left;
     }
-    d.accepted.emplace_back(packet.begin(), packet.end());
+    d.accepted.emplace_back(packet.size());
+    packet.copy(0, d.accepted.back());
     d.queue.push_back({d.id, order, d.accepted.back()});
     return Status::kOk;
   }
@@ -451,7 +452,7 @@ TEST(GroupService, AJoinedNodesStaleProcessesAreDroppedAtTheRegularConfiguration
   Recorder events;
   std::size_t submitted = 0;
   GroupService service(1, kMessageSizeMax,
-                       [&](std::span<const std::byte>, Delivery) { ++submitted; return Status::kOk; }, events);
+                       [&](const membership::Gather&, Delivery) { ++submitted; return Status::kOk; }, events);
   const std::vector<NodeId> members{1, 3}, joined{3};
   service.on_configuration({.ring_id = {1, 1}, .members = members, .joined = members});
   const Bytes join = [] {

@@ -9,6 +9,7 @@
 
 #include "membership/assembler.hpp"
 #include "membership/chunks.hpp"
+#include "membership/gather.hpp"
 
 namespace rtotem::membership {
 namespace {
@@ -158,6 +159,32 @@ TEST(Assembler, MoreSendersThanSlotsAreRefusedNotOverwritten) {
   EXPECT_EQ(assembler.add(2, piece(ChunkKind::kFirst, part, 4)), Assembler::Outcome::kDiscarded);
   ASSERT_EQ(assembler.add(1, piece(ChunkKind::kLast, part, 4)), Assembler::Outcome::kComplete);
   EXPECT_EQ(text_of(assembler.message()), "abab");
+}
+
+}  // namespace
+}  // namespace rtotem::membership
+
+namespace rtotem::membership {
+namespace {
+
+// A group packet's header and its client's data reach a send buffer as one message, from any
+// offset (a piece of a split message starts anywhere in either part).
+TEST(Gather, CopiesAnyRangeAcrossItsTwoParts) {
+  const std::string head = "HEAD", tail = "tail-bytes";
+  const Gather message{std::as_bytes(std::span(head)), std::as_bytes(std::span(tail))};
+  const std::string whole = head + tail;
+  ASSERT_EQ(message.size(), whole.size());
+  for (std::size_t at = 0; at <= whole.size(); ++at) {
+    for (std::size_t n = 0; at + n <= whole.size(); ++n) {
+      std::string out(n, '?');
+      message.copy(at, std::as_writable_bytes(std::span(out)));
+      EXPECT_EQ(out, whole.substr(at, n)) << "at " << at << ", " << n << " bytes";
+    }
+  }
+  const Gather alone{std::as_bytes(std::span(head)), {}};
+  std::string out(2, '?');
+  alone.copy(1, std::as_writable_bytes(std::span(out)));
+  EXPECT_EQ(out, "EA");
 }
 
 }  // namespace
