@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <qb/qblog.h>
 #include <qb/qbutil.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -45,13 +46,16 @@ qb_ipcs_poll_handlers IpcAdmission::handlers() const noexcept {
   return {job_add, dispatch_add, dispatch_mod, dispatch_del};
 }
 
-std::int32_t IpcAdmission::job_add(enum qb_loop_priority p, void* data, qb_loop_job_dispatch_fn fn) {
-  return qb_loop_job_add(g_admission->loop_.raw(), p, data, fn);
+std::int32_t IpcAdmission::job_add(enum qb_loop_priority /*service's*/, void* data, qb_loop_job_dispatch_fn fn) {
+  return qb_loop_job_add(g_admission->loop_.raw(), kIpcLevel, data, fn);
 }
 
-std::int32_t IpcAdmission::dispatch_add(enum qb_loop_priority p, std::int32_t fd, std::int32_t events, void* data,
-                                        qb_ipcs_dispatch_fn_t fn) {
+// libqb passes its service's priority, which IpcServer sets for how many requests a dispatch
+// takes: the loop runs IPC at kIpcLevel whatever it is, below the ring's own descriptors and timers.
+std::int32_t IpcAdmission::dispatch_add(enum qb_loop_priority /*service's*/, std::int32_t fd, std::int32_t events,
+                                        void* data, qb_ipcs_dispatch_fn_t fn) {
   IpcAdmission& self = *g_admission;
+  const qb_loop_priority p = kIpcLevel;
   qb_loop_t* loop = self.loop_.raw();
   if (self.accepting_) {  // the connection libqb just accepted, waiting for its authentication
     const std::int32_t rc = qb_loop_poll_add(loop, p, fd, events, data, fn);
@@ -61,20 +65,39 @@ std::int32_t IpcAdmission::dispatch_add(enum qb_loop_priority p, std::int32_t fd
     self.arm_expiry();
     return 0;
   }
-  if (!is_listener(fd)) return qb_loop_poll_add(loop, p, fd, events, data, fn);
+  if (!is_listener(fd)) {
+    auto [hook, added] = self.connections_.insert_or_assign(fd, Hook{fn, data});
+    return qb_loop_poll_add(loop, p, fd, events, &hook->second, dispatch_connection);
+  }
   auto [hook, added] = self.listeners_.insert_or_assign(fd, Hook{fn, data});
   return qb_loop_poll_add(loop, p, fd, events, &hook->second, accept_then_check);
 }
 
-std::int32_t IpcAdmission::dispatch_mod(enum qb_loop_priority p, std::int32_t fd, std::int32_t events, void* data,
-                                        qb_ipcs_dispatch_fn_t fn) {
+std::int32_t IpcAdmission::dispatch_mod(enum qb_loop_priority /*service's*/, std::int32_t fd, std::int32_t events,
+                                        void* data, qb_ipcs_dispatch_fn_t fn) {
   IpcAdmission& self = *g_admission;
+  const qb_loop_priority p = kIpcLevel;
   if (auto listener = self.listeners_.find(fd); listener != self.listeners_.end()) {
     listener->second = Hook{fn, data};
     return qb_loop_poll_mod(self.loop_.raw(), p, fd, events, &listener->second, accept_then_check);
   }
+  if (auto connection = self.connections_.find(fd); connection != self.connections_.end()) {
+    connection->second = Hook{fn, data};
+    return qb_loop_poll_mod(self.loop_.raw(), p, fd, events, &connection->second, dispatch_connection);
+  }
   if (auto waiting = self.waiting_.find(fd); waiting != self.waiting_.end()) waiting->second.hook = Hook{fn, data};
   return qb_loop_poll_mod(self.loop_.raw(), p, fd, events, data, fn);
+}
+
+std::int32_t IpcAdmission::dispatch_connection(std::int32_t fd, std::int32_t revents, void* data) {
+  IpcAdmission& self = *g_admission;
+  const Hook hook = *static_cast<const Hook*>(data);  // a copy: libqb may take the descriptor out
+  int waiting = 0;
+  if (::ioctl(fd, FIONREAD, &waiting) != 0) waiting = 0;
+  self.requests_left_ = std::max(waiting, 1);
+  const std::int32_t rc = hook.fn(fd, revents, hook.data);
+  self.requests_left_ = 1;
+  return rc;
 }
 
 // libqb takes a descriptor out before it closes it (authenticated, refused or gone alike).
@@ -82,6 +105,7 @@ std::int32_t IpcAdmission::dispatch_del(std::int32_t fd) {
   IpcAdmission& self = *g_admission;
   self.waiting_.erase(fd);
   self.listeners_.erase(fd);
+  self.connections_.erase(fd);
   return qb_loop_poll_del(self.loop_.raw(), fd);
 }
 

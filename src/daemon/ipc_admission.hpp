@@ -25,6 +25,8 @@ class IpcAdmission {
  public:
   static constexpr std::uint64_t kAuthDeadlineNs = 5'000'000'000;
   static constexpr std::size_t kWaitingMax = 256;
+  // The loop level of every IPC descriptor: libqb's default, below the ring's (QB_LOOP_HIGH).
+  static constexpr qb_loop_priority kIpcLevel = QB_LOOP_MED;
 
   // One per process (libqb's hooks carry no context): the loop's, for every IPC service.
   static std::unique_ptr<IpcAdmission> create(EventLoop& loop);
@@ -40,6 +42,13 @@ class IpcAdmission {
   std::size_t unauthenticated() const noexcept { return waiting_.size(); }
   // At shutdown: libqb would keep them, and what it holds for them, past the service's end.
   void close_unauthenticated();
+  // Called by the service for each request libqb takes: whether it may take another in the same
+  // dispatch. After taking N requests libqb reads N notification bytes from the client's socket,
+  // waiting without a timeout until they are there; but a client writes a request into its ring
+  // before its byte, so a client stopped (or preempted) between the two, with asynchronous
+  // requests in flight, would stop the daemon. A dispatch therefore takes no more requests than
+  // there are bytes waiting when it starts (at least one: a dispatch starts on one).
+  bool take_request() noexcept { return --requests_left_ > 0; }
 
  private:
   struct Hook {
@@ -60,6 +69,8 @@ class IpcAdmission {
   static std::int32_t dispatch_del(std::int32_t fd);
   // libqb's acceptor for the listener `data` points at, then the checks above.
   static std::int32_t accept_then_check(std::int32_t fd, std::int32_t revents, void* data);
+  // libqb's dispatch of a connection's requests, with take_request()'s budget.
+  static std::int32_t dispatch_connection(std::int32_t fd, std::int32_t revents, void* data);
   void admit_when_out_of_descriptors(int listener);
   // Counted and logged (why: "did not authenticate in time"), then hang_up.
   void close_waiting(int fd, const char* why);
@@ -73,6 +84,8 @@ class IpcAdmission {
   SpareDescriptor spare_;  // given up for a moment to accept and close a connection
   std::map<int, Hook> listeners_;
   std::map<int, Waiting> waiting_;  // by descriptor: accepted, not authenticated
+  std::map<int, Hook> connections_;  // by descriptor: authenticated, libqb's request dispatch
+  int requests_left_ = 1;            // in the dispatch under way (take_request)
   LoopTimer expiry_;
   bool accepting_ = false;  // inside libqb's acceptor: what it adds is a new connection
   std::uint64_t auth_timeouts_ = 0;

@@ -47,8 +47,9 @@ Result<std::unique_ptr<IpcServer>> IpcServer::start(EventLoop& loop, const std::
   qb_ipcs_poll_handlers_set(server->service_, &poll);
   qb_ipcs_service_context_set(server->service_, server.get());
   qb_ipcs_enforce_buffer_size(server->service_, static_cast<std::uint32_t>(limits.buffer_bytes));
-  // Up to 50 requests of a connection per wake-up, not libqb's default 5: asynchronous senders
-  // fill their request rings, and the ring takes what one wake-up brings in one turn.
+  // Up to 50 requests of a connection per dispatch, not libqb's default 5 (asynchronous senders
+  // keep their request rings full), and never more than the client has announced: IpcAdmission's
+  // take_request(). The loop level of the connections is IpcAdmission's, whatever this says.
   qb_ipcs_request_rate_limit(server->service_, QB_IPCS_RATE_FAST);
   server->backlogged_.reserve(limits.max_clients);  // no allocation when a client falls behind
   server->staged_.reserve(limits.max_clients);
@@ -122,6 +123,8 @@ void IpcServer::on_created(qb_ipcs_connection_t* c) {
 
 std::int32_t IpcServer::on_message(qb_ipcs_connection_t* c, void* data, std::size_t size) {
   IpcServer& self = of(c);
+  // Negative stops libqb's batch after this request (it is taken all the same).
+  const std::int32_t next = self.admission_->take_request() ? 0 : -ENOBUFS;
   const auto found = self.clients_.find(c);
   IpcRequest request;
   ipc::BodyWriter& reply = self.reply_;
@@ -143,7 +146,7 @@ std::int32_t IpcServer::on_message(qb_ipcs_connection_t* c, void* data, std::siz
   // (no library sends it) is dropped, its credit given back.
   if (!ipc::answered(request.id)) {
     if (!decoded && found != self.clients_.end()) self.give_credit(*found->second, size);
-    return 0;
+    return next;
   }
   qb_ipc_response_header response{};
   if (sizeof response + reply.data().size() > self.limits_.buffer_bytes) {  // e.g. members of many groups
@@ -159,7 +162,7 @@ std::int32_t IpcServer::on_message(qb_ipcs_connection_t* c, void* data, std::siz
   if (sent < 0 && sent != -ENOTCONN && sent != -EPIPE)
     qb_log(LOG_WARNING, "answer to client pid %d not sent: %s", found != self.clients_.end() ? found->second->pid : 0,
            std::strerror(static_cast<int>(-sent)));
-  return 0;
+  return next;
 }
 
 std::int32_t IpcServer::on_closed(qb_ipcs_connection_t* c) {

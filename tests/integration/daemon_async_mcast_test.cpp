@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -236,6 +237,52 @@ TEST(AsyncMcast, WhatFailsLaterIsAnEventAndAWindowIgnoredIsACutOff) {
   // The well-behaved client is unaffected.
   ASSERT_EQ(client.send("g", "after"), 0);
   EXPECT_TRUE(pump_until({&client}, [&] { return !client.messages.empty() && client.messages.back().text == "after"; }, 30s));
+}
+
+// A sender with many multicasts in flight is stopped and continued at random moments, over and
+// over: the daemon never waits for it (libqb's dispatch would wait for the notification byte of a
+// request the sender had put in its ring but not announced yet), so another client's requests are
+// answered throughout.
+TEST(AsyncMcast, AStoppedSenderNeverStopsTheDaemon) {
+  DaemonCluster cluster(2);
+  std::vector<std::unique_ptr<TestClient>> clients;
+  ASSERT_NO_FATAL_FAILURE(start_ring(cluster, 2, clients));
+  const pid_t sender = fork();
+  ASSERT_GE(sender, 0);
+  if (sender == 0) {
+    static const rtotem_callbacks none{};
+    rtotem_t* h = nullptr;
+    if (rtotem_connect(&h, cluster.ipc_name(1).c_str(), &none, nullptr) != 0 || rtotem_join(h, "g") != 0) _exit(1);
+    for (;;) (void)send_flat_out(h, "g", 1 << 30);
+  }
+  struct Reaper {
+    pid_t pid;
+    ~Reaper() {
+      ::kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  } reaper{sender};
+  std::this_thread::sleep_for(300ms);  // under way
+  // The probe: a request with a time limit (the library's would wait for ever).
+  qb_ipcc_connection_t* probe = qb_ipcc_connect(cluster.ipc_name(1).c_str(), 1 << 16);
+  ASSERT_NE(probe, nullptr);
+  std::vector<char> answer(1 << 16);
+  std::mt19937 rng(11);
+  int unanswered = 0;
+  for (int i = 0; i < 150 && unanswered == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 3000));
+    ASSERT_EQ(::kill(sender, SIGSTOP), 0);
+    std::this_thread::sleep_for(10ms);
+    qb_ipc_request_header h{};
+    h.id = static_cast<std::int32_t>(ipc::RequestId::kLocalNodeId);
+    h.size = sizeof h;
+    iovec iov{&h, sizeof h};
+    if (qb_ipcc_sendv_recv(probe, &iov, 1, answer.data(), answer.size(), 2000) <= 0) ++unanswered;
+    ASSERT_EQ(::kill(sender, SIGCONT), 0);
+  }
+  qb_ipcc_disconnect(probe);
+  EXPECT_EQ(unanswered, 0) << "the daemon waited for a stopped client";
+  EXPECT_GT(json_counter(cluster.ctl_json(1, "stats"), "requests_async"), 1000u) << "the sender was not under way";
 }
 
 }  // namespace
