@@ -55,6 +55,7 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   // RingListener
   void deliver(const membership::Delivered& message) override { groups_->on_deliver(message); }
   void configuration(const membership::ConfigChange& change) override;
+  void deliveries_done() override { ipc_->end_turn(); }
   void after_turn() override;
   void link_failed(std::string_view reason) override;
   // IpcHandler

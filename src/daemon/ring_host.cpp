@@ -100,9 +100,13 @@ void RingHost::pump() {
   if (pumping_) return;  // re-entered from a listener's callback: the outer loop finishes the job
   pumping_ = true;
   do {
-    while (backend_->poll(*this) == transport::kRxBatchMax) {}
+    // Own multicasts wait on the local path (no descriptor wakes us for them): delivered first.
+    for (std::size_t n = backend_->poll(*this); n == transport::kRxBatchMax || (n > 0 && backend_->has_pending_rx());
+         n = backend_->poll(*this)) {
+    }
+    listener_.deliveries_done();
     (void)backend_->flush();
-  } while (backend_->has_pending_rx());  // own multicasts wait on the local path: no fd wakes us
+  } while (backend_->has_pending_rx());
   watch_tx(backend_->has_pending_tx());
   listener_.after_turn();
   if (!backend_->link_failure().empty() && !link_failure_reported_) {

@@ -23,6 +23,10 @@ class RingListener {
  public:
   virtual void deliver(const membership::Delivered& message) = 0;
   virtual void configuration(const membership::ConfigChange& change) = 0;
+  // What was delivered so far this turn, before the turn's packets leave: local clients hear of
+  // their own messages without waiting for the sends to the other nodes (on loopback and veth the
+  // sender's system call also does the receivers' work).
+  virtual void deliveries_done() = 0;
   // After each batch of work: a moment to retry what back-pressure refused.
   virtual void after_turn() = 0;
   // The backend's link broke for good (Backend::link_failure says why); called once.
