@@ -33,10 +33,13 @@
  * readable (or rtotem_flush, which asks), then retry. What the library cannot check itself and
  * fails later (the daemon found the group not
  * joined, or it is shutting down) comes as a call of the rtotem_set_mcast_failed callback. The
- * first multicast of a connection, and one larger than 16 KiB, waits for its answer as
- * rtotem_mcast_sync does. rtotem_disconnect first waits until the daemon has taken every message
- * sent (rtotem_flush): they are not lost. A process that dies may lose those its daemon had not
- * read yet, as if it had died before sending them.
+ * first multicast of a connection, and one whose request is larger than 16 KiB (the data, the
+ * group name and 22 bytes), waits for its answer as rtotem_mcast_sync does. rtotem_disconnect
+ * first waits (a round trip, up to 5 s while the daemon's request queue is full) until the daemon
+ * has taken every message sent (rtotem_flush), so they are not lost; the daemon then keeps those
+ * the ring cannot take yet, up to 16 MiB for all departed clients together, past which it drops
+ * them with a warning. A process that dies may lose those its daemon had not read yet, as if it
+ * had died before sending them.
  *
  * Callback data is valid for the duration of the callback only. A handle is used by one thread
  * at a time; a callback must not call rtotem_dispatch or rtotem_disconnect on its own handle. A
@@ -128,7 +131,9 @@ RTOTEM_API int rtotem_mcast(rtotem_t *, const char *group, const void *data, siz
  * -ENOTCONN, -EMSGSIZE, -ESHUTDOWN. One round trip to the daemon per message. */
 RTOTEM_API int rtotem_mcast_sync(rtotem_t *, const char *group, const void *data, size_t len, enum rtotem_order);
 /* Returns once the daemon has taken every message rtotem_mcast sent on this handle: on the ring,
- * or waiting for room on it, bound for it in order even if this process exits. */
+ * or waiting for room on it, bound for it in order even if this process exits. 0, -EAGAIN (the
+ * request queue to the daemon is full: retry), -ENOTCONN, or -EINVAL from a daemon older than
+ * this library (it has no such request; its multicasts were all answered). */
 RTOTEM_API int rtotem_flush(rtotem_t *);
 /* Called from rtotem_dispatch for a message rtotem_mcast returned 0 for but the daemon could not
  * multicast: its group, and -ENOTCONN (not joined) or -ESHUTDOWN (the daemon is stopping). */

@@ -3,6 +3,7 @@
 // past the window or too large for it, waits for its answer. Events are decoded into scratch
 // storage owned by the handle, valid for the callback's duration.
 #include <qb/qbipc_common.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -183,13 +184,17 @@ int rtotem_connect(rtotem_t** out, const char* ipc_name, const rtotem_callbacks*
 // Multicasts sent without an answer are taken by the daemon first (rtotem_flush): a clean
 // disconnect loses none of them.
 void rtotem_disconnect(rtotem_t* h) {
-  if (h != nullptr && h->sent != h->taken) (void)rtotem_flush(h);
+  // The request ring may be full of them: the flush waits its turn (the daemon is reading).
+  for (int tries = 0; h != nullptr && h->sent != h->taken && tries < 5000; ++tries) {
+    if (rtotem_flush(h) != -EAGAIN) break;
+    usleep(1000);
+  }
   std::unique_ptr<rtotem_t>{h};
 }
 
 int rtotem_join(rtotem_t* h, const char* group) {
   const int rc = group_request(h, RequestId::kJoin, group);
-  if (rc == 0 || rc == -EEXIST) h->joined_groups.emplace(group);
+  if (rc == 0) h->joined_groups.emplace(group);  // -EEXIST may be another handle of this process
   return rc;
 }
 
@@ -224,9 +229,10 @@ int rtotem_mcast(rtotem_t* h, const char* group, const void* data, size_t len, r
   if (const int rc = mcast_prepare(h, group, data, len, order); rc != 0) return rc;
   const std::span<const std::byte> body = h->request.data();
   const std::span payload(static_cast<const std::byte*>(data), len);
-  const std::uint64_t cost = sizeof(qb_ipc_request_header) + body.size() + len;
+  const std::size_t size = sizeof(qb_ipc_request_header) + body.size() + len;
   // Not heard yet, or too large for the window: answered, and the answer brings the credit.
-  if (h->window == 0 || cost > rtotem::ipc::kMcastAsyncMax) return mcast_sync(h, body, payload);
+  if (h->window == 0 || size > rtotem::ipc::kMcastAsyncMax) return mcast_sync(h, body, payload);
+  const std::uint64_t cost = rtotem::ipc::credit_cost(size);
   // The window is used up: the credit comes back as an event (rtotem_dispatch), not by asking.
   if (h->sent - h->taken + cost > h->window) return -EAGAIN;
   const int rc = h->connection->send(RequestId::kMcastAsync, body, payload);
@@ -288,7 +294,7 @@ int rtotem_max_message_size(rtotem_t* h, size_t* out) {
 const char* rtotem_strerror(int err) {
   switch (err) {
     case 0: return "success";
-    case -EAGAIN: return "try again: the ring is busy (back-pressure) or still forming";
+    case -EAGAIN: return "try again: the ring is busy (back-pressure: for rtotem_mcast, its credit window is full), or still forming";
     case -ENOTCONN: return "not connected: the daemon is gone, or the group was not joined";
     case -ECONNREFUSED: return "no rtotemd answers at this IPC name";
     case -EMSGSIZE: return "message larger than the cluster's totem.max_message_size";

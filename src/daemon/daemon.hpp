@@ -99,8 +99,11 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   // Leaves of dead clients the ring refused for now (back-pressure): sent on a later turn, once
   // the orphaned multicasts (sent before them) are all on the ring.
   std::deque<std::pair<std::string, std::uint32_t>> pending_leaves_;
-  // Staged multicasts of clients that have gone, in order: records of [u32 pid][request].
+  // Staged multicasts of clients that have gone, in order: records of [u32 pid][request], up to
+  // kOrphanedMax bytes (a window each for 256 departed clients).
+  static constexpr std::size_t kOrphanedMax = 256 * ipc::kMcastWindow;
   EventBacklog orphaned_;
+  std::uint64_t orphans_dropped_ = 0;
   bool ring_formed_ = false;
   // The last regular configuration as a ring-change event: a client's first event, so it knows
   // the ring it joined without waiting for the next change.

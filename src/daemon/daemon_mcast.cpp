@@ -9,6 +9,8 @@
 
 #include <cstring>
 
+#include <qb/qblog.h>
+
 #include "src/daemon/daemon.hpp"
 
 namespace rtotem::daemon {
@@ -61,13 +63,13 @@ bool Daemon::offer(IpcClient* client, std::uint32_t pid, const IpcRequest& reque
   if (rc == -EAGAIN) return false;
   if (client == nullptr) return true;  // orphaned: no one to credit or tell
   if (rc != 0) async_failed(*client, request, rc);
-  else ipc_->give_credit(*client, request.message.size());
+  else ipc_->give_credit(*client, ipc::credit_cost(request.message.size()));
   return true;
 }
 
 // Taken (its credit comes back), but not multicast: the client hears which group and why.
 void Daemon::async_failed(IpcClient& client, const IpcRequest& request, int error) {
-  ipc_->give_credit(client, request.message.size());
+  ipc_->give_credit(client, ipc::credit_cost(request.message.size()));
   ipc::BodyWriter& body = event_head_;
   body.clear();
   body.u32(static_cast<std::uint32_t>(error));
@@ -85,7 +87,17 @@ bool Daemon::submit_staged(IpcClient& client) {
   return true;
 }
 
+// Bounded: past kOrphanedMax, a departed client's staged multicasts are dropped (as if it had
+// crashed before sending them), with a warning. A clean disconnect waits for its messages to be
+// taken, not for room on the ring, so it is many such clients while the ring is stalled.
 void Daemon::orphan_staged(IpcClient& client) {
+  if (!client.staged.empty() && orphaned_.bytes() + client.staged.bytes() > kOrphanedMax) {
+    qb_log(LOG_WARNING, "dropped %zu multicasts of departed client pid %d: departed clients' multicasts waiting "
+           "for the ring exceed %zu bytes", client.staged.count(), static_cast<int>(client.pid), kOrphanedMax);
+    orphans_dropped_ += client.staged.count();
+    client.staged.clear();
+    return;
+  }
   while (!client.staged.empty()) {
     const std::span<const std::byte> request = client.staged.front();
     std::uint32_t pid = static_cast<std::uint32_t>(client.pid);

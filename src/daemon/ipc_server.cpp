@@ -134,7 +134,7 @@ std::int32_t IpcServer::on_message(qb_ipcs_connection_t* c, void* data, std::siz
       found != self.clients_.end() && decode_request({static_cast<const std::byte*>(data), size}, request);
   if (found != self.clients_.end() && request.id == ipc::RequestId::kMcastAsync) {
     ++self.requests_async_;
-    found->second->async_read += size;
+    found->second->async_read += ipc::credit_cost(size);
   }
   if (!decoded) {
     ++self.malformed_;
@@ -145,7 +145,7 @@ std::int32_t IpcServer::on_message(qb_ipcs_connection_t* c, void* data, std::siz
   // Unanswered: its outcome is the delivery, or a kMcastFailed event. One that does not decode
   // (no library sends it) is dropped, its credit given back.
   if (!ipc::answered(request.id)) {
-    if (!decoded && found != self.clients_.end()) self.give_credit(*found->second, size);
+    if (!decoded && found != self.clients_.end()) self.give_credit(*found->second, ipc::credit_cost(size));
     return next;
   }
   qb_ipc_response_header response{};
@@ -275,7 +275,10 @@ bool IpcServer::stage(IpcClient& client, std::span<const std::byte> request) {
     evict(client, "it sent asynchronous multicasts past its credit window");
     return false;
   }
-  if (client.staged.empty()) staged_.push_back(&client);
+  if (!client.staged_listed) {
+    client.staged_listed = true;
+    staged_.push_back(&client);
+  }
   const iovec iov[1] = {{const_cast<std::byte*>(request.data()), request.size()}};
   client.staged.push(iov, request.size());
   ++mcasts_staged_;

@@ -42,6 +42,7 @@ struct IpcClient {
   std::uint64_t credit_taken = 0;  // of those, taken (to the ring, or failed): credit given back
   std::uint64_t credit_told = 0;   // credit_taken as the client last heard it
   bool credit_owed = false;        // credit_taken moved past credit_told (IpcServer's list)
+  bool staged_listed = false;      // in IpcServer's list of clients with staged multicasts
   bool closing = false;  // disconnected or being evicted: no more events
 };
 
@@ -111,7 +112,11 @@ class IpcServer {
     std::rotate(staged_.begin(), staged_.begin() + 1, staged_.end());
     for (IpcClient* client : staged_)
       if (!client->closing && !f(*client)) break;
-    std::erase_if(staged_, [](const IpcClient* c) { return c->staged.empty(); });
+    std::erase_if(staged_, [](IpcClient* c) {
+      if (!c->staged.empty()) return false;
+      c->staged_listed = false;
+      return true;
+    });
   }
   template <class F>
   void for_each_client(F&& f) {

@@ -60,6 +60,13 @@ inline constexpr std::size_t kMcastReplySize = 16;
 inline constexpr std::uint32_t kMcastWindow = 64 * 1024;
 // A request larger than this goes synchronously (kMcast): at least four fit in a window.
 inline constexpr std::uint32_t kMcastAsyncMax = kMcastWindow / 4;
+// What a kMcastAsync request costs of the window: its size, but at least kMcastCostMin, so that no
+// more than 128 are in flight. libqb announces each request with a byte on a socket whose send
+// buffer holds a few hundred, and the client spins in libqb when that buffer is full.
+inline constexpr std::uint32_t kMcastCostMin = kMcastWindow / 128;
+constexpr std::uint64_t credit_cost(std::size_t request_size) noexcept {
+  return request_size > kMcastCostMin ? request_size : kMcastCostMin;
+}
 
 // Whether the daemon answers a request with this id (ids it does not know are answered, -EINVAL).
 constexpr bool answered(RequestId id) noexcept { return id != RequestId::kMcastAsync; }

@@ -161,6 +161,11 @@ TEST(AsyncMcast, WhatFailsLaterIsAnEventAndAWindowIgnoredIsACutOff) {
   const std::string huge(data_max + 1, 'h');
   EXPECT_EQ(rtotem_mcast(client.handle(), "elsewhere", "x", 1, RTOTEM_AGREED), -ENOTCONN);
   EXPECT_EQ(rtotem_mcast(client.handle(), "g", huge.data(), huge.size(), RTOTEM_AGREED), -EMSGSIZE);
+  // Another handle of this process: refused the group `client` is in, and so not in it.
+  TestClient other;
+  ASSERT_EQ(other.connect(cluster.ipc_name(1)), 0);
+  EXPECT_EQ(other.join("g"), -EEXIST);
+  EXPECT_EQ(rtotem_mcast(other.handle(), "g", "x", 1, RTOTEM_AGREED), -ENOTCONN);
 
   qb_ipcc_connection_t* raw = qb_ipcc_connect(cluster.ipc_name(1).c_str(), 1 << 16);
   ASSERT_NE(raw, nullptr);
