@@ -79,7 +79,9 @@ bool check_decodes(Bytes message) {
 
 class Harness final : public GroupEvents {
  public:
-  Harness() : service_(kSelf, kMessageMax, [this](Bytes packet, Delivery order) { return submit(packet, order); }, *this) {}
+  Harness()
+      : service_(kSelf, kMessageMax, [this](const membership::Gather& packet, Delivery order) { return submit(packet, order); },
+                 *this) {}
 
   void deliver(NodeId sender, Delivery order, Bytes message) {
     if (!check_decodes(message)) ++refused_;
@@ -144,10 +146,12 @@ class Harness final : public GroupEvents {
     Delivery order;
   };
 
-  Status submit(Bytes packet, Delivery order) {
+  Status submit(const membership::Gather& packet, Delivery order) {
     RTOTEM_ASSERT(packet.size() <= kMessageMax);
     if (refusing_) return Status::kQueueFull;
-    submitted_.push_back({{packet.begin(), packet.end()}, order});
+    std::vector<std::byte> whole(packet.size());  // as the ring would carry it: header and data together
+    packet.copy(0, whole);
+    submitted_.push_back({std::move(whole), order});
     return Status::kOk;
   }
 

@@ -56,6 +56,21 @@ int send_flat_out(rtotem_t* h, const std::string& group, int count) {
   return 0;
 }
 
+// A process of its own joins "g" at `ipc_name`, sends `count` messages flat out (0: for ever),
+// disconnects and exits (1: no connection or join, 2: a send failed). Returns its pid.
+pid_t fork_sender(const std::string& ipc_name, int count) {
+  const pid_t pid = fork();
+  if (pid != 0) return pid;
+  static const rtotem_callbacks none{};
+  rtotem_t* h = nullptr;
+  if (rtotem_connect(&h, ipc_name.c_str(), &none, nullptr) != 0 || rtotem_join(h, "g") != 0) _exit(1);
+  do {
+    if (send_flat_out(h, "g", count != 0 ? count : 1 << 30) != 0) _exit(2);
+  } while (count == 0);
+  rtotem_disconnect(h);
+  _exit(0);
+}
+
 // A process sends 5,000 messages without waiting and disconnects at once: every one is delivered,
 // in its order, and before the change that reports it gone.
 TEST(AsyncMcast, ASenderThatDisconnectsAtOnceHasEveryMessageDeliveredBeforeItsLeave) {
@@ -68,16 +83,8 @@ TEST(AsyncMcast, ASenderThatDisconnectsAtOnceHasEveryMessageDeliveredBeforeItsLe
   ASSERT_EQ(rtotem_connect(&reader, cluster.ipc_name(2).c_str(), &callbacks, &seen), 0);
   ASSERT_EQ(rtotem_join(reader, "g"), 0);
   constexpr int kCount = 5000;
-  const pid_t sender = fork();
+  const pid_t sender = fork_sender(cluster.ipc_name(1), kCount);
   ASSERT_GE(sender, 0);
-  if (sender == 0) {
-    static const rtotem_callbacks none{};
-    rtotem_t* h = nullptr;
-    if (rtotem_connect(&h, cluster.ipc_name(1).c_str(), &none, nullptr) != 0 || rtotem_join(h, "g") != 0) _exit(1);
-    if (send_flat_out(h, "g", kCount) != 0) _exit(2);
-    rtotem_disconnect(h);
-    _exit(0);
-  }
   int status = 0;
   ASSERT_EQ(waitpid(sender, &status, 0), sender);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
@@ -101,17 +108,27 @@ TEST(AsyncMcast, ASenderThatDisconnectsAtOnceHasEveryMessageDeliveredBeforeItsLe
   EXPECT_GT(json_counter(cluster.ctl_json(1, "stats"), "requests_async"), static_cast<std::uint64_t>(kCount / 2));
 }
 
+// Two nodes whose send queues hold 64 packets; node 1's client in "g", its credit window known
+// (the first multicast is answered, and brings it).
+class AsyncMcastSmallQueue : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(start_ring(cluster, 2, clients));
+    ASSERT_EQ(client().join("g"), 0);
+    ASSERT_EQ(client().send("g", "first"), 0);
+    ASSERT_TRUE(pump_until({&client()}, [&] { return client().messages.size() == 1; }));
+  }
+  TestClient& client() { return *clients[0]; }
+
+  DaemonCluster cluster{2, 1000, "  send_queue_max: 64\n  max_message_size: 65536\n"};
+  std::vector<std::unique_ptr<TestClient>> clients;
+};
+
 // The ring cannot order (its other node is stopped): the sender's window fills, the rest is
 // refused by the library without a word to the daemon, and once the ring moves again every
 // message taken is delivered, in order.
-TEST(AsyncMcast, AFullWindowIsRefusedLocallyAndLosesNothing) {
-  DaemonCluster cluster(2, 1000, "  send_queue_max: 64\n  max_message_size: 65536\n");
-  std::vector<std::unique_ptr<TestClient>> clients;
-  ASSERT_NO_FATAL_FAILURE(start_ring(cluster, 2, clients));
-  TestClient& sender = *clients[0];
-  ASSERT_EQ(sender.join("g"), 0);
-  ASSERT_EQ(sender.send("g", "first"), 0);  // answered: the library learns its window
-  ASSERT_TRUE(pump_until({&sender}, [&] { return sender.messages.size() == 1; }));
+TEST_F(AsyncMcastSmallQueue, AFullWindowIsRefusedLocallyAndLosesNothing) {
+  TestClient& sender = client();
   cluster.signal(2, SIGSTOP);
   const std::string filler(100, 'x');
   int taken = 0;
@@ -149,13 +166,8 @@ TEST(AsyncMcast, AFullWindowIsRefusedLocallyAndLosesNothing) {
 
 // Not joined, or too large: the library answers at once. A raw client that sends to a group it
 // is not in hears why as an event; one that ignores its window is disconnected, and says why.
-TEST(AsyncMcast, WhatFailsLaterIsAnEventAndAWindowIgnoredIsACutOff) {
-  DaemonCluster cluster(2, 1000, "  send_queue_max: 64\n  max_message_size: 65536\n");
-  std::vector<std::unique_ptr<TestClient>> clients;
-  ASSERT_NO_FATAL_FAILURE(start_ring(cluster, 2, clients));
-  TestClient& client = *clients[0];
-  ASSERT_EQ(client.join("g"), 0);
-  ASSERT_EQ(client.send("g", "first"), 0);
+TEST_F(AsyncMcastSmallQueue, WhatFailsLaterIsAnEventAndAWindowIgnoredIsACutOff) {
+  TestClient& client = this->client();
   std::size_t data_max = 0;
   ASSERT_EQ(rtotem_max_message_size(client.handle(), &data_max), 0);
   const std::string huge(data_max + 1, 'h');
@@ -252,21 +264,9 @@ TEST(AsyncMcast, AStoppedSenderNeverStopsTheDaemon) {
   DaemonCluster cluster(2);
   std::vector<std::unique_ptr<TestClient>> clients;
   ASSERT_NO_FATAL_FAILURE(start_ring(cluster, 2, clients));
-  const pid_t sender = fork();
+  const pid_t sender = fork_sender(cluster.ipc_name(1), 0);
   ASSERT_GE(sender, 0);
-  if (sender == 0) {
-    static const rtotem_callbacks none{};
-    rtotem_t* h = nullptr;
-    if (rtotem_connect(&h, cluster.ipc_name(1).c_str(), &none, nullptr) != 0 || rtotem_join(h, "g") != 0) _exit(1);
-    for (;;) (void)send_flat_out(h, "g", 1 << 30);
-  }
-  struct Reaper {
-    pid_t pid;
-    ~Reaper() {
-      ::kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-  } reaper{sender};
+  const ChildReaper reaper{sender};
   std::this_thread::sleep_for(300ms);  // under way
   // The probe: a request with a time limit (the library's would wait for ever).
   qb_ipcc_connection_t* probe = qb_ipcc_connect(cluster.ipc_name(1).c_str(), 1 << 16);

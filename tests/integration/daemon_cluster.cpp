@@ -49,6 +49,11 @@ DaemonCluster::~DaemonCluster() {
   std::system(fmt::format("rm -rf '{}'", dir_).c_str());
 }
 
+ChildReaper::~ChildReaper() {
+  ::kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+
 std::string DaemonCluster::ipc_name(int node) const { return fmt::format("rtotem-itest-{}-{}", owner_, node); }
 
 std::string DaemonCluster::log(int node) const {

@@ -50,6 +50,16 @@ class DaemonCluster {
   std::map<int, std::string> configs_;
 };
 
+// Kills (SIGKILL) and reaps a forked child when it goes out of scope: a test that fails midway
+// leaves none behind.
+struct ChildReaper {
+  explicit ChildReaper(pid_t child) : pid(child) {}
+  pid_t pid;
+  ChildReaper(const ChildReaper&) = delete;
+  ChildReaper& operator=(const ChildReaper&) = delete;
+  ~ChildReaper();
+};
+
 // The number after "name": in a JSON document; 0 if absent.
 std::uint64_t json_counter(const std::string& json, const std::string& name);
 

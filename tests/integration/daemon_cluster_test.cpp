@@ -270,13 +270,7 @@ TEST(DaemonSlowClient, AClientThatStopsReadingIsCutOffWithoutStallingTheOthers) 
     if (c.connect(cluster.ipc_name(1)) != 0 || c.join("g") != 0) _exit(1);
     for (;;) pause();
   }
-  struct Reaper {
-    pid_t pid;
-    ~Reaper() {
-      ::kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-  } reaper{slow};
+  const ChildReaper reaper{slow};
   ASSERT_EQ(sender.join("g"), 0);
   ASSERT_EQ(reader.join("g"), 0);
   ASSERT_TRUE(pump_until({&sender, &reader}, [&] {
