@@ -1,6 +1,6 @@
 // The application's side of the ring. submit() copies a message (its two parts: Gather) into send
-// buffers once: packed
-// behind others still waiting when it fits, else split into pieces of one packet each. The token
+// buffers once: packed behind others still waiting when it fits, else split into pieces of one
+// packet each. The token
 // visit (send_new_messages) gives each packet its sequence number and multicasts it; the buffer
 // itself goes into the sort queue (zero copy), shared with the transport until it is sent.
 //

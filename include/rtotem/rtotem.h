@@ -7,9 +7,9 @@
  *
  * Functions return 0 or a negative errno; rtotem_strerror() says what it means here:
  *   -EAGAIN     back-pressure (rtotem_mcast: call rtotem_dispatch when rtotem_fd is readable,
- *               then retry; see below); the
- *               daemon is still forming its first ring (rtotem_connect: retry); rtotem_join: this
- *               process's leave of the group is still on its way (retry once it is delivered);
+ *               then retry; see below); the daemon is still forming its first ring
+ *               (rtotem_connect: retry); rtotem_join: this process's leave of the group is still
+ *               on its way (retry once it is delivered);
  *               rtotem_join, rtotem_leave: this connection's earlier multicasts still wait for
  *               room on the ring (retry)
  *   -ENOTCONN   the daemon is gone (or, for rtotem_mcast, the group is not joined: checked in
@@ -31,8 +31,8 @@
  * means the window is used up (the ring is busy, or the daemon has not read them yet), and costs
  * no round trip. The credit comes back as events: call rtotem_dispatch once rtotem_fd is
  * readable (or rtotem_flush, which asks), then retry. What the library cannot check itself and
- * fails later (the daemon found the group not
- * joined, or it is shutting down) comes as a call of the rtotem_set_mcast_failed callback. The
+ * fails later (the daemon found the group not joined, or it is shutting down) comes as a call of
+ * the rtotem_set_mcast_failed callback. The
  * first multicast of a connection, and one whose request is larger than 16 KiB (the data, the
  * group name and 22 bytes), waits for its answer as rtotem_mcast_sync does. rtotem_disconnect
  * first waits (a round trip, up to 5 s while the daemon's request queue is full) until the daemon

@@ -52,11 +52,14 @@ bool valid_group(const char* group) {
   return n >= 1 && n <= RTOTEM_GROUP_NAME_MAX;
 }
 
+// libqb's ways of saying the daemon is gone, as the C API says it.
+int gone_as_notconn(int rc) { return rc == -ENOTCONN || rc == -ESHUTDOWN || rc == -EPIPE ? -ENOTCONN : rc; }
+
 int call(rtotem_t* h, RequestId id, std::span<const std::byte> body, Reply& reply,
          std::span<const std::byte> tail = {}) {
   if (h == nullptr) return -EINVAL;
   const int rc = h->connection->request(id, body, reply, tail);
-  if (rc < 0) return rc == -ENOTCONN || rc == -ESHUTDOWN || rc == -EPIPE ? -ENOTCONN : rc;
+  if (rc < 0) return gone_as_notconn(rc);
   return reply.error;
 }
 
@@ -156,9 +159,11 @@ void learn_credit(rtotem_t* h, const Reply& reply) {
   h->data_max = in.get_u32();
 }
 
-int mcast_sync(rtotem_t* h, std::span<const std::byte> body, std::span<const std::byte> data) {
+// A kMcast or kSync request: its outcome, and the credit its answer brings.
+int call_for_credit(rtotem_t* h, RequestId id, std::span<const std::byte> body = {},
+                    std::span<const std::byte> data = {}) {
   Reply reply;
-  const int rc = call(h, RequestId::kMcast, body, reply, data);
+  const int rc = call(h, id, body, reply, data);
   learn_credit(h, reply);
   return rc;
 }
@@ -231,26 +236,21 @@ int rtotem_mcast(rtotem_t* h, const char* group, const void* data, size_t len, r
   const std::span payload(static_cast<const std::byte*>(data), len);
   const std::size_t size = sizeof(qb_ipc_request_header) + body.size() + len;
   // Not heard yet, or too large for the window: answered, and the answer brings the credit.
-  if (h->window == 0 || size > rtotem::ipc::kMcastAsyncMax) return mcast_sync(h, body, payload);
+  if (h->window == 0 || size > rtotem::ipc::kMcastAsyncMax) return call_for_credit(h, RequestId::kMcast, body, payload);
   const std::uint64_t cost = rtotem::ipc::credit_cost(size);
   // The window is used up: the credit comes back as an event (rtotem_dispatch), not by asking.
   if (h->sent - h->taken + cost > h->window) return -EAGAIN;
   const int rc = h->connection->send(RequestId::kMcastAsync, body, payload);
   if (rc == 0) h->sent += cost;
-  return rc == -ENOTCONN || rc == -ESHUTDOWN || rc == -EPIPE ? -ENOTCONN : rc;
+  return gone_as_notconn(rc);
 }
 
 int rtotem_mcast_sync(rtotem_t* h, const char* group, const void* data, size_t len, rtotem_order order) {
   if (const int rc = mcast_prepare(h, group, data, len, order); rc != 0) return rc;
-  return mcast_sync(h, h->request.data(), std::span(static_cast<const std::byte*>(data), len));
+  return call_for_credit(h, RequestId::kMcast, h->request.data(), std::span(static_cast<const std::byte*>(data), len));
 }
 
-int rtotem_flush(rtotem_t* h) {
-  Reply reply;
-  const int rc = call(h, RequestId::kSync, {}, reply);
-  learn_credit(h, reply);
-  return rc;
-}
+int rtotem_flush(rtotem_t* h) { return call_for_credit(h, RequestId::kSync); }
 
 int rtotem_set_mcast_failed(rtotem_t* h, rtotem_mcast_failed_fn failed) {
   if (h == nullptr) return -EINVAL;
@@ -266,7 +266,7 @@ int rtotem_dispatch(rtotem_t* h, int flags) {
   for (;;) {
     Event event;
     const int got = h->connection->next_event(event, timeout_ms);
-    if (got < 0) return got == -ESHUTDOWN || got == -ENOTCONN || got == -EPIPE ? -ENOTCONN : got;
+    if (got < 0) return gone_as_notconn(got);
     if (got == 0) return 0;
     if (const int rc = handle(h, event); rc < 0) return rc;
     if (flags == RTOTEM_DISPATCH_ONE && !h->connection->batch_open()) return 0;

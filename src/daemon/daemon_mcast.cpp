@@ -4,12 +4,10 @@
 // order, and retried after every turn; a client's later join, leave or answered multicast waits
 // for its staged ones (FIFO per client). When a client goes, its staged multicasts are orphaned,
 // still in order, and go on the ring before its leaves do.
-#include <qb/qbipc_common.h>
+#include <qb/qblog.h>
 #include <sys/uio.h>
 
 #include <cstring>
-
-#include <qb/qblog.h>
 
 #include "src/daemon/daemon.hpp"
 
@@ -30,13 +28,12 @@ void Daemon::put_mcast_reply(IpcClient& client, ipc::BodyWriter& reply) const {
   reply.u32(static_cast<std::uint32_t>(GroupService::data_max(setup_.totem.max_message_size)));
 }
 
+// Answered with its outcome and, whatever that is, the credit (after the staged ones went).
 int Daemon::multicast(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
-  put_mcast_reply(client, reply);  // what it answers, the library learns its credit from
-  if (const int rc = mcast_check(client, request); rc != 0) return rc;
-  if (!submit_staged(client)) return -EAGAIN;
-  const int rc = errno_of(groups_->multicast(request.group, static_cast<std::uint32_t>(client.pid), request.data,
-                                             request.order));
-  reply.clear();  // the staged ones may have moved the credit
+  int rc = mcast_check(client, request);
+  if (rc == 0 && !submit_staged(client)) rc = -EAGAIN;
+  if (rc == 0)
+    rc = errno_of(groups_->multicast(request.group, static_cast<std::uint32_t>(client.pid), request.data, request.order));
   put_mcast_reply(client, reply);
   return rc;
 }
@@ -47,7 +44,7 @@ void Daemon::multicast_async(IpcClient& client, const IpcRequest& request) {
     return;
   }
   if (client.staged.empty() && offer(&client, static_cast<std::uint32_t>(client.pid), request)) return;
-  (void)ipc_->stage(client, request.message);  // refused: the client is disconnected, and told why
+  (void)ipc_->stage(client, request.message);  // refused: past its window, the client is cut off (logged)
 }
 
 // Answered once every earlier request is taken: they were read before this one, and what the ring
@@ -105,7 +102,6 @@ void Daemon::orphan_staged(IpcClient& client) {
     orphaned_.push(iov, sizeof pid + request.size());
     client.staged.pop();
   }
-  client.staged.clear();
 }
 
 void Daemon::submit_orphaned() {

@@ -8,8 +8,8 @@
 #include <qb/qbipcs.h>
 #include <sys/types.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <set>

@@ -5,8 +5,8 @@
 // channel, also behind a qb_ipc_response_header.
 //
 // Flow control of kMcastAsync is by credit, in bytes of requests (header included). The daemon
-// grants a window (kMcastReply); the library counts what it sent against what the daemon says it
-// has taken (kMcastReply, kCredit), and sends asynchronously only within the window: at most a
+// grants a window (in kMcast's answer); the library counts what it sent against what the daemon
+// says it has taken (kMcast's and kSync's answers, kCredit), and sends asynchronously only within the window: at most a
 // window per connection waits in the daemon for room on the ring, and the library answers
 // -EAGAIN without asking once the window is full and the daemon has not caught up.
 // Bodies are big-endian fields; strings and lists carry their length first. Both sides decode
@@ -44,19 +44,16 @@ enum class RequestId : std::int32_t {
   // As kMcast, unanswered: taken to the ring in order with this connection's other requests. A
   // failure found later comes back as a kMcastFailed event.
   kMcastAsync = 9,
-  kSync = 10,  // -> kMcastReply; answered once every earlier request of this connection is taken
+  kSync = 10,  // -> kMcast's answer body; answered once every earlier request of this connection is taken
 };
 
-// kMcast's and kSync's answer body (any error): the credit window and what the daemon has taken.
-// An older daemon answers kMcast with no body: the library then never sends kMcastAsync.
-struct McastReply {
-  std::uint32_t window = 0;     // bytes of kMcastAsync requests this connection may have in flight
-  std::uint64_t taken = 0;      // bytes of kMcastAsync requests taken since it connected
-  std::uint32_t data_max = 0;   // the largest multicast data (as kDataMax)
-};
+// kMcast's and kSync's answer body (any error): u32 the credit window (bytes of kMcastAsync
+// requests the connection may have in flight), u64 the bytes of them taken since it connected,
+// u32 the largest multicast data (as kDataMax). An older daemon answers kMcast with no body: the
+// library then never sends kMcastAsync.
 inline constexpr std::size_t kMcastReplySize = 16;
-// The window the daemon grants: a few hundred small messages in flight, so a sender keeps the
-// ring busy without waiting; and what each connection may make it hold under back-pressure.
+// The window the daemon grants: up to 128 requests in flight (kMcastCostMin), so a sender keeps
+// the ring busy without waiting; and what each connection may make it hold under back-pressure.
 inline constexpr std::uint32_t kMcastWindow = 64 * 1024;
 // A request larger than this goes synchronously (kMcast): at least four fit in a window.
 inline constexpr std::uint32_t kMcastAsyncMax = kMcastWindow / 4;
