@@ -31,14 +31,14 @@ Assembler::Outcome Assembler::add(NodeId sender, const Chunk& piece) noexcept {
       ++dropped_;
       return Outcome::kDiscarded;
     }
-    *slot = Slot{sender, piece.total, 0};
+    *slot = Slot{sender, piece.message, piece.total, 0};
   } else if (!slot) {
     return Outcome::kDiscarded;  // its opening piece was cut off: counted where it was
   }
   const std::size_t after = std::size_t{slot->size} + piece.bytes.size();
   const bool last = piece.kind == ChunkKind::kLast;
-  if (piece.total != slot->total || after > slot->total || (last && after != slot->total) ||
-      (!last && after == slot->total))
+  if (piece.message != slot->message || piece.total != slot->total || after > slot->total ||
+      (last && after != slot->total) || (!last && after == slot->total))
     return drop(*slot);
   std::memcpy(bytes_of(*slot) + slot->size, piece.bytes.data(), piece.bytes.size());
   slot->size = static_cast<std::uint32_t>(after);

@@ -1,5 +1,7 @@
 // Puts split messages back together as they are delivered, one slot per sender that has one
-// under way (a sender's pieces never interleave with its other messages). A message is handed
+// under way (a sender's pieces never interleave with its other messages). A piece continues only
+// the message it names: pieces of two messages, where those between them were never delivered
+// (a departed sender's holes in a transitional configuration), are never joined into one. A message is handed
 // on whole or not at all: a configuration change drops what is under way, at the same point of
 // the delivery stream on every node that delivers it (EVS), so all of them drop the same ones.
 //
@@ -37,6 +39,7 @@ class Assembler {
  private:
   struct Slot {
     NodeId sender = kNoNode;  // kNoNode: free
+    std::uint32_t message = 0;  // the sender's number for it (Chunk::message)
     std::uint32_t total = 0;
     std::uint32_t size = 0;
   };

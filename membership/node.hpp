@@ -194,9 +194,10 @@ class Node {
   // send_queue.cpp
   bool pack(const Gather& message, Delivery delivery) noexcept;
   Status enqueue_pieces(const Gather& message, Delivery delivery) noexcept;
-  // Bytes [at, at + size) of `message`, as a chunk of `kind`, at the end of `buffer`'s payload.
-  static void write_chunk(transport::SendBuffer& buffer, ChunkKind kind, const Gather& message, std::size_t at,
-                          std::size_t size) noexcept;
+  // Bytes [at, at + size) of `message`, as a chunk of `kind` (a piece of split message `number`),
+  // at the end of `buffer`'s payload.
+  static void write_chunk(transport::SendBuffer& buffer, ChunkKind kind, std::uint32_t number, const Gather& message,
+                          std::size_t at, std::size_t size) noexcept;
   std::uint32_t send_new_messages(std::uint32_t allowed);
   bool unshare(transport::SendBufferRef& buffer) noexcept;
   // delivery.cpp
@@ -266,6 +267,7 @@ class Node {
   std::size_t send_head_ = 0;
   std::size_t send_count_ = 0;
   std::size_t kept_ = 0;       // pieces at the head already sent on kept_ring_: the message's start
+  std::uint32_t next_split_message_ = 0;  // the number the next split message's pieces carry
   RingId kept_ring_;
   Assembler assembler_;        // others' split messages, as they are delivered
 

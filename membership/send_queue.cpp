@@ -45,7 +45,7 @@ bool Node::pack(const Gather& message, Delivery delivery) noexcept {
       std::min<std::size_t>(mcast_header_size() + packet_room(backend_->mtu()), tail.buffer->payload_capacity());
   if (tail.kind != ChunkKind::kWhole || tail.delivery != delivery || used + kChunkHeaderSize + message.size() > room)
     return false;
-  write_chunk(*tail.buffer, ChunkKind::kWhole, message, 0, message.size());
+  write_chunk(*tail.buffer, ChunkKind::kWhole, 0, message, 0, message.size());
   ++counters_.messages_packed;
   return true;
 }
@@ -58,6 +58,7 @@ Status Node::enqueue_pieces(const Gather& message, Delivery delivery) noexcept {
   if (backend_->send_pool().available() < submit_reserve_ + pieces) return Status::kPoolExhausted;
   const std::size_t piece = piece_max(backend_->mtu());
   const std::size_t first = send_count_;
+  const std::uint32_t number = pieces > 1 ? next_split_message_ : 0;
   for (std::size_t i = 0; i < pieces; ++i) {
     SendBufferRef buffer;
     if (backend_->acquire(buffer) != Status::kOk) {
@@ -71,21 +72,25 @@ Status Node::enqueue_pieces(const Gather& message, Delivery delivery) noexcept {
                                                : ChunkKind::kMiddle;
     // The mcast header is written when the token gives the packet its sequence number.
     buffer->set_payload_size(static_cast<std::uint32_t>(mcast_header_size()));
-    write_chunk(*buffer, kind, message, i * piece, std::min(piece, message.size() - i * piece));
+    write_chunk(*buffer, kind, number, message, i * piece, std::min(piece, message.size() - i * piece));
     send_queue_[(send_head_ + send_count_) % config_.send_queue_max] = Pending{std::move(buffer), delivery, kind};
     ++send_count_;
   }
-  if (pieces > 1) ++counters_.messages_split;
+  if (pieces > 1) {
+    ++next_split_message_;
+    ++counters_.messages_split;
+  }
   return Status::kOk;
 }
 
-void Node::write_chunk(transport::SendBuffer& buffer, ChunkKind kind, const Gather& message, std::size_t at,
-                       std::size_t size) noexcept {
+void Node::write_chunk(transport::SendBuffer& buffer, ChunkKind kind, std::uint32_t number, const Gather& message,
+                       std::size_t at, std::size_t size) noexcept {
   const std::size_t end = buffer.payload().size();
   const auto out = buffer.writable_payload().subspan(end);
-  encode_chunk_header(kind, static_cast<std::uint16_t>(size), static_cast<std::uint32_t>(message.size()), out);
-  message.copy(at, out.subspan(kChunkHeaderSize, size));
-  buffer.set_payload_size(static_cast<std::uint32_t>(end + kChunkHeaderSize + size));
+  const std::size_t header =
+      encode_chunk_header(kind, static_cast<std::uint16_t>(size), static_cast<std::uint32_t>(message.size()), number, out);
+  message.copy(at, out.subspan(header, size));
+  buffer.set_payload_size(static_cast<std::uint32_t>(end + header + size));
 }
 
 std::uint32_t Node::send_new_messages(std::uint32_t allowed) {

@@ -107,6 +107,7 @@ SimCluster::SimCluster(const SimSpec& spec, const membership::TotemConfig& totem
       slots_(spec.nodes) {
   if (spec_.liveness_bound_us == 0) spec_.liveness_bound_us = kLivenessBoundTimeouts * totem_.token_timeout_ms * 1000;
   live_.reserve(ids_.size());
+  network_.set_drop_rule(spec_.drop_rule);
 }
 
 SimCluster::~SimCluster() = default;  // slots_ (Nodes, then backends) go before network_

@@ -46,7 +46,9 @@ inline constexpr std::uint32_t kBurstMaxLimit = 64;
 // lossy nodes, whose ring carries ~2,000 messages a second in the simulator.
 inline constexpr std::size_t kPendingMax = 512;
 static_assert(kBurstMaxLimit <= kPendingMax);
-inline constexpr double kFaultRateMax = 10;       // partitions or crashes per virtual second
+inline constexpr double kFaultRateMax = 10;
+// The simulated max_message_size: 25 pieces at the default mtu, splits without the cost of 1 MiB.
+inline constexpr std::uint32_t kSimMessageSizeMax = 32 << 10;       // partitions or crashes per virtual second
 
 // A fault at a chosen instant of the fault phase, on top of the drawn ones: for scenarios.
 struct ScriptedFault {
@@ -80,12 +82,15 @@ struct SimSpec {
   double rate_per_s = 200;                 // messages each node's application submits, on average
   std::uint32_t burst_max = 8;             // they come in bursts of 1..burst_max
   double safe_fraction = 0.5;              // the share submitted as Delivery::kSafe
-  std::uint32_t message_size = 0;          // 0: drawn per message; else all this size (benchmarks)
+  // 0: drawn per message; else every size uniform in [message_size, message_size_max] (one size
+  // when max is 0 or equal), clamped to what a message may be.
+  std::uint32_t message_size = 0;
+  std::uint32_t message_size_max = 0;
   double large_fraction = 0.05;            // drawn sizes: the share above one packet, split in pieces
   membership::TotemConfig totem = [] {
     membership::TotemConfig config;
     config.token_timeout_ms = 1000;        // virtual time is free; shorter keeps runs small
-    config.max_message_size = 32 << 10;    // 25 pieces at the default mtu: splits without the cost of 1 MiB
+    config.max_message_size = kSimMessageSizeMax;
     config.fail_recv_const = 250;          // and 1 s: deafness that lasts under 4 token timeouts
     config.fail_recv_ms = 1000;            // must still be found, on rings of slow links too
     return config;
@@ -94,6 +99,8 @@ struct SimSpec {
   // Seal every packet (WireCrypto) with a key made for the run: the protocol over the sealing
   // backends, duplicates dropped as replays below it. Off by default: sealing costs CPU.
   bool crypto = false;
+  // Scenarios only (never drawn): loses the copies it picks, as SimNetwork::set_drop_rule says.
+  transport::SimNetwork::DropRule drop_rule;
   // After the fault phase. 0: 30 x token_timeout (a token loss, consensus, commit and recovery).
   Time liveness_bound_us = 0;
 };

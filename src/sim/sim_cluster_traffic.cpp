@@ -51,8 +51,11 @@ void SimCluster::generate_burst(Member& m, Time now) {
         default: next.size = static_cast<std::uint32_t>(rng.uniform_range(kStampSize, packet_max)); break;
       }
     }
-    if (spec_.message_size != 0)
-      next.size = std::clamp<std::uint32_t>(spec_.message_size, kStampSize, size_max);
+    if (spec_.message_size != 0) {
+      const std::uint32_t high = std::max(spec_.message_size, spec_.message_size_max);
+      const auto size = high == spec_.message_size ? high : static_cast<std::uint32_t>(rng.uniform_range(spec_.message_size, high));
+      next.size = std::clamp<std::uint32_t>(size, kStampSize, size_max);
+    }
     if (rng.chance(spec_.safe_fraction)) next.delivery = Delivery::kSafe;
     checker_.record_offer(now, next.id, next.size, next.delivery);
     m.pending.push_back(next);

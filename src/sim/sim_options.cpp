@@ -29,7 +29,7 @@ constexpr std::uint64_t kDrawnRateMaxPercent = 50;
 constexpr std::string_view kOptionNames[] = {"--seed",  "--seeds", "--nodes",      "--duration",
                                            "--loss",  "--dup",   "--reorder",    "--delay-us",
                                            "--rate",  "--safe",  "--token-timeout-ms",
-                                           "--partitions", "--crashes", "--stops"};
+                                           "--partitions", "--crashes", "--stops", "--message-size"};
 
 constexpr std::string_view kUsage =
     "usage: rtotem-sim [--seed S | --seeds A..B] [options]\n"
@@ -61,6 +61,9 @@ constexpr std::string_view kUsage =
     "                         both; each rate 0.05..0.5)\n"
     "  --stops P              the share of crashes that are graceful stops: the node leaves the\n"
     "                         ring first, as rtotemd does on SIGTERM (drawn: 0..1)\n"
+    "  --message-size N|A..B  every message N bytes, or uniform in A..B, 12..32768 (2 or 3\n"
+    "                         pieces at the default mtu: 1333..3996). Not given: sizes drawn\n"
+    "                         per message, 5% of them split in pieces\n"
     "  --crypto               seal every packet with a cluster key (XChaCha20-Poly1305, replay\n"
     "                         windows), as rtotemd with totem.crypto on; slower (default off)\n"
     "  -v, --verbose          with --seeds: a line per seed too\n"
@@ -92,6 +95,20 @@ Result<double> parse_real(std::string_view option, std::string_view text, double
     return Error::make("{}: '{}' is not a number", option, text);
   if (value < min || value > max) return Error::make("{}: {} is out of range [{}, {}]", option, text, min, max);
   return value;
+}
+
+Result<void> parse_message_size(SimOptions& options, std::string_view text) {
+  const auto dots = text.find("..");
+  const std::string_view low_text = text.substr(0, dots);
+  const std::string_view high_text = dots == std::string_view::npos ? low_text : text.substr(dots + 2);
+  auto low = parse_integer("--message-size", low_text, kMessageSizeMin, kMessageSizeMax);
+  if (!low) return low.error();
+  auto high = parse_integer("--message-size", high_text, kMessageSizeMin, kMessageSizeMax);
+  if (!high) return high.error();
+  if (*high < *low) return Error::make("--message-size: {} ends before it starts", text);
+  options.message_size_low = static_cast<std::uint32_t>(*low);
+  options.message_size_high = static_cast<std::uint32_t>(*high);
+  return {};
 }
 
 Result<void> parse_seeds(SimOptions& options, std::string_view text) {
@@ -138,6 +155,7 @@ Result<void> apply_option(SimOptions& options, std::string_view name, std::strin
   if (name == "--partitions") return store(options.partitions, parse_real(name, value, 0, kFaultRateMax));
   if (name == "--crashes") return store(options.crashes, parse_real(name, value, 0, kFaultRateMax));
   if (name == "--stops") return store(options.stops, parse_real(name, value, 0, 1));
+  if (name == "--message-size") return parse_message_size(options, value);
   return Error::make("unknown option '{}'", name);
 }
 
@@ -207,6 +225,8 @@ RunParams resolve(const SimOptions& options, std::uint64_t seed) {
   p.crashes = options.crashes.value_or(p.crashes);
   p.stops = options.stops.value_or(p.stops);
   p.crypto = options.crypto;
+  p.message_size_low = options.message_size_low;
+  p.message_size_high = options.message_size_high;
   return p;
 }
 
@@ -226,6 +246,8 @@ SimSpec to_spec(const RunParams& params) {
   spec.crashes_per_s = params.crashes;
   spec.stop_share = params.stops;
   spec.crypto = params.crypto;
+  spec.message_size = params.message_size_low;
+  spec.message_size_max = params.message_size_high;
   return spec;
 }
 
@@ -235,7 +257,8 @@ std::string command_line(const RunParams& p) {
       "rtotem-sim --seed {} --nodes {} --duration {} --loss {} --dup {} --reorder {} --delay-us {} --rate {} "
       "--safe {} --token-timeout-ms {} --partitions {} --crashes {} --stops {}",
       p.seed, p.nodes, p.duration_s, p.loss, p.dup, p.reorder, p.delay_us, p.rate, p.safe, p.token_timeout_ms,
-      p.partitions, p.crashes, p.stops) + (p.crypto ? " --crypto" : "");
+      p.partitions, p.crashes, p.stops) + (p.crypto ? " --crypto" : "") +
+      (p.message_size_low == 0 ? std::string() : fmt::format(" --message-size {}..{}", p.message_size_low, p.message_size_high));
 }
 
 std::string_view sim_usage() noexcept { return kUsage; }

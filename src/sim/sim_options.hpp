@@ -19,7 +19,9 @@ inline constexpr std::uint32_t kDelayMaxUs = 1'000'000;
 inline constexpr Time kJitterMaxUs = 1'000;  // --reorder 1: delays spread over 1 ms
 inline constexpr double kDefaultDurationS = 5;
 inline constexpr std::uint32_t kDefaultTokenTimeoutMs = 1000;
-inline constexpr std::uint32_t kNodesMax = 16;  // --nodes; drawn: 3..8
+inline constexpr std::uint32_t kNodesMax = 16;
+inline constexpr std::uint32_t kMessageSizeMin = kStampSize;   // --message-size: a message names itself
+inline constexpr std::uint32_t kMessageSizeMax = kSimMessageSizeMax;  // --nodes; drawn: 3..8
 
 // Every parameter of one run, as the command line spells it.
 struct RunParams {
@@ -37,6 +39,9 @@ struct RunParams {
   double crashes = 0;       // node crashes per virtual second, each followed by a restart
   double stops = 0;         // the share of those crashes that are graceful stops
   bool crypto = false;      // packets sealed (never drawn: --crypto)
+  // Never drawn: 0 draws each message's size; else sizes uniform in [low, high].
+  std::uint32_t message_size_low = 0;
+  std::uint32_t message_size_high = 0;
 };
 
 struct SimOptions {
@@ -57,6 +62,8 @@ struct SimOptions {
   std::optional<double> crashes;
   std::optional<double> stops;
   bool crypto = false;            // --crypto: seal every packet
+  std::uint32_t message_size_low = 0;   // --message-size N or LOW..HIGH; 0: drawn
+  std::uint32_t message_size_high = 0;
   bool verbose = false;           // a range: a line per seed too
   bool help = false;              // --help: print the usage and exit 0
 };

@@ -46,11 +46,13 @@ void check_chunks(Bytes payload) {
   Chunk chunk;
   std::size_t at = 0;
   while (reader.next(chunk)) {
-    RTOTEM_ASSERT(chunk.bytes.data() == payload.data() + at + kChunkHeaderSize);
-    std::array<std::byte, kChunkHeaderSize> header;
-    encode_chunk_header(chunk.kind, static_cast<std::uint16_t>(chunk.bytes.size()), chunk.total, header);
-    RTOTEM_ASSERT(same(header, payload.subspan(at, kChunkHeaderSize)));
-    at += kChunkHeaderSize + chunk.bytes.size();
+    const std::size_t header_size = chunk_header_size(chunk.kind);
+    RTOTEM_ASSERT(chunk.bytes.data() == payload.data() + at + header_size);
+    std::array<std::byte, kPieceHeaderSize> header;
+    RTOTEM_ASSERT(encode_chunk_header(chunk.kind, static_cast<std::uint16_t>(chunk.bytes.size()), chunk.total,
+                                      chunk.message, header) == header_size);
+    RTOTEM_ASSERT(same(std::span(header).first(header_size), payload.subspan(at, header_size)));
+    at += header_size + chunk.bytes.size();
   }
   if (reader.error() == kNone)
     RTOTEM_ASSERT(at == payload.size() && !payload.empty());

@@ -51,9 +51,9 @@ void append(Bytes& out, std::span<const std::byte> more) { out.insert(out.end(),
 
 // ---- totem packets
 
-Bytes chunk(ChunkKind kind, std::span<const std::byte> bytes, std::size_t total) {
-  Bytes out(kChunkHeaderSize);
-  encode_chunk_header(kind, static_cast<std::uint16_t>(bytes.size()), static_cast<std::uint32_t>(total), out);
+Bytes chunk(ChunkKind kind, std::span<const std::byte> bytes, std::size_t total, std::uint32_t message = 0) {
+  Bytes out(chunk_header_size(kind));
+  encode_chunk_header(kind, static_cast<std::uint16_t>(bytes.size()), static_cast<std::uint32_t>(total), message, out);
   append(out, bytes);
   return out;
 }

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -421,6 +422,51 @@ TEST(Membership, ARestartedNodeNeverReusesARingSeq) {
     EXPECT_GT(ring.ring_id.seq, last_of_node_1) << explain(spec, r);
     last_of_node_1 = ring.ring_id.seq;
   }
+  expect_one_ring_of_all(spec, r);
+}
+
+// Loses, while [from_us, until_us), the 2nd and 3rd packets node `s` sends of its own messages, and
+// everything it sends after its 4th (the 4th itself reaches everyone): with every message two
+// pieces, the others miss Last(M1) and First(M2) and S's retransmissions, as if S had crashed.
+struct LoseTheMiddleOfTwoSplits {
+  NodeId s = transport::kNoNode;
+  Time from_us = 0;
+  Time until_us = 0;
+  std::vector<Seq> own;  // the seqs of S's own packets, in the order first sent
+
+  bool operator()(Time now_us, NodeId from, std::span<const std::byte> packet) {
+    if (from != s || now_us < from_us || now_us >= until_us) return false;
+    membership::PacketType type{};
+    membership::DecodeError error{};
+    membership::McastHeader header;
+    std::span<const std::byte> payload;
+    const bool mcast = membership::peek_type(packet, type, error) && type == membership::PacketType::kMcast &&
+                       membership::decode_mcast(packet, header, payload) == membership::DecodeError::kNone;
+    if (mcast && header.sender == s) {
+      auto at = std::find(own.begin(), own.end(), header.seq);
+      if (at == own.end() && own.size() < 4) at = own.insert(own.end(), header.seq);
+      if (at != own.end()) return at - own.begin() == 1 || at - own.begin() == 2;
+    }
+    return own.size() == 4;
+  }
+};
+
+// Sender 3 sends two split messages of one size, M1 and M2; nodes 1 and 2 miss Last(M1) and
+// First(M2), then lose 3. In their transitional configuration they hold First(M1) and Last(M2):
+// pieces of two messages that fit together by sender, size and kind. Neither message may be
+// delivered (no creation); a piece names its message, so they are not.
+TEST(Membership, PiecesOfTwoMessagesAreNeverDeliveredAsOne) {
+  SimSpec spec = spec_of(27, 3, faults_of(0, 0, 20, 20), 20);
+  spec.duration_us = 7 * kSecondUs;
+  spec.message_size = static_cast<std::uint32_t>(membership::piece_max(spec.backend.payload_mtu()) + 100);
+  auto lose = std::make_shared<LoseTheMiddleOfTwoSplits>(LoseTheMiddleOfTwoSplits{3, 1 * kSecondUs, 5 * kSecondUs, {}});
+  spec.drop_rule = [lose](Time now_us, NodeId from, NodeId, std::span<const std::byte> packet) {
+    return (*lose)(now_us, from, packet);
+  };
+  const SimResult r = run(spec);
+  EXPECT_EQ(lose->own.size(), 4u) << explain(spec, r);
+  EXPECT_EQ(rings_with(r, {1, 2}, 1 * kSecondUs, 5 * kSecondUs), 1u) << explain(spec, r);
+  EXPECT_TRUE(r.ok()) << explain(spec, r);
   expect_one_ring_of_all(spec, r);
 }
 

@@ -110,7 +110,7 @@ void SimNetwork::send(NodeId from, NodeId dest, const SendBufferRef& buffer, std
     payload.sealed = std::make_shared<const std::vector<std::byte>>(wire.begin(), wire.end());
   }
   if (dest != kNoNode) {
-    send_copy(from, dest, payload);
+    send_copy(from, dest, payload, buffer->payload());
     return;
   }
   for (const Endpoint& endpoint : endpoints_) {
@@ -120,7 +120,7 @@ void SimNetwork::send(NodeId from, NodeId dest, const SendBufferRef& buffer, std
       ++stats_.cut;
       continue;
     }
-    send_copy(from, endpoint.node, payload);
+    send_copy(from, endpoint.node, payload, buffer->payload());
   }
 }
 
@@ -136,7 +136,7 @@ void SimNetwork::detach(const SimBackend& backend) {
   std::make_heap(in_flight_.begin(), in_flight_.end(), later);
 }
 
-void SimNetwork::send_copy(NodeId from, NodeId to, const Payload& payload) {
+void SimNetwork::send_copy(NodeId from, NodeId to, const Payload& payload, std::span<const std::byte> packet) {
   ++stats_.sent;
   if (find(to) == nullptr) {
     ++stats_.no_receiver;
@@ -146,7 +146,7 @@ void SimNetwork::send_copy(NodeId from, NodeId to, const Payload& payload) {
     ++stats_.cut;
     return;
   }
-  if (rng_.chance(faults_.loss)) {
+  if (rng_.chance(faults_.loss) || (drop_rule_ && drop_rule_(now_us_, from, to, packet))) {
     ++stats_.lost;
     return;
   }

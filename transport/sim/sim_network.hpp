@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -47,7 +48,7 @@ struct SimFaults {
 struct SimNetworkStats {
   std::uint64_t sent = 0;         // copies handed to the network: one per destination
   std::uint64_t delivered = 0;    // copies written into a receiver's buffer
-  std::uint64_t lost = 0;         // dropped by the loss fault
+  std::uint64_t lost = 0;         // dropped by the loss fault, or by a scripted DropRule
   std::uint64_t duplicated = 0;   // extra copies made by the duplicate fault
   std::uint64_t cut = 0;          // dropped by a partition or a down link, when sent or in flight
   std::uint64_t no_receiver = 0;  // addressed to a node that is not attached, or closed
@@ -81,6 +82,11 @@ class SimNetwork {
   // membership (IGMP snooping), corosync's classic "failed to receive". heal() ends it too.
   void set_multicast_deaf(NodeId node, bool deaf);
   bool reachable(NodeId from, NodeId to) const;
+  // A scripted loss, for scenarios that need one exact packet gone: called for each copy with the
+  // sender's packet as the protocol wrote it (before sealing), true loses that copy (counted as
+  // lost). Never drawn: a run replays only with the code that set it.
+  using DropRule = std::function<bool(std::uint64_t now_us, NodeId from, NodeId to, std::span<const std::byte> packet)>;
+  void set_drop_rule(DropRule rule) { drop_rule_ = std::move(rule); }
 
   std::uint64_t now_us() const noexcept { return now_us_; }
   std::optional<std::uint64_t> next_delivery_us() const noexcept;
@@ -122,7 +128,7 @@ class SimNetwork {
   // For ~SimBackend: forgets the backend and drops its copies in flight, both ways.
   void detach(const SimBackend& backend);
 
-  void send_copy(NodeId from, NodeId to, const Payload& payload);
+  void send_copy(NodeId from, NodeId to, const Payload& payload, std::span<const std::byte> packet);
   void launch(NodeId from, NodeId to, const Payload& payload);
   void deliver(const Copy& copy);
   // The heap's order: std::push_heap keeps the greatest on top, so "greater" is "due later".
@@ -132,6 +138,7 @@ class SimNetwork {
 
   Rng rng_;
   SimFaults faults_;
+  DropRule drop_rule_;
   std::uint64_t now_us_ = 0;
   std::uint64_t next_seq_ = 0;
   std::vector<Endpoint> endpoints_;  // sorted by node id: multicast fans out in that order

@@ -27,11 +27,14 @@ std::string text_of(std::span<const std::byte> bytes) {
 // A payload of chunks, each (kind, bytes, total).
 struct PayloadBuilder {
   std::vector<std::byte> payload;
-  PayloadBuilder& add(ChunkKind kind, const std::string& text, std::uint32_t total) {
+  PayloadBuilder& add(ChunkKind kind, const std::string& text, std::uint32_t total, std::uint32_t message = 0) {
     const std::size_t at = payload.size();
-    payload.resize(at + kChunkHeaderSize + text.size());
-    encode_chunk_header(kind, static_cast<std::uint16_t>(text.size()), total, std::span(payload).subspan(at));
-    std::memcpy(payload.data() + at + kChunkHeaderSize, text.data(), text.size());
+    const std::size_t header = chunk_header_size(kind);
+    payload.resize(at + header + text.size());
+    EXPECT_EQ(encode_chunk_header(kind, static_cast<std::uint16_t>(text.size()), total, message,
+                                  std::span(payload).subspan(at)),
+              header);
+    std::memcpy(payload.data() + at + header, text.data(), text.size());
     return *this;
   }
   PayloadBuilder& whole(const std::string& text) {
@@ -53,6 +56,28 @@ TEST(Chunks, PackedMessagesComeOutInOrder) {
   DecodeError error{};
   EXPECT_EQ(read_all(payload, error), (std::vector<std::string>{"one", "", "three"}));
   EXPECT_EQ(error, DecodeError::kNone);
+}
+
+// A piece carries its message's number in 4 more header bytes; a whole message does not.
+TEST(Chunks, APieceNamesItsMessageAWholeOneDoesNot) {
+  const auto payload = PayloadBuilder{}.whole("ab").add(ChunkKind::kMiddle, "cd", 9, 0xA1B2C3D4).payload;
+  EXPECT_EQ(payload.size(), kChunkHeaderSize + 2 + kPieceHeaderSize + 2);
+  ChunkReader reader(payload);
+  Chunk chunk;
+  ASSERT_TRUE(reader.next(chunk));
+  EXPECT_EQ(chunk.message, 0u);
+  ASSERT_TRUE(reader.next(chunk));
+  EXPECT_EQ(chunk.kind, ChunkKind::kMiddle);
+  EXPECT_EQ(chunk.message, 0xA1B2C3D4u);
+  EXPECT_EQ(text_of(chunk.bytes), "cd");
+  EXPECT_FALSE(reader.next(chunk));
+  EXPECT_EQ(reader.error(), DecodeError::kNone);
+
+  DecodeError error{};
+  auto cut = PayloadBuilder{}.add(ChunkKind::kFirst, "abc", 9).payload;
+  cut.resize(kChunkHeaderSize + 2);  // cut inside the message number
+  read_all(cut, error);
+  EXPECT_EQ(error, DecodeError::kTooShort);
 }
 
 TEST(Chunks, MalformedPayloadsAreRefusedWithTheirReasonAndWhatCameBeforeStands) {
@@ -93,15 +118,15 @@ TEST(Chunks, MalformedPayloadsAreRefusedWithTheirReasonAndWhatCameBeforeStands) 
 
 TEST(Chunks, PiecesAreCountedFromTheMtu) {
   const std::size_t piece = piece_max(1400);
-  EXPECT_EQ(piece, 1400 - 2 * mcast_header_size() - kChunkHeaderSize);
+  EXPECT_EQ(piece, 1400 - 2 * mcast_header_size() - kPieceHeaderSize);
   EXPECT_EQ(pieces_for(0, 1400), 1u);
   EXPECT_EQ(pieces_for(piece, 1400), 1u);
   EXPECT_EQ(pieces_for(piece + 1, 1400), 2u);
   EXPECT_EQ(pieces_for(1 << 20, 1400), (std::size_t{1 << 20} + piece - 1) / piece);
 }
 
-Chunk piece(ChunkKind kind, const std::vector<std::byte>& bytes, std::uint32_t total) {
-  return Chunk{kind, total, bytes};
+Chunk piece(ChunkKind kind, const std::vector<std::byte>& bytes, std::uint32_t total, std::uint32_t message = 0) {
+  return Chunk{kind, total, message, bytes};
 }
 
 TEST(Assembler, PiecesFromSeveralSendersComeBackWhole) {
@@ -150,6 +175,20 @@ TEST(Assembler, PiecesThatDoNotContinueTheMessageDropIt) {
   EXPECT_EQ(assembler.add(1, piece(ChunkKind::kFirst, three, 65)), Assembler::Outcome::kDiscarded);
   EXPECT_EQ(assembler.dropped(), 5u);
   EXPECT_EQ(assembler.under_way(), 0u);
+}
+
+// The pieces in between were never delivered (a departed sender's holes): the opening piece of
+// message 7 and the closing piece of message 8 fit by sender, total and kind, but are two messages.
+TEST(Assembler, APieceOfAnotherMessageDropsTheOneUnderWay) {
+  Assembler assembler(2, 64);
+  const auto three = bytes_of("abc");
+  EXPECT_EQ(assembler.add(1, piece(ChunkKind::kFirst, three, 6, 7)), Assembler::Outcome::kPartial);
+  EXPECT_EQ(assembler.add(1, piece(ChunkKind::kLast, three, 6, 8)), Assembler::Outcome::kDiscarded);
+  EXPECT_EQ(assembler.dropped(), 1u);
+  EXPECT_EQ(assembler.under_way(), 0u);
+  EXPECT_EQ(assembler.add(1, piece(ChunkKind::kFirst, three, 6, 9)), Assembler::Outcome::kPartial);
+  EXPECT_EQ(assembler.add(1, piece(ChunkKind::kLast, three, 6, 9)), Assembler::Outcome::kComplete);
+  EXPECT_EQ(text_of(assembler.message()), "abcabc");
 }
 
 TEST(Assembler, MoreSendersThanSlotsAreRefusedNotOverwritten) {

@@ -105,7 +105,7 @@ struct NodeTest : ::testing::Test {
     McastHeader header{ring, seq, 1, delivery, false};
     const std::size_t at = encode_mcast_header(header, packet);
     const auto size = static_cast<std::uint16_t>(text.size());
-    encode_chunk_header(ChunkKind::kWhole, size, size, std::span(packet).subspan(at));
+    encode_chunk_header(ChunkKind::kWhole, size, size, 0, std::span(packet).subspan(at));
     std::memcpy(packet.data() + at + kChunkHeaderSize, text.data(), text.size());
     send_from(*b1, kNoNode, packet);
   }

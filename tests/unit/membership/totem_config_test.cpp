@@ -26,20 +26,20 @@ std::string refusal(const TotemConfig& config, const transport::BackendParams& p
   return checked ? std::string() : checked.error().message();
 }
 
-// 1 MiB at rxe's MTU is 1111 packets: above the 1024 a fixed queue and pool had, so transport rdma
+// 1 MiB at rxe's MTU is 1116 packets: above the 1024 a fixed queue and pool had, so transport rdma
 // refused to start with default settings. Derived, both hold it.
 TEST(TotemConfigSizing, TheDefaultsCarryALargestMessageAtRxesMtu) {
   const TotemConfig config = TotemConfig{}.resolved().value();
   ASSERT_EQ(config.max_message_size, 1u << 20);
   ASSERT_EQ(config.send_queue_max, 0u);  // derived
-  EXPECT_EQ(pieces_for(config.max_message_size, kRxeMtu), 1111u);
-  EXPECT_EQ(config.send_queue_for(kRxeMtu), 1111u);
-  EXPECT_EQ(config.send_buffers_for(kRxeMtu), config.window_size + kRtrMax + 3 + 1111);
+  EXPECT_EQ(pieces_for(config.max_message_size, kRxeMtu), 1116u);
+  EXPECT_EQ(config.send_queue_for(kRxeMtu), 1116u);
+  EXPECT_EQ(config.send_buffers_for(kRxeMtu), config.window_size + kRtrMax + 3 + 1116);
   EXPECT_EQ(refusal(config, params_for(config, kRxeMtu)), "");
   // One send buffer fewer is what check() refuses: the sizing is the least that works.
   transport::BackendParams short_pool = params_for(config, kRxeMtu);
   --short_pool.send_buffers;
-  EXPECT_NE(refusal(config, short_pool).find("send_buffers 1227 must be above"), std::string::npos);
+  EXPECT_NE(refusal(config, short_pool).find("send_buffers 1232 must be above"), std::string::npos);
 }
 
 // Sealed packets carry 40 bytes less payload: more packets, so more of both.
@@ -47,15 +47,15 @@ TEST(TotemConfigSizing, SealedPacketsAreSizedForTheirSmallerPayload) {
   const TotemConfig config = TotemConfig{}.resolved().value();
   const std::uint32_t sealed = kRxeMtu - static_cast<std::uint32_t>(transport::kSealOverhead);
   const std::uint32_t pieces = static_cast<std::uint32_t>(pieces_for(config.max_message_size, sealed));
-  EXPECT_GT(pieces, 1111u);
+  EXPECT_GT(pieces, 1116u);
   EXPECT_EQ(config.send_queue_for(sealed), pieces);
   EXPECT_EQ(config.send_buffers_for(sealed), config.window_size + kRtrMax + 3 + pieces);
 }
 
-// Where a largest message fits the defaults (UDP's 1400 bytes: 785 packets), they stay as they were.
+// Where a largest message fits the defaults (UDP's 1400 bytes: 788 packets), they stay as they were.
 TEST(TotemConfigSizing, NeverBelowTheDefaultQueueAndPool) {
   const TotemConfig config = TotemConfig{}.resolved().value();
-  EXPECT_EQ(pieces_for(config.max_message_size, 1400), 785u);
+  EXPECT_EQ(pieces_for(config.max_message_size, 1400), 788u);
   EXPECT_EQ(config.send_queue_for(1400), kSendQueueDefault);
   EXPECT_EQ(config.send_buffers_for(1400), transport::BackendParams{}.send_buffers);
   TotemConfig small = config;
@@ -73,7 +73,7 @@ TEST(TotemConfigSizing, AnExplicitSendQueueTooShortForTheMtuIsRefused) {
   EXPECT_EQ(config.send_queue_for(kRxeMtu), 1024u);
   EXPECT_EQ(refusal(config, params_for(config, 1400)), "");
   EXPECT_EQ(refusal(config, params_for(config, kRxeMtu)),
-            "max_message_size 1048576 takes 1111 packets of mtu 1008, above send_queue_max 1024");
+            "max_message_size 1048576 takes 1116 packets of mtu 1008, above send_queue_max 1024");
   set.send_queue_max = 2000;
   EXPECT_EQ(set.resolved().value().send_queue_for(kRxeMtu), 2000u);
   set.send_queue_max = set.max_messages - 1;
