@@ -97,6 +97,8 @@ void Node::on_join(InboundPacket& packet, Time now) {
       ++counters_.joins_failing_us;
       return;
     }
+    // A stranger's join: ours to merge with once every member hears it (merge_vote.cpp).
+    if (!contains(ring_.members, join.sender) && !note_stranger(join.sender, now)) return;
     merge_join_sets(join);
     gather_enter(now);
     if (equal(join.proc_set, proc_set_) && equal(join.failed_set, failed_set_)) insert(consensus_, join.sender);
@@ -151,9 +153,9 @@ void Node::on_merge_detect(InboundPacket& packet, Time now) {
 void Node::heard_foreign(NodeId sender, const RingId& ring, Time now) {
   if (sender == self_) return;
   if (state_ == MemberState::kOperational) {
-    // A member still on an older ring of ours sends stragglers; a member on a newer ring, or a
-    // stranger, means a ring to merge with (or one that went on without us).
-    if (contains(ring_.members, sender) && ring.seq < ring_.id.seq) return;
+    // A member still on an older ring of ours sends stragglers; a member on a newer ring means
+    // one that went on without us; a stranger, a ring to merge with once all of us hear it.
+    if (contains(ring_.members, sender) ? ring.seq < ring_.id.seq : !note_stranger(sender, now)) return;
   } else if (state_ != MemberState::kGather || contains(proc_set_, sender) || contains(failed_set_, sender)) {
     return;
   }

@@ -23,6 +23,7 @@
 #include "membership/node_counters.hpp"
 #include "membership/packets.hpp"
 #include "membership/sort_queue.hpp"
+#include "membership/strangers.hpp"
 #include "membership/totem_config.hpp"
 #include "transport/backend.hpp"
 
@@ -220,6 +221,10 @@ class Node {
   void forward_commit(Time now);
   void fill_commit_entry(CommitMember& entry) const noexcept;
   void originate_token(Time now);
+  // merge_vote.cpp
+  Time stranger_window() const noexcept;
+  bool note_stranger(NodeId node, Time now) noexcept;
+  bool vote_on_merge(Time now);
   // recovery.cpp
   void recovery_enter(Time now);
   void recovery_abort();
@@ -287,6 +292,7 @@ class Node {
   // others into Gather, round after round, while we still cannot hear them); hearing theirs is
   // what shows our reception is back. Cleared once we are on a ring with others.
   bool deaf_ = false;
+  StrangerLog strangers_;      // nodes outside our ring heard lately: the merge vote's evidence
   std::uint32_t retransmitted_this_visit_ = 0;
   NodeCounters counters_;
 };

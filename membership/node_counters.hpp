@@ -45,7 +45,9 @@ namespace rtotem::membership {
   X(recovery_received)     /* old-ring messages first learned through Recovery */ \
   X(recovery_gaps)         /* a commit claimed deliveries nobody could supply */  \
   X(merge_detects_sent)    /* a representative announced its ring */             \
-  X(foreign_heard)         /* another ring's node heard: Gather to merge */
+  X(foreign_heard)         /* another ring's node heard: Gather to merge */         \
+  X(merge_votes_won)       /* every member heard a stranger: Gather to merge */   \
+  X(merge_votes_lost)      /* some member did not hear it: no merge (one-way link?) */
 
 struct NodeCounters {
 #define RTOTEM_DECLARE_COUNTER(name) std::uint64_t name = 0;

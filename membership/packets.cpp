@@ -14,7 +14,7 @@ using enum DecodeError;
 
 constexpr std::size_t kRingIdSize = 4 + 8;
 constexpr std::size_t kMcastHeaderSize = kPacketPrefixSize + kRingIdSize + 8 + 4;
-constexpr std::size_t kTokenFixedSize = kPacketPrefixSize + kRingIdSize + 4 * 8 + 3 * 4 + 2;
+constexpr std::size_t kTokenFixedSize = kPacketPrefixSize + kRingIdSize + 4 * 8 + 5 * 4 + 2 + 2;
 constexpr std::size_t kRtrEntrySize = 8;
 constexpr std::size_t kJoinFixedSize = kPacketPrefixSize + 4 + 8 + 2 + 2;
 constexpr std::size_t kNodeIdSize = 4;
@@ -22,7 +22,7 @@ constexpr std::size_t kCommitFixedSize = kPacketPrefixSize + kRingIdSize + 8 + 2
 constexpr std::size_t kCommitMemberSize = 4 + kRingIdSize + 8 + 8;
 constexpr std::size_t kMergeDetectSize = kPacketPrefixSize + kRingIdSize + 4;
 static_assert(kMcastHeaderSize == 28);
-static_assert(kTokenFixedSize == 62);
+static_assert(kTokenFixedSize == 72);
 static_assert(kJoinFixedSize == 20);
 static_assert(kCommitFixedSize == 28 && kCommitMemberSize == 32);
 static_assert(kMergeDetectSize == 20);
@@ -35,6 +35,13 @@ constexpr std::uint8_t kMcastFlags = kMcastFlagSafe | kMcastFlagRecovery;
 constexpr std::uint8_t kTokenFlagInstall = 0x01;
 constexpr std::uint8_t kTokenFlags = kTokenFlagInstall;
 constexpr std::uint8_t kNoFlags = 0;
+
+// No vote at all, or one proposed by a member about another node, with 1..kMembersMax votes.
+bool merge_vote_valid(const Token& token) noexcept {
+  if (token.merge_proposer == kNoNode) return token.merge_candidate == kNoNode && token.merge_votes == 0;
+  return token.merge_candidate != kNoNode && token.merge_candidate != token.merge_proposer &&
+         token.merge_votes >= 1 && token.merge_votes <= kMembersMax;
+}
 
 // ---- encoding: every field checked here is refused by the decoder below, so a packet we send
 // is one we would accept.
@@ -216,6 +223,7 @@ std::size_t encode_token(const Token& token, std::span<std::byte> out) noexcept 
   RTOTEM_ASSERT(token.rtr_count <= kRtrMax);
   RTOTEM_ASSERT(token.aru <= token.seq);
   RTOTEM_ASSERT(token.install_known ? token.install_seq <= token.seq : token.install_seq == 0);
+  RTOTEM_ASSERT(merge_vote_valid(token));
   RTOTEM_ASSERT(out.size() >= token_size(token));
   WireWriter w(out);
   put_prefix(w, PacketType::kToken, token.install_known ? kTokenFlagInstall : 0);
@@ -227,6 +235,9 @@ std::size_t encode_token(const Token& token, std::span<std::byte> out) noexcept 
   w.put_u32(token.aru_addr);
   w.put_u32(token.backlog);
   w.put_u32(token.fcc);
+  w.put_u32(token.merge_proposer);
+  w.put_u32(token.merge_candidate);
+  w.put_u16(token.merge_votes);
   w.put_u16(token.rtr_count);
   for (std::size_t i = 0; i < token.rtr_count; ++i) w.put_u64(token.rtr[i]);
   return w.written();
@@ -302,10 +313,14 @@ DecodeError decode_token(std::span<const std::byte> packet, Token& out) noexcept
   out.aru_addr = r.get_u32();
   out.backlog = r.get_u32();
   out.fcc = r.get_u32();
+  out.merge_proposer = r.get_u32();
+  out.merge_candidate = r.get_u32();
+  out.merge_votes = r.get_u16();
   out.rtr_count = r.get_u16();
   if (r.short_read()) return kTooShort;
   out.install_known = (flags & kTokenFlagInstall) != 0;
   if (out.aru > out.seq) return kBadValue;
+  if (!merge_vote_valid(out)) return kBadValue;
   if (out.install_known ? out.install_seq > out.seq : out.install_seq != 0) return kBadValue;
   if (out.rtr_count > kRtrMax) return kCountTooLarge;
   for (std::size_t i = 0; i < out.rtr_count; ++i) out.rtr[i] = r.get_u64();

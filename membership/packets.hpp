@@ -65,6 +65,11 @@ struct Token {
   // Recovery: every member has re-sent its old messages, which end at install_seq (flag bit).
   bool install_known = false;
   Seq install_seq = 0;          // 0 unless install_known
+  // A vote on merging with a node outside the ring (merge_vote.cpp): the member that proposed it,
+  // the stranger, and how many members have heard it lately. All kNoNode / 0 when none is on.
+  NodeId merge_proposer = kNoNode;
+  NodeId merge_candidate = kNoNode;
+  std::uint16_t merge_votes = 0;
   std::uint16_t rtr_count = 0;
   std::array<Seq, kRtrMax> rtr{};  // sequence numbers someone is missing
 };

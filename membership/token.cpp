@@ -75,6 +75,7 @@ void Node::leave_ring_deaf(Time now) {
 void Node::handle_token(Time now) {
   RTOTEM_ASSERT((state_ == MemberState::kOperational || state_ == MemberState::kRecovery) && next_token_buffer_);
   RTOTEM_ASSERT(token_.aru <= token_.seq);
+  if (state_ == MemberState::kOperational && vote_on_merge(now)) return;  // the token stops: Gather
   retransmitted_this_visit_ = 0;
   retransmit_requested();
   // On an idle ring the representative alone holds the token: one hold per rotation keeps the
@@ -91,11 +92,12 @@ void Node::handle_token(Time now) {
   pass_token(now);
 }
 
-// Idle: nothing queued here, nothing missing anywhere, and every message of the ring delivered
-// and discarded on the last rotation, so holding the token delays nobody.
+// Idle: nothing queued here, nothing missing anywhere, every message of the ring delivered and
+// discarded on the last rotation, and no merge vote under way, so holding the token delays nobody.
 bool Node::ring_idle() const noexcept {
   return state_ == MemberState::kOperational && send_count_ == 0 && token_.rtr_count == 0 && retransmitted_this_visit_ == 0 && token_.fcc == 0 &&
-         token_.backlog == 0 && token_.aru == token_.seq && ring_.queue.base() == token_.seq;
+         token_.backlog == 0 && token_.aru == token_.seq && ring_.queue.base() == token_.seq &&
+         token_.merge_proposer == kNoNode;
 }
 
 void Node::pass_token(Time now) {

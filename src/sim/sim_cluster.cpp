@@ -39,9 +39,12 @@ Result<void> check_script(const SimSpec& spec) {
                          fault.at_us, spec.duration_us);
     previous_us = fault.at_us;
     const bool names_node = fault.kind == ScriptedFault::Kind::kCrash || fault.kind == ScriptedFault::Kind::kStop ||
-                            fault.kind == ScriptedFault::Kind::kRestart;
+                            fault.kind == ScriptedFault::Kind::kRestart || fault.kind == ScriptedFault::Kind::kCutLink;
     if (names_node && !valid_node(spec, fault.node))
       return Error::make("script[{}]: node {} is not one of 1..{}", i, fault.node, spec.nodes);
+    if (fault.kind == ScriptedFault::Kind::kCutLink && (!valid_node(spec, fault.to) || fault.to == fault.node))
+      return Error::make("script[{}]: a link from {} to {} is not between two of 1..{}", i, fault.node, fault.to,
+                         spec.nodes);
     std::vector<NodeId> seen;
     for (const auto& group : fault.groups)
       for (NodeId id : group) {
@@ -242,6 +245,7 @@ void SimCluster::after_node_call(Member& m) {
   // The simulated device takes every packet at once; anything else is a bug in the backend.
   const Status flushed = m.backend->flush();
   RTOTEM_ASSERT(flushed == Status::kOk);
+  note_operational(m, m.node->operational());
   if (!m.node->operational() || m.node->ring_id() == m.ring_seen) return;
   m.ring_seen = m.node->ring_id();
   // An incarnation can only be operational in a ring formed since it started. One found in a ring
@@ -253,6 +257,15 @@ void SimCluster::after_node_call(Member& m) {
            ring.formed_us >= m.started_us;
   });
   if (!known) rings_.push_back(FormedRing{m.ring_seen, {members.begin(), members.end()}, network_.now_us()});
+}
+
+void SimCluster::note_operational(Member& m, bool operational) {
+  if (operational == m.operational_since.has_value()) return;
+  const Time now = network_.now_us();
+  if (operational)
+    m.operational_since = now;
+  else
+    slots_[m.id - 1].operational.emplace_back(*std::exchange(m.operational_since, std::nullopt), now);
 }
 
 // One ring of every live node, nothing waiting anywhere, everything delivered: the run is done.
@@ -288,8 +301,10 @@ SimResult SimCluster::result() const {
     NodeSnapshot& n = r.nodes.emplace_back();
     n.id = id;
     n.restarts = slots_[id - 1].restarts;
+    n.operational = slots_[id - 1].operational;
     const Member* m = member(id);
     if (m == nullptr) continue;
+    if (m->operational_since) n.operational.emplace_back(*m->operational_since, r.end_us);
     n.alive = true;
     n.state = m->node->state();
     n.ring_id = m->node->ring_id();

@@ -31,6 +31,7 @@
 #include <optional>
 #include <span>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "membership/node.hpp"
@@ -58,11 +59,13 @@ struct ScriptedFault {
     kCrash,      // `node` crashes (if alive); it stays down until a kRestart or the liveness phase
     kStop,       // `node` stops gracefully (Node::leave), then is down as after kCrash
     kRestart,    // `node` restarts (if crashed)
+    kCutLink,    // the link `node` -> `to` goes down, one way, until a kHeal (none: to the end)
   };
   Time at_us = 0;
   Kind kind = Kind::kHeal;
   NodeId node = transport::kNoNode;
   std::vector<std::vector<NodeId>> groups;
+  NodeId to = transport::kNoNode;
 };
 
 // Everything a run is, resolved: one spec and its seed replay the run exactly.
@@ -128,6 +131,9 @@ struct NodeSnapshot {
   std::size_t pending = 0;                 // refused, waiting in the application for a retry
   std::uint32_t restarts = 0;
   membership::NodeCounters counters;       // of its current incarnation
+  // When it was operational, [from, to) in virtual us, over all its incarnations: what a
+  // scenario measures availability with.
+  std::vector<std::pair<Time, Time>> operational;
 };
 
 struct SimResult {
@@ -181,6 +187,7 @@ class SimCluster {
     std::optional<Time> restart_at_us;   // crashed by the drawn schedule: back then
     std::uint32_t restarts = 0;
     std::uint64_t incarnations = 0;      // backends made: the next one's seal epoch is one more
+    std::vector<std::pair<Time, Time>> operational;  // NodeSnapshot::operational, the closed spans
   };
 
   SimCluster(const SimSpec& spec, const membership::TotemConfig& totem);
@@ -193,6 +200,8 @@ class SimCluster {
   void fire_due_timers(Time now);
   void on_deliver(NodeId node, const Delivered& message);
   void after_node_call(Member& member);
+  // Opens or closes the member's span of NodeSnapshot::operational.
+  void note_operational(Member& member, bool operational);
   bool converged() const;
   SimResult result() const;
 

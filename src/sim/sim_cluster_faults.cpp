@@ -102,6 +102,10 @@ void SimCluster::run_scripted(const ScriptedFault& fault, Time now) {
     case ScriptedFault::Kind::kCrash: crash(fault.node, now); return;
     case ScriptedFault::Kind::kStop: crash(fault.node, now, true); return;
     case ScriptedFault::Kind::kRestart: restart(fault.node, now); return;
+    case ScriptedFault::Kind::kCutLink:
+      ++partitions_;
+      network_.set_link(fault.node, fault.to, false);
+      return;
   }
 }
 
@@ -170,6 +174,7 @@ void SimCluster::crash(NodeId id, Time now, bool graceful) {
     after_node_call(*slot.member);
   }
   ++crashes_;
+  note_operational(*slot.member, false);
   checker_.record_crash(now, id);
   const membership::NodeCounters& c = slot.member->node->counters();
 #define RTOTEM_SUM_COUNTER(name) crashed_counters_.name += c.name;

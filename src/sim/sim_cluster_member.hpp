@@ -68,6 +68,7 @@ class SimCluster::Member final : public membership::NodeEvents, public transport
   Time retry_at = 0;
   std::vector<std::byte> scratch;  // one payload, rebuilt at each attempt
   RingId ring_seen;                // the ring it was last seen operational in
+  std::optional<Time> operational_since;  // operational since then, as last seen
 };
 
 }  // namespace rtotem::sim

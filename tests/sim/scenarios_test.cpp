@@ -47,6 +47,9 @@ constexpr Time kRestartUs = 5'500'000;
 ScriptedFault crash_at(Time at_us, NodeId node) { return {at_us, ScriptedFault::Kind::kCrash, node, {}}; }
 ScriptedFault stop_at(Time at_us, NodeId node) { return {at_us, ScriptedFault::Kind::kStop, node, {}}; }
 ScriptedFault restart_at(Time at_us, NodeId node) { return {at_us, ScriptedFault::Kind::kRestart, node, {}}; }
+ScriptedFault cut_link_at(Time at_us, NodeId from, NodeId to) {
+  return {at_us, ScriptedFault::Kind::kCutLink, from, {}, to};
+}
 ScriptedFault heal_at(Time at_us) { return {at_us, ScriptedFault::Kind::kHeal, transport::kNoNode, {}}; }
 ScriptedFault partition_at(Time at_us, std::vector<std::vector<NodeId>> groups) {
   return {at_us, ScriptedFault::Kind::kPartition, transport::kNoNode, std::move(groups)};
@@ -467,6 +470,49 @@ TEST(Membership, PiecesOfTwoMessagesAreNeverDeliveredAsOne) {
   EXPECT_EQ(lose->own.size(), 4u) << explain(spec, r);
   EXPECT_EQ(rings_with(r, {1, 2}, 1 * kSecondUs, 5 * kSecondUs), 1u) << explain(spec, r);
   EXPECT_TRUE(r.ok()) << explain(spec, r);
+  expect_one_ring_of_all(spec, r);
+}
+
+// The time within [from_us, to_us) at which every node of `nodes` was operational.
+Time all_operational_us(const SimResult& r, const std::vector<NodeId>& nodes, Time from_us, Time to_us) {
+  std::vector<std::pair<Time, Time>> common{{from_us, to_us}};
+  for (NodeId id : nodes) {
+    std::vector<std::pair<Time, Time>> next;
+    for (const auto& [a, b] : common)
+      for (const auto& [c, d] : r.nodes[id - 1].operational)
+        if (std::max(a, c) < std::min(b, d)) next.emplace_back(std::max(a, c), std::min(b, d));
+    common = std::move(next);
+  }
+  Time total = 0;
+  for (const auto& [a, b] : common) total += b - a;
+  return total;
+}
+
+// Node 2's packets stop reaching node 3 for 60 s; every other direction works. 3 gives up on 2,
+// 1 and 3 form a ring without it, and keep it for the rest of the cut: 2, which hears them both,
+// stays out (were its merge detection let in, each round would fail it again, every merge
+// period). Healed, the three merge.
+TEST(Membership, APersistentOneWayCutLeavesTheTwoWayRingAlone) {
+  SimSpec spec = spec_of(28, 3, faults_of(0, 0, 20, 200), 50);
+  spec.duration_us = 66 * kSecondUs;
+  const Time cut = 2 * kSecondUs, heal = 62 * kSecondUs;
+  spec.script = {cut_link_at(cut, 2, 3), heal_at(heal)};
+  const SimResult r = run(spec);
+  EXPECT_TRUE(r.ok()) << explain(spec, r);
+  EXPECT_EQ(rings_with(r, {1, 3}, cut, heal), 1u) << explain(spec, r);
+  const auto first = std::find_if(r.rings.begin(), r.rings.end(), [&](const FormedRing& ring) {
+    return ring.members == std::vector<NodeId>{1, 3} && ring.formed_us >= cut;
+  });
+  ASSERT_NE(first, r.rings.end()) << explain(spec, r);
+  const Time formed = first->formed_us;
+  const Time up = all_operational_us(r, {1, 3}, formed, heal);
+  const double share_after = static_cast<double>(up) / static_cast<double>(heal - formed);
+  const double share_whole = static_cast<double>(all_operational_us(r, {1, 3}, cut, heal)) / static_cast<double>(heal - cut);
+  RecordProperty("share_after_reform", fmt::format("{:.4f}", share_after));
+  RecordProperty("share_of_cut", fmt::format("{:.4f}", share_whole));
+  EXPECT_GE(share_after, 0.99) << "ring {1,3} first formed at " << formed << " us; operational " << up
+                               << " us after it, " << share_whole << " of the whole cut";
+  EXPECT_GE(rings_with(r, all_of(spec), heal, r.end_us), 1u) << explain(spec, r);
   expect_one_ring_of_all(spec, r);
 }
 

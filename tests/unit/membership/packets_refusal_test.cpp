@@ -161,6 +161,24 @@ TEST(Packets, OutOfRangeValuesAreRefused) {
   put_be(stray, kTokenInstallAt, 1, 8);
   EXPECT_EQ(decode_as(PacketType::kToken, stray), kBadValue);
 
+  // A merge vote: none at all (all zero), or a proposer, another node, and 1..kMembersMax votes.
+  Token no_vote = sample_token(0);
+  no_vote.merge_proposer = no_vote.merge_candidate = kNoNode;
+  no_vote.merge_votes = 0;
+  EXPECT_EQ(decode_as(PacketType::kToken, encoded(no_vote)), kNone);
+  struct Vote {
+    std::uint32_t proposer, candidate;
+    std::uint16_t votes;
+  };
+  for (const Vote vote : {Vote{0, 11, 0}, Vote{0, 0, 1}, Vote{3, 0, 1}, Vote{3, 11, 0}, Vote{3, 3, 1},
+                          Vote{3, 11, std::uint16_t(kMembersMax + 1)}}) {
+    Bytes bytes = encoded(sample_token(0));
+    put_be(bytes, kTokenMergeAt, vote.proposer, 4);
+    put_be(bytes, kTokenMergeAt + 4, vote.candidate, 4);
+    put_be(bytes, kTokenMergeAt + 8, vote.votes, 2);
+    EXPECT_EQ(decode_as(PacketType::kToken, bytes), kBadValue) << vote.proposer << " " << vote.candidate << " " << vote.votes;
+  }
+
   Bytes mcast = encoded(sample_mcast());
   put_be(mcast, kMcastSeqAt, 0, 8);
   EXPECT_EQ(decode_as(PacketType::kMcast, mcast), kBadValue);

@@ -34,7 +34,7 @@ constexpr std::array kAllTypes{PacketType::kMcast, PacketType::kToken, PacketTyp
 constexpr std::size_t kFlagsAt = 1;
 constexpr std::size_t kRingRepAt = 4;  // mcast, token, commit, merge detect
 constexpr std::size_t kMcastSeqAt = 16, kMcastSenderAt = 24;
-constexpr std::size_t kTokenAruAt = 32, kTokenInstallAt = 40, kTokenRtrCountAt = 60;
+constexpr std::size_t kTokenAruAt = 32, kTokenInstallAt = 40, kTokenMergeAt = 60, kTokenRtrCountAt = 70;
 constexpr std::size_t kJoinSenderAt = 4, kJoinProcAt = 16;
 constexpr std::size_t kCommitMembIndexAt = 24, kCommitCountAt = 26, kCommitMembersAt = 28;
 constexpr std::size_t kMemberSize = 32, kMemberOldRepAt = 4;
@@ -74,7 +74,8 @@ inline McastHeader sample_mcast() {
 
 inline Token sample_token(std::size_t rtr_count) {
   Token token{.ring_id = {2, 99}, .token_seq = 1234567890123u, .seq = 5000, .aru = 4990,
-              .aru_addr = 9, .backlog = 77, .fcc = 12, .install_known = true, .install_seq = 4000};
+              .aru_addr = 9, .backlog = 77, .fcc = 12, .install_known = true, .install_seq = 4000,
+              .merge_proposer = 3, .merge_candidate = 11, .merge_votes = 2};
   token.rtr_count = std::uint16_t(rtr_count);
   for (std::size_t i = 0; i < rtr_count; ++i) token.rtr[i] = 4991 + i;
   return token;

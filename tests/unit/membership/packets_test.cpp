@@ -60,6 +60,9 @@ TEST(Packets, TokenRoundTripsWithAFullOrEmptyRetransmitList) {
     EXPECT_EQ(got.fcc, sent.fcc);
     EXPECT_EQ(got.install_known, sent.install_known);
     EXPECT_EQ(got.install_seq, sent.install_seq);
+    EXPECT_EQ(got.merge_proposer, sent.merge_proposer);
+    EXPECT_EQ(got.merge_candidate, sent.merge_candidate);
+    EXPECT_EQ(got.merge_votes, sent.merge_votes);
     ASSERT_EQ(got.rtr_count, sent.rtr_count);
     EXPECT_TRUE(std::equal(got.rtr.begin(), got.rtr.begin() + got.rtr_count, sent.rtr.begin()));
   }
@@ -106,8 +109,8 @@ TEST(Packets, MergeDetectRoundTrips) {
 TEST(Packets, SizesAreExactAndEncodersWriteNothingPastThem) {
   EXPECT_EQ(mcast_header_size(), 28u);
   EXPECT_EQ(merge_detect_size(), 20u);
-  EXPECT_EQ(token_size(sample_token(0)), 62u);
-  EXPECT_EQ(token_size(sample_token(kRtrMax)), 62u + 8 * kRtrMax);
+  EXPECT_EQ(token_size(sample_token(0)), 72u);
+  EXPECT_EQ(token_size(sample_token(kRtrMax)), 72u + 8 * kRtrMax);
   EXPECT_EQ(join_size(full_join()), 20u + 4 * 2 * kMembersMax);
   EXPECT_EQ(commit_size(sample_commit(1)), 28u + 32);
   EXPECT_EQ(commit_size(sample_commit(kMembersMax)), 28u + 32 * kMembersMax);

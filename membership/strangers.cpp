@@ -1,0 +1,34 @@
+#include "membership/strangers.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace rtotem::membership {
+
+void StrangerLog::heard(NodeId node, Time now) noexcept {
+  auto it = std::find_if(entries_.begin(), entries_.end(), [node](const Entry& e) { return e.node == node; });
+  if (it == entries_.end())
+    it = std::min_element(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+      return std::pair(a.node != kNoNode, a.heard) < std::pair(b.node != kNoNode, b.heard);  // free ones first
+    });
+  if (it->node != node) *it = Entry{node, now, 0, false};
+  it->heard = now;
+}
+
+bool StrangerLog::heard_since(NodeId node, Time since) const noexcept {
+  return std::any_of(entries_.begin(), entries_.end(),
+                     [&](const Entry& e) { return e.node == node && node != kNoNode && e.heard >= since; });
+}
+
+NodeId StrangerLog::propose(Time heard_since, Time proposed_before, const NodeList& members, Time now) noexcept {
+  for (Entry& e : entries_) {
+    if (e.node == kNoNode || e.heard < heard_since || contains(members, e.node)) continue;
+    if (e.ever_proposed && e.proposed > proposed_before) continue;
+    e.proposed = now;
+    e.ever_proposed = true;
+    return e.node;
+  }
+  return kNoNode;
+}
+
+}  // namespace rtotem::membership
