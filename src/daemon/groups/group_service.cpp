@@ -85,23 +85,20 @@ void GroupService::on_deliver(const membership::Delivered& message) {
     return;
   }
   const NodeId sender = message.sender;
-  // Between a transitional configuration and the regular one, the old ring's remaining messages
-  // arrive; a departed node's joins must not bring back the processes that left with it.
-  const bool sender_departed = contains(departed_, sender);
   std::visit(Overloaded{
-                 [&](const GroupJoin& join) {
-                   if (!sender_departed) on_join({sender, join.pid}, join.group);
-                 },
+                 [&](const GroupJoin& join) { on_join({sender, join.pid}, join.group); },
                  [&](const GroupLeave& leave) {
                    if (sender == self_) own_leave_delivered(leave.group, leave.pid);
                    on_leave({sender, leave.pid}, leave.group, leave.reason);
                  },
                  [&](const GroupMcast& mcast) {
+                   // Only a member multicasts to a group. After a merge its message can come before
+                   // its daemon's join list does: it is reported joining first, so no client hears
+                   // from a process it does not know (the join list then adds nothing for it).
+                   on_join({sender, mcast.pid}, mcast.group);
                    events_.group_message({mcast.group, {sender, mcast.pid}, message.delivery, mcast.data});
                  },
-                 [&](const GroupJoinList& list) {
-                   if (!sender_departed) on_join_list(sender, list);
-                 },
+                 [&](const GroupJoinList& list) { on_join_list(sender, list); },
              },
              packet);
 }
@@ -170,15 +167,17 @@ void GroupService::forget_if_empty(Groups::iterator group) {
   if (group->second.empty()) groups_.erase(group);
 }
 
-// ---- configuration changes (EVS): the transitional one takes the departed nodes' processes
-// out; the regular one starts the exchange of join lists with the nodes that joined.
+// ---- configuration changes (EVS). The transitional one names the departed nodes; the old
+// ring's last messages follow it, theirs among them, with their effect (joins, leaves, messages);
+// then the regular one takes the departed nodes' processes out (NODEDOWN), as corosync's CPG does
+// after their last messages, and starts the exchange of join lists with the nodes that joined.
 
 void GroupService::on_configuration(const membership::ConfigChange& change) {
   if (change.transitional) {
     departed_.assign(change.left.begin(), change.left.end());
-    remove_nodes(change.left);
     return;
   }
+  remove_nodes(departed_);
   departed_.clear();
   if (change.joined.empty()) return;
   // What we hold of a node that just joined predates its absence (it may have restarted): its

@@ -4,12 +4,19 @@
 // so every daemon that delivers the same sequence reports the same changes in the same order.
 //
 // State: for each group, the processes (node id, pid) in it. A process enters a group when its
-// join is delivered, leaves when its leave is delivered (LEAVE, or PROCDOWN when its client
-// disconnected), and the processes of a node that left the configuration leave at the
-// transitional configuration (NODEDOWN). At a regular configuration, what a daemon still holds of
-// a node that joined is stale and leaves (NODEDOWN); then each daemon submits a join list of its
-// local processes, and a process learnt from a join list is reported as joining (the two sides
-// of a merge each see the other side join).
+// join is delivered (or its first message, where that comes first: see below), leaves when its
+// leave is delivered (LEAVE, or PROCDOWN when its client disconnected).
+//
+// Views across configuration changes, the same at every daemon that delivers the same sequence:
+// - A node that left the configuration: its messages still in the old ring are delivered after
+//   the transitional configuration, with their effect, and then, at the regular configuration,
+//   its processes leave (NODEDOWN). So a client never hears from a process already reported gone,
+//   and hears a departed process's last messages before its NODEDOWN, as corosync's CPG has it.
+// - A node that joined: what a daemon still holds of it is stale and leaves (NODEDOWN); then each
+//   daemon submits a join list of its local processes, and a process learnt from a join list is
+//   reported as joining (the two sides of a merge each see the other side join). A message from a
+//   process the daemon does not know yet (its daemon's join list is still on its way) reports
+//   that process joining first: a client never hears from a process it was not told of.
 #pragma once
 
 #include <cstdint>
@@ -146,8 +153,7 @@ class GroupService {
   Submit submit_;
   GroupEvents& events_;
   Groups groups_;
-  // Nodes that left at the transitional configuration: until the regular one, the old ring's
-  // joins they sent are stale (their processes left with them), so they are ignored.
+  // Nodes the transitional configuration says left: their processes leave at the regular one.
   std::vector<NodeId> departed_;
   // This daemon's leaves submitted but not delivered yet, by count: the ring delivers them before
   // any join list submitted now, so a join list must not carry these processes back in.
