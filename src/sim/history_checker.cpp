@@ -1,5 +1,7 @@
 // The checker's per-delivery checks (creation, duplication, order, configuration, safe delivery)
-// and the payload format. Configurations: history_checker_configs.cpp; the end of the run:
+// and the payload format. Configurations: history_checker_configs.cpp; the prefix rule and FIFO:
+// history_checker_order.cpp; what configurations owe their members: history_checker_members.cpp;
+// progress during faults: history_checker_progress.cpp; the end of the run:
 // history_checker_finish.cpp.
 #include "src/sim/history_checker.hpp"
 
@@ -89,9 +91,12 @@ Kind kind_of(Property property) noexcept {
     case Property::kSafeDelivery:
     case Property::kConfiguration:
     case Property::kVirtualSynchrony: return Kind::kSafety;
+    case Property::kPrefix:
+    case Property::kFifo: return Kind::kSafety;
     case Property::kAgreement:
     case Property::kSelfDelivery:
-    case Property::kLiveness: return Kind::kLiveness;
+    case Property::kLiveness:
+    case Property::kProgress: return Kind::kLiveness;
   }
   return Kind::kSafety;
 }
@@ -107,6 +112,9 @@ std::string_view name_of(Property property) noexcept {
     case Property::kAgreement: return "agreement";
     case Property::kSelfDelivery: return "self-delivery";
     case Property::kLiveness: return "liveness";
+    case Property::kPrefix: return "prefix";
+    case Property::kFifo: return "fifo";
+    case Property::kProgress: return "progress";
   }
   return "?";
 }
@@ -122,11 +130,13 @@ std::string describe(const Violation& violation) {
   return text + ": " + violation.detail;
 }
 
-HistoryChecker::HistoryChecker(std::span<const NodeId> nodes)
+HistoryChecker::HistoryChecker(std::span<const NodeId> nodes, Time progress_bound_us)
     : nodes_(nodes.begin(), nodes.end()),
       node_states_(nodes.size()),
       messages_(nodes.size()),
-      outstanding_(nodes.size()) {
+      outstanding_(nodes.size()),
+      fifo_next_(nodes.size() * nodes.size()),
+      progress_bound_us_(progress_bound_us) {
   RTOTEM_ASSERT(!nodes_.empty() && nodes_.size() <= membership::kMembersMax);
   RTOTEM_ASSERT(std::adjacent_find(nodes_.begin(), nodes_.end(), std::greater_equal<>()) == nodes_.end());
 }
@@ -183,6 +193,11 @@ void HistoryChecker::record_delivery(Time now, NodeId node, const Delivered& mes
   check_creation(now, node, message, id, *state);
   check_ring_seq(now, node, message, id, ring, *state);
   check_node_sequence(now, at, message, id, ring);
+  check_fifo(now, at, id);
+  const NodeState& self = node_states_[at];
+  if (!message.transitional && self.in_config && !self.in_transitional && self.regular &&
+      configs_[*self.regular].ring == ring)
+    check_prefix(now, at, id);  // a delivery out of its configuration is reported above already
   node_states_[at].history.push_back(Record{now, ring, Place{message.seq, message.index}, id});
 }
 

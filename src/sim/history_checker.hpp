@@ -67,6 +67,11 @@ enum class Property : std::uint8_t {
                        // the origin crashed first
   kLiveness,           // after the faults stop, the live nodes form one ring and deliver their own
                        // submissions within a bound
+  kPrefix,             // within one regular configuration, every member's deliveries are a prefix
+                       // of one sequence (no member skips what another delivered there)
+  kFifo,               // every node delivers a sender's messages in the order it submitted them
+  kProgress,           // while a majority of the nodes stays pairwise connected for longer than a
+                       // bound, a ring of such a majority delivers, at least once a bound
 };
 
 // Safety: something bad happened. Liveness: something good did not happen in time. Within a
@@ -90,10 +95,15 @@ std::string describe(const Violation& violation);
 // "1#17": origin 1, counter 17.
 std::string describe(MessageId id);
 
+// How long a pairwise-connected majority may go without a ring of its nodes delivering, for
+// `totem` (the reasoning is in history_checker_progress.cpp).
+Time progress_bound_us(const membership::TotemConfig& totem) noexcept;
+
 class HistoryChecker {
  public:
   // `nodes`: every node of the run (sorted, unique, at most membership::kMembersMax).
-  explicit HistoryChecker(std::span<const NodeId> nodes);
+  // `progress_bound_us`: see kProgress; needed (above 0) once record_connectivity() is called.
+  explicit HistoryChecker(std::span<const NodeId> nodes, Time progress_bound_us = 0);
 
   // The application hands message `id` to its origin's Node (called before submit(): a Node may
   // deliver it before submit() returns). Counters of one origin are offered 0, 1, 2, ... once each,
@@ -112,10 +122,20 @@ class HistoryChecker {
   void record_crash(Time now, NodeId node);
   // A safe `message` being delivered at `node` while `lacking` members do not hold it yet.
   void check_safe(Time now, NodeId node, const Delivered& message, std::span<const NodeId> lacking);
+  // The network from `now` on, as the nodes can use it: bit j of links[i] is set iff nodes i and j
+  // (indexes in `nodes`) are both up and each reaches the other, multicasts included. Called at
+  // the start of the fault phase and whenever a fault may have changed it; the same again is
+  // ignored. Each change ends a window of constant connectivity, judged for kProgress.
+  void record_connectivity(Time now, std::span<const std::uint64_t> links);
+  // The fault phase is over: the last window is judged and no new one opens (the applications
+  // make no more messages, so a ring has nothing to deliver; finish() judges what follows).
+  void end_connectivity(Time now);
   // The run could not go on (e.g. virtual time stopped advancing): a liveness failure.
   void record_stall(Time now, std::string detail);
   // The end of the liveness phase; `live`: the nodes alive now (sorted). Checks self-delivery,
-  // agreement in the final configuration, liveness, and the pairwise order of whole histories.
+  // agreement in the final configuration, liveness, the pairwise order of whole histories, safe
+  // delivery at every member, and that every member listed in a transitional configuration
+  // installed it.
   void finish(Time now, std::span<const NodeId> live);
 
   // Whether the run can stop early: every live node has installed the same regular configuration,
@@ -171,6 +191,8 @@ class HistoryChecker {
     NodeId fresh_node = transport::kNoNode;  // a fresh node's transitional configuration: whose
     std::vector<NodeId> members;          // as the first node to install it reported them
     NodeId first_node = transport::kNoNode;
+    // Regular: the longest sequence of deliveries a member made in it; every member's is a prefix.
+    std::vector<MessageId> sequence;
   };
   // Identifies a configuration: transitional, closed ring, fresh node, ring.
   using ConfigKey = std::tuple<bool, std::uint32_t, NodeId, std::uint32_t>;
@@ -179,6 +201,8 @@ class HistoryChecker {
   struct Installed {
     std::uint32_t config = 0;  // index into configs_
     std::uint64_t first = 0;
+    Time time_us = 0;          // when it was installed
+    bool crashed = false;      // the node crashed while in it: it ended with no successor
   };
   struct NodeState {
     std::vector<Record> history;
@@ -220,6 +244,17 @@ class HistoryChecker {
   std::span<const Record> deliveries_in(std::size_t at, std::size_t position) const;
   std::string config_text(std::uint32_t config) const;
   std::string whereabouts(std::size_t at) const;
+  // history_checker_order.cpp: the prefix rule and FIFO, per delivery
+  void check_prefix(Time now, std::size_t at, MessageId id);
+  void check_fifo(Time now, std::size_t at, MessageId id);
+  // history_checker_members.cpp: what a configuration owes each member, judged at the end
+  void finish_safe_delivery();
+  void finish_transitional_members();
+  std::optional<std::size_t> position_of(std::size_t at, std::uint32_t config) const;
+  // history_checker_progress.cpp: progress while a connected majority lasts
+  void judge_progress(Time now);
+  void progress_times(std::uint32_t config, Time from, Time to, std::vector<Time>& out) const;
+  bool connected(std::span<const NodeId> members) const;
   // history_checker_finish.cpp: the end of the run
   std::optional<std::uint32_t> shared_regular(std::span<const NodeId> live) const;
   void finish_convergence(Time now, std::span<const NodeId> live);
@@ -238,6 +273,15 @@ class HistoryChecker {
   std::map<std::pair<NodeId, Seq>, std::uint32_t> ring_indexes_;  // (rep, seq) -> index in rings_
   std::map<std::tuple<std::uint32_t, Place>, MessageId> by_place_;  // (ring index, place)
   std::vector<Config> configs_;                       // in order of first installation
+  // [node index * nodes + origin index]: 1 + the highest counter of that origin the node delivered.
+  std::vector<std::uint64_t> fifo_next_;
+  // The connectivity in force (record_connectivity), and since when; none outside the fault phase.
+  struct Connectivity {
+    Time since_us = 0;
+    std::vector<std::uint64_t> links;
+  };
+  std::optional<Connectivity> connectivity_;
+  Time progress_bound_us_ = 0;
   std::map<ConfigKey, std::uint32_t> config_indexes_;
   // (configuration, the next one) -> (node index, position in its installed) of the first node
   // seen to make that move: every other node making it must have delivered the same in the first.

@@ -45,7 +45,7 @@ void HistoryChecker::record_configuration(Time now, NodeId node, const ConfigCha
       change.transitional ? install_transitional(now, at, normal) : install_regular(now, at, normal);
   check_virtual_synchrony(now, at, config);
   NodeState& self = node_states_[at];
-  self.installed.push_back(Installed{config, self.history.size()});
+  self.installed.push_back(Installed{config, self.history.size(), now});
   self.in_config = true;
   self.in_transitional = change.transitional;
 }
@@ -53,6 +53,7 @@ void HistoryChecker::record_configuration(Time now, NodeId node, const ConfigCha
 void HistoryChecker::record_crash(Time, NodeId node) {
   const std::size_t at = index_of(node);
   NodeState& self = node_states_[at];
+  if (self.in_config) self.installed.back().crashed = true;
   if (self.regular) self.left_rings.insert(configs_[*self.regular].ring);
   self.in_config = false;
   self.in_transitional = false;
@@ -146,7 +147,7 @@ std::uint32_t HistoryChecker::config_index(Time now, NodeId node, const ConfigKe
   const auto [slot, fresh] = config_indexes_.try_emplace(key, static_cast<std::uint32_t>(configs_.size()));
   if (fresh) {
     const auto& [transitional, closed_ring, fresh_node, ring] = key;
-    configs_.push_back(Config{transitional, ring, closed_ring, fresh_node, {members.begin(), members.end()}, node});
+    configs_.push_back(Config{transitional, ring, closed_ring, fresh_node, {members.begin(), members.end()}, node, {}});
     return slot->second;
   }
   const Config& config = configs_[slot->second];

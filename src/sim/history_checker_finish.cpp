@@ -45,6 +45,9 @@ void HistoryChecker::finish(Time now, std::span<const NodeId> live) {
   finish_messages(now);
   finish_agreement(now, live);
   finish_pairwise_order();
+  finish_safe_delivery();
+  finish_transitional_members();
+  end_connectivity(now);
 }
 
 // Once the faults stop, the live nodes form one ring of exactly themselves.

@@ -106,7 +106,7 @@ SimCluster::SimCluster(const SimSpec& spec, const membership::TotemConfig& totem
         return ids;
       }()),
       network_(spec.seed, spec.faults),
-      checker_(ids_),
+      checker_(ids_, progress_bound_us(totem)),
       slots_(spec.nodes) {
   if (spec_.liveness_bound_us == 0) spec_.liveness_bound_us = kLivenessBoundTimeouts * totem_.token_timeout_ms * 1000;
   live_.reserve(ids_.size());
@@ -148,10 +148,12 @@ SimResult SimCluster::run() {
     m.generate_at = draw_gap_us();
   }
   begin_faults(0);
+  report_connectivity(0);
   while (step(spec_.duration_us)) {}
   if (!stalled_) {
     // Liveness phase: a healed, fault-free network, every node up, no new messages.
     if (network_.now_us() < spec_.duration_us) network_.advance_to(spec_.duration_us);
+    checker_.end_connectivity(network_.now_us());
     generating_ = false;
     end_faults(network_.now_us());
     const Time bound_us = spec_.duration_us + spec_.liveness_bound_us;
@@ -176,7 +178,9 @@ bool SimCluster::step(Time limit_us) {
   }
   network_.advance_to(now);
   retire_stopped(now);
+  const std::optional<Time> fault_us = next_fault_us();
   run_due_faults(now);
+  if (fault_us && *fault_us <= now && generating_) report_connectivity(now);
   for (NodeId id : live_) {
     Member& m = *member(id);
     while (m.backend->poll(m) == transport::kRxBatchMax) {}
@@ -266,6 +270,18 @@ void SimCluster::note_operational(Member& m, bool operational) {
     m.operational_since = now;
   else
     slots_[m.id - 1].operational.emplace_back(*std::exchange(m.operational_since, std::nullopt), now);
+}
+
+// Connected, for the checker's progress rule: both up, each reaching the other, and neither deaf
+// to multicasts. Bit b - 1 of links[a - 1] for nodes a and b (self included: up).
+void SimCluster::report_connectivity(Time now) {
+  std::vector<std::uint64_t> links(ids_.size());
+  for (NodeId a : live_)
+    for (NodeId b : live_) {
+      const bool hears = a == b || (!network_.multicast_deaf(a) && !network_.multicast_deaf(b));
+      if (hears && network_.reachable(a, b) && network_.reachable(b, a)) links[a - 1] |= std::uint64_t{1} << (b - 1);
+    }
+  checker_.record_connectivity(now, links);
 }
 
 // One ring of every live node, nothing waiting anywhere, everything delivered: the run is done.

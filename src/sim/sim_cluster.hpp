@@ -4,7 +4,8 @@
 // A run has two phases. Fault phase (spec.duration_us): every node starts at t=0 and forms rings
 // by itself; the network loses, duplicates, delays and reorders as spec.faults says; partitions
 // and crashes come as spec.partitions_per_s and spec.crashes_per_s draw them (and as spec.script
-// says); every live node's application submits messages. Liveness phase: the network heals and
+// says); every live node's application submits messages; the checker is told the connectivity
+// after every fault, to judge progress while the faults go on. Liveness phase: the network heals and
 // stops losing and duplicating (its delays stay), every crashed node restarts, no new messages
 // are made (refused ones are still retried), and the run ends once the live nodes are one ring
 // with everything delivered, or at spec.liveness_bound_us.
@@ -204,6 +205,7 @@ class SimCluster {
   void note_operational(Member& member, bool operational);
   bool converged() const;
   SimResult result() const;
+  void report_connectivity(Time now);
 
   // sim_cluster_traffic.cpp: the application (one Member at a time).
   void run_due_traffic(Time now);

@@ -17,7 +17,10 @@ constexpr RingId kRing{1, 1};
 constexpr RingId kNextRing{1, 2};
 constexpr RingId kThirdRing{1, 3};
 constexpr std::uint32_t kSize = 40;
+constexpr Time kBoundUs = 1000;  // progress: each delivery advances `now` by 1 us
 const std::vector<NodeId> kNodes{1, 2, 3};
+// Connectivity masks (bit i: node i + 1; a node's own bit: it is up).
+const std::vector<std::uint64_t> kAllConnected{0b111, 0b111, 0b111};
 
 std::vector<NodeId> minus(const std::vector<NodeId>& a, const std::vector<NodeId>& b) {
   std::vector<NodeId> out;
@@ -31,7 +34,7 @@ bool mentions(const Violation& violation, const std::string& text) {
 
 class CheckerTest : public ::testing::Test {
  protected:
-  CheckerTest() : checker(kNodes) {}
+  CheckerTest() : checker(kNodes, kBoundUs) {}
 
   MessageId submit(NodeId origin, Delivery delivery = Delivery::kAgreed, bool accept = true) {
     const MessageId id{origin, next_counter[origin]++};
@@ -198,9 +201,10 @@ TEST_F(CheckerTest, TwoNodesGivingOneSeqDifferentMessagesBreakTotalOrder) {
   }
   deliver(2, kRing, 1, b);
   deliver(2, kRing, 2, a);
-  ASSERT_EQ(properties(), std::set{Property::kTotalOrder});
+  // Node 2's order is no prefix of the others' either.
+  ASSERT_EQ(properties(), (std::set{Property::kTotalOrder, Property::kPrefix}));
   // Ending in one configuration with different sequences, they also break final agreement.
-  ASSERT_EQ(finish(), (std::set{Property::kTotalOrder, Property::kAgreement}));
+  ASSERT_EQ(finish(), (std::set{Property::kTotalOrder, Property::kPrefix, Property::kAgreement}));
 }
 
 TEST_F(CheckerTest, GapsBetweenSeqsAreLegal) {
@@ -214,16 +218,13 @@ TEST_F(CheckerTest, GapsBetweenSeqsAreLegal) {
   EXPECT_TRUE(finish().empty());
 }
 
+// Node 3 alone delivers (others delivering a, b, c would break the prefix rule too), each message
+// from another sender (FIFO).
 TEST_F(CheckerTest, ASeqBelowOneAlreadyDeliveredBreaksTotalOrder) {
   form(kRing, kNodes);
   const MessageId a = submit(1);
-  const MessageId b = submit(1);
-  const MessageId c = submit(1);
-  for (NodeId node : {1, 2}) {
-    deliver(node, kRing, 1, a);
-    deliver(node, kRing, 2, b);
-    deliver(node, kRing, 3, c);
-  }
+  const MessageId b = submit(2);
+  const MessageId c = submit(3);
   deliver(3, kRing, 1, a);
   deliver(3, kRing, 3, c);
   EXPECT_TRUE(checker.ok());
@@ -241,15 +242,15 @@ TEST_F(CheckerTest, RingsTakenInOppositeOrdersBreakTotalOrder) {
   for (NodeId node : {1, 3}) {
     start(node, kRing, kNodes);
     deliver(node, kRing, 1, a);
-    move(node, kNextRing, kNodes, {}, kNodes);
+    move(node, kNextRing, {1, 3}, {2}, kNodes);
     deliver(node, kNextRing, 1, b);
-    move(node, kThirdRing, kNodes, {}, kNodes);
+    move(node, kThirdRing, {1, 3}, {2}, kNodes);
   }
   start(2, kNextRing, kNodes);
   deliver(2, kNextRing, 1, b);
-  move(2, kRing, kNodes, {}, kNodes);
+  move(2, kRing, {2}, {1, 3}, kNodes);
   deliver(2, kRing, 1, a);
-  move(2, kThirdRing, kNodes, {}, kNodes);
+  move(2, kThirdRing, {2}, {1, 3}, kNodes);
   for (NodeId node : kNodes) deliver(node, kThirdRing, 1, c);
   EXPECT_TRUE(checker.ok());
   ASSERT_EQ(finish(), std::set{Property::kTotalOrder});
@@ -562,6 +563,230 @@ TEST_F(CheckerTest, ACrashExemptsItsOriginFromSelfDeliveryAndDropsItsRefusedOffe
   const std::vector<NodeId> live{1, 2};
   EXPECT_TRUE(checker.quiescent(live));
   EXPECT_TRUE(finish(live).empty());
+}
+
+// --- The prefix rule and FIFO ---
+
+// Node 2 skips b: its seqs still increase and name the right messages, so only the prefix rule
+// sees the hole while the ring runs (virtual synchrony would, once 2 moved on with another node).
+// A member that stops early is no fault: NodesMovingToDifferentConfigurationsMayDifferInTheOldOne.
+TEST_F(CheckerTest, SkippingWhatAnotherMemberDeliveredInARegularConfigurationBreaksThePrefixRule) {
+  form(kRing, kNodes);
+  const MessageId a = submit(1);
+  const MessageId b = submit(1);
+  const MessageId c = submit(1);
+  for (NodeId node : {1, 3}) {
+    deliver(node, kRing, 1, a);
+    deliver(node, kRing, 2, b);
+    deliver(node, kRing, 3, c);
+  }
+  deliver(2, kRing, 1, a);
+  EXPECT_TRUE(checker.ok());
+  deliver(2, kRing, 3, c);
+  ASSERT_EQ(properties(), std::set{Property::kPrefix});
+  const Violation& violation = checker.violations()[0];
+  EXPECT_EQ(violation.nodes, std::vector<NodeId>{2});
+  EXPECT_EQ(violation.message, c);
+  EXPECT_TRUE(mentions(violation, "delivery 2 in regular 1/1 {1,2,3} is 1#2, where another member delivered 1#1"))
+      << violation.detail;
+  EXPECT_EQ(kind_of(Property::kPrefix), Kind::kSafety);
+}
+
+TEST_F(CheckerTest, TheMemberWithTheHoleDeliveringFirstBreaksThePrefixRuleToo) {
+  form(kRing, kNodes);
+  const MessageId a = submit(1);
+  const MessageId b = submit(1);
+  deliver(2, kRing, 2, b);  // seq 1 skipped
+  EXPECT_TRUE(checker.ok());
+  deliver(1, kRing, 1, a);
+  ASSERT_EQ(properties(), std::set{Property::kPrefix});
+  EXPECT_EQ(checker.violations()[0].nodes, std::vector<NodeId>{1});
+}
+
+// Every node agrees on the order, and each ring's seqs increase: only FIFO sees that b, sent
+// after a, came first (as if a were sent again on the next ring after b went out on this one).
+TEST_F(CheckerTest, ASendersMessagesDeliveredOutOfTheirOrderBreakFifo) {
+  form(kRing, kNodes);
+  const MessageId a = submit(1);
+  const MessageId b = submit(1);
+  for (NodeId node : kNodes) {
+    deliver(node, kRing, 1, b);
+    move(node, kNextRing, kNodes, {}, kNodes);
+    deliver(node, kNextRing, 1, a);
+  }
+  ASSERT_EQ(finish(), std::set{Property::kFifo});
+  EXPECT_EQ(checker.violation_count(), 3u);  // at each node
+  EXPECT_EQ(checker.violations()[0].nodes, std::vector<NodeId>{1});
+  EXPECT_EQ(checker.violations()[0].message, a);
+  EXPECT_TRUE(mentions(checker.violations()[0], "node 1 delivered 1#0 after 1#1")) << checker.violations()[0].detail;
+  EXPECT_EQ(kind_of(Property::kFifo), Kind::kSafety);
+}
+
+// --- What a configuration owes its members ---
+
+// Node 1 delivered a as safe in kRing: every member held it, so 2 and 3, cut off from 1, must
+// deliver it in kRing or in their transitional configuration. They delivered it in neither.
+TEST_F(CheckerTest, ASafeMessageMembersLeftWithoutDeliveringBreaksSafeDelivery) {
+  form(kRing, kNodes);
+  const MessageId a = submit(1, Delivery::kSafe);
+  deliver(1, kRing, 1, a, Delivery::kSafe);
+  move(1, RingId{1, 2}, {1}, {2, 3}, {1});
+  for (NodeId node : {2, 3}) move(node, RingId{2, 2}, {2, 3}, {1}, {2, 3});
+  move(1, kThirdRing, {1}, {}, kNodes);
+  for (NodeId node : {2, 3}) move(node, kThirdRing, {2, 3}, {}, kNodes);
+  EXPECT_TRUE(checker.ok());
+  ASSERT_EQ(finish(), std::set{Property::kSafeDelivery});
+  EXPECT_EQ(checker.violation_count(), 2u);  // 2 and 3
+  const Violation& violation = checker.violations()[0];
+  EXPECT_EQ(violation.nodes, (std::vector<NodeId>{2, 1}));
+  EXPECT_EQ(violation.message, a);
+  EXPECT_TRUE(mentions(violation, "node 1 delivered it as safe in regular 1/1 {1,2,3}")) << violation.detail;
+}
+
+// The same partition, but 2 delivers a in its transitional configuration, and 3 crashed: nothing
+// is owed.
+TEST_F(CheckerTest, ASafeMessageDeliveredInTheTransitionalConfigurationOrByACrashedMemberIsNoFault) {
+  form(kRing, kNodes);
+  const MessageId a = submit(1, Delivery::kSafe);
+  deliver(1, kRing, 1, a, Delivery::kSafe);
+  checker.record_crash(now, 3);
+  move(1, RingId{1, 2}, {1}, {2, 3}, {1});
+  transitional(2, RingId{2, 2}, {2}, {1, 3});
+  deliver(2, kRing, 1, a, [](auto&, auto& message) { message.transitional = true; }, Delivery::kSafe);
+  regular(2, RingId{2, 2}, {2}, {});
+  move(1, kThirdRing, {1}, {}, {1, 2});
+  move(2, kThirdRing, {2}, {}, {1, 2});
+  EXPECT_TRUE(finish({1, 2}).empty());
+}
+
+// Safe in a transitional configuration binds its members too (here virtual synchrony sees it as
+// well: they made the same move).
+TEST_F(CheckerTest, ASafeMessageDeliveredInATransitionalConfigurationIsOwedToItsMembers) {
+  form(kRing, kNodes);
+  const MessageId a = submit(1, Delivery::kSafe);
+  checker.record_crash(now, 3);
+  for (NodeId node : {1, 2}) transitional(node, kNextRing, {1, 2}, {3});
+  deliver(1, kRing, 1, a, [](auto&, auto& message) { message.transitional = true; }, Delivery::kSafe);
+  for (NodeId node : {1, 2}) regular(node, kNextRing, {1, 2}, {});
+  ASSERT_EQ(finish({1, 2}), (std::set{Property::kSafeDelivery, Property::kVirtualSynchrony}));
+}
+
+// The transitional configuration kRing -> 1/2 lists node 2, but 2 went from kRing to a ring of its
+// own: the two disagree on who went where, though each one's configurations are well formed.
+TEST_F(CheckerTest, AMemberListedInATransitionalConfigurationThatInstalledAnotherBreaksConfiguration) {
+  form(kRing, kNodes);
+  checker.record_crash(now, 3);
+  move(1, RingId{1, 2}, {1, 2}, {3}, {1, 2});
+  move(2, RingId{2, 2}, {2}, {1, 3}, {2});
+  move(1, kThirdRing, {1}, {2}, {1, 2});
+  move(2, kThirdRing, {2}, {}, {1, 2});
+  EXPECT_TRUE(checker.ok());
+  ASSERT_EQ(finish({1, 2}), std::set{Property::kConfiguration});
+  const Violation& violation = checker.violations()[0];
+  EXPECT_EQ(violation.nodes, (std::vector<NodeId>{2, 1}));
+  EXPECT_TRUE(mentions(violation, "transitional 1/1->1/2 {1,2} (installed by node 1) lists node 2, which installed "
+                                  "transitional 1/1->2/2 {2} instead"))
+      << violation.detail;
+}
+
+TEST_F(CheckerTest, AMemberListedInATransitionalConfigurationMayCrashInstead) {
+  form(kRing, kNodes);
+  checker.record_crash(now, 2);
+  checker.record_crash(now, 3);
+  move(1, RingId{1, 2}, {1, 2}, {3}, {1, 2});  // 2 crashed in Recovery, after the consensus
+  move(1, kThirdRing, {1}, {2}, {1});
+  EXPECT_TRUE(finish({1}).empty());
+}
+
+// --- Progress while the faults go on ---
+
+TEST_F(CheckerTest, ARingOfAConnectedMajorityThatStopsDeliveringBreaksProgress) {
+  checker.record_connectivity(now, kAllConnected);
+  form(kRing, kNodes);
+  deliver_everywhere(1, submit(1));
+  now += kBoundUs + 1;
+  deliver_everywhere(2, submit(1));
+  EXPECT_TRUE(checker.ok());
+  checker.end_connectivity(now);
+  ASSERT_EQ(properties(), std::set{Property::kProgress});
+  const Violation& violation = checker.violations()[0];
+  EXPECT_EQ(violation.nodes, kNodes);
+  EXPECT_TRUE(mentions(violation, "from t=1003 us to t=2007 us")) << violation.detail;
+  EXPECT_EQ(kind_of(Property::kProgress), Kind::kLiveness);
+}
+
+TEST_F(CheckerTest, ARingDeliveringOncePerBoundMakesProgress) {
+  checker.record_connectivity(now, kAllConnected);
+  form(kRing, kNodes);
+  for (Seq seq = 1; seq <= 5; ++seq) {
+    deliver_everywhere(seq, submit(1));
+    now += kBoundUs - 10;
+  }
+  checker.end_connectivity(now);
+  EXPECT_TRUE(checker.ok());
+}
+
+// A partition leaves {1, 2}, a majority: the ring of all three no longer counts, and theirs must
+// deliver within the bound of the change.
+TEST_F(CheckerTest, AMajorityCutFromItsRingMustDeliverOnARingOfItsOwn) {
+  checker.record_connectivity(now, kAllConnected);
+  form(kRing, kNodes);
+  deliver_everywhere(1, submit(1));
+  checker.record_connectivity(now, std::vector<std::uint64_t>{0b011, 0b011, 0b100});
+  for (Seq seq = 2; seq <= 4; ++seq) {
+    now += kBoundUs / 2;
+    deliver_everywhere(seq, submit(3));  // as if 3 still reached them: a ring with 3 is no progress
+  }
+  checker.end_connectivity(now);
+  ASSERT_EQ(properties(), std::set{Property::kProgress});
+  EXPECT_EQ(checker.violations()[0].nodes, (std::vector<NodeId>{1, 2}));
+}
+
+TEST_F(CheckerTest, AMajorityOnARingOfItsOwnWithinTheBoundMakesProgress) {
+  checker.record_connectivity(now, kAllConnected);
+  form(kRing, kNodes);
+  checker.record_connectivity(now, std::vector<std::uint64_t>{0b011, 0b011, 0b100});
+  now += kBoundUs / 2;
+  move(3, RingId{3, 2}, {3}, {1, 2}, {3});
+  for (NodeId node : {1, 2}) move(node, kNextRing, {1, 2}, {3}, {1, 2});
+  for (Seq seq = 1; seq <= 3; ++seq) {
+    const MessageId m = submit(1);
+    for (NodeId node : {1, 2}) deliver(node, kNextRing, seq, m);
+    now += kBoundUs / 2;
+  }
+  checker.end_connectivity(now);
+  EXPECT_TRUE(checker.ok());
+}
+
+// 1 and 2 reach each other one way only: {1, 3} and {2, 3} are the connected majorities, and a
+// ring of all three does not count, however much it delivers.
+TEST_F(CheckerTest, ARingWithAPairConnectedOneWayOnlyIsNoProgress) {
+  checker.record_connectivity(now, std::vector<std::uint64_t>{0b101, 0b110, 0b111});
+  form(kRing, kNodes);
+  for (Seq seq = 1; seq <= 5; ++seq) {
+    deliver_everywhere(seq, submit(1));
+    now += kBoundUs / 2;
+  }
+  checker.end_connectivity(now);
+  ASSERT_EQ(properties(), std::set{Property::kProgress});
+  EXPECT_EQ(checker.violations()[0].nodes, (std::vector<NodeId>{1, 3}));
+}
+
+TEST_F(CheckerTest, WithoutAConnectedMajorityNoProgressIsOwed) {
+  checker.record_connectivity(now, std::vector<std::uint64_t>{0b001, 0b010, 0b100});
+  form(kRing, kNodes);
+  now += 10 * kBoundUs;
+  checker.end_connectivity(now);
+  EXPECT_TRUE(checker.ok());
+}
+
+TEST(ProgressBound, IsTheWorstPathToAWorkingRingWithOneRetry) {
+  membership::TotemConfig totem;
+  totem.token_timeout_ms = 1000;
+  totem.fail_recv_ms = 1000;
+  const auto resolved = totem.resolved();
+  ASSERT_TRUE(resolved);
+  EXPECT_EQ(progress_bound_us(*resolved), 3'600'000u);  // 1 + 1.2 + 1 + 0.2 + 4 x 0.05 s
 }
 
 // --- The end of the run ---

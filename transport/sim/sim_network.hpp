@@ -81,6 +81,7 @@ class SimNetwork {
   // A node that no multicast reaches while unicasts still do: a switch that dropped its group
   // membership (IGMP snooping), corosync's classic "failed to receive". heal() ends it too.
   void set_multicast_deaf(NodeId node, bool deaf);
+  bool multicast_deaf(NodeId node) const { return multicast_deaf_.contains(node); }
   bool reachable(NodeId from, NodeId to) const;
   // A scripted loss, for scenarios that need one exact packet gone: called for each copy with the
   // sender's packet as the protocol wrote it (before sealing), true loses that copy (counted as
