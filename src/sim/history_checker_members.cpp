@@ -1,6 +1,7 @@
 // What a configuration owes each of its members, judged on the whole histories at the end of the
 // run (EVS 1994 §3): a safe message delivered in it reaches every member that moves on without
-// crashing, and every member a transitional configuration lists installs that configuration.
+// crashing, and every member a transitional configuration lists that installs the new ring does
+// so through that configuration.
 #include <fmt/format.h>
 
 #include <map>
@@ -52,34 +53,31 @@ void HistoryChecker::finish_safe_delivery() {
 }
 
 // EVS: a transitional configuration lists the members that go together from the ring it closes to
-// the new one; each installs that same configuration, or crashes first. A listed member that
-// installed the closed ring must have gone from it to this one; one that never installed it must
-// not have come into the new ring from elsewhere. One still in the closed ring is not judged (it
-// may yet move; finish_convergence() says if it never did).
+// the new one; each that installs the new ring does so through that same transitional
+// configuration. A listed member may not install the new ring at all: it was last to learn that
+// Recovery ended, and was cut off (or crashed) before it could. No protocol can rule that out
+// (someone always learns last), so it is not judged here; what it delivered is, by the safe
+// delivery check, and the others see it leave at their next configuration.
 void HistoryChecker::finish_transitional_members() {
   for (std::uint32_t config = 0; config < configs_.size(); ++config) {
     const Config& transitional = configs_[config];
-    if (!transitional.transitional || transitional.closed_ring == kNoRing) continue;
-    const auto closed = config_indexes_.find(ConfigKey{false, kNoRing, transport::kNoNode, transitional.closed_ring});
+    if (!transitional.transitional) continue;
+    const auto regular = config_indexes_.find(ConfigKey{false, kNoRing, transport::kNoNode, transitional.ring});
+    if (regular == config_indexes_.end()) continue;
     for (NodeId member : transitional.members) {
       const std::size_t at = index_of(member);
+      const std::optional<std::size_t> position = position_of(at, regular->second);
+      if (!position) continue;
       const std::vector<Installed>& installed = node_states_[at].installed;
-      const std::optional<std::size_t> position =
-          closed == config_indexes_.end() ? std::nullopt : position_of(at, closed->second);
-      std::optional<Installed> instead;
-      if (position) {
-        const bool moved = !installed[*position].crashed && *position + 1 < installed.size();
-        if (moved && installed[*position + 1].config != config) instead = installed[*position + 1];
-      } else {
-        for (const Installed& entry : installed) {
-          const Config& other = configs_[entry.config];
-          if (other.transitional && other.ring == transitional.ring && entry.config != config) instead = entry;
-        }
-      }
-      if (instead)
-        report(Property::kConfiguration, instead->time_us, {member, transitional.first_node}, std::nullopt,
-               fmt::format("{} (installed by node {}) lists node {}, which installed {} instead",
-                           config_text(config), transitional.first_node, member, config_text(instead->config)));
+      if (*position > 0 && installed[*position - 1].config == config) continue;
+      report(Property::kConfiguration, installed[*position].time_us, {member, transitional.first_node}, std::nullopt,
+             *position == 0
+                 ? fmt::format("{} (installed by node {}) lists node {}, which installed {} with no transitional "
+                               "configuration before it",
+                               config_text(config), transitional.first_node, member, config_text(regular->second))
+                 : fmt::format("{} (installed by node {}) lists node {}, which came into {} through {} instead",
+                               config_text(config), transitional.first_node, member, config_text(regular->second),
+                               config_text(installed[*position - 1].config)));
     }
   }
 }
