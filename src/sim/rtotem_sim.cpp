@@ -61,6 +61,7 @@ struct Totals {
   std::uint64_t rings = 0;
   std::uint64_t crashes = 0;
   std::uint64_t stops = 0;
+  std::uint64_t states_lost = 0;  // restarts without their state (--lose-state)
   std::uint64_t partitions = 0;
   std::uint64_t split = 0;       // messages sent in pieces
   std::uint64_t restarted = 0;   // of those, cut short by a ring change and sent again whole
@@ -133,6 +134,7 @@ bool run_one(const SimOptions& options, std::uint64_t seed, Totals& totals) {
   totals.rings += result.rings_formed;
   totals.crashes += result.crashes;
   totals.stops += result.stops;
+  totals.states_lost += result.states_lost;
   totals.partitions += result.partitions;
   totals.split += result.counters.messages_split;
   totals.restarted += result.counters.messages_restarted;
@@ -170,10 +172,10 @@ int main(int argc, char** argv) {
   }
   if (options->range)
     fmt::print("seeds {}..{}: {} runs, {} failed, {} messages delivered, {} configurations, {} rings formed, {} "
-               "crashes ({} graceful stops), {} partitions, {} messages split ({} sent again whole after a ring change), {} failures "
+               "crashes ({} graceful stops, {} restarts without state), {} partitions, {} messages split ({} sent again whole after a ring change), {} failures "
                "to receive, {} s virtual time\n",
                options->seed_first, options->seed_last, totals.runs, totals.failed, totals.messages,
-               totals.configurations, totals.rings, totals.crashes, totals.stops, totals.partitions, totals.split, totals.restarted,
+               totals.configurations, totals.rings, totals.crashes, totals.stops, totals.states_lost, totals.partitions, totals.split, totals.restarted,
                totals.deaf_left, seconds(totals.virtual_us));
   return totals.failed == 0 ? kExitHeld : kExitViolated;
 }

@@ -70,6 +70,8 @@ Result<void> check_spec(const SimSpec& spec) {
                        f.duplicate, f.delay_min_us, f.delay_max_us);
   if (auto ok = check_rate("partitions", spec.partitions_per_s); !ok) return ok;
   if (auto ok = check_rate("crashes", spec.crashes_per_s); !ok) return ok;
+  if (!(spec.lose_state >= 0 && spec.lose_state <= 1))
+    return Error::make("lose_state: {} is outside [0, 1]", spec.lose_state);
   return check_script(spec);
 }
 
@@ -309,6 +311,7 @@ SimResult SimCluster::result() const {
   r.rings = rings_;
   r.crashes = crashes_;
   r.stops = stops_;
+  r.states_lost = states_lost_;
   r.partitions = partitions_;
   r.end_us = network_.now_us();
   r.converged_us = r.end_us > spec_.duration_us ? r.end_us - spec_.duration_us : 0;

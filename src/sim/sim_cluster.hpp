@@ -82,6 +82,9 @@ struct SimSpec {
   // after 0.5..5 token timeouts. 0: none.
   double crashes_per_s = 0;
   double stop_share = 0;                   // of those drawn crashes, the share that are graceful stops
+  // Of all restarts, the share that come back without the state directory: the stored ring seq
+  // is gone (as a new disk, or a wiped /var/lib/rtotem, would leave it).
+  double lose_state = 0;
   std::vector<ScriptedFault> script;       // in time order, within the fault phase
   double rate_per_s = 200;                 // messages each node's application submits, on average
   std::uint32_t burst_max = 8;             // they come in bursts of 1..burst_max
@@ -149,6 +152,7 @@ struct SimResult {
   std::vector<FormedRing> rings;           // in the order they formed
   std::uint64_t crashes = 0;
   std::uint64_t stops = 0;                 // of the crashes, graceful stops (Node::leave first)
+  std::uint64_t states_lost = 0;           // restarts without the stored ring seq (spec.lose_state)
   std::uint64_t partitions = 0;            // network splits: partitions and one-way link cuts
   Time end_us = 0;                         // virtual time at the end of the run
   Time converged_us = 0;                   // liveness phase length: end_us - duration
@@ -261,6 +265,7 @@ class SimCluster {
   std::size_t script_next_ = 0;            // into spec_.script
   std::uint64_t crashes_ = 0;
   std::uint64_t stops_ = 0;
+  std::uint64_t states_lost_ = 0;
   std::uint64_t partitions_ = 0;
 };
 

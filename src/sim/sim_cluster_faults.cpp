@@ -191,11 +191,17 @@ void SimCluster::retire_stopped(Time now, NodeId id) {
   std::erase_if(stopping_, [&](const Stopping& s) { return s.gone_at_us <= now || s.member->id == id; });
 }
 
-// A new incarnation: a fresh backend and Node (with the ring seq it stored), started now.
+// A new incarnation: a fresh backend and Node (with the ring seq it stored, unless its state is
+// lost), started now.
 void SimCluster::restart(NodeId id, Time now) {
   Slot& slot = slots_[id - 1];
   slot.restart_at_us.reset();
   if (slot.member) return;
+  // Drawn only when asked for: the runs without it stay as they were.
+  if (spec_.lose_state > 0 && network_.rng().chance(spec_.lose_state)) {
+    slot.stored_ring_seq = 0;  // what RingSeqFile::load reads from a missing file
+    ++states_lost_;
+  }
   retire_stopped(now, id);  // one backend per node id on the network
   auto made = make_member(id);
   RTOTEM_ASSERT(made);  // the same parameters made its first incarnation

@@ -29,7 +29,8 @@ constexpr std::uint64_t kDrawnRateMaxPercent = 50;
 constexpr std::string_view kOptionNames[] = {"--seed",  "--seeds", "--nodes",      "--duration",
                                            "--loss",  "--dup",   "--reorder",    "--delay-us",
                                            "--rate",  "--safe",  "--token-timeout-ms",
-                                           "--partitions", "--crashes", "--stops", "--message-size"};
+                                           "--partitions", "--crashes", "--stops", "--message-size",
+                                           "--lose-state"};
 
 constexpr std::string_view kUsage =
     "usage: rtotem-sim [--seed S | --seeds A..B] [options]\n"
@@ -64,6 +65,8 @@ constexpr std::string_view kUsage =
     "  --message-size N|A..B  every message N bytes, or uniform in A..B, 12..32768 (2 or 3\n"
     "                         pieces at the default mtu: 1333..3996). Not given: sizes drawn\n"
     "                         per message, 5% of them split in pieces\n"
+    "  --lose-state P         the share of restarts that come back without their state directory\n"
+    "                         (the stored ring seq lost); never drawn (default 0)\n"
     "  --crypto               seal every packet with a cluster key (XChaCha20-Poly1305, replay\n"
     "                         windows), as rtotemd with totem.crypto on; slower (default off)\n"
     "  -v, --verbose          with --seeds: a line per seed too\n"
@@ -156,6 +159,12 @@ Result<void> apply_option(SimOptions& options, std::string_view name, std::strin
   if (name == "--crashes") return store(options.crashes, parse_real(name, value, 0, kFaultRateMax));
   if (name == "--stops") return store(options.stops, parse_real(name, value, 0, 1));
   if (name == "--message-size") return parse_message_size(options, value);
+  if (name == "--lose-state") {
+    auto share = parse_real(name, value, 0, 1);
+    if (!share) return share.error();
+    options.lose_state = *share;
+    return {};
+  }
   return Error::make("unknown option '{}'", name);
 }
 
@@ -227,6 +236,7 @@ RunParams resolve(const SimOptions& options, std::uint64_t seed) {
   p.crypto = options.crypto;
   p.message_size_low = options.message_size_low;
   p.message_size_high = options.message_size_high;
+  p.lose_state = options.lose_state;
   return p;
 }
 
@@ -248,6 +258,7 @@ SimSpec to_spec(const RunParams& params) {
   spec.crypto = params.crypto;
   spec.message_size = params.message_size_low;
   spec.message_size_max = params.message_size_high;
+  spec.lose_state = params.lose_state;
   return spec;
 }
 
@@ -257,7 +268,8 @@ std::string command_line(const RunParams& p) {
       "rtotem-sim --seed {} --nodes {} --duration {} --loss {} --dup {} --reorder {} --delay-us {} --rate {} "
       "--safe {} --token-timeout-ms {} --partitions {} --crashes {} --stops {}",
       p.seed, p.nodes, p.duration_s, p.loss, p.dup, p.reorder, p.delay_us, p.rate, p.safe, p.token_timeout_ms,
-      p.partitions, p.crashes, p.stops) + (p.crypto ? " --crypto" : "") +
+      p.partitions, p.crashes, p.stops) + (p.lose_state > 0 ? fmt::format(" --lose-state {}", p.lose_state) : "") +
+      (p.crypto ? " --crypto" : "") +
       (p.message_size_low == 0 ? std::string() : fmt::format(" --message-size {}..{}", p.message_size_low, p.message_size_high));
 }
 

@@ -42,6 +42,7 @@ struct RunParams {
   // Never drawn: 0 draws each message's size; else sizes uniform in [low, high].
   std::uint32_t message_size_low = 0;
   std::uint32_t message_size_high = 0;
+  double lose_state = 0;    // the share of restarts without their state (never drawn: --lose-state)
 };
 
 struct SimOptions {
@@ -61,6 +62,7 @@ struct SimOptions {
   std::optional<double> partitions;
   std::optional<double> crashes;
   std::optional<double> stops;
+  double lose_state = 0;          // --lose-state P
   bool crypto = false;            // --crypto: seal every packet
   std::uint32_t message_size_low = 0;   // --message-size N or LOW..HIGH; 0: drawn
   std::uint32_t message_size_high = 0;

@@ -591,6 +591,19 @@ TEST(Options, PartitionAndCrashRatesAndNodesAreChecked) {
   EXPECT_FALSE(parse_words({"--nodes", "17"}));
 }
 
+// Never drawn, so a command printed without it replays as before; given, the command keeps it.
+TEST(Options, LoseStateIsCheckedAndThePrintedCommandKeepsIt) {
+  auto given = parse_words({"--lose-state", "0.25"});
+  ASSERT_TRUE(given) << given.error().message();
+  const std::string command = command_line(resolve(*given, 9));
+  EXPECT_TRUE(command.ends_with(" --lose-state 0.25")) << command;
+  auto parsed = parse_command(command);
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_EQ(to_spec(resolve(*parsed, 9)).lose_state, 0.25);
+  EXPECT_EQ(command_line(resolve(SimOptions{}, 9)).find("--lose-state"), std::string::npos);
+  EXPECT_FALSE(parse_words({"--lose-state", "1.5"}));
+}
+
 // Giving one value changes no other: every draw is made whether or not its option is given.
 TEST(Options, AGivenFaultRateLeavesTheOtherDrawsAlone) {
   for (std::uint64_t seed = 0; seed < 100; ++seed) {
