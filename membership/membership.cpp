@@ -283,7 +283,7 @@ void Node::forward_commit(Time now) {
   }
   buffer->set_payload_size(static_cast<std::uint32_t>(encode_commit(commit_, buffer->writable_payload())));
   seq_forwarded_ = 0;
-  send_token_buffer(std::move(buffer), commit_.members[commit_.memb_index].node, now);
+  send_token_buffer(std::move(buffer), commit_.members[commit_.memb_index].node, commit_.ring_id, now);
 }
 
 void Node::fill_commit_entry(CommitMember& entry) const noexcept {

@@ -160,8 +160,10 @@ void Node::on_mcast(InboundPacket& packet, Time now) {
     return;
   }
   RingState* ring = &ring_;
-  // A new message from the successor proves it holds the token we sent: no need to resend it.
-  if (token_buffer_ && packet.from == token_sent_to_ && header.seq > seq_forwarded_) {
+  // A new message from the successor on the token's ring proves it holds the token we sent: no
+  // need to resend it. In Commit we are still on the ring being left, and a late message of that
+  // ring proves nothing about the commit token.
+  if (token_buffer_ && packet.from == token_sent_to_ && header.ring_id == token_ring_ && header.seq > seq_forwarded_) {
     token_buffer_.reset();
     events_.cancel_timer(TimerId::kTokenRetransmit);
   }

@@ -189,7 +189,7 @@ class Node {
   void request_missing();
   void update_aru();
   void forward_token(Time now);
-  void send_token_buffer(transport::SendBufferRef buffer, NodeId to, Time now);
+  void send_token_buffer(transport::SendBufferRef buffer, NodeId to, const RingId& ring, Time now);
   bool ring_idle() const noexcept;
   void pass_token(Time now);
   // send_queue.cpp
@@ -281,6 +281,7 @@ class Node {
   transport::SendBufferRef next_token_buffer_;  // taken before a token is handled: it must go on
   transport::SendBufferRef token_buffer_;     // the token (or commit token) sent last, to resend
   NodeId token_sent_to_ = kNoNode;
+  RingId token_ring_;                         // the ring it belongs to: the commit token's, in Commit
   Seq seq_forwarded_ = 0;                     // its `seq`: a later mcast from the successor acks it
   bool holding_token_ = false;
   bool send_starved_ = false;  // the last visit found no buffer or no room to send in

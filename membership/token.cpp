@@ -241,17 +241,18 @@ void Node::forward_token(Time now) {
   const std::size_t size = encode_token(token_, buffer->writable_payload());
   buffer->set_payload_size(static_cast<std::uint32_t>(size));
   seq_forwarded_ = token_.seq;
-  send_token_buffer(std::move(buffer), successor(), now);
+  send_token_buffer(std::move(buffer), successor(), ring_.id, now);
   // The buffer for the next token is taken now, while this visit's messages are still ours to
   // free: a pool drained by submissions later cannot stop the ring.
   (void)backend_->acquire(next_token_buffer_);
 }
 
 // A token (or commit token) is kept and resent until the successor shows it has it.
-void Node::send_token_buffer(SendBufferRef buffer, NodeId to, Time now) {
+void Node::send_token_buffer(SendBufferRef buffer, NodeId to, const RingId& ring, Time now) {
   if (backend_->unicast(to, buffer) != Status::kOk) ++counters_.send_refused;  // resent by the timer
   token_buffer_ = std::move(buffer);
   token_sent_to_ = to;
+  token_ring_ = ring;
   events_.arm_timer(TimerId::kTokenRetransmit, now + ms_to_time(config_.token_retransmit_ms));
 }
 

@@ -1,0 +1,157 @@
+// One Node forming a ring, fed hand-built joins and multicasts: what it takes as proof that the
+// commit token arrived, and which ring seqs it persists. Node 1 is under test, on ring {1, 2};
+// the test speaks as node 2 and as a stranger, node 3, through their own simulated backends.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "membership/node.hpp"
+#include "membership/node_set.hpp"
+#include "transport/sim/sim_network.hpp"
+
+namespace rtotem::membership {
+namespace {
+
+using transport::BackendParams;
+using transport::InboundPacket;
+using transport::SendBufferRef;
+using transport::SimBackend;
+using transport::SimNetwork;
+
+struct Recorder final : NodeEvents {
+  std::map<TimerId, Time> timers;
+  std::vector<Seq> persisted;
+  void arm_timer(TimerId timer, Time deadline) override { timers[timer] = deadline; }
+  void cancel_timer(TimerId timer) override { timers.erase(timer); }
+  void deliver(const Delivered&) override {}
+  void configuration(const ConfigChange&) override {}
+  void persist_ring_seq(Seq seq) override { persisted.push_back(seq); }
+};
+
+// The packets of one type a backend received, as (sender, bytes).
+struct Collected final : transport::PacketSink {
+  PacketType wanted;
+  std::vector<std::pair<NodeId, std::vector<std::byte>>> packets;
+  explicit Collected(PacketType type) : wanted(type) {}
+  void on_packets(std::span<InboundPacket> batch) override {
+    for (auto& p : batch) {
+      PacketType type{};
+      DecodeError error{};
+      if (peek_type(p.payload, type, error) && type == wanted)
+        packets.emplace_back(p.from, std::vector<std::byte>(p.payload.begin(), p.payload.end()));
+    }
+  }
+};
+
+BackendParams params(NodeId id) {
+  BackendParams p;
+  p.local_node = id;
+  p.cluster_id = 78;
+  p.mtu = 1024;
+  p.send_buffers = 2048;
+  p.recv_buffers = 512;
+  return p;
+}
+
+// Messages up to 64 KiB: 69 packets at this mtu, within the pools above.
+TotemConfig test_config() {
+  TotemConfig config;
+  config.max_message_size = 64 << 10;
+  return config.resolved().value();
+}
+
+NodeList list(std::initializer_list<NodeId> ids) {
+  NodeList out;
+  for (NodeId id : ids) insert(out, id);
+  return out;
+}
+
+struct NodeFormingTest : ::testing::Test {
+  SimNetwork network{1, {.delay_min_us = 1, .delay_max_us = 1}};
+  std::unique_ptr<SimBackend> b1 = network.attach(params(1)).value();
+  std::unique_ptr<SimBackend> b2 = network.attach(params(2)).value();
+  std::unique_ptr<SimBackend> b3 = network.attach(params(3)).value();
+  Recorder events;
+  TotemConfig config = test_config();
+  Node node{1, config, *b1, events};
+  const RingId ring{1, 5};
+  Time now = 0;
+
+  struct Feed final : transport::PacketSink {
+    Feed(Node& n, Time& t) : node(n), now(t) {}
+    Node& node;
+    Time& now;
+    void on_packets(std::span<InboundPacket> batch) override { node.on_packets(batch, now); }
+  } feed{node, now};
+
+  void SetUp() override {
+    const NodeId members[] = {1, 2};
+    node.install_ring(ring, members, now);
+    ASSERT_EQ(b1->flush(), Status::kOk);
+  }
+  // Moves time on by 10 µs: packets land, node 1 handles its batch, flushes.
+  void step() {
+    now += 10;
+    network.advance_to(now);
+    while (b1->poll(feed) == transport::kRxBatchMax) {
+    }
+    ASSERT_EQ(b1->flush(), Status::kOk);
+    network.advance_to(now + 5);
+  }
+  void timer(TimerId id) {
+    ASSERT_TRUE(events.timers.contains(id));
+    now = std::max(now, events.timers.at(id));
+    events.timers.erase(id);
+    node.on_timer(id, now);
+    ASSERT_EQ(b1->flush(), Status::kOk);
+    network.advance_to(now + 5);
+  }
+  void multicast_from(SimBackend& from, std::span<const std::byte> packet) {
+    SendBufferRef buffer;
+    ASSERT_EQ(from.acquire(buffer), Status::kOk);
+    std::memcpy(buffer->writable_payload().data(), packet.data(), packet.size());
+    buffer->set_payload_size(static_cast<std::uint32_t>(packet.size()));
+    ASSERT_EQ(from.multicast(buffer), Status::kOk);
+    ASSERT_EQ(from.flush(), Status::kOk);
+  }
+  void join_from(SimBackend& from, Seq ring_seq, NodeList proc_set, NodeList failed_set) {
+    const Join join{from.local_node(), ring_seq, proc_set, failed_set};
+    std::vector<std::byte> packet(join_size(join));
+    encode_join(join, packet);
+    multicast_from(from, packet);
+  }
+  // Packets of `type` node 2 has received since it was last asked.
+  std::size_t received_at_2(PacketType type) {
+    Collected got(type);
+    while (b2->poll(got) == transport::kRxBatchMax) {
+    }
+    return got.packets.size();
+  }
+};
+
+// Node 2 agrees on ring {1, 2} again; node 1, its representative, sends it the commit token,
+// which is lost. A multicast node 2 sent on the old ring before it saw the token arrives late.
+// Only the commit token's ring, not the ring being left, can show that node 2 holds it: node 1
+// must keep resending it, or forming the ring waits for the token timeout.
+TEST_F(NodeFormingTest, ALateOldRingMulticastFromTheSuccessorDoesNotStopTheCommitTokensResending) {
+  join_from(*b2, ring.seq, list({1, 2}), {});
+  step();
+  EXPECT_EQ(node.state(), MemberState::kGather);
+  timer(TimerId::kJoin);  // node 2 agrees with us: we form the ring
+  ASSERT_EQ(node.state(), MemberState::kCommit);
+  EXPECT_EQ(received_at_2(PacketType::kCommit), 1u);  // lost: node 2 never handles it
+
+  std::vector<std::byte> late(mcast_header_size() + 8);
+  encode_mcast_header(McastHeader{ring, 7, 2, Delivery::kAgreed, false}, late);
+  multicast_from(*b2, late);
+  step();
+  ASSERT_TRUE(events.timers.contains(TimerId::kTokenRetransmit)) << "resending stopped";
+  timer(TimerId::kTokenRetransmit);
+  EXPECT_EQ(received_at_2(PacketType::kCommit), 1u);
+  EXPECT_EQ(node.counters().tokens_retransmitted, 1u);
+}
+
+}  // namespace
+}  // namespace rtotem::membership
