@@ -78,7 +78,12 @@ void Node::on_join(InboundPacket& packet, Time now) {
     return;
   }
   if (join.sender == self_) return;
-  ring_seq_ = std::max(ring_seq_, join.ring_seq);  // a new ring must outnumber every one seen
+  if (join.ring_seq > ring_seq_) {
+    // A new ring must outnumber every one seen, and a restart must not come back below it: a
+    // commit token's seq is stored only when above ours, so one we were put on could be lost.
+    ring_seq_ = join.ring_seq;
+    events_.persist_ring_seq(ring_seq_);
+  }
   if (state_ != MemberState::kGather) {
     if (join_is_stale(join)) {
       ++counters_.joins_stale;

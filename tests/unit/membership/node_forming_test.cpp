@@ -153,5 +153,19 @@ TEST_F(NodeFormingTest, ALateOldRingMulticastFromTheSuccessorDoesNotStopTheCommi
   EXPECT_EQ(node.counters().tokens_retransmitted, 1u);
 }
 
+// A join tells of a ring seq above ours. Had we not stored it, a quick restart would bring us
+// back below a ring we were then put on (a commit token's seq is persisted only if it is above
+// the seq we held), and our joins would look stale to its members.
+TEST_F(NodeFormingTest, ARingSeqLearnedFromAJoinIsPersistedBeforeItIsUsed) {
+  join_from(*b3, 40, list({3}), list({1}));  // a stranger that gave up on us: nothing else changes
+  step();
+  EXPECT_EQ(node.counters().joins_failing_us, 1u);
+  EXPECT_EQ(node.ring_seq(), 40u);
+  EXPECT_EQ(events.persisted, std::vector<Seq>{40});
+  join_from(*b3, 30, list({3}), list({1}));  // lower: nothing to store
+  step();
+  EXPECT_EQ(events.persisted, std::vector<Seq>{40});
+}
+
 }  // namespace
 }  // namespace rtotem::membership
