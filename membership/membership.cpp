@@ -129,6 +129,8 @@ bool Node::join_is_stale(const Join& join) const noexcept {
 
 // As corosync: a node's failures are adopted only from a member of our last ring. Taking them
 // from strangers lets two rings' old verdicts split everyone into singletons, round after round.
+// A stranger's word about itself is another matter: a node that names itself failed is leaving
+// (leave()), and waiting for its join would cost the consensus timeout, in a merge too.
 // Returns whether our sets grew.
 bool Node::merge_join_sets(const Join& join) noexcept {
   const std::uint16_t before = proc_set_.count + failed_set_.count;
@@ -137,6 +139,8 @@ bool Node::merge_join_sets(const Join& join) noexcept {
     insert(failed_set_, join.sender);  // it gave up on us: we cannot be on one ring this round
   else if (contains(ring_.members, join.sender))
     merge(failed_set_, join.failed_set);
+  else if (contains(join.failed_set, join.sender))
+    insert(failed_set_, join.sender);  // a stranger leaving: its word about itself, nothing more
   return proc_set_.count + failed_set_.count != before;
 }
 

@@ -97,6 +97,12 @@ class Cluster {
     stored_[id] = hosts_.at(id)->persisted;
     hosts_.erase(id);
   }
+  // A graceful stop (rtotemd's SIGTERM): its leave goes out; the node takes no input from then on
+  // (its backend stays, so the leave in flight still lands).
+  void leave(NodeId id) {
+    host(id).node->leave();
+    flush(host(id));
+  }
   Host& host(NodeId id) { return *hosts_.at(id); }
   SimNetwork& network() { return network_; }
   Time now() const { return now_; }
@@ -278,6 +284,34 @@ TEST(Membership, APartitionFormsTwoRingsAndTheHealMergesThem) {
   cluster.expect_one_ring({1, 2, 3, 4, 5});
   EXPECT_GT(cluster.host(1).node->counters().merge_detects_sent + cluster.host(3).node->counters().merge_detects_sent,
             0u);
+}
+
+// Rings {1, 2} and {3}; 1 and 2 begin to hear 3 (its merge detection) but it does not hear them
+// yet, so they gather with it and wait for its join. Node 3 stops gracefully. Its leave names
+// only itself failed, and a node's word that it is gone is taken from anyone, not only from a
+// member of our last ring: 1 and 2 form their ring at once instead of waiting out the consensus
+// timeout (240 ms here) for a node that already left.
+TEST(Membership, AGracefulLeaveDuringAMergeIsTakenFromANodeOfAnotherRing) {
+  Cluster cluster;
+  for (NodeId id : {1, 2, 3}) cluster.start(id);
+  const std::vector<std::vector<NodeId>> halves{{1, 2}, {3}};
+  cluster.network().partition(halves);
+  cluster.run_for(2000);
+  cluster.expect_one_ring({1, 2});
+  cluster.expect_one_ring({3});
+  cluster.network().heal();
+  for (NodeId from : {1, 2}) cluster.network().set_link(from, 3, false);
+  for (int ms = 0; ms < 3000 && cluster.host(1).node->operational(); ++ms) cluster.run_for(1);
+  cluster.run_for(20);
+  ASSERT_EQ(cluster.host(1).node->state(), MemberState::kGather) << "no merge began";
+  auto timeouts = [&] {
+    return cluster.host(1).node->counters().consensus_timeouts + cluster.host(2).node->counters().consensus_timeouts;
+  };
+  const std::uint64_t before = timeouts();
+  cluster.leave(3);
+  cluster.run_for(100);
+  cluster.expect_one_ring({1, 2});
+  EXPECT_EQ(timeouts(), before);
 }
 
 TEST(Membership, StaleAndSpoofedJoinsLeaveAnOperationalRingAlone) {
