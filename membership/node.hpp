@@ -89,7 +89,8 @@ class NodeEvents {
 class Node {
  public:
   // `config` must be resolved(). The node sends through `backend` and lives no longer than it.
-  // `ring_seq`: the highest ring sequence number this node has persisted (0 on a first start).
+  // `ring_seq`: the ring sequence number to start above: the highest this node persisted, or the
+  // wall clock's floor if that is higher (ring_seq_floor.hpp: unique ring ids without the file).
   Node(NodeId self, const TotemConfig& config, transport::Backend& backend, NodeEvents& events,
        Seq ring_seq = 0);
   ~Node();

@@ -8,6 +8,9 @@
 #include <ctime>
 #include <utility>
 
+#include "membership/ring_seq_floor.hpp"
+#include "src/common/seal_epoch.hpp"
+
 namespace rtotem::daemon {
 
 using membership::TimerId;
@@ -37,10 +40,12 @@ Result<std::unique_ptr<RingHost>> RingHost::start(EventLoop& loop, std::unique_p
                                                   RingListener& listener) {
   auto stored = seq_file.load();
   if (!stored) return stored.error();
+  // A missing file reads as 0: the clock's floor keeps ring ids unique without it.
+  const membership::Seq ring_seq = std::max(*stored, membership::ring_seq_floor(wall_clock_ns()));
   std::unique_ptr<RingHost> host(new RingHost(loop, std::move(backend), std::move(seq_file), listener));
   const membership::NodeId self = host->backend_->local_node();
   host->node_ = std::make_unique<membership::Node>(self, config, *host->backend_,
-                                                    static_cast<membership::NodeEvents&>(*host), *stored);
+                                                    static_cast<membership::NodeEvents&>(*host), ring_seq);
   if (auto watched = host->watch_descriptors(); !watched) return watched.error();
   auto pump_job = LoopJob::create(loop, [h = host.get()] { h->pump(); });
   if (!pump_job) return pump_job.error();

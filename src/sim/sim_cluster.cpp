@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "membership/ring_seq_floor.hpp"
 #include "src/sim/sim_cluster_member.hpp"
 
 namespace rtotem::sim {
@@ -117,15 +118,17 @@ SimCluster::SimCluster(const SimSpec& spec, const membership::TotemConfig& totem
 
 SimCluster::~SimCluster() = default;  // slots_ (Nodes, then backends) go before network_
 
-// A fresh incarnation of node `id`: a new backend on the network, a Node given the stored ring seq.
+// A fresh incarnation of node `id`: a new backend on the network, a Node given the stored ring seq
+// or the wall clock's floor, whichever is higher (as rtotemd). Virtual time is every node's wall
+// clock: no skew, no steps back (the floor's limits, membership/ring_seq_floor.hpp).
 Result<std::unique_ptr<SimCluster::Member>> SimCluster::make_member(NodeId id) {
   transport::BackendParams params = spec_.backend;
   params.local_node = id;
   params.epoch = ++slots_[id - 1].incarnations;  // grows across restarts, as the daemon's clock does
   auto backend = network_.attach(params);
   if (!backend) return Error::make("node {}: {}", id, backend.error().message());
-  auto made = std::make_unique<Member>(*this, std::move(backend).value(), totem_, slots_[id - 1].stored_ring_seq,
-                                       network_.now_us());
+  const Seq ring_seq = std::max(slots_[id - 1].stored_ring_seq, membership::ring_seq_floor(network_.now_us() * 1000));
+  auto made = std::make_unique<Member>(*this, std::move(backend).value(), totem_, ring_seq, network_.now_us());
   if (made->node->max_message_size() < kStampSize)
     return Error::make("mtu {}: a message cannot hold the {}-byte stamp", params.mtu, kStampSize);
   return made;

@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 
@@ -124,6 +125,24 @@ TEST_F(DaemonClusterTest, AKilledNodeLeavesAndARestartedOneRejoins) {
     });
   }, 30s)) << "the restarted node's process did not join";
   EXPECT_EQ(member_lists(*clients[0]).back(), member_lists(*clients[2]).back());
+}
+
+// A lone daemon forms ring 1/s, is killed, and comes back with its state directory wiped (the
+// stored ring seq gone): it must not name ring 1/s again. The wall clock's floor puts it above.
+TEST(DaemonRestart, ADaemonThatLostItsStateNamesNoRingAgain) {
+  DaemonCluster cluster(1);
+  auto ring_seq = [&] {
+    TestClient client;  // ready: on its first ring
+    EXPECT_EQ(client.connect(cluster.ipc_name(1)), 0) << cluster.log(1);
+    return json_counter(cluster.ctl_json(1, "status"), "seq");
+  };
+  cluster.start(1);
+  const std::uint64_t first = ring_seq();
+  EXPECT_GT(first, 0u);
+  cluster.kill(1, SIGKILL);
+  std::filesystem::remove_all(cluster.dir() + "/state-1");
+  cluster.start(1);
+  EXPECT_GT(ring_seq(), first) << cluster.log(1);
 }
 
 TEST_F(DaemonClusterTest, ACrashedClientAndALeavingOneAreReportedWithTheirReason) {

@@ -540,6 +540,20 @@ TEST_F(CheckerTest, DeliveringAgainAfterARestartIsDuplication) {
   ASSERT_EQ(properties(), std::set{Property::kNoDuplication});
 }
 
+// Node 1 restarts without its state and names ring 1/1 again, alone: one ring id, two rings. It
+// installs a ring it left (at its crash), with other members than the first time.
+TEST_F(CheckerTest, ARingIdReusedAfterARestartIsAConfigurationFault) {
+  form(kRing, kNodes);
+  checker.record_crash(now, 1);
+  for (NodeId node : {2, 3}) move(node, RingId{2, 2}, {2, 3}, {1}, {2, 3});
+  start(1, RingId{1, 2}, {1});
+  EXPECT_TRUE(checker.ok());
+  checker.record_crash(now, 1);
+  start(1, kRing, {1});
+  ASSERT_EQ(properties(), std::set{Property::kConfiguration});
+  EXPECT_TRUE(mentions(checker.violations()[0], "again")) << checker.violations()[0].detail;
+}
+
 TEST_F(CheckerTest, ADeliveryAfterACrashBeforeTheRestartIsAConfigurationFault) {
   form(kRing, kNodes);
   const MessageId a = submit(1);
