@@ -13,7 +13,9 @@ class RdmaDeviceLimits : public RdmaDeviceSealedOrNot {};
 
 // A zero-copy send's buffer is the device's until its completion is reaped (the next flush or
 // poll): a sender that queued its whole pool gets kPoolExhausted until then. An inline send holds
-// nothing once posted. 256 WRs in flight at once: the send queue's whole depth.
+// nothing once posted. 256 WRs in flight at once: the send queue's whole depth. What is checked is
+// the sender's pool; UD may lose packets (rxe once lost 20 of these 768), so of what node 2 gets
+// only that it is intact, in order and sent, not that it is all.
 TEST_F(RdmaDevice, ZeroCopySendsHoldTheirBuffersUntilTheirCompletionIsReaped) {
   ASSERT_NO_FATAL_FAILURE(open_both([](NodeId node, RdmaConfig& config) {
     if (node == 1) config.params.send_buffers = kSendQueueDepth;
@@ -36,9 +38,9 @@ TEST_F(RdmaDevice, ZeroCopySendsHoldTheirBuffersUntilTheirCompletionIsReaped) {
   EXPECT_EQ(sender.tx_pool_exhausted, 2u);
 
   RecordingSink sink1, sink2;
-  ASSERT_TRUE(pump(sink1, sink2, [&] { return sink2.count_from(1) == kSendQueueDepth; }))
-      << "node 2: " << nonzero(node2->counters());
-  EXPECT_EQ(sink2.seqs_from(1), range(0, kSendQueueDepth));
+  const SendPool& pool = node1->send_pool();
+  ASSERT_TRUE(pump(sink1, sink2, [&] { return pool.available() == kSendQueueDepth; }))
+      << pool.available() << " buffers free; node 1: " << nonzero(sender);
   EXPECT_EQ(sender.tx_completion_errors, 0u);
   // The flushes reaped the completions: the whole pool is free again, now all inline.
   for (std::uint32_t seq = 1000; seq < 1000 + kSendQueueDepth; ++seq)
@@ -46,15 +48,23 @@ TEST_F(RdmaDevice, ZeroCopySendsHoldTheirBuffersUntilTheirCompletionIsReaped) {
   ASSERT_EQ(node1->flush(), Status::kOk);
   EXPECT_EQ(sender.tx_inline, kSendQueueDepth);
   // Inline: the device copied the bytes at post time; no buffer waits for a completion.
+  EXPECT_EQ(pool.available(), kSendQueueDepth);
   for (std::uint32_t seq = 2000; seq < 2000 + kTxQueueMax; ++seq)
     ASSERT_EQ(queue(*node1, 2, seq, 32), Status::kOk) << seq << ": " << nonzero(sender);
   EXPECT_EQ(sender.tx_pool_exhausted, 2u);
-  ASSERT_TRUE(pump(sink1, sink2, [&] { return sink2.count_from(1) == 3 * kSendQueueDepth; }))
-      << "node 2: " << nonzero(node2->counters());
-  std::vector<std::int64_t> expected = range(0, kSendQueueDepth);
+  ASSERT_TRUE(pump(sink1, sink2, [&] { return !node1->has_pending_tx() && pool.available() == kSendQueueDepth; }))
+      << pool.available() << " buffers free; node 1: " << nonzero(sender);
+  EXPECT_EQ(sender.tx_packets, 3 * kSendQueueDepth);
+  EXPECT_EQ(sender.tx_errors + sender.tx_completion_errors, 0u);
+  settle(sink1, sink2);  // what is still on its way lands
+  std::vector<std::int64_t> sent = range(0, kSendQueueDepth);
   for (std::int64_t first : {1000, 2000})
-    for (std::int64_t seq : range(first, kSendQueueDepth)) expected.push_back(seq);
-  EXPECT_EQ(sink2.seqs_from(1), expected);
+    for (std::int64_t seq : range(first, kSendQueueDepth)) sent.push_back(seq);
+  const std::vector<std::int64_t> got = sink2.seqs_from(1);
+  EXPECT_FALSE(got.empty()) << "node 2: " << nonzero(node2->counters());
+  const bool ascending = std::adjacent_find(got.begin(), got.end(), std::greater_equal<>()) == got.end();
+  EXPECT_TRUE(ascending && std::includes(sent.begin(), sent.end(), got.begin(), got.end()))
+      << "node 2 got packets damaged, twice, out of order or never sent; " << got.size() << " of " << sent.size();
 }
 
 // Twice what the send window holds, queued flat out, four rounds: node 1 is never polled meanwhile
