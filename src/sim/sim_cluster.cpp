@@ -277,13 +277,18 @@ void SimCluster::note_operational(Member& m, bool operational) {
     slots_[m.id - 1].operational.emplace_back(*std::exchange(m.operational_since, std::nullopt), now);
 }
 
-// Connected, for the checker's progress rule: both up, each reaching the other, and neither deaf
-// to multicasts. Bit b - 1 of links[a - 1] for nodes a and b (self included: up).
+// Connected, for the checker's progress rule: both up, each reaching the other, neither deaf to
+// multicasts, and a network that loses at most kProgressLossMax of the copies. Above that, each
+// lost token hop costs a token retransmit period (a quarter of a token timeout), so Recovery
+// alone can outlast the bound: at 19.4 % loss on 4 nodes it took 4.9 s (seed 3 of 1..300, traced
+// hop by hop), with every timer doing what it should. Those runs are judged by the liveness phase.
+// Bit b - 1 of links[a - 1] for nodes a and b (self included: up).
 void SimCluster::report_connectivity(Time now) {
   std::vector<std::uint64_t> links(ids_.size());
+  const bool reliable = spec_.faults.loss <= kProgressLossMax;
   for (NodeId a : live_)
     for (NodeId b : live_) {
-      const bool hears = a == b || (!network_.multicast_deaf(a) && !network_.multicast_deaf(b));
+      const bool hears = a == b || (reliable && !network_.multicast_deaf(a) && !network_.multicast_deaf(b));
       if (hears && network_.reachable(a, b) && network_.reachable(b, a)) links[a - 1] |= std::uint64_t{1} << (b - 1);
     }
   checker_.record_connectivity(now, links);

@@ -49,6 +49,8 @@ inline constexpr std::uint32_t kBurstMaxLimit = 64;
 inline constexpr std::size_t kPendingMax = 512;
 static_assert(kBurstMaxLimit <= kPendingMax);
 inline constexpr double kFaultRateMax = 10;
+// The checker's progress rule counts nodes as connected only on a network losing at most this.
+inline constexpr double kProgressLossMax = 0.05;
 // The simulated max_message_size: 25 pieces at the default mtu, splits without the cost of 1 MiB.
 inline constexpr std::uint32_t kSimMessageSizeMax = 32 << 10;       // partitions or crashes per virtual second
 
