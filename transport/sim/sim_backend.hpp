@@ -6,7 +6,8 @@
 // bounded inbox until poll().
 //
 // Lifetime: the SimNetwork must outlive this backend. Destroying it models a crash: it detaches
-// from the network, which drops the packets it still had in flight and those addressed to it.
+// from the network, which drops those addressed to it and the packets it still had in flight
+// (or lets the latter land: SimNetwork::set_crashed_copies_land).
 // As for every Backend, every Ref to its buffers must be dropped before it is destroyed.
 // Threading: one thread, the simulator's.
 #pragma once

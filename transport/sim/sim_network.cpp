@@ -12,6 +12,8 @@ void check(const SimFaults& faults) {
   RTOTEM_ASSERT(faults.loss >= 0.0 && faults.loss <= 1.0);
   RTOTEM_ASSERT(faults.duplicate >= 0.0 && faults.duplicate <= 1.0);
   RTOTEM_ASSERT(faults.delay_min_us <= faults.delay_max_us);
+  RTOTEM_ASSERT(faults.late >= 0.0 && faults.late <= 1.0 && faults.late_min_us <= faults.late_max_us);
+  RTOTEM_ASSERT(faults.corrupt >= 0.0 && faults.corrupt <= 1.0);
 }
 
 }  // namespace
@@ -129,9 +131,18 @@ void SimNetwork::detach(const SimBackend& backend) {
   const auto at = lower_bound(node);
   RTOTEM_ASSERT(at != endpoints_.end() && at->backend == &backend);
   endpoints_.erase(at);
-  // Erasing releases the Refs now, while the sender's pool is still alive.
-  stats_.crashed += std::erase_if(in_flight_, [node](const Copy& copy) {
-    return copy.from == node || copy.to == node;
+  // Erasing releases the Refs now, while the sender's pool is still alive; so does copying the
+  // bytes of those that still land.
+  stats_.crashed += std::erase_if(in_flight_, [&](Copy& copy) {
+    if (copy.to == node) return true;
+    if (copy.from != node) return false;
+    if (!crashed_copies_land_) return true;
+    if (copy.payload.buffer) {
+      const auto wire = copy.payload.buffer->wire();
+      copy.payload.sealed = std::make_shared<const std::vector<std::byte>>(wire.begin(), wire.end());
+      copy.payload.buffer.reset();
+    }
+    return false;
   });
   std::make_heap(in_flight_.begin(), in_flight_.end(), later);
 }
@@ -158,7 +169,11 @@ void SimNetwork::send_copy(NodeId from, NodeId to, const Payload& payload, std::
 }
 
 void SimNetwork::launch(NodeId from, NodeId to, const Payload& payload) {
-  const std::uint64_t delay_us = rng_.uniform_range(faults_.delay_min_us, faults_.delay_max_us);
+  std::uint64_t delay_us = rng_.uniform_range(faults_.delay_min_us, faults_.delay_max_us);
+  if (faults_.late > 0 && rng_.chance(faults_.late)) {
+    ++stats_.late;
+    delay_us = rng_.uniform_range(faults_.late_min_us, faults_.late_max_us);
+  }
   in_flight_.push_back(Copy{now_us_ + delay_us, next_seq_++, from, to, payload});
   std::push_heap(in_flight_.begin(), in_flight_.end(), later);
 }
@@ -170,7 +185,15 @@ void SimNetwork::deliver(const Copy& copy) {
     ++stats_.cut;
     return;
   }
-  switch (receiver->deliver(copy.payload.wire())) {
+  std::span<const std::byte> wire = copy.payload.wire();
+  if (faults_.corrupt > 0 && damage_ && rng_.chance(faults_.corrupt)) {
+    ++stats_.corrupted;
+    damaged_.assign(wire.begin(), wire.end());
+    const std::size_t size = damage_(damaged_, rng_);
+    RTOTEM_ASSERT(size <= damaged_.size());
+    wire = std::span<const std::byte>(damaged_.data(), size);
+  }
+  switch (receiver->deliver(wire)) {
     case SimBackend::Delivery::kDelivered: ++stats_.delivered; return;
     case SimBackend::Delivery::kRingFull: ++stats_.ring_full; return;
     case SimBackend::Delivery::kClosed: ++stats_.no_receiver; return;

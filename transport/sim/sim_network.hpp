@@ -4,7 +4,8 @@
 //
 // A multicast goes to every other attached node (the sender gets its own through the Backend's
 // loopback path); a unicast to its destination. Each copy may be lost, duplicated, and is delayed
-// uniformly in [delay_min_us, delay_max_us]. Reachability is checked when a copy is sent and again
+// uniformly in [delay_min_us, delay_max_us] (or, for a `late` share, [late_min_us, late_max_us]); a
+// `corrupt` share of the copies is damaged on arrival. Reachability is checked when a copy is sent and again
 // when it arrives, so a partition cuts packets in flight. A copy in flight holds a Ref to the
 // sender's buffer (zero copy, as a NIC reading the sender's memory); on arrival its bytes are
 // copied into a posted receive buffer of the receiver, or dropped if none is posted (ring_full).
@@ -41,6 +42,13 @@ struct SimFaults {
   double duplicate = 0;  // probability that a copy arrives twice (each with its own delay)
   std::uint64_t delay_min_us = 5;
   std::uint64_t delay_max_us = 50;  // a range wider than the gap between sends reorders them
+  // The heavy tail: this share of the copies is delayed late_min_us..late_max_us instead (a
+  // queue behind a stalled switch port, a retransmitting link layer). The faults below draw
+  // nothing while they are 0, so a run without them draws as it did before they existed.
+  double late = 0;
+  std::uint64_t late_min_us = 0;
+  std::uint64_t late_max_us = 0;
+  double corrupt = 0;  // the share of delivered copies damaged first (by the network's Damage)
 };
 
 // Every copy sent ends in exactly one of: delivered, lost, cut, no_receiver, ring_full, crashed,
@@ -54,6 +62,9 @@ struct SimNetworkStats {
   std::uint64_t no_receiver = 0;  // addressed to a node that is not attached, or closed
   std::uint64_t ring_full = 0;    // the receiver had no posted receive buffer (an RNR drop)
   std::uint64_t crashed = 0;      // in flight from or to a backend when it was destroyed
+  // Not end states: of the copies above, those the late fault delayed and those delivered damaged.
+  std::uint64_t late = 0;
+  std::uint64_t corrupted = 0;
 
   bool operator==(const SimNetworkStats&) const = default;
 };
@@ -69,6 +80,14 @@ class SimNetwork {
   Result<std::unique_ptr<SimBackend>> attach(const BackendParams& params);
 
   void set_faults(const SimFaults& faults);
+  // How a corrupted copy is damaged: rewrites the bytes in place and returns how many remain
+  // (at most wire.size()). Without one, SimFaults::corrupt does nothing.
+  using Damage = std::function<std::size_t(std::span<std::byte> wire, Rng& rng)>;
+  void set_damage(Damage damage) { damage_ = std::move(damage); }
+  // true: a destroyed backend's copies already in flight still land (they left its host before
+  // the crash); they hold copies of their bytes, not the sender's buffers. false (the default):
+  // they are dropped with it.
+  void set_crashed_copies_land(bool land) noexcept { crashed_copies_land_ = land; }
   const SimFaults& faults() const noexcept { return faults_; }
 
   // Nodes in different groups cannot reach each other; a node in no group reaches no one. Replaces
@@ -148,6 +167,9 @@ class SimNetwork {
   std::map<NodeId, std::size_t> group_of_;  // while partitioned_: each grouped node's group
   std::set<std::pair<NodeId, NodeId>> down_links_;
   std::set<NodeId> multicast_deaf_;
+  Damage damage_;
+  bool crashed_copies_land_ = false;
+  std::vector<std::byte> damaged_;  // scratch: the copy being damaged
   SimNetworkStats stats_;
 };
 
