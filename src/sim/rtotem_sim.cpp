@@ -63,6 +63,10 @@ struct Totals {
   std::uint64_t stops = 0;
   std::uint64_t states_lost = 0;  // restarts without their state (--lose-state)
   std::uint64_t partitions = 0;
+  std::uint64_t pauses = 0;
+  std::uint64_t torn = 0;        // crashes struck between a call into the Node and its flush
+  std::uint64_t late = 0;        // packet copies delayed by the heavy tail
+  std::uint64_t corrupted = 0;   // packet copies delivered damaged
   std::uint64_t split = 0;       // messages sent in pieces
   std::uint64_t restarted = 0;   // of those, cut short by a ring change and sent again whole
   std::uint64_t deaf_left = 0;   // nodes that failed to receive and left their ring
@@ -111,8 +115,9 @@ void print_failure(const RunParams& params, const SimResult& r) {
   for (const NodeSnapshot& n : r.nodes) print_node(n);
   const transport::SimNetworkStats& net = r.network;
   fmt::print("  network: {} copies sent, {} delivered, {} lost, {} duplicated, {} cut, {} to no receiver, {} to a "
-             "full receive ring, {} dropped by crashes\n",
-             net.sent, net.delivered, net.lost, net.duplicated, net.cut, net.no_receiver, net.ring_full, net.crashed);
+             "full receive ring, {} dropped by crashes; {} delayed late, {} damaged\n",
+             net.sent, net.delivered, net.lost, net.duplicated, net.cut, net.no_receiver, net.ring_full, net.crashed,
+             net.late, net.corrupted);
   fmt::print("replay: {}\n", command_line(params));
 }
 
@@ -136,6 +141,10 @@ bool run_one(const SimOptions& options, std::uint64_t seed, Totals& totals) {
   totals.stops += result.stops;
   totals.states_lost += result.states_lost;
   totals.partitions += result.partitions;
+  totals.pauses += result.pauses;
+  totals.torn += result.torn;
+  totals.late += result.network.late;
+  totals.corrupted += result.network.corrupted;
   totals.split += result.counters.messages_split;
   totals.restarted += result.counters.messages_restarted;
   totals.deaf_left += result.counters.failed_to_receive;
@@ -172,10 +181,13 @@ int main(int argc, char** argv) {
   }
   if (options->range)
     fmt::print("seeds {}..{}: {} runs, {} failed, {} messages delivered, {} configurations, {} rings formed, {} "
-               "crashes ({} graceful stops, {} restarts without state), {} partitions, {} messages split ({} sent again whole after a ring change), {} failures "
-               "to receive, {} s virtual time\n",
+               "crashes ({} graceful stops, {} torn, {} restarts without state), {} partitions, {} pauses, {} messages "
+               "split ({} sent again whole after a ring change), {} failures to receive, {} packet copies late, {} "
+               "damaged, {} s virtual time
+",
                options->seed_first, options->seed_last, totals.runs, totals.failed, totals.messages,
-               totals.configurations, totals.rings, totals.crashes, totals.stops, totals.states_lost, totals.partitions, totals.split, totals.restarted,
-               totals.deaf_left, seconds(totals.virtual_us));
+               totals.configurations, totals.rings, totals.crashes, totals.stops, totals.torn, totals.states_lost,
+               totals.partitions, totals.pauses, totals.split, totals.restarted, totals.deaf_left, totals.late,
+               totals.corrupted, seconds(totals.virtual_us));
   return totals.failed == 0 ? kExitHeld : kExitViolated;
 }

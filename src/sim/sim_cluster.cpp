@@ -21,6 +21,12 @@ constexpr std::uint64_t kStepsPerInstantMax = 100'000;
 // The liveness phase's default length, in token timeouts: the ring must notice its token is lost,
 // agree on its members (consensus timeout: 1.2 token timeouts), commit, recover and deliver.
 constexpr Time kLivenessBoundTimeouts = 30;
+// A slow receiver polls at most this often: from a busy loop's hiccup to a ring's worth of
+// tokens waiting behind it.
+constexpr Time kSlowPollMinUs = 500;
+constexpr Time kSlowPollMaxUs = 30'000;
+// A skewed clock's reading at its incarnation's start: up to a day of uptime.
+constexpr Time kClockOffsetMaxUs = 86'400'000'000;
 
 Result<void> check_rate(std::string_view name, double per_s) {
   if (!(per_s >= 0 && per_s <= kFaultRateMax))
@@ -40,7 +46,8 @@ Result<void> check_script(const SimSpec& spec) {
                          fault.at_us, spec.duration_us);
     previous_us = fault.at_us;
     const bool names_node = fault.kind == ScriptedFault::Kind::kCrash || fault.kind == ScriptedFault::Kind::kStop ||
-                            fault.kind == ScriptedFault::Kind::kRestart || fault.kind == ScriptedFault::Kind::kCutLink;
+                            fault.kind == ScriptedFault::Kind::kRestart || fault.kind == ScriptedFault::Kind::kCutLink ||
+                            fault.kind == ScriptedFault::Kind::kPause;
     if (names_node && !valid_node(spec, fault.node))
       return Error::make("script[{}]: node {} is not one of 1..{}", i, fault.node, spec.nodes);
     if (fault.kind == ScriptedFault::Kind::kCutLink && (!valid_node(spec, fault.to) || fault.to == fault.node))
@@ -73,6 +80,15 @@ Result<void> check_spec(const SimSpec& spec) {
   if (auto ok = check_rate("crashes", spec.crashes_per_s); !ok) return ok;
   if (!(spec.lose_state >= 0 && spec.lose_state <= 1))
     return Error::make("lose_state: {} is outside [0, 1]", spec.lose_state);
+  if (auto ok = check_rate("pauses", spec.pauses_per_s); !ok) return ok;
+  const bool shares_ok = spec.torn_share >= 0 && spec.torn_share <= 1 && spec.slow_share >= 0 &&
+                         spec.slow_share <= 1 && spec.clock_skew >= 0 && spec.clock_skew <= kClockSkewMax;
+  if (!shares_ok)
+    return Error::make("torn {} and slow {} must be in [0, 1], clock skew {} in [0, {}]", spec.torn_share,
+                       spec.slow_share, spec.clock_skew, kClockSkewMax);
+  if (!(f.late >= 0 && f.late <= 1) || f.late_min_us > f.late_max_us || !(f.corrupt >= 0 && f.corrupt <= 1))
+    return Error::make("faults: late {} and corrupt {} must be in [0, 1], late delay {}..{} us ordered", f.late,
+                       f.corrupt, f.late_min_us, f.late_max_us);
   return check_script(spec);
 }
 
@@ -91,6 +107,11 @@ Result<std::unique_ptr<SimCluster>> SimCluster::create(const SimSpec& given) {
   if (!totem) return Error::make("totem: {}", totem.error().message());
   if (auto fits = totem->check(spec.backend); !fits) return Error::make("totem: {}", fits.error().message());
   std::unique_ptr<SimCluster> cluster(new SimCluster(spec, *totem));
+  cluster->network_.set_damage([sealed = spec.crypto](std::span<std::byte> wire, transport::Rng& rng) {
+    return damage_packet(wire, rng, sealed);
+  });
+  cluster->network_.set_crashed_copies_land(spec.crashed_copies_land);
+  cluster->draw_node_traits();
   for (NodeId id : cluster->ids_) {
     auto made = cluster->make_member(id);
     if (!made) return made.error();
@@ -116,19 +137,38 @@ SimCluster::SimCluster(const SimSpec& spec, const membership::TotemConfig& totem
   network_.set_drop_rule(spec_.drop_rule);
 }
 
+// What each node's hardware is, for the whole run: its clock's rate, and whether it is a slow
+// receiver. No draw for a trait that is off, so runs without them draw as before.
+void SimCluster::draw_node_traits() {
+  transport::Rng& rng = network_.rng();
+  const auto ppm_max = static_cast<std::uint64_t>(std::llround(spec_.clock_skew * 1e6));
+  for (Slot& slot : slots_) {
+    if (ppm_max > 0) slot.clock_ppm = static_cast<std::int64_t>(rng.uniform_range(0, 2 * ppm_max)) - static_cast<std::int64_t>(ppm_max);
+    if (spec_.slow_share > 0 && rng.chance(spec_.slow_share))
+      slot.poll_gap_us = rng.uniform_range(kSlowPollMinUs, kSlowPollMaxUs);
+  }
+}
+
 SimCluster::~SimCluster() = default;  // slots_ (Nodes, then backends) go before network_
 
 // A fresh incarnation of node `id`: a new backend on the network, a Node given the stored ring seq
 // or the wall clock's floor, whichever is higher (as rtotemd). Virtual time is every node's wall
 // clock: no skew, no steps back (the floor's limits, membership/ring_seq_floor.hpp).
 Result<std::unique_ptr<SimCluster::Member>> SimCluster::make_member(NodeId id) {
+  Slot& slot = slots_[id - 1];
   transport::BackendParams params = spec_.backend;
   params.local_node = id;
-  params.epoch = ++slots_[id - 1].incarnations;  // grows across restarts, as the daemon's clock does
+  params.epoch = ++slot.incarnations;  // grows across restarts, as the daemon's clock does
+  // The Node sizes its window from the receive ring: 8 windows is the least it takes.
+  if (slot.poll_gap_us > 0) params.recv_buffers = std::min(params.recv_buffers, 8 * totem_.window_size);
+  // A skewed clock reads from an offset of its own: a monotonic clock starts anew at each boot.
+  NodeClock clock{0, slot.clock_ppm};
+  if (spec_.clock_skew > 0) clock.offset_us = network_.rng().uniform_range(0, kClockOffsetMaxUs);
   auto backend = network_.attach(params);
   if (!backend) return Error::make("node {}: {}", id, backend.error().message());
-  const Seq ring_seq = std::max(slots_[id - 1].stored_ring_seq, membership::ring_seq_floor(network_.now_us() * 1000));
-  auto made = std::make_unique<Member>(*this, std::move(backend).value(), totem_, ring_seq, network_.now_us());
+  const Seq ring_seq = std::max(slot.stored_ring_seq, membership::ring_seq_floor(network_.now_us() * 1000));
+  auto made = std::make_unique<Member>(*this, std::move(backend).value(), totem_, ring_seq, network_.now_us(), clock);
+  made->poll_gap_us = slot.poll_gap_us;
   if (made->node->max_message_size() < kStampSize)
     return Error::make("mtu {}: a message cannot hold the {}-byte stamp", params.mtu, kStampSize);
   return made;
@@ -148,7 +188,7 @@ SimResult SimCluster::run() {
   RTOTEM_ASSERT(network_.now_us() == 0 && rings_.empty());  // once per cluster
   for (NodeId id : live_) {
     Member& m = *member(id);
-    m.node->start(0);
+    m.node->start(m.now());
     after_node_call(m);
     m.generate_at = draw_gap_us();
   }
@@ -188,10 +228,16 @@ bool SimCluster::step(Time limit_us) {
   if (fault_us && *fault_us <= now && generating_) report_connectivity(now);
   for (NodeId id : live_) {
     Member& m = *member(id);
-    while (m.backend->poll(m) == transport::kRxBatchMax) {}
+    if (!m.may_poll(now)) continue;
+    std::size_t polled = 0;
+    for (std::size_t n = transport::kRxBatchMax; n == transport::kRxBatchMax && !m.dead; polled += n)
+      n = m.backend->poll(m);
+    // A slow receiver, once busy with a batch, looks again only after its poll gap.
+    if (m.poll_gap_us > 0 && polled > 0) m.poll_at_us = now + m.poll_gap_us;
   }
   fire_due_timers(now);
   run_due_traffic(now);
+  reap_torn(now);
   return true;
 }
 
@@ -202,9 +248,14 @@ std::optional<Time> SimCluster::next_event_us() const {
   };
   for (NodeId id : live_) {
     const Member& m = *member(id);
-    if (m.backend->has_pending_rx()) consider(network_.now_us());  // the local path: now
-    for (const auto& deadline : m.timers) consider(deadline);
-    consider(m.next_traffic_us(generating_));
+    // The local path: now. What arrived while a node was paused, or a slow receiver was busy,
+    // waits in its receive ring unseen by the loop: the pause's end, the next poll are events.
+    const Time now = network_.now_us();
+    if (m.backend->has_pending_rx()) consider(m.awake_at(std::max(now, m.poll_at_us)));
+    if (m.poll_at_us > now) consider(m.awake_at(m.poll_at_us));
+    if (m.paused_until_us > now) consider(m.paused_until_us);
+    for (const auto& deadline : m.timers) consider(m.awake_at(deadline));
+    consider(m.awake_at(m.next_traffic_us(generating_)));
   }
   consider(next_fault_us());
   return next;
@@ -217,15 +268,16 @@ void SimCluster::fire_due_timers(Time now) {
   due.clear();
   for (NodeId id : live_) {
     const Member& m = *member(id);
+    if (!m.awake(now)) continue;
     for (std::size_t t = 0; t < membership::kTimerCount; ++t)
       if (m.timers[t] && *m.timers[t] <= now) due.emplace_back(*m.timers[t], id, t);
   }
   std::sort(due.begin(), due.end());
   for (const auto& [deadline, id, t] : due) {
     Member& m = *member(id);  // no crash happens while timers fire
-    if (m.timers[t] != deadline) continue;  // cancelled or re-armed by an earlier one
+    if (m.dead || m.timers[t] != deadline) continue;  // torn, or cancelled or re-armed by an earlier one
     m.timers[t].reset();
-    m.node->on_timer(static_cast<TimerId>(t), now);
+    m.node->on_timer(static_cast<TimerId>(t), m.now());
     after_node_call(m);
   }
 }
@@ -251,6 +303,10 @@ void SimCluster::on_deliver(NodeId node, const Delivered& message) {
 }
 
 void SimCluster::after_node_call(Member& m) {
+  if (m.torn) {  // the crash strikes here: what the call queued is never sent
+    m.dead = true;
+    return;
+  }
   // The simulated device takes every packet at once; anything else is a bug in the backend.
   const Status flushed = m.backend->flush();
   RTOTEM_ASSERT(flushed == Status::kOk);
@@ -321,6 +377,8 @@ SimResult SimCluster::result() const {
   r.stops = stops_;
   r.states_lost = states_lost_;
   r.partitions = partitions_;
+  r.pauses = pauses_;
+  r.torn = torn_;
   r.end_us = network_.now_us();
   r.converged_us = r.end_us > spec_.duration_us ? r.end_us - spec_.duration_us : 0;
   r.counters = crashed_counters_;

@@ -14,10 +14,13 @@
 // submission or a fault), then, at that instant: due faults run; every node (in id order) polls
 // its backend until a short batch; due timers fire in (deadline, node id, timer id) order; due
 // submissions run in node id order. The backend of a node is flushed after every call into its
-// Node.
+// Node. A paused node takes no part until its pause ends; a slow receiver polls at most once per
+// its poll gap; each Node is told the time of its own (skewed) clock.
 //
-// A crash destroys the node's Node, then its backend (which drops its packets in flight) and its
-// application's unaccepted messages. A restart is a new backend and Node, handed the ring seq the
+// A crash destroys the node's Node, then its backend (which drops its packets in flight, unless
+// spec.crashed_copies_land) and its application's unaccepted messages. A torn crash strikes after
+// the node's next call into its Node, before the flush: it takes no more calls and is crashed at
+// the end of that step. A restart is a new backend and Node, handed the ring seq the
 // node last persisted; its application numbers its messages on from where it stopped.
 //
 // Determinism: every random choice comes from the network's one Rng (seeded by spec.seed); no
@@ -48,11 +51,17 @@ inline constexpr std::uint32_t kBurstMaxLimit = 64;
 // lossy nodes, whose ring carries ~2,000 messages a second in the simulator.
 inline constexpr std::size_t kPendingMax = 512;
 static_assert(kBurstMaxLimit <= kPendingMax);
-inline constexpr double kFaultRateMax = 10;
+inline constexpr double kFaultRateMax = 10;       // partitions, crashes or pauses per virtual second
+inline constexpr double kClockSkewMax = 0.1;      // clock_skew: up to 10% fast or slow
 // The checker's progress rule counts nodes as connected only on a network losing at most this.
 inline constexpr double kProgressLossMax = 0.05;
 // The simulated max_message_size: 25 pieces at the default mtu, splits without the cost of 1 MiB.
-inline constexpr std::uint32_t kSimMessageSizeMax = 32 << 10;       // partitions or crashes per virtual second
+inline constexpr std::uint32_t kSimMessageSizeMax = 32 << 10;
+
+// How SimFaults::corrupt damages a copy (sim_cluster_damage.cpp); returns the bytes that remain.
+// `sealed` (a run with --crypto): anything, a bit anywhere or a cut anywhere, since the seal
+// must refuse every change. Unsealed: only what the decoders can see; see the definition.
+std::size_t damage_packet(std::span<std::byte> wire, transport::Rng& rng, bool sealed);
 
 // A fault at a chosen instant of the fault phase, on top of the drawn ones: for scenarios.
 struct ScriptedFault {
@@ -63,12 +72,14 @@ struct ScriptedFault {
     kStop,       // `node` stops gracefully (Node::leave), then is down as after kCrash
     kRestart,    // `node` restarts (if crashed)
     kCutLink,    // the link `node` -> `to` goes down, one way, until a kHeal (none: to the end)
+    kPause,      // `node` (if alive) is paused for `length_us`: no poll, no timer, no traffic
   };
   Time at_us = 0;
   Kind kind = Kind::kHeal;
   NodeId node = transport::kNoNode;
   std::vector<std::vector<NodeId>> groups;
-  NodeId to = transport::kNoNode;
+  NodeId to = transport::kNoNode;  // kCutLink
+  Time length_us = 0;              // kPause
 };
 
 // Everything a run is, resolved: one spec and its seed replay the run exactly.
@@ -87,6 +98,22 @@ struct SimSpec {
   // Of all restarts, the share that come back without the state directory: the stored ring seq
   // is gone (as a new disk, or a wiped /var/lib/rtotem, would leave it).
   double lose_state = 0;
+  // Of the drawn crashes that are not stops, the share that strike between a call into the Node
+  // and the flush after it: what the Node decided to send is never sent.
+  double torn_share = 0;
+  // The packets a crashed node had in flight still land (they had left its host), possibly after
+  // its restart when faults.late delays them. false: they are dropped with it (as before).
+  bool crashed_copies_land = false;
+  // Pauses per virtual second, on average, of a live node: it neither polls nor fires timers for
+  // 0.1..3 token timeouts (a VM migration, a swap storm), then resumes with its timers overdue.
+  double pauses_per_s = 0;
+  // Each node's clock runs at 1 + r of virtual time, r drawn in [-clock_skew, clock_skew], from
+  // an offset drawn per incarnation. 0: every clock is virtual time.
+  double clock_skew = 0;
+  // Each node is, with this probability, a slow receiver: it polls at most every 0.5..30 ms, and
+  // its receive ring is the smallest its Node accepts (8 windows: 400 packets at the default
+  // window, not 1,024), so bursts overflow it.
+  double slow_share = 0;
   std::vector<ScriptedFault> script;       // in time order, within the fault phase
   double rate_per_s = 200;                 // messages each node's application submits, on average
   std::uint32_t burst_max = 8;             // they come in bursts of 1..burst_max
@@ -156,6 +183,8 @@ struct SimResult {
   std::uint64_t stops = 0;                 // of the crashes, graceful stops (Node::leave first)
   std::uint64_t states_lost = 0;           // restarts without the stored ring seq (spec.lose_state)
   std::uint64_t partitions = 0;            // network splits: partitions and one-way link cuts
+  std::uint64_t pauses = 0;
+  std::uint64_t torn = 0;                  // of the crashes, those struck before a flush
   Time end_us = 0;                         // virtual time at the end of the run
   Time converged_us = 0;                   // liveness phase length: end_us - duration
   membership::NodeCounters counters;       // summed over every incarnation of every node
@@ -195,9 +224,12 @@ class SimCluster {
     std::uint32_t restarts = 0;
     std::uint64_t incarnations = 0;      // backends made: the next one's seal epoch is one more
     std::vector<std::pair<Time, Time>> operational;  // NodeSnapshot::operational, the closed spans
+    std::int64_t clock_ppm = 0;          // its oscillator's error: the same in every incarnation
+    Time poll_gap_us = 0;                // a slow receiver's; 0: not one
   };
 
   SimCluster(const SimSpec& spec, const membership::TotemConfig& totem);
+  void draw_node_traits();
   Result<std::unique_ptr<Member>> make_member(NodeId id);
   Member* member(NodeId id) const;
 
@@ -233,6 +265,9 @@ class SimCluster {
   // Detaches the stopped Members whose last packets have landed (all of node `id`'s, if given).
   void retire_stopped(Time now, NodeId id = transport::kNoNode);
   void restart(NodeId id, Time now);
+  void pause(NodeId id, Time now, Time length_us);
+  // Crashes the torn Members whose last call has been made (and draws their restart).
+  void reap_torn(Time now);
   Time draw_between_us(double low_timeouts, double high_timeouts);
 
   SimSpec spec_;
@@ -264,11 +299,14 @@ class SimCluster {
   std::optional<Time> split_at_us_;        // the next drawn partition or link cut
   std::optional<Time> heal_at_us_;         // the drawn split in force heals then
   std::optional<Time> crash_at_us_;        // the next drawn crash
+  std::optional<Time> pause_at_us_;        // the next drawn pause
   std::size_t script_next_ = 0;            // into spec_.script
   std::uint64_t crashes_ = 0;
   std::uint64_t stops_ = 0;
   std::uint64_t states_lost_ = 0;
   std::uint64_t partitions_ = 0;
+  std::uint64_t pauses_ = 0;
+  std::uint64_t torn_ = 0;
 };
 
 }  // namespace rtotem::sim

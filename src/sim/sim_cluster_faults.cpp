@@ -1,5 +1,5 @@
 // The membership faults of the fault phase: network splits (a partition, or one-way links cut)
-// and their heals, crashes and restarts; drawn from the run's Rng at the spec's rates, or
+// and their heals, crashes (torn ones too) and restarts, and pauses; drawn from the run's Rng at the spec's rates, or
 // scripted. The liveness phase ends them all: the network heals and every crashed node restarts.
 //
 // A scripted fault and a drawn one act on the same network: a drawn heal also ends a scripted
@@ -22,6 +22,10 @@ constexpr double kSplitMinTimeouts = 0.2;
 constexpr double kSplitMaxTimeouts = 4;
 constexpr double kDownMinTimeouts = 0.5;
 constexpr double kDownMaxTimeouts = 5;
+// A pause from a tenth of a token timeout (the ring never notices) to three (it re-forms without
+// the node, which then wakes to a token loss and every other timer overdue).
+constexpr double kPauseMinTimeouts = 0.1;
+constexpr double kPauseMaxTimeouts = 3;
 constexpr std::uint64_t kLinkCutOneIn = 3;   // of the drawn splits, one in 3 cuts links instead
 constexpr std::uint64_t kDeafOneIn = 6;      // and one in 6 makes a node deaf to multicasts
 constexpr std::uint64_t kLinksCutMax = 3;
@@ -39,6 +43,7 @@ void SimCluster::begin_faults(Time now) {
   transport::Rng& rng = network_.rng();
   if (spec_.partitions_per_s > 0) split_at_us_ = now + draw_fault_gap_us(rng, spec_.partitions_per_s);
   if (spec_.crashes_per_s > 0) crash_at_us_ = now + draw_fault_gap_us(rng, spec_.crashes_per_s);
+  if (spec_.pauses_per_s > 0) pause_at_us_ = now + draw_fault_gap_us(rng, spec_.pauses_per_s);
 }
 
 // The liveness phase: nothing new, nothing in force. Packets are no longer lost or duplicated but
@@ -48,10 +53,14 @@ void SimCluster::end_faults(Time now) {
   transport::SimFaults delays_only = spec_.faults;
   delays_only.loss = 0;
   delays_only.duplicate = 0;
+  delays_only.late = 0;
+  delays_only.corrupt = 0;
   network_.set_faults(delays_only);
   split_at_us_.reset();
   heal_at_us_.reset();
   crash_at_us_.reset();
+  pause_at_us_.reset();  // a pause in force runs out: it is bounded
+  for (NodeId id : live_) member(id)->torn = false;
   script_next_ = spec_.script.size();
   for (NodeId id : ids_)
     if (member(id) == nullptr) restart(id, now);
@@ -65,6 +74,7 @@ std::optional<Time> SimCluster::next_fault_us() const {
   consider(split_at_us_);
   consider(heal_at_us_);
   consider(crash_at_us_);
+  consider(pause_at_us_);
   if (script_next_ < spec_.script.size()) consider(spec_.script[script_next_].at_us);
   for (const Slot& slot : slots_) consider(slot.restart_at_us);
   return next;
@@ -90,6 +100,11 @@ void SimCluster::run_due_faults(Time now) {
     crash_drawn(now);
     crash_at_us_ = now + draw_fault_gap_us(network_.rng(), spec_.crashes_per_s);
   }
+  if (pause_at_us_ && *pause_at_us_ <= now) {
+    const NodeId id = live_[network_.rng().uniform(live_.size())];
+    pause(id, now, draw_between_us(kPauseMinTimeouts, kPauseMaxTimeouts));
+    pause_at_us_ = now + draw_fault_gap_us(network_.rng(), spec_.pauses_per_s);
+  }
 }
 
 void SimCluster::run_scripted(const ScriptedFault& fault, Time now) {
@@ -106,6 +121,7 @@ void SimCluster::run_scripted(const ScriptedFault& fault, Time now) {
       ++partitions_;
       network_.set_link(fault.node, fault.to, false);
       return;
+    case ScriptedFault::Kind::kPause: pause(fault.node, now, fault.length_us); return;
   }
 }
 
@@ -154,12 +170,42 @@ void SimCluster::cut_links() {
   }
 }
 
-// A random live node, never the last one: a cluster with no node left has nothing to check.
+// A random live node, never the last one: a cluster with no node left has nothing to check (a
+// torn node counts as gone already). A torn crash waits for the node's next call into its Node.
 void SimCluster::crash_drawn(Time now) {
-  if (live_.size() <= 1) return;
-  const NodeId id = live_[network_.rng().uniform(live_.size())];
-  crash(id, now, spec_.stop_share > 0 && network_.rng().chance(spec_.stop_share));
+  const auto torn = std::count_if(live_.begin(), live_.end(), [&](NodeId id) { return member(id)->torn; });
+  if (live_.size() <= static_cast<std::size_t>(torn) + 1) return;
+  transport::Rng& rng = network_.rng();
+  const NodeId id = live_[rng.uniform(live_.size())];
+  const bool graceful = spec_.stop_share > 0 && rng.chance(spec_.stop_share);
+  if (!graceful && spec_.torn_share > 0 && rng.chance(spec_.torn_share)) {
+    member(id)->torn = true;
+    return;
+  }
+  crash(id, now, graceful);
   slots_[id - 1].restart_at_us = now + draw_between_us(kDownMinTimeouts, kDownMaxTimeouts);
+}
+
+void SimCluster::reap_torn(Time now) {
+  for (std::size_t i = 0; i < live_.size();) {
+    const NodeId id = live_[i];
+    if (!member(id)->dead) {
+      ++i;
+      continue;
+    }
+    ++torn_;
+    crash(id, now);  // erases it from live_
+    slots_[id - 1].restart_at_us = now + draw_between_us(kDownMinTimeouts, kDownMaxTimeouts);
+  }
+}
+
+// Paused from now: the network keeps filling its receive ring (and drops what overflows it), its
+// clock runs on, and at the end every timer that came due meanwhile fires at once.
+void SimCluster::pause(NodeId id, Time now, Time length_us) {
+  Member* m = member(id);
+  if (m == nullptr) return;
+  ++pauses_;
+  m->paused_until_us = std::max(m->paused_until_us, now + length_us);
 }
 
 // The Node, then its backend (which drops its packets in flight, both ways), its timers and its
@@ -209,7 +255,7 @@ void SimCluster::restart(NodeId id, Time now) {
   ++slot.restarts;
   live_.insert(std::upper_bound(live_.begin(), live_.end(), id), id);
   Member& m = *slot.member;
-  m.node->start(now);
+  m.node->start(m.now());
   after_node_call(m);
   if (generating_) m.generate_at = now + draw_gap_us();
 }

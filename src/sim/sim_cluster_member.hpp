@@ -15,6 +15,33 @@
 
 namespace rtotem::sim {
 
+// A node's monotonic clock: from `offset_us` at virtual time 0, running ppm parts per million fast
+// (negative: slow), as an unsynchronised oscillator does. The Node sees only this time; the
+// simulator schedules on virtual time, so a timer armed for a local deadline fires at the first
+// virtual instant whose local time reaches it.
+struct NodeClock {
+  Time offset_us = 0;
+  std::int64_t ppm = 0;
+
+  Time local(Time global) const {
+    const auto scaled = static_cast<std::int64_t>(global) * ppm;
+    // Rounded down, also below zero: local() never decreases as `global` grows.
+    const std::int64_t drift = scaled >= 0 ? scaled / kMillion : -((-scaled + kMillion - 1) / kMillion);
+    return offset_us + static_cast<Time>(static_cast<std::int64_t>(global) + drift);
+  }
+  // The first virtual instant at which local() reaches `deadline`.
+  Time global_at(Time deadline) const {
+    if (deadline <= local(0)) return 0;
+    const auto wanted = static_cast<std::int64_t>(deadline - offset_us);
+    Time global = static_cast<Time>(wanted * kMillion / (kMillion + ppm));
+    while (local(global) < deadline) ++global;
+    while (global > 0 && local(global - 1) >= deadline) --global;
+    return global;
+  }
+
+  static constexpr std::int64_t kMillion = 1'000'000;
+};
+
 // An application message made but not yet accepted by its Node.
 struct Submission {
   MessageId id;
@@ -25,15 +52,20 @@ struct Submission {
 class SimCluster::Member final : public membership::NodeEvents, public transport::PacketSink {
  public:
   Member(SimCluster& cluster, std::unique_ptr<transport::SimBackend> backend_in,
-         const membership::TotemConfig& totem, Seq stored_ring_seq, Time now)
+         const membership::TotemConfig& totem, Seq stored_ring_seq, Time now, NodeClock clock_in)
       : owner(cluster),
         id(backend_in->local_node()),
         started_us(now),
+        clock(clock_in),
         backend(std::move(backend_in)),
         node(std::make_unique<membership::Node>(id, totem, *backend, *this, stored_ring_seq)),
         scratch(node->max_message_size()) {}
 
-  void arm_timer(membership::TimerId timer, Time deadline) override { timers[index(timer)] = deadline; }
+  // Timers are kept in virtual time, so the loop can compare them across nodes.
+  void arm_timer(membership::TimerId timer, Time deadline) override {
+    // Never before now: a slow clock can read the same at an earlier instant.
+    timers[index(timer)] = std::max(clock.global_at(deadline), owner.network_.now_us());
+  }
   void cancel_timer(membership::TimerId timer) override { timers[index(timer)].reset(); }
   void deliver(const Delivered& message) override { owner.on_deliver(id, message); }
   void configuration(const membership::ConfigChange& change) override {
@@ -43,8 +75,19 @@ class SimCluster::Member final : public membership::NodeEvents, public transport
   void persist_ring_seq(Seq seq) override { owner.slots_[id - 1].stored_ring_seq = seq; }
 
   void on_packets(std::span<transport::InboundPacket> batch) override {
-    node->on_packets(batch, owner.network_.now_us());
+    if (dead) return;  // torn: the process is gone, the batch goes back unread
+    node->on_packets(batch, now());
     owner.after_node_call(*this);
+  }
+
+  // The time the Node is told: its own clock's.
+  Time now() const { return clock.local(owner.network_.now_us()); }
+  // Neither paused nor dead: it may be called into at `now` (virtual time).
+  bool awake(Time now) const { return !dead && now >= paused_until_us; }
+  bool may_poll(Time now) const { return awake(now) && now >= poll_at_us; }
+  // When something due at `t` can run: not before the pause ends.
+  std::optional<Time> awake_at(std::optional<Time> t) const {
+    return t ? std::optional<Time>(std::max(*t, paused_until_us)) : t;
   }
 
   std::optional<Time> next_traffic_us(bool generating) const {
@@ -59,6 +102,7 @@ class SimCluster::Member final : public membership::NodeEvents, public transport
   SimCluster& owner;
   const NodeId id;
   const Time started_us;
+  const NodeClock clock;
   std::unique_ptr<transport::SimBackend> backend;
   std::array<std::optional<Time>, membership::kTimerCount> timers{};  // absolute deadlines
   std::unique_ptr<membership::Node> node;  // after backend: goes first, dropping its buffer Refs
@@ -69,6 +113,11 @@ class SimCluster::Member final : public membership::NodeEvents, public transport
   std::vector<std::byte> scratch;  // one payload, rebuilt at each attempt
   RingId ring_seen;                // the ring it was last seen operational in
   std::optional<Time> operational_since;  // operational since then, as last seen
+  Time paused_until_us = 0;        // paused (no poll, no timer, no traffic) before this instant
+  Time poll_gap_us = 0;            // a slow receiver: polls at most this often; 0: at every step
+  Time poll_at_us = 0;             // it may poll again from this instant
+  bool torn = false;               // its next call into the Node is its last: no flush follows
+  bool dead = false;               // that call was made: nothing more until the crash is run
 };
 
 }  // namespace rtotem::sim

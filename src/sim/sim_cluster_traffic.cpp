@@ -21,7 +21,7 @@ void SimCluster::run_due_traffic(Time now) {
   for (NodeId id : live_) {
     Member& m = *member(id);
     const std::optional<Time> due = m.next_traffic_us(generating_);
-    if (!due || *due > now) continue;
+    if (!due || *due > now || !m.awake(now)) continue;  // a paused node's application is paused too
     if (generating_ && m.generate_at <= now) {
       generate_burst(m, now);
       m.generate_at = now + draw_gap_us();
@@ -64,11 +64,11 @@ void SimCluster::generate_burst(Member& m, Time now) {
 
 // Oldest first, until one is refused: that one, and all behind it, wait for the retry.
 void SimCluster::submit_pending(Member& m, Time now) {
-  while (!m.pending.empty()) {
+  while (!m.pending.empty() && !m.dead) {
     const Submission& head = m.pending.front();
     const std::span<std::byte> payload(m.scratch.data(), head.size);
     write_payload(head.id, payload);
-    const Status status = m.node->submit(payload, head.delivery, now);
+    const Status status = m.node->submit(payload, head.delivery, m.now());
     after_node_call(m);
     if (status != Status::kOk) {
       ++submit_refusals_;

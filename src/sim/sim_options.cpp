@@ -2,6 +2,7 @@
 // run back out as the command that replays it.
 #include "src/sim/sim_options.hpp"
 
+#include "membership/packets.hpp"
 #include "src/common/cli_args.hpp"
 
 #include <fmt/format.h>
@@ -29,8 +30,9 @@ constexpr std::uint64_t kDrawnRateMaxPercent = 50;
 constexpr std::string_view kOptionNames[] = {"--seed",  "--seeds", "--nodes",      "--duration",
                                            "--loss",  "--dup",   "--reorder",    "--delay-us",
                                            "--rate",  "--safe",  "--token-timeout-ms",
-                                           "--partitions", "--crashes", "--stops", "--message-size",
-                                           "--lose-state"};
+                                           "--partitions", "--crashes", "--stops", "--late",
+                                           "--corrupt", "--pauses", "--clock-skew", "--slow", "--torn",
+                                           "--message-size", "--lose-state"};
 
 constexpr std::string_view kUsage =
     "usage: rtotem-sim [--seed S | --seeds A..B] [options]\n"
@@ -41,7 +43,7 @@ constexpr std::string_view kUsage =
     "prints the command that replays it. Exit 0: every property held; 1: a violation; 2: bad usage.\n"
     "  --seed S               the run's seed, decimal or 0x hex (default 1)\n"
     "  --seeds A..B           every seed from A to B, one summary line at the end\n"
-    "  --nodes N              nodes, 1..16 (drawn: 3..8)\n"
+    "  --nodes N              nodes, 1..64 (drawn: 3..8); above 42, a 9000-byte mtu\n"
     "  --duration SECONDS     virtual seconds of faults and traffic (default 5); then the faults\n"
     "                         stop, crashed nodes restart, and the nodes get 30 token timeouts\n"
     "                         to become one ring and deliver everything\n"
@@ -67,10 +69,32 @@ constexpr std::string_view kUsage =
     "                         per message, 5% of them split in pieces\n"
     "  --lose-state P         the share of restarts that come back without their state directory\n"
     "                         (the stored ring seq lost); never drawn (default 0)\n"
+    "  The faults below are each drawn off in half the seeds:\n"
+    "  --late P               share of packet copies delayed 0.5..5 token timeouts, a heavy\n"
+    "                         tail behind the jitter (drawn: 0.001..0.02)\n"
+    "  --corrupt P            share of delivered copies damaged: cut short, or a bit flipped\n"
+    "                         where a decoder checks (anywhere with --crypto) (drawn: 0.001..0.02)\n"
+    "  --pauses RATE          pauses per virtual second, 0..10, of a live node: no polls, no\n"
+    "                         timers for 0.1..3 token timeouts, then every timer overdue\n"
+    "                         (drawn: 0.05..0.5)\n"
+    "  --clock-skew S         each node's clock runs up to S fast or slow, 0..0.1 (drawn:\n"
+    "                         0.001..0.05)\n"
+    "  --slow P               chance that a node is a slow receiver: it polls at most every\n"
+    "                         0.5..30 ms, through a receive ring of 8 windows (drawn: 0.1..0.5)\n"
+    "  --torn P               share of crashes (not stops) that strike between a call into the\n"
+    "                         node and its flush (drawn: 0..1); above 0, a crashed node's packets\n"
+    "                         in flight still land, late ones after its restart\n"
     "  --crypto               seal every packet with a cluster key (XChaCha20-Poly1305, replay\n"
     "                         windows), as rtotemd with totem.crypto on; slower (default off)\n"
     "  -v, --verbose          with --seeds: a line per seed too\n"
     "  -h, --help             this text\n";
+
+// A fault off in half the seeds, else lo..hi / scale: both draws made either way.
+double on_or_off(transport::Rng& rng, std::uint64_t lo, std::uint64_t hi, double scale) {
+  const bool on = rng.uniform(2) == 0;
+  const double value = static_cast<double>(rng.uniform_range(lo, hi)) / scale;
+  return on ? value : 0;
+}
 
 Result<std::uint64_t> parse_integer(std::string_view option, std::string_view text, std::uint64_t min,
                                     std::uint64_t max) {
@@ -158,6 +182,12 @@ Result<void> apply_option(SimOptions& options, std::string_view name, std::strin
   if (name == "--partitions") return store(options.partitions, parse_real(name, value, 0, kFaultRateMax));
   if (name == "--crashes") return store(options.crashes, parse_real(name, value, 0, kFaultRateMax));
   if (name == "--stops") return store(options.stops, parse_real(name, value, 0, 1));
+  if (name == "--late") return store(options.late, parse_real(name, value, 0, 1));
+  if (name == "--corrupt") return store(options.corrupt, parse_real(name, value, 0, 1));
+  if (name == "--pauses") return store(options.pauses, parse_real(name, value, 0, kFaultRateMax));
+  if (name == "--clock-skew") return store(options.clock_skew, parse_real(name, value, 0, kClockSkewMax));
+  if (name == "--slow") return store(options.slow, parse_real(name, value, 0, 1));
+  if (name == "--torn") return store(options.torn, parse_real(name, value, 0, 1));
   if (name == "--message-size") return parse_message_size(options, value);
   if (name == "--lose-state") {
     auto share = parse_real(name, value, 0, 1);
@@ -218,7 +248,15 @@ RunParams resolve(const SimOptions& options, std::uint64_t seed) {
   const double crashes = static_cast<double>(rng.uniform_range(kDrawnRateMinPercent, kDrawnRateMaxPercent)) / 100;
   p.partitions = profile >= 4 ? partitions : 0;
   p.crashes = profile >= 7 ? crashes : 0;
-  p.stops = static_cast<double>(rng.uniform_range(0, 10)) / 10;  // drawn last: the draws above stay as they were
+  p.stops = static_cast<double>(rng.uniform_range(0, 10)) / 10;  // drawn after the above: they stay as they were
+  // Issue 18's faults, after --stops for the same reason: a replay command printed before them
+  // replays exactly with each given as 0.
+  p.late = on_or_off(rng, 1, 20, 1000);
+  p.corrupt = on_or_off(rng, 1, 20, 1000);
+  p.pauses = on_or_off(rng, kDrawnRateMinPercent, kDrawnRateMaxPercent, 100);
+  p.clock_skew = on_or_off(rng, 1, 50, 1000);
+  p.slow = on_or_off(rng, 1, 5, 10);
+  p.torn = static_cast<double>(rng.uniform_range(0, 10)) / 10;
   p.duration_s = kDefaultDurationS;
   p.token_timeout_ms = kDefaultTokenTimeoutMs;
   p.nodes = options.nodes.value_or(p.nodes);
@@ -233,6 +271,12 @@ RunParams resolve(const SimOptions& options, std::uint64_t seed) {
   p.partitions = options.partitions.value_or(p.partitions);
   p.crashes = options.crashes.value_or(p.crashes);
   p.stops = options.stops.value_or(p.stops);
+  p.late = options.late.value_or(p.late);
+  p.corrupt = options.corrupt.value_or(p.corrupt);
+  p.pauses = options.pauses.value_or(p.pauses);
+  p.clock_skew = options.clock_skew.value_or(p.clock_skew);
+  p.slow = options.slow.value_or(p.slow);
+  p.torn = options.torn.value_or(p.torn);
   p.crypto = options.crypto;
   p.message_size_low = options.message_size_low;
   p.message_size_high = options.message_size_high;
@@ -256,6 +300,17 @@ SimSpec to_spec(const RunParams& params) {
   spec.crashes_per_s = params.crashes;
   spec.stop_share = params.stops;
   spec.crypto = params.crypto;
+  const Time timeout_us = Time{params.token_timeout_ms} * 1000;
+  spec.faults.late = params.late;
+  spec.faults.late_min_us = timeout_us / 2;
+  spec.faults.late_max_us = 5 * timeout_us;
+  spec.faults.corrupt = params.corrupt;
+  spec.pauses_per_s = params.pauses;
+  spec.clock_skew = params.clock_skew;
+  spec.slow_share = params.slow;
+  spec.torn_share = params.torn;
+  spec.crashed_copies_land = params.torn > 0;
+  if (params.nodes > membership::members_max_for_mtu(spec.backend.payload_mtu())) spec.backend.mtu = kJumboMtu;
   spec.message_size = params.message_size_low;
   spec.message_size_max = params.message_size_high;
   spec.lose_state = params.lose_state;
@@ -266,10 +321,11 @@ SimSpec to_spec(const RunParams& params) {
 std::string command_line(const RunParams& p) {
   return fmt::format(
       "rtotem-sim --seed {} --nodes {} --duration {} --loss {} --dup {} --reorder {} --delay-us {} --rate {} "
-      "--safe {} --token-timeout-ms {} --partitions {} --crashes {} --stops {}",
+      "--safe {} --token-timeout-ms {} --partitions {} --crashes {} --stops {} --late {} --corrupt {} --pauses {} "
+      "--clock-skew {} --slow {} --torn {}",
       p.seed, p.nodes, p.duration_s, p.loss, p.dup, p.reorder, p.delay_us, p.rate, p.safe, p.token_timeout_ms,
-      p.partitions, p.crashes, p.stops) + (p.lose_state > 0 ? fmt::format(" --lose-state {}", p.lose_state) : "") +
-      (p.crypto ? " --crypto" : "") +
+      p.partitions, p.crashes, p.stops, p.late, p.corrupt, p.pauses, p.clock_skew, p.slow, p.torn) +
+      (p.lose_state > 0 ? fmt::format(" --lose-state {}", p.lose_state) : "") + (p.crypto ? " --crypto" : "") +
       (p.message_size_low == 0 ? std::string() : fmt::format(" --message-size {}..{}", p.message_size_low, p.message_size_high));
 }
 

@@ -19,9 +19,12 @@ inline constexpr std::uint32_t kDelayMaxUs = 1'000'000;
 inline constexpr Time kJitterMaxUs = 1'000;  // --reorder 1: delays spread over 1 ms
 inline constexpr double kDefaultDurationS = 5;
 inline constexpr std::uint32_t kDefaultTokenTimeoutMs = 1000;
-inline constexpr std::uint32_t kNodesMax = 16;
+// --nodes (drawn: 3..8): a ring's most (membership::kMembersMax). Above what a commit token holds
+// at the default mtu (42 nodes), the run takes kJumboMtu.
+inline constexpr std::uint32_t kNodesMax = 64;
+inline constexpr std::uint32_t kJumboMtu = 9000;
 inline constexpr std::uint32_t kMessageSizeMin = kStampSize;   // --message-size: a message names itself
-inline constexpr std::uint32_t kMessageSizeMax = kSimMessageSizeMax;  // --nodes; drawn: 3..8
+inline constexpr std::uint32_t kMessageSizeMax = kSimMessageSizeMax;
 
 // Every parameter of one run, as the command line spells it.
 struct RunParams {
@@ -39,6 +42,13 @@ struct RunParams {
   double crashes = 0;       // node crashes per virtual second, each followed by a restart
   double stops = 0;         // the share of those crashes that are graceful stops
   bool crypto = false;      // packets sealed (never drawn: --crypto)
+  // Issue 18's faults, drawn after all of the above (see SimSpec for each).
+  double late = 0;          // the share of copies delayed 0.5..5 token timeouts
+  double corrupt = 0;       // the share of delivered copies damaged
+  double pauses = 0;        // node pauses per virtual second
+  double clock_skew = 0;    // each node's clock rate error, at most this
+  double slow = 0;          // the chance that a node is a slow receiver
+  double torn = 0;          // the share of (non-graceful) crashes struck before a flush
   // Never drawn: 0 draws each message's size; else sizes uniform in [low, high].
   std::uint32_t message_size_low = 0;
   std::uint32_t message_size_high = 0;
@@ -62,6 +72,12 @@ struct SimOptions {
   std::optional<double> partitions;
   std::optional<double> crashes;
   std::optional<double> stops;
+  std::optional<double> late;
+  std::optional<double> corrupt;
+  std::optional<double> pauses;
+  std::optional<double> clock_skew;
+  std::optional<double> slow;
+  std::optional<double> torn;
   double lose_state = 0;          // --lose-state P
   bool crypto = false;            // --crypto: seal every packet
   std::uint32_t message_size_low = 0;   // --message-size N or LOW..HIGH; 0: drawn
