@@ -80,11 +80,13 @@ std::string ring_text(const RingId& ring) { return fmt::format("{}/{}", ring.rep
 void print_summary(const RunParams& params, const SimResult& r) {
   fmt::print("seed {}: ok: {} node{}, {} messages delivered ({} deliveries), {} configurations, {} ring{} formed, "
              "{} crash{}, {} partition{}, {} submissions refused and retried, {} token losses, {} token "
-             "retransmits, {} s virtual ({} s to converge)\n",
+             "retransmits, {} s virtual ({} s to converge); {} pauses ({} timers fired overdue), {} torn crashes, "
+             "{} packet copies late, {} damaged, {} to a full receive ring, {} from a dead incarnation\n",
              params.seed, params.nodes, plural(params.nodes), r.messages_delivered, r.deliveries, r.configurations,
              r.rings_formed, plural(r.rings_formed), r.crashes, r.crashes == 1 ? "" : "es", r.partitions,
              plural(r.partitions), r.submit_refusals, r.counters.token_losses, r.counters.tokens_retransmitted,
-             seconds(r.end_us), seconds(r.converged_us));
+             seconds(r.end_us), seconds(r.converged_us), r.pauses, r.timers_overdue, r.torn, r.network.late,
+             r.network.corrupted, r.network.ring_full, r.network.from_dead_incarnation);
 }
 
 void print_node(const NodeSnapshot& n) {
@@ -115,9 +117,9 @@ void print_failure(const RunParams& params, const SimResult& r) {
   for (const NodeSnapshot& n : r.nodes) print_node(n);
   const transport::SimNetworkStats& net = r.network;
   fmt::print("  network: {} copies sent, {} delivered, {} lost, {} duplicated, {} cut, {} to no receiver, {} to a "
-             "full receive ring, {} dropped by crashes; {} delayed late, {} damaged\n",
+             "full receive ring, {} dropped by crashes; {} delayed late, {} damaged, {} from a dead incarnation\n",
              net.sent, net.delivered, net.lost, net.duplicated, net.cut, net.no_receiver, net.ring_full, net.crashed,
-             net.late, net.corrupted);
+             net.late, net.corrupted, net.from_dead_incarnation);
   fmt::print("replay: {}\n", command_line(params));
 }
 

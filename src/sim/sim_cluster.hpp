@@ -110,7 +110,7 @@ struct SimSpec {
   // Each node's clock runs at 1 + r of virtual time, r drawn in [-clock_skew, clock_skew], from
   // an offset drawn per incarnation. 0: every clock is virtual time.
   double clock_skew = 0;
-  // Each node is, with this probability, a slow receiver: it polls at most every 0.5..30 ms, and
+  // Each node is, with this probability, a slow receiver: it polls at most every 0.5..10 ms, and
   // its receive ring is the smallest its Node accepts (8 windows: 400 packets at the default
   // window, not 1,024), so bursts overflow it.
   double slow_share = 0;
@@ -185,6 +185,7 @@ struct SimResult {
   std::uint64_t partitions = 0;            // network splits: partitions and one-way link cuts
   std::uint64_t pauses = 0;
   std::uint64_t torn = 0;                  // of the crashes, those struck before a flush
+  std::uint64_t timers_overdue = 0;        // fired after their deadline: by a node waking from a pause
   Time end_us = 0;                         // virtual time at the end of the run
   Time converged_us = 0;                   // liveness phase length: end_us - duration
   membership::NodeCounters counters;       // summed over every incarnation of every node
@@ -236,7 +237,7 @@ class SimCluster {
   // sim_cluster.cpp: the loop, and what the Nodes report.
   bool step(Time limit_us);  // false when nothing is due at or before `limit_us`
   std::optional<Time> next_event_us() const;
-  void fire_due_timers(Time now);
+  void fire_due_timers(Time now, bool overdue_only);
   void on_deliver(NodeId node, const Delivered& message);
   void after_node_call(Member& member);
   // Opens or closes the member's span of NodeSnapshot::operational.
@@ -307,6 +308,7 @@ class SimCluster {
   std::uint64_t partitions_ = 0;
   std::uint64_t pauses_ = 0;
   std::uint64_t torn_ = 0;
+  std::uint64_t timers_overdue_ = 0;
 };
 
 }  // namespace rtotem::sim

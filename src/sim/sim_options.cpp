@@ -80,7 +80,7 @@ constexpr std::string_view kUsage =
     "  --clock-skew S         each node's clock runs up to S fast or slow, 0..0.1 (drawn:\n"
     "                         0.001..0.05)\n"
     "  --slow P               chance that a node is a slow receiver: it polls at most every\n"
-    "                         0.5..30 ms, through a receive ring of 8 windows (drawn: 0.1..0.5)\n"
+    "                         0.5..10 ms, through a receive ring of 8 windows (drawn: 0.1..0.5)\n"
     "  --torn P               share of crashes (not stops) that strike between a call into the\n"
     "                         node and its flush (drawn: 0..1); above 0, a crashed node's packets\n"
     "                         in flight still land, late ones after its restart\n"

@@ -137,6 +137,7 @@ void SimNetwork::detach(const SimBackend& backend) {
     if (copy.to == node) return true;
     if (copy.from != node) return false;
     if (!crashed_copies_land_) return true;
+    copy.orphan = true;
     if (copy.payload.buffer) {
       const auto wire = copy.payload.buffer->wire();
       copy.payload.sealed = std::make_shared<const std::vector<std::byte>>(wire.begin(), wire.end());
@@ -185,6 +186,7 @@ void SimNetwork::deliver(const Copy& copy) {
     ++stats_.cut;
     return;
   }
+  if (copy.orphan && find(copy.from) != nullptr) ++stats_.from_dead_incarnation;
   std::span<const std::byte> wire = copy.payload.wire();
   if (faults_.corrupt > 0 && damage_ && rng_.chance(faults_.corrupt)) {
     ++stats_.corrupted;

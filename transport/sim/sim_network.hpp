@@ -65,6 +65,9 @@ struct SimNetworkStats {
   // Not end states: of the copies above, those the late fault delayed and those delivered damaged.
   std::uint64_t late = 0;
   std::uint64_t corrupted = 0;
+  // Delivered from a destroyed backend (set_crashed_copies_land) while its node, restarted, was
+  // attached again: a dead incarnation's packets reaching the living.
+  std::uint64_t from_dead_incarnation = 0;
 
   bool operator==(const SimNetworkStats&) const = default;
 };
@@ -140,6 +143,7 @@ class SimNetwork {
     NodeId from;
     NodeId to;
     Payload payload;
+    bool orphan = false;  // its sender's backend was destroyed after sending it
   };
 
   // For SimBackend: `dest` kNoNode is a multicast; `wire` the bytes to deliver, the buffer's own
