@@ -1,6 +1,7 @@
 // The simulated cluster: making it, the discrete-event loop over virtual time, what the Nodes
 // report (deliveries, rings), and the end of a run. Traffic: sim_cluster_traffic.cpp; faults:
-// sim_cluster_faults.cpp.
+// sim_cluster_faults.cpp; nodes' traits and incarnations: sim_cluster_nodes.cpp; damaged packets:
+// sim_cluster_damage.cpp.
 #include "src/sim/sim_cluster.hpp"
 
 #include <fmt/format.h>
@@ -8,7 +9,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "membership/ring_seq_floor.hpp"
 #include "src/sim/sim_cluster_member.hpp"
 
 namespace rtotem::sim {
@@ -21,13 +21,6 @@ constexpr std::uint64_t kStepsPerInstantMax = 100'000;
 // The liveness phase's default length, in token timeouts: the ring must notice its token is lost,
 // agree on its members (consensus timeout: 1.2 token timeouts), commit, recover and deliver.
 constexpr Time kLivenessBoundTimeouts = 30;
-// A slow receiver polls at most this often: from a busy loop's hiccup to a hundred times the
-// network's delay. The token waits at each slow member, so a ring of 16 slow ones at up to 30 ms
-// carried a third of its load and could not drain its backlog within the liveness bound.
-constexpr Time kSlowPollMinUs = 500;
-constexpr Time kSlowPollMaxUs = 10'000;
-// A skewed clock's reading at its incarnation's start: up to a day of uptime.
-constexpr Time kClockOffsetMaxUs = 86'400'000'000;
 
 Result<void> check_rate(std::string_view name, double per_s) {
   if (!(per_s >= 0 && per_s <= kFaultRateMax))
@@ -138,42 +131,7 @@ SimCluster::SimCluster(const SimSpec& spec, const membership::TotemConfig& totem
   network_.set_drop_rule(spec_.drop_rule);
 }
 
-// What each node's hardware is, for the whole run: its clock's rate, and whether it is a slow
-// receiver. No draw for a trait that is off, so runs without them draw as before.
-void SimCluster::draw_node_traits() {
-  transport::Rng& rng = network_.rng();
-  const auto ppm_max = static_cast<std::uint64_t>(std::llround(spec_.clock_skew * 1e6));
-  for (Slot& slot : slots_) {
-    if (ppm_max > 0) slot.clock_ppm = static_cast<std::int64_t>(rng.uniform_range(0, 2 * ppm_max)) - static_cast<std::int64_t>(ppm_max);
-    if (spec_.slow_share > 0 && rng.chance(spec_.slow_share))
-      slot.poll_gap_us = rng.uniform_range(kSlowPollMinUs, kSlowPollMaxUs);
-  }
-}
-
 SimCluster::~SimCluster() = default;  // slots_ (Nodes, then backends) go before network_
-
-// A fresh incarnation of node `id`: a new backend on the network, a Node given the stored ring seq
-// or the wall clock's floor, whichever is higher (as rtotemd). Virtual time is every node's wall
-// clock: no skew, no steps back (the floor's limits, membership/ring_seq_floor.hpp).
-Result<std::unique_ptr<SimCluster::Member>> SimCluster::make_member(NodeId id) {
-  Slot& slot = slots_[id - 1];
-  transport::BackendParams params = spec_.backend;
-  params.local_node = id;
-  params.epoch = ++slot.incarnations;  // grows across restarts, as the daemon's clock does
-  // The Node sizes its window from the receive ring: 8 windows is the least it takes.
-  if (slot.poll_gap_us > 0) params.recv_buffers = std::min(params.recv_buffers, 8 * totem_.window_size);
-  // A skewed clock reads from an offset of its own: a monotonic clock starts anew at each boot.
-  NodeClock clock{0, slot.clock_ppm};
-  if (spec_.clock_skew > 0) clock.offset_us = network_.rng().uniform_range(0, kClockOffsetMaxUs);
-  auto backend = network_.attach(params);
-  if (!backend) return Error::make("node {}: {}", id, backend.error().message());
-  const Seq ring_seq = std::max(slot.stored_ring_seq, membership::ring_seq_floor(network_.now_us() * 1000));
-  auto made = std::make_unique<Member>(*this, std::move(backend).value(), totem_, ring_seq, network_.now_us(), clock);
-  made->poll_gap_us = slot.poll_gap_us;
-  if (made->node->max_message_size() < kStampSize)
-    return Error::make("mtu {}: a message cannot hold the {}-byte stamp", params.mtu, kStampSize);
-  return made;
-}
 
 SimCluster::Member* SimCluster::member(NodeId id) const {
   RTOTEM_ASSERT(id >= 1 && id <= slots_.size());

@@ -230,9 +230,11 @@ class SimCluster {
   };
 
   SimCluster(const SimSpec& spec, const membership::TotemConfig& totem);
+  Member* member(NodeId id) const;
+
+  // sim_cluster_nodes.cpp: each node's hardware, and its incarnations.
   void draw_node_traits();
   Result<std::unique_ptr<Member>> make_member(NodeId id);
-  Member* member(NodeId id) const;
 
   // sim_cluster.cpp: the loop, and what the Nodes report.
   bool step(Time limit_us);  // false when nothing is due at or before `limit_us`
