@@ -1,6 +1,7 @@
 // The membership faults of the fault phase: network splits (a partition, or one-way links cut)
-// and their heals, crashes (torn ones too) and restarts, and pauses; drawn from the run's Rng at the spec's rates, or
-// scripted. The liveness phase ends them all: the network heals and every crashed node restarts.
+// and their heals, crashes (torn ones too) and restarts, and pauses; drawn from the run's Rng at
+// the spec's rates, or scripted. The liveness phase ends them all: the network heals and every
+// crashed node restarts.
 //
 // A scripted fault and a drawn one act on the same network: a drawn heal also ends a scripted
 // partition, and the other way round. Scenarios script, sweeps draw; mixing them is allowed.

@@ -27,7 +27,8 @@ void SimCluster::draw_node_traits() {
   const auto ppm_max = static_cast<std::uint64_t>(std::llround(spec_.clock_skew * 1e6));
   for (Slot& slot : slots_) {
     if (ppm_max > 0)
-      slot.clock_ppm = static_cast<std::int64_t>(rng.uniform_range(0, 2 * ppm_max)) - static_cast<std::int64_t>(ppm_max);
+      slot.clock_ppm =
+          static_cast<std::int64_t>(rng.uniform_range(0, 2 * ppm_max)) - static_cast<std::int64_t>(ppm_max);
     if (spec_.slow_share > 0 && rng.chance(spec_.slow_share))
       slot.poll_gap_us = rng.uniform_range(kSlowPollMinUs, kSlowPollMaxUs);
   }

@@ -117,7 +117,8 @@ std::vector<std::byte> sample_packet(std::size_t payload_size) {
   header.cluster_id = 7;
   header.sender = 3;
   header.payload_len = static_cast<std::uint32_t>(payload_size);
-  transport::encode_header(header, std::span<std::byte, transport::kWireHeaderSize>(wire.data(), transport::kWireHeaderSize));
+  transport::encode_header(header, std::span<std::byte, transport::kWireHeaderSize>(wire.data(),
+                                                                                  transport::kWireHeaderSize));
   wire[transport::kWireHeaderSize] = std::byte(membership::PacketType::kToken);
   return wire;
 }
