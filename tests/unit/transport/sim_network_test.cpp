@@ -286,6 +286,49 @@ TEST(SimNetwork, DestroyingASenderDropsItsPacketsInFlight) {
   EXPECT_TRUE(restarted.ok());
 }
 
+// With set_crashed_copies_land, a crash drops only what was addressed to the node: what it sent
+// had left its host and lands, from copies of its bytes (its pool is gone); once it is attached
+// again, those count as a dead incarnation's.
+TEST(SimNetwork, ACrashedSendersCopiesLandWhenToldToAndCountAfterItsRestart) {
+  SimCluster cluster(1, {.delay_min_us = 100, .delay_max_us = 100}, 3);
+  cluster.network.set_crashed_copies_land(true);
+  cluster.multicast(1, "posthumous");
+  cluster.run_until(50);
+  cluster.crash(1);
+  EXPECT_EQ(cluster.network.in_flight(), 2u);
+  auto restarted = cluster.network.attach(params_of(1));
+  ASSERT_TRUE(restarted.ok());
+  cluster.run();
+  ASSERT_EQ(cluster.received_by(2).size(), 1u);
+  EXPECT_EQ(cluster.received_by(2)[0].payload, "posthumous");
+  EXPECT_EQ(cluster.received_by(3).size(), 1u);
+  EXPECT_EQ(cluster.network.stats().from_dead_incarnation, 2u);
+  EXPECT_TRUE(accounts_for_every_copy(cluster.network));
+}
+
+// The heavy tail: a late copy takes late_min..late_max instead of the jitter.
+TEST(SimNetwork, ALateCopyTakesTheLateDelay) {
+  SimCluster late(1, {.delay_min_us = 10, .delay_max_us = 20, .late = 1, .late_min_us = 5000, .late_max_us = 6000},
+                  2);
+  late.unicast(1, 2, "slow");
+  late.run();
+  ASSERT_EQ(late.log.size(), 1u);
+  EXPECT_GE(late.log[0].time_us, 5000u);
+  EXPECT_LE(late.log[0].time_us, 6000u);
+  EXPECT_EQ(late.network.stats().late, 1u);
+}
+
+// The Damage hook rewrites a corrupted copy: here its last byte cut, which the receiver refuses.
+TEST(SimNetwork, ACorruptedCopyIsDamagedByTheHookAndRefused) {
+  SimCluster cluster(1, {.corrupt = 1}, 2);
+  cluster.network.set_damage([](std::span<std::byte> wire, Rng&) { return wire.size() - 1; });
+  cluster.unicast(1, 2, "cut short");
+  cluster.run();
+  EXPECT_TRUE(cluster.log.empty());
+  EXPECT_EQ(cluster.network.stats().corrupted, 1u);
+  EXPECT_EQ(cluster.node(2).counters().drop_bad_length, 1u);
+}
+
 TEST(SimNetwork, DestroyingAReceiverReleasesTheSendersBuffers) {
   SimCluster cluster(1, {.delay_min_us = 100, .delay_max_us = 100}, 2);
   const std::uint32_t capacity = cluster.node(1).send_pool().capacity();
