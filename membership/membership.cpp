@@ -78,6 +78,7 @@ void Node::on_join(InboundPacket& packet, Time now) {
     return;
   }
   if (join.sender == self_) return;
+  if (contains(join.failed_set, join.sender)) strangers_.forget(join.sender);  // it is leaving
   if (join.ring_seq > ring_seq_) {
     // A new ring must outnumber every one seen, and a restart must not come back below it: a
     // commit token's seq is stored only when above ours, so one we were put on could be lost.

@@ -12,7 +12,9 @@
 // starts the Gather (the stranger in its proc set: the joins bring everyone), anything less is
 // dropped and that stranger is not proposed again for a merge period. A node only some members
 // hear stays out until they all hear it, e.g. until its link heals; a node alone on its ring
-// merges at once, as before. Only when a merge starts changes: Gather, consensus and the commit
+// merges at once, as before. A stranger every member hears but that does not hear us (the link
+// cut its way) does not come to the merge: the ring forms again without it, and it is proposed
+// again only after a backoff that doubles, from a merge period up to 64 of them. Only when a merge starts changes: Gather, consensus and the commit
 // are as they were, so safety does not rest on this.
 #include <algorithm>
 
@@ -53,6 +55,7 @@ bool Node::vote_on_merge(Time now) {
     token.merge_votes = 0;
     if (everyone) {
       ++counters_.merge_votes_won;
+      strangers_.merging(stranger);
       insert(proc_set_, stranger);
       gather_enter(now);
       return true;

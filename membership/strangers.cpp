@@ -11,7 +11,7 @@ void StrangerLog::heard(NodeId node, Time now) noexcept {
     it = std::min_element(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
       return std::pair(a.node != kNoNode, a.heard) < std::pair(b.node != kNoNode, b.heard);  // free ones first
     });
-  if (it->node != node) *it = Entry{node, now, 0, false};
+  if (it->node != node) *it = Entry{node, now};
   it->heard = now;
 }
 
@@ -23,12 +23,37 @@ bool StrangerLog::heard_since(NodeId node, Time since) const noexcept {
 NodeId StrangerLog::propose(Time heard_since, Time proposed_before, const NodeList& members, Time now) noexcept {
   for (Entry& e : entries_) {
     if (e.node == kNoNode || e.heard < heard_since || contains(members, e.node)) continue;
-    if (e.ever_proposed && e.proposed > proposed_before) continue;
+    if ((e.ever_proposed && e.proposed > proposed_before) || e.not_before > now) continue;
     e.proposed = now;
     e.ever_proposed = true;
     return e.node;
   }
   return kNoNode;
+}
+
+void StrangerLog::merging(NodeId node) noexcept {
+  for (Entry& e : entries_)
+    if (e.node == node) e.merging = true;
+}
+
+void StrangerLog::installed(const NodeList& members, Time now, Time backoff) noexcept {
+  constexpr std::uint32_t kDoublingsMax = 6;  // 64 x backoff
+  for (Entry& e : entries_) {
+    if (!e.merging) continue;
+    e.merging = false;
+    if (contains(members, e.node)) {
+      e.failures = 0;
+      e.not_before = 0;
+      continue;
+    }
+    ++e.failures;
+    e.not_before = now + (backoff << std::min(e.failures - 1, kDoublingsMax));
+  }
+}
+
+void StrangerLog::forget(NodeId node) noexcept {
+  for (Entry& e : entries_)
+    if (e.node == node) e = Entry{};
 }
 
 }  // namespace rtotem::membership

@@ -97,7 +97,7 @@ std::string describe(MessageId id);
 
 // How long a pairwise-connected majority may go without a ring of its nodes delivering, for
 // `totem` (the reasoning is in history_checker_progress.cpp).
-Time progress_bound_us(const membership::TotemConfig& totem) noexcept;
+Time progress_bound_us(const membership::TotemConfig& totem, std::size_t nodes) noexcept;
 
 class HistoryChecker {
  public:

@@ -185,8 +185,7 @@ int main(int argc, char** argv) {
     fmt::print("seeds {}..{}: {} runs, {} failed, {} messages delivered, {} configurations, {} rings formed, {} "
                "crashes ({} graceful stops, {} torn, {} restarts without state), {} partitions, {} pauses, {} messages "
                "split ({} sent again whole after a ring change), {} failures to receive, {} packet copies late, {} "
-               "damaged, {} s virtual time
-",
+               "damaged, {} s virtual time\n",
                options->seed_first, options->seed_last, totals.runs, totals.failed, totals.messages,
                totals.configurations, totals.rings, totals.crashes, totals.stops, totals.torn, totals.states_lost,
                totals.partitions, totals.pauses, totals.split, totals.restarted, totals.deaf_left, totals.late,

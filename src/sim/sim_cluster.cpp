@@ -124,7 +124,7 @@ SimCluster::SimCluster(const SimSpec& spec, const membership::TotemConfig& totem
         return ids;
       }()),
       network_(spec.seed, spec.faults),
-      checker_(ids_, progress_bound_us(totem)),
+      checker_(ids_, progress_bound_us(totem, ids_.size())),
       slots_(spec.nodes) {
   if (spec_.liveness_bound_us == 0) spec_.liveness_bound_us = kLivenessBoundTimeouts * totem_.token_timeout_ms * 1000;
   live_.reserve(ids_.size());
@@ -184,7 +184,9 @@ bool SimCluster::step(Time limit_us) {
   retire_stopped(now);
   const std::optional<Time> fault_us = next_fault_us();
   run_due_faults(now);
-  if (fault_us && *fault_us <= now && generating_) report_connectivity(now);
+  // A pause ending changes who is connected too.
+  const bool woke = std::any_of(live_.begin(), live_.end(), [&](NodeId id) { return member(id)->paused_until_us == now; });
+  if (((fault_us && *fault_us <= now) || woke) && generating_) report_connectivity(now);
   // A node waking from a pause fires what came due while it slept before it reads what arrived
   // since: in time order, the timers went off first. (Only a pause leaves a timer overdue.)
   fire_due_timers(now, true);
@@ -306,9 +308,12 @@ void SimCluster::note_operational(Member& m, bool operational) {
 void SimCluster::report_connectivity(Time now) {
   std::vector<std::uint64_t> links(ids_.size());
   const bool reliable = spec_.faults.loss <= kProgressLossMax;
+  // A paused node hears no one; its pause's end is reported too.
+  const auto awake = [&](NodeId id) { return member(id)->paused_until_us <= now; };
   for (NodeId a : live_)
     for (NodeId b : live_) {
-      const bool hears = a == b || (reliable && !network_.multicast_deaf(a) && !network_.multicast_deaf(b));
+      const bool hears = a == b || (reliable && awake(a) && awake(b) && !network_.multicast_deaf(a) &&
+                                    !network_.multicast_deaf(b));
       if (hears && network_.reachable(a, b) && network_.reachable(b, a)) links[a - 1] |= std::uint64_t{1} << (b - 1);
     }
   checker_.record_connectivity(now, links);

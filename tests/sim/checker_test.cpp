@@ -812,7 +812,8 @@ TEST(ProgressBound, IsTheWorstPathToAWorkingRingWithOneRetry) {
   totem.fail_recv_ms = 1000;
   const auto resolved = totem.resolved();
   ASSERT_TRUE(resolved);
-  EXPECT_EQ(progress_bound_us(*resolved), 3'600'000u);  // 1 + 1.2 + 1 + 0.2 + 4 x 0.05 s
+  EXPECT_EQ(progress_bound_us(*resolved, 0), 3'600'000u);  // 1 + 1.2 + 1 + 0.2 + 4 x 0.05 s
+  EXPECT_EQ(progress_bound_us(*resolved, 64), 10'000'000u);  // and 2 joins (0.1 s) a node
 }
 
 // --- The end of the run ---

@@ -44,7 +44,7 @@ inline ScriptedFault crash_at(Time at_us, NodeId node) { return {at_us, Scripted
 inline ScriptedFault stop_at(Time at_us, NodeId node) { return {at_us, ScriptedFault::Kind::kStop, node, {}}; }
 inline ScriptedFault restart_at(Time at_us, NodeId node) { return {at_us, ScriptedFault::Kind::kRestart, node, {}}; }
 inline ScriptedFault cut_link_at(Time at_us, NodeId from, NodeId to) {
-  return {at_us, ScriptedFault::Kind::kCutLink, from, {}, to};
+  return {.at_us = at_us, .kind = ScriptedFault::Kind::kCutLink, .node = from, .to = to};
 }
 inline ScriptedFault heal_at(Time at_us) { return {at_us, ScriptedFault::Kind::kHeal, transport::kNoNode, {}}; }
 inline ScriptedFault partition_at(Time at_us, std::vector<std::vector<NodeId>> groups) {
