@@ -6,6 +6,7 @@
 
 #include "membership/chunks.hpp"
 #include "membership/packets.hpp"
+#include "transport/assert.hpp"
 
 namespace rtotem::membership {
 
@@ -73,6 +74,18 @@ std::uint32_t TotemConfig::send_queue_for(std::uint32_t mtu) const noexcept {
 std::uint32_t TotemConfig::send_buffers_for(std::uint32_t mtu) const noexcept {
   const std::size_t needed = window_size + kRtrMax + 3 + pieces_for(max_message_size, mtu);
   return static_cast<std::uint32_t>(std::max<std::size_t>(transport::BackendParams{}.send_buffers, needed));
+}
+
+Result<void> check_ring_fits(std::size_t nodes, const transport::BackendParams& backend) {
+  RTOTEM_ASSERT(nodes <= kMembersMax);  // the nodelist refuses more
+  if (nodes <= members_max_for_mtu(backend.payload_mtu())) return {};
+  Commit commit;
+  commit.count = static_cast<std::uint16_t>(nodes);
+  const std::size_t needed = commit_size(commit) + (backend.mtu - backend.payload_mtu());
+  return Error::make("{} nodes take a commit token of {} bytes, which an mtu of {} cannot carry "
+                     "(at most {} nodes): raise netmtu to at least {}",
+                     nodes, commit_size(commit), backend.payload_mtu(), members_max_for_mtu(backend.payload_mtu()),
+                     needed);
 }
 
 }  // namespace rtotem::membership

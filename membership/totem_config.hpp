@@ -49,4 +49,9 @@ struct TotemConfig {
   std::uint32_t send_buffers_for(std::uint32_t mtu) const noexcept;
 };
 
+// Whether a ring of `nodes` members can form over this backend: its commit token (32 bytes a
+// member) must fit one packet. A larger cluster would agree on a ring it can never commit and
+// stay in Gather for good, so start-up refuses it, naming the MTU it needs. `nodes` <= kMembersMax.
+Result<void> check_ring_fits(std::size_t nodes, const transport::BackendParams& backend);
+
 }  // namespace rtotem::membership

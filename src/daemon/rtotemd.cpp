@@ -62,9 +62,11 @@ struct TransportPlan {
   }
 };
 
-Result<void> check_totem(const DaemonOptions& options, const membership::TotemConfig& totem,
-                         const transport::BackendParams& params) {
+Result<void> check_totem(const DaemonOptions& options, const config::DaemonConfig& config,
+                         const membership::TotemConfig& totem, const transport::BackendParams& params) {
   if (auto fits = totem.check(params); !fits) return Error::make("{}: totem: {}", options.config_path, fits.error().message());
+  if (auto fits = membership::check_ring_fits(config.nodes.size(), params); !fits)
+    return Error::make("{}: nodelist: {}", options.config_path, fits.error().message());
   return {};
 }
 
@@ -119,7 +121,7 @@ Result<DaemonSetup> prepare(const DaemonOptions& options, TransportPlan& plan) {
   auto totem = loaded->totem.resolved();
   if (!totem) return Error::make("{}: totem: {}", options.config_path, totem.error().message());
   plan.size_pools(*totem);
-  if (auto fits = check_totem(options, *totem, plan.rdma ? plan.rdma->params : plan.udp.params); !fits)
+  if (auto fits = check_totem(options, *loaded, *totem, plan.rdma ? plan.rdma->params : plan.udp.params); !fits)
     return fits.error();
   std::string ipc_name = !options.ipc_name.empty() ? options.ipc_name : loaded->ipc.name;
   return DaemonSetup{std::move(loaded).value(), *totem, *self, std::move(ipc_name), options.state_dir};
@@ -154,7 +156,7 @@ Result<std::unique_ptr<transport::Backend>> open_backend(const DaemonOptions& op
     if (!udp) return udp.error();
     backend = std::move(*udp);
   }
-  if (auto fits = check_totem(options, setup.totem, backend->params()); !fits) return fits.error();
+  if (auto fits = check_totem(options, setup.config, setup.totem, backend->params()); !fits) return fits.error();
   log_transport(*backend, setup.totem);
   return backend;
 }
@@ -178,7 +180,7 @@ Result<std::unique_ptr<transport::Backend>> open_run_time_fallback(const DaemonO
   }
   auto udp = transport::UdpBackend::open(plan.udp);
   if (!udp) return udp.error();
-  if (auto fits = check_totem(options, totem, (*udp)->params()); !fits) return fits.error();
+  if (auto fits = check_totem(options, config, totem, (*udp)->params()); !fits) return fits.error();
   qb_log(LOG_WARNING, "%s", choice->warning.c_str());
   log_transport(**udp, totem);
   plan.rdma.reset();  // once: UDP has nothing to fall back to

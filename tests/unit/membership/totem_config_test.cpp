@@ -86,5 +86,22 @@ TEST(TotemConfigSizing, AMaxMessageSizeOfZeroIsRefused) {
   EXPECT_NE(zero.resolved().error().message().find("max_message_size: 0"), std::string::npos);
 }
 
+// A 64-node nodelist at the default netmtu agreed on a ring whose commit token (2076 bytes) no
+// packet carried: every daemon stayed in Gather, multicasting joins, for good.
+TEST(TotemConfigSizing, ANodelistWhoseCommitTokenDoesNotFitIsRefusedNamingTheMtu) {
+  transport::BackendParams p;
+  p.mtu = 1400;
+  EXPECT_TRUE(check_ring_fits(42, p).ok());
+  EXPECT_EQ(check_ring_fits(43, p).error().message(),
+            "43 nodes take a commit token of 1404 bytes, which an mtu of 1400 cannot carry (at most 42 nodes): "
+            "raise netmtu to at least 1404");
+  EXPECT_NE(check_ring_fits(kMembersMax, p).error().message().find("at least 2076"), std::string::npos);
+  p.mtu = 2076;
+  EXPECT_TRUE(check_ring_fits(kMembersMax, p).ok());
+  // Sealed, the payload is smaller by the seal: the netmtu asked for covers it.
+  p.key = std::make_shared<const transport::ClusterKey>(transport::ClusterKey::random().value());
+  EXPECT_NE(check_ring_fits(kMembersMax, p).error().message().find("at least 2116"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rtotem::membership
