@@ -27,8 +27,14 @@ void Node::gather_enter(Time now) {
   events_.cancel_timer(TimerId::kTokenLoss);
   events_.cancel_timer(TimerId::kMergeDetect);
   ++counters_.gathers;
-  send_join();
-  events_.arm_timer(TimerId::kJoin, now + ms_to_time(config_.join_ms));
+  if (config_.send_join_ms == 0) {
+    send_join();
+    events_.arm_timer(TimerId::kJoin, now + ms_to_time(config_.join_ms));
+  } else {
+    // The join timer sends it. Re-entries within the delay (a node hears of many others at
+    // once when a large ring forms) send one join with the widest sets, not one each.
+    events_.arm_timer(TimerId::kJoin, now + join_delay());
+  }
   // Restarted on each entry (as corosync does): everyone gets a full consensus period to answer
   // our new sets. Sets only grow within a round, so re-entries are bounded by the node count.
   events_.arm_timer(TimerId::kConsensus, now + ms_to_time(config_.consensus_ms));
@@ -47,6 +53,12 @@ void Node::leave() {
   for (const TimerId timer : {TimerId::kTokenLoss, TimerId::kJoin, TimerId::kConsensus, TimerId::kMergeDetect})
     events_.cancel_timer(timer);
   state_ = MemberState::kLeft;
+}
+
+// Random in [0, send_join): with tens of nodes all answering the same join, joins sent at once
+// arrive as a burst at every receiver (corosync's send_join).
+Time Node::join_delay() noexcept {
+  return config_.send_join_ms == 0 ? 0 : join_rng_.uniform(ms_to_time(config_.send_join_ms));
 }
 
 void Node::send_join() {

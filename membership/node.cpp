@@ -51,6 +51,7 @@ Node::Node(NodeId self, const TotemConfig& config, transport::Backend& backend, 
       ring_seq_(ring_seq),
       ring_(config.sort_queue_capacity),
       old_ring_(config.sort_queue_capacity),
+      join_rng_((std::uint64_t{self} << 32) ^ ring_seq),
       members_max_(members_max_for_mtu(backend.mtu())),
       send_queue_(std::make_unique<Pending[]>(config_.send_queue_max)),
       assembler_(members_max_, config.max_message_size) {
@@ -231,7 +232,7 @@ void Node::on_timer(TimerId timer, Time now) {
     case TimerId::kJoin:
       if (state_ != MemberState::kGather) break;
       send_join();
-      events_.arm_timer(TimerId::kJoin, now + ms_to_time(config_.join_ms));
+      events_.arm_timer(TimerId::kJoin, now + ms_to_time(config_.join_ms) + join_delay());
       check_consensus(now);  // a node alone agrees with itself
       break;
     case TimerId::kConsensus:

@@ -18,6 +18,9 @@ struct TotemConfig {
   std::uint32_t token_retransmit_ms = 0;          // 0: token_timeout / (retransmits + 0.2)
   std::uint32_t token_hold_ms = 0;                // idle ring holds the token; 0: 80% of retransmit
   std::uint32_t join_ms = 50;                     // Gather: a join is sent again this often
+  // Gather: each join waits a random [0, send_join_ms) first (corosync's send_join), so that the
+  // joins of many nodes do not all arrive at once. 0: sent at once.
+  std::uint32_t send_join_ms = 0;
   std::uint32_t consensus_ms = 0;                 // Gather: give up on the silent; 0: 1.2 x token
   std::uint32_t merge_ms = 200;                   // a representative announces its ring this often
   // Failure to receive: this node alone has held the ring's aru back, unchanged, for this many

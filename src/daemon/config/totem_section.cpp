@@ -37,6 +37,7 @@ constexpr TotemNumber kTotemNumbers[] = {
     {"token_retransmit", &TotemConfig::token_retransmit_ms, 1, kMsMax, "ms"},
     {"hold", &TotemConfig::token_hold_ms, 1, kMsMax, "ms"},
     {"join", &TotemConfig::join_ms, 1, kMsMax, "ms"},
+    {"send_join", &TotemConfig::send_join_ms, 0, kMsMax, "ms"},  // 0 is its default: joins at once
     {"consensus", &TotemConfig::consensus_ms, 1, kMsMax, "ms"},
     {"merge", &TotemConfig::merge_ms, 1, kMsMax, "ms"},
     {"fail_recv_const", &TotemConfig::fail_recv_const, 1, 1'000'000, "token visits"},
@@ -49,7 +50,7 @@ constexpr TotemNumber kTotemNumbers[] = {
 
 constexpr std::string_view kTotemCorosyncKeys[] = {
     "crypto_model", "secauth", "key", "ip_version", "link_mode",
-    "knet_*", "config_version", "clear_node_high_bit", "send_join", "seqno_unchanged_const", "miss_count_const",
+    "knet_*", "config_version", "clear_node_high_bit", "seqno_unchanged_const", "miss_count_const",
     "downcheck", "max_network_delay", "heartbeat_failures_allowed", "rrp_mode", "block_unlisted_ips", "threads",
     "vsftype", "token_coefficient", "token_warning", "cancel_token_hold_on_retransmit",
 };

@@ -80,8 +80,10 @@ struct Host final : NodeEvents, transport::PacketSink {
 
 class Cluster {
  public:
-  explicit Cluster(std::uint64_t seed = 1) : network_(seed, {.delay_min_us = 20, .delay_max_us = 60}) {
+  explicit Cluster(std::uint64_t seed = 1, std::uint32_t send_join_ms = 0)
+      : network_(seed, {.delay_min_us = 20, .delay_max_us = 60}) {
     config_.token_timeout_ms = 200;
+    config_.send_join_ms = send_join_ms;
     config_.max_message_size = 64 << 10;  // 69 packets: within the pools of a Host
     config_ = config_.resolved().value();
   }
@@ -200,6 +202,29 @@ TEST(Membership, ThreeNodesStartedTogetherFormOneRingAndDeliverInOneOrder) {
     std::vector<std::string> theirs;
     for (const auto& d : cluster.host(id).delivered) theirs.push_back(d.text);
     EXPECT_EQ(theirs, order) << "node " << id;
+  }
+}
+
+// send_join (corosync's): a join waits a random delay, so many nodes' joins do not arrive as one
+// burst, and a node that re-enters Gather several times within it sends one join, not one each.
+TEST(Membership, WithSendJoinJoinsWaitARandomDelayAndReentriesWithinItSendOne) {
+  constexpr std::uint32_t kSendJoinMs = 40;
+  Cluster cluster(1, kSendJoinMs);
+  std::vector<NodeId> all;
+  for (NodeId id = 1; id <= 12; ++id) {
+    Host& h = cluster.start(id);
+    all.push_back(id);
+    EXPECT_EQ(h.node->counters().joins_sent, 0u) << "node " << id << " sent its join at once";
+    const auto due = h.timers[static_cast<std::size_t>(TimerId::kJoin)];
+    ASSERT_TRUE(due.has_value());
+    EXPECT_LT(*due, cluster.now() + ms_to_time(kSendJoinMs)) << "node " << id;
+  }
+  cluster.run_for(5000);
+  cluster.expect_one_ring(all);
+  // Every node heard of the 11 others, at 11 or fewer moments; a join for each would be 11 each.
+  for (NodeId id : all) {
+    const NodeCounters& c = cluster.host(id).node->counters();
+    EXPECT_LT(c.joins_sent, c.gathers) << "node " << id;
   }
 }
 

@@ -86,6 +86,16 @@ TEST(TotemConfigSizing, AMaxMessageSizeOfZeroIsRefused) {
   EXPECT_NE(zero.resolved().error().message().find("max_message_size: 0"), std::string::npos);
 }
 
+// Each node must send a join within every consensus period, however long send_join delays it.
+TEST(TotemConfigSizing, SendJoinAndJoinMustFitWithinConsensus) {
+  TotemConfig set;
+  set.token_timeout_ms = 1000;  // consensus 1200
+  set.send_join_ms = 1149;
+  EXPECT_TRUE(set.resolved().ok());
+  set.send_join_ms = 1150;
+  EXPECT_EQ(set.resolved().error().message(), "send_join: 1150 ms plus join (50 ms) must be below consensus (1200 ms)");
+}
+
 // A 64-node nodelist at the default netmtu agreed on a ring whose commit token (2076 bytes) no
 // packet carried: every daemon stayed in Gather, multicasting joins, for good.
 TEST(TotemConfigSizing, ANodelistWhoseCommitTokenDoesNotFitIsRefusedNamingTheMtu) {
