@@ -78,6 +78,7 @@ totem {
 	consensus: $CMP_CONSENSUS_MS
 $crypto_lines
 ${CMP_NETMTU:+	netmtu: $CMP_NETMTU
+}${CMP_SEND_JOIN:+	send_join: $CMP_SEND_JOIN
 }	interface {
 		linknumber: 0
 		mcastaddr: 239.192.77.1
