@@ -6,7 +6,7 @@
 # file), so each of its nodes gets a network namespace on one bridge (bench/compare/lib/netns.sh).
 # Both get the same token (1000 ms) and consensus (1200 ms; bench/compare/lib/systems.sh). Both are
 # timed from their own logs, polled every 0.2 s (rtotem: "ring R/S: members [...]"; Corosync:
-# "Members[K]:"), so no client adds to the load.
+# "Sync members[K]:"), so no client adds to the load.
 # Prints one markdown row per system and N, with the exact command, machine and commit above.
 #
 # Usage: bench/big_ring.sh [--nodes "8 16 32 64"] [--systems "rtotem corosync"] [--limit S]
@@ -90,7 +90,7 @@ on_ring_of() {  # on_ring_of SYSTEM K NODES...
         grep -o 'members \[[0-9 ]*\], joined' | awk -v k="$k" '{ gsub(/.*\[|\].*/, ""); if (NF == k) f = 1 } END { exit !f }' &&
         count=$((count + 1))
     else
-      tail -n "+$((from + 1))" "$(node_log corosync "$i")" 2>/dev/null | grep -q "Members\[$k\]:" && count=$((count + 1))
+      tail -n "+$((from + 1))" "$(node_log corosync "$i")" 2>/dev/null | grep -q "Sync members\[$k\]:" && count=$((count + 1))
     fi
   done
   echo "$count"
