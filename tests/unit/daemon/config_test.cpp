@@ -196,6 +196,7 @@ TEST(DaemonConfig, EveryKeyMapsToItsField) {
   token_retransmit: 800
   hold: 600
   join: 70
+  send_join: 30
   consensus: 6100
   merge: 250
   fail_recv_const: 3000
@@ -248,6 +249,7 @@ ipc {
   EXPECT_EQ(config.totem.token_retransmit_ms, 800u);
   EXPECT_EQ(config.totem.token_hold_ms, 600u);
   EXPECT_EQ(config.totem.join_ms, 70u);
+  EXPECT_EQ(config.totem.send_join_ms, 30u);
   EXPECT_EQ(config.totem.consensus_ms, 6100u);
   EXPECT_EQ(config.totem.merge_ms, 250u);
   EXPECT_EQ(config.totem.fail_recv_const, 3000u);
@@ -265,9 +267,9 @@ ipc {
   EXPECT_EQ(config.nodes[0].nodeid, 3u);
   EXPECT_EQ(config.nodes[0].name, "three");
   EXPECT_EQ(config.nodes[0].ring0_addr, "10.0.0.3");
-  EXPECT_EQ(config.nodes[0].line, 33);
+  EXPECT_EQ(config.nodes[0].line, 34);
   EXPECT_EQ(config.nodes[1].nodeid, 7u);
-  EXPECT_EQ(config.nodes[1].line, 28);
+  EXPECT_EQ(config.nodes[1].line, 29);
   EXPECT_FALSE(config.logging.to_stderr);
   EXPECT_TRUE(config.logging.to_syslog);
   EXPECT_TRUE(config.logging.to_logfile);
