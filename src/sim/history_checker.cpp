@@ -92,7 +92,10 @@ Kind kind_of(Property property) noexcept {
     case Property::kConfiguration:
     case Property::kVirtualSynchrony: return Kind::kSafety;
     case Property::kPrefix:
-    case Property::kFifo: return Kind::kSafety;
+    case Property::kFifo:
+    case Property::kGroupViews:
+    case Property::kGroupSender:
+    case Property::kGroupNodeDown: return Kind::kSafety;
     case Property::kAgreement:
     case Property::kSelfDelivery:
     case Property::kLiveness:
@@ -115,6 +118,9 @@ std::string_view name_of(Property property) noexcept {
     case Property::kPrefix: return "prefix";
     case Property::kFifo: return "fifo";
     case Property::kProgress: return "progress";
+    case Property::kGroupViews: return "group-views";
+    case Property::kGroupSender: return "group-sender";
+    case Property::kGroupNodeDown: return "group-nodedown";
   }
   return "?";
 }

@@ -72,6 +72,11 @@ enum class Property : std::uint8_t {
   kFifo,               // every node delivers a sender's messages in the order it submitted them
   kProgress,           // while a majority of the nodes stays pairwise connected for longer than a
                        // bound, a ring of such a majority delivers, at least once a bound
+  // Process groups (group_checker.hpp): views agree at equal places in the order; a group message
+  // comes from a member; NODEDOWN comes with the regular configuration, after the node's messages.
+  kGroupViews,
+  kGroupSender,
+  kGroupNodeDown,
 };
 
 // Safety: something bad happened. Liveness: something good did not happen in time. Within a

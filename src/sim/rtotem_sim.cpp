@@ -70,6 +70,9 @@ struct Totals {
   std::uint64_t split = 0;       // messages sent in pieces
   std::uint64_t restarted = 0;   // of those, cut short by a ring change and sent again whole
   std::uint64_t deaf_left = 0;   // nodes that failed to receive and left their ring
+  std::uint64_t group_changes = 0;   // --groups: what the GroupChecker judged
+  std::uint64_t group_messages = 0;
+  std::uint64_t group_views_compared = 0;
   Time virtual_us = 0;
 };
 
@@ -87,6 +90,9 @@ void print_summary(const RunParams& params, const SimResult& r) {
              plural(r.partitions), r.submit_refusals, r.counters.token_losses, r.counters.tokens_retransmitted,
              seconds(r.end_us), seconds(r.converged_us), r.pauses, r.timers_overdue, r.torn, r.network.late,
              r.network.corrupted, r.network.ring_full, r.network.from_dead_incarnation);
+  if (params.groups)
+    fmt::print("  groups: {} changes, {} messages, {} views compared\n", r.group_changes, r.group_messages,
+               r.group_views_compared);
 }
 
 void print_node(const NodeSnapshot& n) {
@@ -151,6 +157,9 @@ bool run_one(const SimOptions& options, std::uint64_t seed, Totals& totals) {
   totals.restarted += result.counters.messages_restarted;
   totals.deaf_left += result.counters.failed_to_receive;
   totals.virtual_us += result.end_us;
+  totals.group_changes += result.group_changes;
+  totals.group_messages += result.group_messages;
+  totals.group_views_compared += result.group_views_compared;
   if (result.ok()) {
     if (verbose) print_summary(params, result);
     return true;
@@ -190,5 +199,8 @@ int main(int argc, char** argv) {
                totals.configurations, totals.rings, totals.crashes, totals.stops, totals.torn, totals.states_lost,
                totals.partitions, totals.pauses, totals.split, totals.restarted, totals.deaf_left, totals.late,
                totals.corrupted, seconds(totals.virtual_us));
+  if (options->range && options->groups)
+    fmt::print("groups: {} changes, {} messages, {} views compared\n", totals.group_changes, totals.group_messages,
+               totals.group_views_compared);
   return totals.failed == 0 ? kExitHeld : kExitViolated;
 }

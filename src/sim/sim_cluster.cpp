@@ -125,6 +125,7 @@ SimCluster::SimCluster(const SimSpec& spec, const membership::TotemConfig& totem
       }()),
       network_(spec.seed, spec.faults),
       checker_(ids_, progress_bound_us(totem, ids_.size())),
+      group_checker_(ids_),
       slots_(spec.nodes) {
   if (spec_.liveness_bound_us == 0) spec_.liveness_bound_us = kLivenessBoundTimeouts * totem_.token_timeout_ms * 1000;
   live_.reserve(ids_.size());
@@ -166,6 +167,7 @@ SimResult SimCluster::run() {
     if (!converged() && !stalled_ && network_.now_us() < bound_us) network_.advance_to(bound_us);
   }
   checker_.finish(network_.now_us(), live_);
+  group_checker_.finish(network_.now_us(), live_);
   return result();
 }
 
@@ -252,9 +254,16 @@ void SimCluster::fire_due_timers(Time now, bool overdue_only) {
 // holds it. Transitional deliveries, and those made outside the ring (Recovery), promise only
 // what the transitional configuration says: the checker judges them by configuration. A crashed
 // member, or one that has moved to another ring, cannot say what it holds: it is skipped.
-void SimCluster::on_deliver(NodeId node, const Delivered& message) {
+// A group packet goes to the node's GroupService (and its checker), a stamped one to the checker.
+void SimCluster::on_deliver(Member& m, const Delivered& message) {
   const Time now = network_.now_us();
-  checker_.record_delivery(now, node, message);
+  const NodeId node = m.id;
+  if (m.groups && is_group_packet(message.payload)) {
+    group_checker_.record_delivery(now, node, message);
+    m.groups->on_deliver(message);
+  } else {
+    checker_.record_delivery(now, node, message);
+  }
   if (message.delivery != Delivery::kSafe || message.transitional) return;
   const membership::Node& self = *member(node)->node;
   if (!self.operational() || !(self.ring_id() == message.ring_id)) return;
@@ -273,6 +282,7 @@ void SimCluster::after_node_call(Member& m) {
     m.dead = true;
     return;
   }
+  if (m.groups) m.groups->retry_pending();  // a join list the ring refused: after each call, as the daemon's turn
   // The simulated device takes every packet at once; anything else is a bug in the backend.
   const Status flushed = m.backend->flush();
   RTOTEM_ASSERT(flushed == Status::kOk);
@@ -333,8 +343,13 @@ bool SimCluster::converged() const {
 
 SimResult SimCluster::result() const {
   SimResult r;
-  r.violation_count = checker_.violation_count();
+  r.violation_count = checker_.violation_count() + group_checker_.violation_count();
   r.violations = checker_.violations();
+  for (const Violation& v : group_checker_.violations())
+    if (r.violations.size() < kViolationsKept) r.violations.push_back(v);
+  r.group_changes = group_checker_.changes();
+  r.group_messages = group_checker_.messages();
+  r.group_views_compared = group_checker_.views_compared();
   r.messages_accepted = checker_.messages_accepted();
   r.messages_delivered = checker_.messages_delivered();
   r.deliveries = checker_.deliveries();

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "membership/node.hpp"
+#include "src/sim/group_checker.hpp"
 #include "src/sim/history_checker.hpp"
 #include "transport/result.hpp"
 #include "transport/sim/sim_network.hpp"
@@ -135,6 +136,9 @@ struct SimSpec {
   // Seal every packet (WireCrypto) with a key made for the run: the protocol over the sealing
   // backends, duplicates dropped as replays below it. Off by default: sealing costs CPU.
   bool crypto = false;
+  // Each node runs a GroupService (process groups) on its Node, its application's processes
+  // joining, leaving and multicasting to a few groups too; the GroupChecker judges what they see.
+  bool groups = false;
   // Scenarios only (never drawn): loses the copies it picks, as SimNetwork::set_drop_rule says.
   transport::SimNetwork::DropRule drop_rule;
   // After the fault phase. 0: 30 x token_timeout (a token loss, consensus, commit and recovery).
@@ -177,6 +181,9 @@ struct SimResult {
   std::uint64_t deliveries = 0;            // at all nodes
   std::uint64_t submit_refusals = 0;       // back-pressure (or any refusal), each retried later
   std::uint64_t configurations = 0;        // configuration changes delivered, at all nodes
+  std::uint64_t group_changes = 0;         // spec.groups: group membership changes, at all nodes
+  std::uint64_t group_messages = 0;        // group messages, at all nodes
+  std::uint64_t group_views_compared = 0;  // views compared between two nodes at one place
   std::uint64_t rings_formed = 0;          // rings.size()
   std::vector<FormedRing> rings;           // in the order they formed
   std::uint64_t crashes = 0;
@@ -240,7 +247,7 @@ class SimCluster {
   bool step(Time limit_us);  // false when nothing is due at or before `limit_us`
   std::optional<Time> next_event_us() const;
   void fire_due_timers(Time now, bool overdue_only);
-  void on_deliver(NodeId node, const Delivered& message);
+  void on_deliver(Member& member, const Delivered& message);
   void after_node_call(Member& member);
   // Opens or closes the member's span of NodeSnapshot::operational.
   void note_operational(Member& member, bool operational);
@@ -253,6 +260,7 @@ class SimCluster {
   void generate_burst(Member& member, Time now);
   void submit_pending(Member& member, Time now);
   Time draw_gap_us();
+  void group_action(Member& member);
 
   // sim_cluster_faults.cpp: partitions, cut links, crashes and restarts.
   void begin_faults(Time now);
@@ -278,6 +286,7 @@ class SimCluster {
   std::vector<NodeId> ids_;                // 1..nodes
   transport::SimNetwork network_;          // first: outlives every backend
   HistoryChecker checker_;
+  GroupChecker group_checker_;             // judges nothing unless spec_.groups
   std::vector<Slot> slots_;                // by id - 1; each Member owns its backend and Node
   // Stopped gracefully: the Member stays attached (taking no input) until the packets it sent
   // last, its leave among them, are delivered: they are on the wire, the process is not.

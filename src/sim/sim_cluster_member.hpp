@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/daemon/groups/group_service.hpp"
 #include "src/sim/sim_cluster.hpp"
 
 namespace rtotem::sim {
@@ -49,7 +50,9 @@ struct Submission {
   Delivery delivery = Delivery::kAgreed;
 };
 
-class SimCluster::Member final : public membership::NodeEvents, public transport::PacketSink {
+class SimCluster::Member final : public membership::NodeEvents,
+                                  public transport::PacketSink,
+                                  public groups::GroupEvents {
  public:
   Member(SimCluster& cluster, std::unique_ptr<transport::SimBackend> backend_in,
          const membership::TotemConfig& totem, Seq stored_ring_seq, Time now, NodeClock clock_in)
@@ -59,7 +62,17 @@ class SimCluster::Member final : public membership::NodeEvents, public transport
         clock(clock_in),
         backend(std::move(backend_in)),
         node(std::make_unique<membership::Node>(id, totem, *backend, *this, stored_ring_seq)),
-        scratch(node->max_message_size()) {}
+        scratch(node->max_message_size()) {
+    if (!owner.spec_.groups) return;
+    // Submits as the daemon does, straight to the Node (flushed by the caller's after_node_call).
+    groups = std::make_unique<groups::GroupService>(
+        id, node->max_message_size(),
+        [this](const membership::Gather& packet, Delivery order) {
+          return node->submit(packet, order, owner.network_.now_us());
+        },
+        *this);
+    owner.group_checker_.record_start(id);
+  }
 
   // Timers are kept in virtual time, so the loop can compare them across nodes.
   void arm_timer(membership::TimerId timer, Time deadline) override {
@@ -67,9 +80,20 @@ class SimCluster::Member final : public membership::NodeEvents, public transport
     timers[index(timer)] = std::max(clock.global_at(deadline), owner.network_.now_us());
   }
   void cancel_timer(membership::TimerId timer) override { timers[index(timer)].reset(); }
-  void deliver(const Delivered& message) override { owner.on_deliver(id, message); }
+  void deliver(const Delivered& message) override { owner.on_deliver(*this, message); }
   void configuration(const membership::ConfigChange& change) override {
-    owner.checker_.record_configuration(owner.network_.now_us(), id, change);
+    const Time now = owner.network_.now_us();
+    owner.checker_.record_configuration(now, id, change);
+    if (!groups) return;
+    owner.group_checker_.begin_configuration(now, id, change);
+    groups->on_configuration(change);
+    owner.group_checker_.end_configuration(now, id);
+  }
+  void group_message(const groups::GroupMessage& message) override {
+    owner.group_checker_.record_message(owner.network_.now_us(), id, message);
+  }
+  void group_change(const groups::GroupChange& change) override {
+    owner.group_checker_.record_change(owner.network_.now_us(), id, change);
   }
   // The store survives this Member: a crash keeps it, as a file on disk would.
   void persist_ring_seq(Seq seq) override { owner.slots_[id - 1].stored_ring_seq = seq; }
@@ -106,6 +130,7 @@ class SimCluster::Member final : public membership::NodeEvents, public transport
   std::unique_ptr<transport::SimBackend> backend;
   std::array<std::optional<Time>, membership::kTimerCount> timers{};  // absolute deadlines
   std::unique_ptr<membership::Node> node;  // after backend: goes first, dropping its buffer Refs
+  std::unique_ptr<groups::GroupService> groups;  // spec.groups only; submits to node
   // The application: messages made but not yet accepted, oldest first (retried in order).
   std::deque<Submission> pending;
   Time generate_at = 0;

@@ -1,7 +1,10 @@
 // The simulated applications: each live node's makes bursts of messages and submits them to its
-// Node, retrying the refused ones (back-pressure) later, oldest first.
+// Node, retrying the refused ones (back-pressure) later, oldest first; with spec.groups, its
+// processes also join, leave and multicast to groups through the node's GroupService.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <string_view>
 
 #include "membership/chunks.hpp"
 #include "src/sim/sim_cluster.hpp"
@@ -14,6 +17,10 @@ namespace {
 // same instant (nothing there has changed) nor so often that retries swamp the event loop.
 constexpr Time kRetryMinUs = 1'000;
 constexpr Time kRetryMaxUs = 10'000;
+// A few processes in a few groups: enough for merges to bring back and NODEDOWN to take away
+// several at once, and for every join list to fit one packet (group_checker.hpp relies on it).
+constexpr std::uint32_t kGroupPids = 4;
+constexpr std::array<std::string_view, 3> kGroupNames{"alpha", "beta", "gamma"};
 
 }  // namespace
 
@@ -24,6 +31,7 @@ void SimCluster::run_due_traffic(Time now) {
     if (!due || *due > now || !m.awake(now)) continue;  // a paused node's application is paused too
     if (generating_ && m.generate_at <= now) {
       generate_burst(m, now);
+      if (spec_.groups) group_action(m);
       m.generate_at = now + draw_gap_us();
     }
     submit_pending(m, now);
@@ -78,6 +86,27 @@ void SimCluster::submit_pending(Member& m, Time now) {
     checker_.record_accepted(now, head.id);
     m.pending.pop_front();
   }
+}
+
+// One request per burst, of a drawn process in a drawn group, as a client makes them: a process not
+// in the group joins; one in it leaves (1 in 4) or multicasts, unless its leave is on its way. A
+// refused request (back-pressure) is dropped: a client would retry, and nothing here is owed.
+void SimCluster::group_action(Member& m) {
+  transport::Rng& rng = network_.rng();
+  groups::GroupService& service = *m.groups;
+  const auto pid = static_cast<std::uint32_t>(rng.uniform_range(1, kGroupPids));
+  const std::string_view group = kGroupNames[rng.uniform(kGroupNames.size())];
+  if (!std::ranges::binary_search(service.members(group), groups::ProcessId{m.id, pid})) {
+    (void)service.join(group, pid);
+  } else if (service.leave_in_flight(group, pid)) {
+    return;
+  } else if (rng.uniform(4) == 0) {
+    (void)service.leave(group, pid, rng.uniform(2) == 0 ? groups::Reason::kLeave : groups::Reason::kProcDown);
+  } else {
+    const std::array<std::byte, 8> data{};
+    (void)service.multicast(group, pid, data, rng.chance(spec_.safe_fraction) ? Delivery::kSafe : Delivery::kAgreed);
+  }
+  after_node_call(m);
 }
 
 // Uniform in [1, 2 x mean gap]: bursts of (1 + burst_max) / 2 messages on average, rate_per_s.

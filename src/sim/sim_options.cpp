@@ -86,6 +86,9 @@ constexpr std::string_view kUsage =
     "                         in flight still land, late ones after its restart\n"
     "  --crypto               seal every packet with a cluster key (XChaCha20-Poly1305, replay\n"
     "                         windows), as rtotemd with totem.crypto on; slower (default off)\n"
+    "  --groups               every node runs process groups (rtotemd's GroupService): its\n"
+    "                         processes join, leave and multicast to a few groups, and the\n"
+    "                         checker judges their views too; never drawn (default off)\n"
     "  -v, --verbose          with --seeds: a line per seed too\n"
     "  -h, --help             this text\n";
 
@@ -217,6 +220,10 @@ Result<SimOptions> parse_sim_options(std::span<char* const> args) {
       options.crypto = true;
       continue;
     }
+    if (arg == "--groups") {
+      options.groups = true;
+      continue;
+    }
     auto option = next_cli_option(args, i, kOptionNames);
     if (!option) return option.error();
     const auto [name, value] = *option;
@@ -278,6 +285,7 @@ RunParams resolve(const SimOptions& options, std::uint64_t seed) {
   p.slow = options.slow.value_or(p.slow);
   p.torn = options.torn.value_or(p.torn);
   p.crypto = options.crypto;
+  p.groups = options.groups;
   p.message_size_low = options.message_size_low;
   p.message_size_high = options.message_size_high;
   p.lose_state = options.lose_state;
@@ -311,6 +319,7 @@ SimSpec to_spec(const RunParams& params) {
   spec.torn_share = params.torn;
   spec.crashed_copies_land = params.torn > 0;
   if (params.nodes > membership::members_max_for_mtu(spec.backend.payload_mtu())) spec.backend.mtu = kJumboMtu;
+  spec.groups = params.groups;
   spec.message_size = params.message_size_low;
   spec.message_size_max = params.message_size_high;
   spec.lose_state = params.lose_state;
@@ -326,6 +335,7 @@ std::string command_line(const RunParams& p) {
       p.seed, p.nodes, p.duration_s, p.loss, p.dup, p.reorder, p.delay_us, p.rate, p.safe, p.token_timeout_ms,
       p.partitions, p.crashes, p.stops, p.late, p.corrupt, p.pauses, p.clock_skew, p.slow, p.torn) +
       (p.lose_state > 0 ? fmt::format(" --lose-state {}", p.lose_state) : "") + (p.crypto ? " --crypto" : "") +
+      (p.groups ? " --groups" : "") +
       (p.message_size_low == 0 ? std::string() : fmt::format(" --message-size {}..{}", p.message_size_low, p.message_size_high));
 }
 

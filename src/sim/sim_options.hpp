@@ -49,6 +49,7 @@ struct RunParams {
   double clock_skew = 0;    // each node's clock rate error, at most this
   double slow = 0;          // the chance that a node is a slow receiver
   double torn = 0;          // the share of (non-graceful) crashes struck before a flush
+  bool groups = false;      // process groups on every node (never drawn: --groups)
   // Never drawn: 0 draws each message's size; else sizes uniform in [low, high].
   std::uint32_t message_size_low = 0;
   std::uint32_t message_size_high = 0;
@@ -80,6 +81,7 @@ struct SimOptions {
   std::optional<double> torn;
   double lose_state = 0;          // --lose-state P
   bool crypto = false;            // --crypto: seal every packet
+  bool groups = false;            // --groups: process groups on every node
   std::uint32_t message_size_low = 0;   // --message-size N or LOW..HIGH; 0: drawn
   std::uint32_t message_size_high = 0;
   bool verbose = false;           // a range: a line per seed too

@@ -1,0 +1,104 @@
+// The simulator's judge of process groups (src/daemon/groups/group_service.hpp): records, per node,
+// the group changes and messages its GroupService reports, interleaved with the ring deliveries
+// and configurations that caused them, and checks what the service promises:
+// - kGroupViews: two nodes about to deliver the same group packet (ring, seq, index) hold the same
+//   members in every group, as far as both know the processes' nodes first-hand (see Settled
+//   below); and each change's members are the last ones plus `joined` minus `left`.
+// - kGroupSender: a group message comes from a process in the receiver's view of the group, and
+//   every group packet from a node of the receiver's configuration.
+// - kGroupNodeDown: NODEDOWN comes only with a regular configuration, only for processes of nodes
+//   not in its transitional one (departed, or joined and thus stale), and after it no process of
+//   such a node is left. With the packets' check above, a departed node's last messages come
+//   before its processes' NODEDOWN, at every surviving member.
+//
+// Settled: views agree only once each side has learnt a node's processes. A node knows its own
+// first-hand; after a merge, it knows another side's node's processes only once that node's join
+// list is delivered (before it, only those that sent something). So node a is settled on node m
+// in regular configuration C when m is a itself, m's join list was delivered at a in C, or m came
+// with a from a's previous ring (C's transitional members) and a was settled on m there. The
+// simulated applications' join lists fit one packet each, so one delivered JOINLIST is the whole.
+//
+// Determinism: ordered containers only. Threading: the simulator's one thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "src/daemon/groups/group_service.hpp"
+#include "src/sim/history_checker.hpp"
+
+namespace rtotem::sim {
+
+// A stamped payload opens with its origin node id, big-endian u32 (history_checker.hpp): a first
+// byte of 0 for every node id there can be. A group packet opens with its wire version, not 0.
+bool is_group_packet(std::span<const std::byte> payload) noexcept;
+
+class GroupChecker {
+ public:
+  using Members = std::vector<groups::ProcessId>;  // sorted
+  using Views = std::map<std::string, Members, std::less<>>;  // groups with members only
+
+  // `nodes`: every node of the run (sorted, unique, at most membership::kMembersMax).
+  explicit GroupChecker(std::span<const NodeId> nodes);
+
+  // A new incarnation of `node` starts: its GroupService, and so its views, start empty.
+  void record_start(NodeId node);
+  // `node`'s GroupService is about to be handed this delivery, a group packet.
+  void record_delivery(Time now, NodeId node, const Delivered& message);
+  // `node`'s GroupService is about to be handed `change`; end_configuration() once it has been.
+  void begin_configuration(Time now, NodeId node, const ConfigChange& change);
+  void end_configuration(Time now, NodeId node);
+  // What `node`'s GroupService reported (its GroupEvents).
+  void record_change(Time now, NodeId node, const groups::GroupChange& change);
+  void record_message(Time now, NodeId node, const groups::GroupMessage& message);
+  // The end of the run: live nodes (sorted) in one regular configuration that delivered as many
+  // group packets in it hold the same views, as far as both are settled.
+  void finish(Time now, std::span<const NodeId> live);
+
+  const std::vector<Violation>& violations() const noexcept { return violations_; }
+  std::uint64_t violation_count() const noexcept { return violation_count_; }
+  std::uint64_t changes() const noexcept { return changes_; }
+  std::uint64_t messages() const noexcept { return messages_; }
+  std::uint64_t views_compared() const noexcept { return views_compared_; }
+
+ private:
+  struct NodeState {
+    Views views;
+    std::optional<RingId> regular;       // the current regular configuration's ring
+    std::vector<NodeId> members;         // of that configuration
+    std::vector<NodeId> came_along;      // its transitional members: those not stale here
+    std::uint64_t settled = 0;           // bit i: settled on nodes_[i]
+    std::uint64_t delivered = 0;         // group packets delivered in `regular`
+    bool in_regular_change = false;      // between begin_ and end_configuration of a regular one
+  };
+  // The first node to deliver a packet, as it stood just before.
+  struct Seen {
+    NodeId node = transport::kNoNode;
+    Views views;
+    std::uint64_t settled = 0;
+  };
+  using PacketKey = std::tuple<NodeId, Seq, Seq, std::uint16_t>;  // ring rep, ring seq, seq, index
+
+  void report(Property property, Time now, std::vector<NodeId> nodes, std::string detail);
+  std::size_t index_of(NodeId node) const;
+  bool settled(std::uint64_t mask, NodeId node) const;
+  // Where two nodes' views differ on processes both are settled on; "" if nowhere.
+  std::string difference(NodeId a_node, const Views& a, NodeId b_node, const Views& b,
+                         std::uint64_t settled_both) const;
+
+  std::vector<NodeId> nodes_;
+  std::vector<NodeState> states_;  // by index in nodes_
+  std::map<PacketKey, Seen> seen_;
+  std::uint64_t changes_ = 0;
+  std::uint64_t messages_ = 0;
+  std::uint64_t views_compared_ = 0;
+  std::vector<Violation> violations_;
+  std::uint64_t violation_count_ = 0;
+};
+
+}  // namespace rtotem::sim
