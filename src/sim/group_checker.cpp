@@ -57,6 +57,24 @@ bool GroupChecker::settled(std::uint64_t mask, NodeId node) const {
 
 void GroupChecker::record_start(NodeId node) { states_[index_of(node)] = NodeState{}; }
 
+namespace {
+
+bool is_join_list(std::span<const std::byte> packet_head) {
+  return packet_head.size() >= groups::kGroupHeaderSize &&
+         packet_head[1] == std::byte{static_cast<std::uint8_t>(groups::GroupPacketType::kJoinList)};
+}
+
+}  // namespace
+
+// Counted before the Node answers: it may deliver the packet inside submit().
+void GroupChecker::record_submit(NodeId node, std::span<const std::byte> packet_head) {
+  if (is_join_list(packet_head)) ++states_[index_of(node)].lists_submitted;
+}
+
+void GroupChecker::record_refused(NodeId node, std::span<const std::byte> packet_head) {
+  if (is_join_list(packet_head)) --states_[index_of(node)].lists_submitted;
+}
+
 // Before the service sees it: the sender is of this configuration (a departed node's messages all
 // come before the regular configuration that takes its processes out); the views are those of
 // every other node about to deliver this packet; a JOINLIST settles its sender from here on.
@@ -86,8 +104,12 @@ void GroupChecker::record_delivery(Time now, NodeId node, const Delivered& messa
                            message.ring_id.seq, differ));
     }
   }
-  if (std::holds_alternative<groups::GroupJoinList>(packet) && contains(nodes_, message.sender))
-    state.settled |= std::uint64_t{1} << index_of(message.sender);
+  if (!std::holds_alternative<groups::GroupJoinList>(packet) || !contains(nodes_, message.sender)) return;
+  if (message.sender == node) ++state.lists_self_delivered;
+  if (!state.regular || !(*state.regular == message.ring_id)) return;
+  const std::uint64_t nth = ++state.lists_delivered[message.sender];
+  const auto stale = stale_lists_.find({message.ring_id.rep, message.ring_id.seq, message.sender});
+  if (stale != stale_lists_.end() && nth > stale->second) state.settled |= std::uint64_t{1} << index_of(message.sender);
 }
 
 // A regular configuration: settled on itself and, of the nodes that came along, on those it was
@@ -106,6 +128,8 @@ void GroupChecker::begin_configuration(Time, NodeId node, const ConfigChange& ch
     if (contains(nodes_, m)) along |= std::uint64_t{1} << index_of(m);
   state.settled = (state.settled & along) | std::uint64_t{1} << at;
   state.delivered = 0;
+  state.lists_delivered.clear();
+  stale_lists_[{change.ring_id.rep, change.ring_id.seq, node}] = state.lists_submitted - state.lists_self_delivered;
 }
 
 void GroupChecker::end_configuration(Time now, NodeId node) {

@@ -13,10 +13,12 @@
 //
 // Settled: views agree only once each side has learnt a node's processes. A node knows its own
 // first-hand; after a merge, it knows another side's node's processes only once that node's join
-// list is delivered (before it, only those that sent something). So node a is settled on node m
-// in regular configuration C when m is a itself, m's join list was delivered at a in C, or m came
-// with a from a's previous ring (C's transitional members) and a was settled on m there. The
-// simulated applications' join lists fit one packet each, so one delivered JOINLIST is the whole.
+// list for this configuration is delivered (before it, only those that sent something). So node a
+// is settled on node m in regular configuration C when m is a itself, m's join list for C was
+// delivered at a, or m came with a from a's previous ring (C's transitional members) and a was
+// settled on m there. m's join lists still in its send queue when C came (made for an earlier
+// ring) are delivered in C first, in order: the first of m's JOINLISTs delivered in C past those
+// is its list for C. The simulated applications' join lists fit one packet each.
 //
 // Determinism: ordered containers only. Threading: the simulator's one thread.
 #pragma once
@@ -48,6 +50,10 @@ class GroupChecker {
 
   // A new incarnation of `node` starts: its GroupService, and so its views, start empty.
   void record_start(NodeId node);
+  // `node`'s GroupService hands its Node this packet (before the Node answers).
+  void record_submit(NodeId node, std::span<const std::byte> packet_head);
+  // ... and the Node refused it.
+  void record_refused(NodeId node, std::span<const std::byte> packet_head);
   // `node`'s GroupService is about to be handed this delivery, a group packet.
   void record_delivery(Time now, NodeId node, const Delivered& message);
   // `node`'s GroupService is about to be handed `change`; end_configuration() once it has been.
@@ -75,6 +81,10 @@ class GroupChecker {
     std::uint64_t settled = 0;           // bit i: settled on nodes_[i]
     std::uint64_t delivered = 0;         // group packets delivered in `regular`
     bool in_regular_change = false;      // between begin_ and end_configuration of a regular one
+    // This incarnation's JOINLISTs accepted by its Node, and of them those it delivered itself.
+    std::uint64_t lists_submitted = 0;
+    std::uint64_t lists_self_delivered = 0;
+    std::map<NodeId, std::uint64_t> lists_delivered;  // in `regular`, by sender
   };
   // The first node to deliver a packet, as it stood just before.
   struct Seen {
@@ -94,6 +104,9 @@ class GroupChecker {
   std::vector<NodeId> nodes_;
   std::vector<NodeState> states_;  // by index in nodes_
   std::map<PacketKey, Seen> seen_;
+  // (ring, node): the node's JOINLISTs still to be delivered when it installed the ring's regular
+  // configuration, made for earlier rings.
+  std::map<std::tuple<NodeId, Seq, NodeId>, std::uint64_t> stale_lists_;
   std::uint64_t changes_ = 0;
   std::uint64_t messages_ = 0;
   std::uint64_t views_compared_ = 0;

@@ -68,7 +68,10 @@ class SimCluster::Member final : public membership::NodeEvents,
     groups = std::make_unique<groups::GroupService>(
         id, node->max_message_size(),
         [this](const membership::Gather& packet, Delivery order) {
-          return node->submit(packet, order, owner.network_.now_us());
+          owner.group_checker_.record_submit(id, packet.head);
+          const Status status = node->submit(packet, order, owner.network_.now_us());
+          if (status != Status::kOk) owner.group_checker_.record_refused(id, packet.head);
+          return status;
         },
         *this);
     owner.group_checker_.record_start(id);
