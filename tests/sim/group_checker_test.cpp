@@ -244,6 +244,8 @@ TEST(GroupsInTheSimulator, PartitionsAndCrashesKeepGroupViewsInStep) {
     options.partitions = 1;
     options.crashes = 0.5;
     options.loss = 0.02;
+    // Issue 18's other faults off: the counts below are of these seeds' group traffic.
+    options.late = options.corrupt = options.pauses = options.clock_skew = options.slow = options.torn = 0.0;
     const RunParams params = resolve(options, seed);
     auto cluster = SimCluster::create(to_spec(params));
     ASSERT_TRUE(cluster) << cluster.error().message();
@@ -252,7 +254,7 @@ TEST(GroupsInTheSimulator, PartitionsAndCrashesKeepGroupViewsInStep) {
     EXPECT_GT(r.group_changes, 100u);
     EXPECT_GT(r.group_messages, 100u);
     EXPECT_GT(r.group_views_compared, 1000u);
-    EXPECT_TRUE(command_line(params).ends_with(" --groups"));
+    EXPECT_NE(command_line(params).find(" --groups"), std::string::npos);
   }
 }
 
