@@ -115,8 +115,11 @@ void Node::on_join(InboundPacket& packet, Time now) {
       ++counters_.joins_failing_us;
       return;
     }
-    // A stranger's join: ours to merge with once every member hears it (merge_vote.cpp).
-    if (!contains(ring_.members, join.sender) && !note_stranger(join.sender, now)) return;
+    // A stranger's join: ours to merge with once every member hears it (merge_vote.cpp); a
+    // stranger leaving (its join names itself failed) is nothing to merge with.
+    if (!contains(ring_.members, join.sender) &&
+        (contains(join.failed_set, join.sender) || !note_stranger(join.sender, now)))
+      return;
     merge_join_sets(join);
     gather_enter(now);
     if (equal(join.proc_set, proc_set_) && equal(join.failed_set, failed_set_)) insert(consensus_, join.sender);

@@ -55,7 +55,6 @@ bool Node::vote_on_merge(Time now) {
     token.merge_votes = 0;
     if (everyone) {
       ++counters_.merge_votes_won;
-      strangers_.merging(stranger);
       insert(proc_set_, stranger);
       gather_enter(now);
       return true;
@@ -66,7 +65,7 @@ bool Node::vote_on_merge(Time now) {
       token.merge_proposer = token.merge_candidate = kNoNode;
       token.merge_votes = 0;
     } else {
-      if (strangers_.heard_since(token.merge_candidate, heard_since))
+      if (strangers_.votes_for(token.merge_candidate, heard_since, now))
         token.merge_votes = static_cast<std::uint16_t>(std::min<std::size_t>(token.merge_votes + 1u, kMembersMax));
       return false;
     }

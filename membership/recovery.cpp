@@ -123,9 +123,9 @@ void Node::operational_enter(Time now) {
   ++counters_.rings_installed;
   old_ring_.queue.reset(0);
   state_ = MemberState::kOperational;
+  strangers_.installed(proc_set_, ring_.members, now, ms_to_time(config_.merge_ms));
   proc_set_ = ring_.members;
   failed_set_ = NodeList{};
-  strangers_.installed(ring_.members, now, ms_to_time(config_.merge_ms));
   if (ring_.members.count > 1) deaf_ = false;
   if (self_ == ring_.id.rep && !deaf_) events_.arm_timer(TimerId::kMergeDetect, now + ms_to_time(config_.merge_ms));
   deliver_ready();

@@ -15,9 +15,10 @@ void StrangerLog::heard(NodeId node, Time now) noexcept {
   it->heard = now;
 }
 
-bool StrangerLog::heard_since(NodeId node, Time since) const noexcept {
-  return std::any_of(entries_.begin(), entries_.end(),
-                     [&](const Entry& e) { return e.node == node && node != kNoNode && e.heard >= since; });
+bool StrangerLog::votes_for(NodeId node, Time since, Time now) const noexcept {
+  return node != kNoNode && std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) {
+           return e.node == node && e.heard >= since && e.not_before <= now;
+         });
 }
 
 NodeId StrangerLog::propose(Time heard_since, Time proposed_before, const NodeList& members, Time now) noexcept {
@@ -31,16 +32,10 @@ NodeId StrangerLog::propose(Time heard_since, Time proposed_before, const NodeLi
   return kNoNode;
 }
 
-void StrangerLog::merging(NodeId node) noexcept {
-  for (Entry& e : entries_)
-    if (e.node == node) e.merging = true;
-}
-
-void StrangerLog::installed(const NodeList& members, Time now, Time backoff) noexcept {
+void StrangerLog::installed(const NodeList& attempted, const NodeList& members, Time now, Time backoff) noexcept {
   constexpr std::uint32_t kDoublingsMax = 6;  // 64 x backoff
   for (Entry& e : entries_) {
-    if (!e.merging) continue;
-    e.merging = false;
+    if (e.node == kNoNode || !contains(attempted, e.node)) continue;
     if (contains(members, e.node)) {
       e.failures = 0;
       e.not_before = 0;

@@ -17,6 +17,9 @@ using groups::GroupService;
 
 int Daemon::mcast_check(const IpcClient& client, const IpcRequest& request) const {
   if (!client.groups.contains(request.group)) return -ENOTCONN;  // as cpg_mcast_joined: join first
+  // Left, the leave not delivered yet: as corosync's LEAVE_STARTED. Sent after it, the message
+  // would reach the others from a process they saw leave (and report it joining again).
+  if (groups_->leave_in_flight(request.group, static_cast<std::uint32_t>(client.pid))) return -ENOTCONN;
   if (request.data.size() > GroupService::data_max(setup_.totem.max_message_size)) return -EMSGSIZE;
   return 0;
 }
