@@ -5,8 +5,9 @@
 //
 // A model kept here holds, per sender, the pieces it has under way. Checked on every piece: the
 // outcome is the model's; a completed message is exactly its sender's pieces from the first to
-// the last, as long as the total they announced and never above the maximum (whole or not at
-// all); the count of messages under way and of those dropped agree with the model.
+// the last, all naming the same message, as long as the total they announced and never above the
+// maximum (whole or not at all); the count of messages under way and of those dropped agree with
+// the model.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -41,14 +42,15 @@ class Model {
         ++dropped_;
         return Outcome::kDiscarded;
       }
-      it = under_way_.emplace(sender, Message{piece.total, {}}).first;
+      it = under_way_.emplace(sender, Message{piece.message, piece.total, {}}).first;
     } else if (it == under_way_.end()) {
       return Outcome::kDiscarded;  // nothing under way to continue
     }
     Message& message = it->second;
     const std::size_t after = message.bytes.size() + piece.bytes.size();
     const bool last = piece.kind == ChunkKind::kLast;
-    if (piece.total != message.total || after > message.total || last != (after == message.total)) {
+    if (piece.message != message.number || piece.total != message.total || after > message.total ||
+        last != (after == message.total)) {
       drop(it);
       return Outcome::kDiscarded;
     }
@@ -69,6 +71,7 @@ class Model {
 
  private:
   struct Message {
+    std::uint32_t number = 0;  // Chunk::message: which of the sender's split messages
     std::uint32_t total = 0;
     std::vector<std::byte> bytes;
   };
