@@ -58,7 +58,7 @@ fi
 
 work="$(mktemp -d /tmp/rtotem-big.XXXXXX)"
 declare -A daemon_pid=()  # node -> pid of its running daemon
-cleanup() {
+stop_all() {  # every daemon still running, and the namespaces
   local pid
   for pid in "${daemon_pid[@]}"; do
     kill -KILL "$pid" 2>/dev/null || true
@@ -67,6 +67,9 @@ cleanup() {
   done
   daemon_pid=()
   netns_down
+}
+cleanup() {
+  stop_all
   [[ -n ${BIG_KEEP:-} ]] || rm -rf "$work"
 }
 trap cleanup EXIT
@@ -185,13 +188,7 @@ run() {  # run SYSTEM N: one table row
     mtu_col="-"
   fi
   echo "| $system | $n | $formed | $detected | $cpu | $joins | $mtu_col | ${join:-default} | ${send_join:-default} |"
-  for i in "${!daemon_pid[@]}"; do
-    kill -KILL "${daemon_pid[$i]}" 2>/dev/null || true
-    wait "${daemon_pid[$i]}" 2>/dev/null || true
-    sys_after_kill any "${daemon_pid[$i]}"
-  done
-  daemon_pid=()
-  netns_down
+  stop_all
 }
 
 echo "command: bench/big_ring.sh ${args[*]}"

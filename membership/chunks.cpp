@@ -5,7 +5,7 @@
 namespace rtotem::membership {
 
 std::size_t packet_room(std::size_t mtu) noexcept {
-  RTOTEM_ASSERT(mtu > 2 * mcast_header_size() + kChunkHeaderSize);
+  RTOTEM_ASSERT(mtu > 2 * mcast_header_size() + kPieceHeaderSize);
   return mtu - 2 * mcast_header_size();
 }
 

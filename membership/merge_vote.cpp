@@ -34,8 +34,9 @@ Time Node::stranger_window() const noexcept {
   return kHeardWindows * ms_to_time(config_.merge_ms) + ms_to_time(config_.join_ms);
 }
 
-// A stranger reaches us. Returns whether it is ours to merge with now: in Gather, or alone on a
-// ring; otherwise it is noted for the vote.
+// A stranger reaches us outside Gather. Returns whether it is ours to merge with now (alone on a
+// ring, or a ring still forming that it belongs to); on a ring of two or more it is noted for
+// the vote instead.
 bool Node::note_stranger(NodeId node, Time now) noexcept {
   if (state_ == MemberState::kOperational && ring_.members.count > 1) {
     strangers_.heard(node, now);

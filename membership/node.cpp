@@ -62,7 +62,7 @@ Node::Node(NodeId self, const TotemConfig& config, transport::Backend& backend, 
   RTOTEM_ASSERT(pieces_for(config.max_message_size, backend.mtu()) <= config_.send_queue_max);
   RTOTEM_ASSERT(backend.local_node() == self);
   RTOTEM_ASSERT(config.token_retransmit_ms > 0 && config.token_hold_ms > 0 && config.consensus_ms > 0);  // resolved()
-  RTOTEM_ASSERT(backend.mtu() > 2 * mcast_header_size() + kChunkHeaderSize);
+  RTOTEM_ASSERT(backend.mtu() > 2 * mcast_header_size() + kPieceHeaderSize);
   RTOTEM_ASSERT(rtr_max_ >= 1 && members_max_ >= 1);
   // Before its first ring a node is alone on a ring of its own that no other node can name.
   const NodeId alone[] = {self};

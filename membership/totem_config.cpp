@@ -51,7 +51,7 @@ Result<TotemConfig> TotemConfig::resolved() const {
 Result<void> TotemConfig::check(const transport::BackendParams& backend) const {
   const std::uint32_t mtu = backend.payload_mtu();  // what the protocol may fill: sealing takes the rest
   if (rtr_max_for_mtu(mtu) < 1 || members_max_for_mtu(mtu) < 1 ||
-      mtu <= 2 * mcast_header_size() + kChunkHeaderSize)
+      mtu <= 2 * mcast_header_size() + kPieceHeaderSize)
     return Error::make("mtu {} cannot carry a token with a retransmit request and a message", mtu);
   // A quarter of the receive ring for the window: Recovery holds an old ring's messages as well.
   if (backend.recv_buffers / 4 < 2 * window_size)

@@ -9,16 +9,16 @@
 
 #include "membership/node.hpp"
 #include "membership/node_set.hpp"
+#include "tests/unit/membership/node_fixture.hpp"
 #include "transport/sim/sim_network.hpp"
 
 namespace rtotem::membership {
 namespace {
 
-using transport::BackendParams;
 using transport::InboundPacket;
-using transport::SendBufferRef;
 using transport::SimBackend;
 using transport::SimNetwork;
+using namespace fixture;
 
 struct Recorder final : NodeEvents {
   std::map<TimerId, Time> timers;
@@ -45,23 +45,6 @@ struct Collected final : transport::PacketSink {
   }
 };
 
-BackendParams params(NodeId id) {
-  BackendParams p;
-  p.local_node = id;
-  p.cluster_id = 78;
-  p.mtu = 1024;
-  p.send_buffers = 2048;
-  p.recv_buffers = 512;
-  return p;
-}
-
-// Messages up to 64 KiB: 69 packets at this mtu, within the pools above.
-TotemConfig test_config() {
-  TotemConfig config;
-  config.max_message_size = 64 << 10;
-  return config.resolved().value();
-}
-
 NodeList list(std::initializer_list<NodeId> ids) {
   NodeList out;
   for (NodeId id : ids) insert(out, id);
@@ -79,12 +62,7 @@ struct NodeFormingTest : ::testing::Test {
   const RingId ring{1, 5};
   Time now = 0;
 
-  struct Feed final : transport::PacketSink {
-    Feed(Node& n, Time& t) : node(n), now(t) {}
-    Node& node;
-    Time& now;
-    void on_packets(std::span<InboundPacket> batch) override { node.on_packets(batch, now); }
-  } feed{node, now};
+  Feed feed{node, now};
 
   void SetUp() override {
     const NodeId members[] = {1, 2};
@@ -108,14 +86,7 @@ struct NodeFormingTest : ::testing::Test {
     ASSERT_EQ(b1->flush(), Status::kOk);
     network.advance_to(now + 5);
   }
-  void multicast_from(SimBackend& from, std::span<const std::byte> packet) {
-    SendBufferRef buffer;
-    ASSERT_EQ(from.acquire(buffer), Status::kOk);
-    std::memcpy(buffer->writable_payload().data(), packet.data(), packet.size());
-    buffer->set_payload_size(static_cast<std::uint32_t>(packet.size()));
-    ASSERT_EQ(from.multicast(buffer), Status::kOk);
-    ASSERT_EQ(from.flush(), Status::kOk);
-  }
+  void multicast_from(SimBackend& from, std::span<const std::byte> packet) { send_packet(from, kNoNode, packet); }
   void join_from(SimBackend& from, Seq ring_seq, NodeList proc_set, NodeList failed_set) {
     const Join join{from.local_node(), ring_seq, proc_set, failed_set};
     std::vector<std::byte> packet(join_size(join));

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/membership/node_fixture.hpp"
 #include "transport/sim/sim_network.hpp"
 
 namespace rtotem::membership {
@@ -20,8 +21,7 @@ using transport::InboundPacket;
 using transport::SendBufferRef;
 using transport::SimBackend;
 using transport::SimNetwork;
-
-constexpr std::uint32_t kCluster = 77;
+using namespace fixture;
 
 struct Recorder final : NodeEvents {
   std::map<TimerId, Time> timers;
@@ -43,23 +43,6 @@ struct Collected final : transport::PacketSink {
   }
 };
 
-BackendParams params(NodeId id) {
-  BackendParams p;
-  p.local_node = id;
-  p.cluster_id = kCluster;
-  p.mtu = 1024;
-  p.send_buffers = 2048;  // above the send queue: the queue, not the pool, pushes back first
-  p.recv_buffers = 512;
-  return p;
-}
-
-// Messages up to 64 KiB: 69 packets at this mtu, within the pools above.
-TotemConfig test_config() {
-  TotemConfig config;
-  config.max_message_size = 64 << 10;
-  return config.resolved().value();
-}
-
 // Node 2 under test in ring {1, 2, 3}; the test speaks as nodes 1 and 3.
 struct NodeTest : ::testing::Test {
   SimNetwork network{1, {.delay_min_us = 1, .delay_max_us = 1}};
@@ -72,12 +55,7 @@ struct NodeTest : ::testing::Test {
   const RingId ring{1, 5};
   Time now = 0;
 
-  struct Feed final : transport::PacketSink {
-    Feed(Node& n, Time& t) : node(n), now(t) {}
-    Node& node;
-    Time& now;
-    void on_packets(std::span<InboundPacket> batch) override { node.on_packets(batch, now); }
-  } feed{node, now};
+  Feed feed{node, now};
 
   void SetUp() override {
     const NodeId members[] = {1, 2, 3};
@@ -93,12 +71,7 @@ struct NodeTest : ::testing::Test {
     network.advance_to(now + 5);
   }
   void send_from(transport::Backend& from, NodeId to, std::span<const std::byte> packet) {
-    SendBufferRef buffer;
-    ASSERT_EQ(from.acquire(buffer), Status::kOk);
-    std::memcpy(buffer->writable_payload().data(), packet.data(), packet.size());
-    buffer->set_payload_size(static_cast<std::uint32_t>(packet.size()));
-    ASSERT_EQ(to == kNoNode ? from.multicast(buffer) : from.unicast(to, buffer), Status::kOk);
-    ASSERT_EQ(from.flush(), Status::kOk);
+    send_packet(from, to, packet);
   }
   void mcast_from_1(Seq seq, const std::string& text, Delivery delivery = Delivery::kAgreed) {
     std::vector<std::byte> packet(mcast_header_size() + kChunkHeaderSize + text.size());
