@@ -1,7 +1,7 @@
 // The group packets the service carries as ring messages: their encoding and their validation.
 //
 // Wire form, integers big-endian (membership/wire_io.hpp), every packet opening with
-//   u8 version | u8 type
+//   u8 service (RingService::kGroups: this wire form) | u8 type
 // then, by type (a name is u8 size, 1..kGroupNameMax, then its bytes):
 //   JOIN      name | u32 pid
 //   LEAVE     name | u32 pid | u8 reason (kLeave or kProcDown)
@@ -18,10 +18,11 @@
 #include <vector>
 
 #include "src/daemon/groups/group_service.hpp"
+#include "src/daemon/ring_service.hpp"
 
 namespace rtotem::groups {
 
-inline constexpr std::uint8_t kGroupWireVersion = 1;
+inline constexpr auto kGroupWireVersion = static_cast<std::uint8_t>(RingService::kGroups);
 
 enum class GroupPacketType : std::uint8_t { kJoin = 1, kLeave = 2, kMcast = 3, kJoinList = 4 };
 
