@@ -1,0 +1,57 @@
+// What votequorum is told in corosync.conf (quorum { } and nodelist.node.quorum_votes), checked
+// against votequorum.5's rules and resolved into the values every node's QuorumService computes
+// with. Every node of a cluster must resolve the same QuorumConfig, as corosync requires.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "membership/node.hpp"
+#include "transport/result.hpp"
+
+namespace rtotem::quorum {
+
+using membership::NodeId;
+
+enum class TieBreaker : std::uint8_t { kNone, kLowest, kHighest, kList };
+
+// quorum { } as an operator writes it, corosync's names; unset keys have votequorum's defaults.
+struct QuorumOptions {
+  std::optional<std::uint32_t> expected_votes;  // overrides the nodelist's sum of votes
+  bool two_node = false;
+  std::optional<bool> wait_for_all;  // not given: on with two_node, else off
+  bool last_man_standing = false;
+  std::uint32_t last_man_standing_window_ms = 10'000;
+  bool auto_tie_breaker = false;
+  std::string auto_tie_breaker_node = "lowest";  // lowest | highest | node ids, space-separated
+};
+
+struct NodeVotes {
+  NodeId node = 0;
+  std::uint32_t votes = 1;  // nodelist.node.quorum_votes
+};
+
+struct QuorumConfig {
+  std::vector<NodeVotes> nodes;  // sorted by node id
+  std::uint32_t expected_votes = 0;
+  bool two_node = false;
+  bool wait_for_all = false;
+  bool last_man_standing = false;
+  std::uint32_t last_man_standing_window_ms = 10'000;
+  TieBreaker tie_breaker = TieBreaker::kNone;
+  std::vector<NodeId> tie_breaker_nodes;  // kList: in priority order
+
+  // A node's configured votes; 1 for a node the nodelist does not name (it has no say there).
+  std::uint32_t votes_of(NodeId node) const noexcept;
+};
+
+// Checks `options` against the nodelist and resolves them, or says which rule they break: the
+// combinations votequorum.5 forbids (two_node with auto_tie_breaker; last_man_standing with a node
+// of more than one vote), no expected_votes and no nodelist, a tie-breaker list naming a node
+// the nodelist lacks, and values out of range.
+Result<QuorumConfig> resolve_quorum(const QuorumOptions& options, std::span<const NodeVotes> nodelist);
+
+}  // namespace rtotem::quorum

@@ -1,0 +1,230 @@
+// QuorumService on a hand-driven ring: members decide together once every member reported, may
+// only lose quorum before that, and runtime changes act where they are delivered.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "src/daemon/quorum/quorum_service.hpp"
+
+namespace rtotem::quorum {
+namespace {
+
+using Bytes = std::vector<std::byte>;
+using membership::ConfigChange;
+using membership::Delivered;
+
+struct Host final : QuorumEvents {
+  std::vector<QuorumState> changes;
+  void quorum_changed(const QuorumState& state) override { changes.push_back(state); }
+};
+
+// Nodes whose services submit into one queue; install() and order() play the ring.
+class Ring {
+ public:
+  Ring(QuorumOptions options, NodeId nodes) {
+    std::vector<NodeVotes> list;
+    for (NodeId id = 1; id <= nodes; ++id) list.push_back({id, 1});
+    Result<QuorumConfig> config = resolve_quorum(options, list);
+    RTOTEM_ASSERT(config.ok());
+    for (NodeId id = 1; id <= nodes; ++id) {
+      hosts_[id] = std::make_unique<Host>();
+      services_[id] = std::make_unique<QuorumService>(
+          id, config.value(),
+          [this, id](std::span<const std::byte> packet) {
+            if (refusing_) return Status::kPoolExhausted;
+            queue_.push_back({id, Bytes(packet.begin(), packet.end())});
+            return Status::kOk;
+          },
+          *hosts_[id]);
+    }
+  }
+
+  QuorumService& at(NodeId id) { return *services_.at(id); }
+  Host& host(NodeId id) { return *hosts_.at(id); }
+  const Decision& decision(NodeId id) { return at(id).state().decision; }
+  void refuse(bool on) { refusing_ = on; }
+  std::size_t queued() const { return queue_.size(); }
+
+  // Installs ring (members.front(), seq) at each member, without ordering anything yet.
+  RingId install(std::vector<NodeId> members, membership::Seq seq, Time now = 0) {
+    const RingId id{members.front(), seq};
+    for (NodeId node : members) {
+      ConfigChange regular{.transitional = false, .ring_id = id, .members = members};
+      at(node).on_configuration(ConfigChange{.transitional = true, .ring_id = id, .members = members}, now);
+      at(node).on_configuration(regular, now);
+    }
+    return id;
+  }
+  // Orders what the members submitted (in submission order) and delivers it to all of them.
+  void order(RingId id, const std::vector<NodeId>& members) {
+    std::vector<std::pair<NodeId, Bytes>> mine;
+    std::erase_if(queue_, [&](auto& entry) {
+      if (!std::ranges::binary_search(members, entry.first)) return false;
+      mine.push_back(std::move(entry));
+      return true;
+    });
+    for (const auto& [sender, bytes] : mine)
+      for (NodeId node : members) at(node).on_deliver(Delivered{.ring_id = id, .sender = sender, .payload = bytes});
+  }
+  RingId form(std::vector<NodeId> members, membership::Seq seq, Time now = 0) {
+    const RingId id = install(members, seq, now);
+    order(id, members);
+    return id;
+  }
+
+ private:
+  std::map<NodeId, std::unique_ptr<Host>> hosts_;
+  std::map<NodeId, std::unique_ptr<QuorumService>> services_;
+  std::vector<std::pair<NodeId, Bytes>> queue_;
+  bool refusing_ = false;
+};
+
+TEST(QuorumService, MembersDecideTogetherOnceEveryMemberReported) {
+  Ring ring({}, 3);
+  const RingId id = ring.install({1, 2, 3}, 4);
+  EXPECT_FALSE(ring.at(1).state().synced);
+  EXPECT_TRUE(ring.host(1).changes.empty()) << "nothing to tell before the reports";
+  ring.order(id, {1, 2, 3});
+  for (NodeId node : {1, 2, 3}) {
+    ASSERT_EQ(ring.host(node).changes.size(), 1U) << node;
+    const QuorumState& state = ring.host(node).changes.back();
+    EXPECT_TRUE(state.synced);
+    EXPECT_EQ(state.ring_id, id) << "the same ring id as the configuration's";
+    EXPECT_EQ(state.members, (std::vector<NodeId>{1, 2, 3}));
+    EXPECT_EQ(state.votes, (std::vector<std::uint32_t>{1, 1, 1}));
+    EXPECT_TRUE(state.decision.quorate);
+    EXPECT_EQ(state.decision.quorum, 2U);
+  }
+}
+
+TEST(QuorumService, TheMinorityLosesQuorumAtItsConfigurationAndTheMajorityNeverDoes) {
+  Ring ring({}, 3);
+  ring.form({1, 2, 3}, 4);
+  ring.install({1, 2}, 8);
+  ring.install({3}, 8);
+  EXPECT_FALSE(ring.decision(3).quorate) << "before any report: one vote of three cannot hold quorum";
+  ASSERT_EQ(ring.host(3).changes.size(), 2U);
+  EXPECT_FALSE(ring.host(3).changes.back().synced);
+  EXPECT_TRUE(ring.decision(1).quorate);
+  EXPECT_EQ(ring.host(1).changes.size(), 1U) << "no change to tell yet";
+  ring.order(RingId{1, 8}, {1, 2});
+  ring.order(RingId{3, 8}, {3});
+  EXPECT_TRUE(ring.decision(1).quorate);
+  EXPECT_TRUE(ring.decision(2).quorate);
+  EXPECT_FALSE(ring.decision(3).quorate);
+  for (const QuorumState& state : ring.host(1).changes) EXPECT_TRUE(state.decision.quorate);
+}
+
+TEST(QuorumService, ARestartedNodeJoinsTheQuorumOfARunningClusterUnderWaitForAll) {
+  Ring ring({.wait_for_all = true}, 3);
+  ring.form({1, 2}, 4);
+  EXPECT_FALSE(ring.decision(1).quorate) << "not all seen yet";
+  EXPECT_TRUE(ring.decision(1).waiting_for_all);
+  ring.form({1, 2, 3}, 8);
+  EXPECT_TRUE(ring.decision(1).quorate);
+  ring.form({1, 2}, 12);
+  ring.form({3}, 12);
+  EXPECT_TRUE(ring.decision(1).quorate) << "seen once: a majority holds";
+  EXPECT_FALSE(ring.decision(3).quorate);
+  EXPECT_TRUE(ring.at(3).state().decision.waiting_for_all) << "inquorate again: waits for all again";
+  ring.form({1, 2, 3}, 16);
+  EXPECT_TRUE(ring.decision(3).quorate);
+}
+
+TEST(QuorumService, LastManStandingLowersExpectedVotesOnlyThroughTheRing) {
+  Ring ring({.wait_for_all = true, .last_man_standing = true, .last_man_standing_window_ms = 1000}, 5);
+  ring.form({1, 2, 3, 4, 5}, 4, 0);
+  EXPECT_FALSE(ring.at(1).next_deadline()) << "nobody left";
+  const RingId three = ring.form({1, 2, 3}, 8, 5'000'000);
+  EXPECT_TRUE(ring.decision(1).quorate);
+  ASSERT_TRUE(ring.at(1).next_deadline());
+  EXPECT_EQ(*ring.at(1).next_deadline(), 6'000'000U);
+  ring.at(1).on_time(5'999'999);
+  EXPECT_EQ(ring.queued(), 0U) << "the window has not passed";
+  ring.at(1).on_time(6'000'000);
+  ring.at(2).on_time(6'000'000);
+  EXPECT_EQ(ring.queued(), 2U);
+  EXPECT_EQ(ring.decision(3).expected_votes, 5U) << "nothing lowered until it is delivered";
+  ring.order(three, {1, 2, 3});
+  for (NodeId node : {1, 2, 3}) {
+    EXPECT_EQ(ring.decision(node).expected_votes, 3U) << node;
+    EXPECT_EQ(ring.decision(node).quorum, 2U) << node;
+  }
+  ring.form({1, 2}, 12, 7'000'000);
+  EXPECT_TRUE(ring.decision(1).quorate) << "two of the lowered three";
+  ring.form({1}, 16, 8'000'000);
+  EXPECT_FALSE(ring.decision(1).quorate) << "down to one needs the tie breaker";
+}
+
+TEST(QuorumService, AWindowThatRanOutInARingNoLongerThereLowersNothing) {
+  Ring ring({.last_man_standing = true, .last_man_standing_window_ms = 1000}, 5);
+  ring.form({1, 2, 3, 4, 5}, 4, 0);
+  const RingId four = ring.form({1, 2, 3, 4}, 8, 0);
+  ring.at(1).on_time(1'000'000);
+  ring.install({1, 2, 3, 4, 5}, 12, 1'000'000);  // 5 is back before LMS_EXPIRED is ordered
+  ring.order(four, {1, 2, 3, 4});
+  ring.order(RingId{1, 12}, {1, 2, 3, 4, 5});
+  EXPECT_EQ(ring.decision(1).expected_votes, 5U);
+}
+
+TEST(QuorumService, LastManStandingWithTheTieBreakerGoesDownToOneNode) {
+  Ring ring({.last_man_standing = true, .last_man_standing_window_ms = 1000, .auto_tie_breaker = true}, 4);
+  ring.form({1, 2, 3, 4}, 4, 0);
+  const RingId two = ring.form({1, 2}, 8, 0);
+  EXPECT_TRUE(ring.decision(1).quorate);
+  EXPECT_TRUE(ring.decision(1).tie_broken);
+  ring.at(1).on_time(1'000'000);
+  ring.order(two, {1, 2});
+  EXPECT_EQ(ring.decision(1).expected_votes, 2U);
+  const RingId one = ring.form({1}, 12, 2'000'000);
+  EXPECT_TRUE(ring.decision(1).quorate) << "half of two, with the lowest node";
+  ring.at(1).on_time(3'000'000);
+  ring.order(one, {1});
+  EXPECT_EQ(ring.decision(1).expected_votes, 1U);
+  ring.form({2}, 12, 2'000'000);
+  EXPECT_FALSE(ring.decision(2).quorate);
+}
+
+TEST(QuorumService, RuntimeVotesAndExpectedVotesAreCheckedThenActWhereDelivered) {
+  Ring ring({}, 3);
+  const RingId id = ring.form({1, 2, 3}, 4);
+  EXPECT_EQ(ring.at(1).set_votes(9, 1), -ENOENT);
+  EXPECT_EQ(ring.at(1).set_votes(2, 0), 0) << "2 of 2 votes still a quorum";
+  EXPECT_EQ(ring.at(1).set_expected(2), -EINVAL) << "below the votes present";
+  EXPECT_EQ(ring.at(1).set_expected(0), -EINVAL);
+  EXPECT_EQ(ring.at(1).set_expected(7), -EINVAL) << "quorum 4 of 3 present: would end quorum";
+  EXPECT_EQ(ring.at(1).set_expected(5), 0);
+  EXPECT_EQ(ring.decision(2).expected_votes, 3U) << "not before it is delivered";
+  ring.order(id, {1, 2, 3});
+  for (NodeId node : {1, 2, 3}) {
+    EXPECT_EQ(ring.at(node).state().votes, (std::vector<std::uint32_t>{1, 0, 1})) << node;
+    EXPECT_EQ(ring.decision(node).total_votes, 2U);
+    EXPECT_EQ(ring.decision(node).expected_votes, 5U);
+    EXPECT_FALSE(ring.decision(node).quorate) << "quorum 3 of 2 votes";
+  }
+  ring.form({1, 2, 3}, 8);
+  EXPECT_EQ(ring.at(1).state().votes, (std::vector<std::uint32_t>{1, 0, 1})) << "node 2 reports what it was set to";
+}
+
+TEST(QuorumService, PacketsTheRingRefusesAreSentAgainAndBadOnesAreCounted) {
+  Ring ring({}, 2);
+  ring.refuse(true);
+  const RingId id = ring.install({1, 2}, 4);
+  EXPECT_EQ(ring.queued(), 0U);
+  EXPECT_EQ(ring.at(1).submit_refusals(), 1U);
+  ring.refuse(false);
+  ring.at(1).retry_pending();
+  ring.at(2).retry_pending();
+  ring.order(id, {1, 2});
+  EXPECT_TRUE(ring.decision(1).quorate);
+  const Bytes bad{std::byte{2}, std::byte{99}};
+  ring.at(1).on_deliver(Delivered{.ring_id = id, .sender = 2, .payload = bad});
+  EXPECT_EQ(ring.at(1).packets_malformed(), 1U);
+  EXPECT_TRUE(ring.decision(1).quorate);
+}
+
+}  // namespace
+}  // namespace rtotem::quorum

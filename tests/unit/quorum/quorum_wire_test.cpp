@@ -1,0 +1,73 @@
+// Quorum packets: every type goes round, and what a peer could send wrong is refused by name.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "src/daemon/quorum/quorum_wire.hpp"
+
+namespace rtotem::quorum {
+namespace {
+
+using Bytes = std::vector<std::byte>;
+
+Bytes encoded(const QuorumPacket& packet) {
+  Bytes bytes(encoded_size(packet));
+  EXPECT_EQ(encode(packet, bytes), bytes.size());
+  return bytes;
+}
+
+TEST(QuorumWire, EveryPacketTypeDecodesToWhatWasEncoded) {
+  const NodeInfo info{.votes = 2, .expected_votes = 7, .quorate = true, .waiting_for_all = false,
+                      .last_quorate = QuorateRing{RingId{3, 0x1'0000'0002}, {3, 4, 9}}};
+  const QuorumDecoded a = decode_quorum_packet(encoded(info));
+  ASSERT_EQ(a.error, QuorumDecodeError::kNone);
+  const auto& got = std::get<NodeInfo>(a.packet);
+  EXPECT_EQ(got.votes, 2U);
+  EXPECT_EQ(got.expected_votes, 7U);
+  EXPECT_TRUE(got.quorate);
+  EXPECT_FALSE(got.waiting_for_all);
+  EXPECT_EQ(got.last_quorate, info.last_quorate);
+
+  const QuorumDecoded b = decode_quorum_packet(encoded(SetVotes{.node = 5, .votes = 3}));
+  ASSERT_EQ(b.error, QuorumDecodeError::kNone);
+  EXPECT_EQ(std::get<SetVotes>(b.packet).node, 5U);
+  EXPECT_EQ(std::get<SetVotes>(b.packet).votes, 3U);
+  const QuorumDecoded c = decode_quorum_packet(encoded(SetExpected{.expected_votes = 4}));
+  EXPECT_EQ(std::get<SetExpected>(c.packet).expected_votes, 4U);
+  const QuorumDecoded d = decode_quorum_packet(encoded(LmsExpired{RingId{2, 77}}));
+  EXPECT_EQ(std::get<LmsExpired>(d.packet).ring_id, (RingId{2, 77}));
+  EXPECT_EQ(encoded(info)[0], std::byte{static_cast<std::uint8_t>(RingService::kQuorum)});
+}
+
+TEST(QuorumWire, WhatAPeerCouldSendWrongIsRefusedByName) {
+  const Bytes info = encoded(NodeInfo{.expected_votes = 3, .last_quorate = QuorateRing{RingId{1, 5}, {1, 2}}});
+  EXPECT_EQ(decode_quorum_packet({}).error, QuorumDecodeError::kTooShort);
+  for (std::size_t cut = 1; cut < info.size(); ++cut)
+    EXPECT_EQ(decode_quorum_packet(std::span(info).first(cut)).error, QuorumDecodeError::kTooShort) << cut;
+  Bytes longer = info;
+  longer.push_back(std::byte{0});
+  EXPECT_EQ(decode_quorum_packet(longer).error, QuorumDecodeError::kTrailingBytes);
+
+  auto patched = [&](std::size_t at, std::uint8_t value) {
+    Bytes bytes = info;
+    bytes[at] = std::byte{value};
+    return decode_quorum_packet(bytes).error;
+  };
+  EXPECT_EQ(patched(0, 1), QuorumDecodeError::kBadService);
+  EXPECT_EQ(patched(1, 9), QuorumDecodeError::kBadType);
+  EXPECT_EQ(patched(10, 4), QuorumDecodeError::kBadFlags);
+  EXPECT_EQ(patched(9, 0), QuorumDecodeError::kBadValue) << "expected votes 0";
+  // The member count is byte 23; members 1 and 2 end at bytes 27 and 31.
+  EXPECT_EQ(patched(31, 1), QuorumDecodeError::kBadMembers) << "members 1, 1: repeated";
+  EXPECT_EQ(patched(27, 0), QuorumDecodeError::kBadMembers) << "node id 0";
+  EXPECT_EQ(patched(27, 3), QuorumDecodeError::kBadMembers) << "members 3, 2: unsorted";
+  EXPECT_EQ(patched(23, 65), QuorumDecodeError::kBadMembers) << "more than a ring holds";
+  EXPECT_EQ(patched(23, 3), QuorumDecodeError::kTooShort);
+
+  EXPECT_EQ(decode_quorum_packet(encoded(SetVotes{.node = 0, .votes = 1})).error, QuorumDecodeError::kBadValue);
+  EXPECT_EQ(decode_quorum_packet(encoded(SetExpected{.expected_votes = 0})).error, QuorumDecodeError::kBadValue);
+  EXPECT_STREQ(describe(QuorumDecodeError::kBadMembers), "bad member list in a quorum packet");
+}
+
+}  // namespace
+}  // namespace rtotem::quorum
