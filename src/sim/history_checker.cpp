@@ -95,7 +95,10 @@ Kind kind_of(Property property) noexcept {
     case Property::kFifo:
     case Property::kGroupViews:
     case Property::kGroupSender:
-    case Property::kGroupNodeDown: return Kind::kSafety;
+    case Property::kGroupNodeDown:
+    case Property::kQuorumSplit:
+    case Property::kQuorumAgreement:
+    case Property::kQuorumWaitForAll: return Kind::kSafety;
     case Property::kAgreement:
     case Property::kSelfDelivery:
     case Property::kLiveness:
@@ -121,6 +124,9 @@ std::string_view name_of(Property property) noexcept {
     case Property::kGroupViews: return "group-views";
     case Property::kGroupSender: return "group-sender";
     case Property::kGroupNodeDown: return "group-nodedown";
+    case Property::kQuorumSplit: return "quorum-split";
+    case Property::kQuorumAgreement: return "quorum-agreement";
+    case Property::kQuorumWaitForAll: return "quorum-wait-for-all";
   }
   return "?";
 }

@@ -77,6 +77,11 @@ enum class Property : std::uint8_t {
   kGroupViews,
   kGroupSender,
   kGroupNodeDown,
+  // Quorum (quorum_checker.hpp): no two disjoint rings quorate at once; members of a ring reach the
+  // same decisions in the same order; wait_for_all holds until every node has been seen.
+  kQuorumSplit,
+  kQuorumAgreement,
+  kQuorumWaitForAll,
 };
 
 // Safety: something bad happened. Liveness: something good did not happen in time. Within a

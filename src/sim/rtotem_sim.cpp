@@ -73,6 +73,10 @@ struct Totals {
   std::uint64_t group_changes = 0;   // --groups: what the GroupChecker judged
   std::uint64_t group_messages = 0;
   std::uint64_t group_views_compared = 0;
+  std::uint64_t quorum_states = 0;   // --quorum: what the QuorumChecker judged
+  std::uint64_t quorum_decisions_compared = 0;
+  std::uint64_t quorate_rings = 0;
+  std::uint64_t synced_rings = 0;
   Time virtual_us = 0;
 };
 
@@ -93,6 +97,9 @@ void print_summary(const RunParams& params, const SimResult& r) {
   if (params.groups)
     fmt::print("  groups: {} changes, {} messages, {} views compared\n", r.group_changes, r.group_messages,
                r.group_views_compared);
+  if (!params.quorum.empty())
+    fmt::print("  quorum: {} states, {} rings in sync, {} quorate, {} decisions compared\n", r.quorum_states,
+               r.synced_rings, r.quorate_rings, r.quorum_decisions_compared);
 }
 
 void print_node(const NodeSnapshot& n) {
@@ -160,6 +167,10 @@ bool run_one(const SimOptions& options, std::uint64_t seed, Totals& totals) {
   totals.group_changes += result.group_changes;
   totals.group_messages += result.group_messages;
   totals.group_views_compared += result.group_views_compared;
+  totals.quorum_states += result.quorum_states;
+  totals.quorum_decisions_compared += result.quorum_decisions_compared;
+  totals.quorate_rings += result.quorate_rings;
+  totals.synced_rings += result.synced_rings;
   if (result.ok()) {
     if (verbose) print_summary(params, result);
     return true;
@@ -202,5 +213,8 @@ int main(int argc, char** argv) {
   if (options->range && options->groups)
     fmt::print("groups: {} changes, {} messages, {} views compared\n", totals.group_changes, totals.group_messages,
                totals.group_views_compared);
+  if (options->range && !options->quorum.empty())
+    fmt::print("quorum: {} states, {} rings in sync, {} quorate, {} decisions compared\n", totals.quorum_states,
+               totals.synced_rings, totals.quorate_rings, totals.quorum_decisions_compared);
   return totals.failed == 0 ? kExitHeld : kExitViolated;
 }

@@ -101,6 +101,16 @@ Result<std::unique_ptr<SimCluster>> SimCluster::create(const SimSpec& given) {
   if (!totem) return Error::make("totem: {}", totem.error().message());
   if (auto fits = totem->check(spec.backend); !fits) return Error::make("totem: {}", fits.error().message());
   std::unique_ptr<SimCluster> cluster(new SimCluster(spec, *totem));
+  if (spec.quorum) {
+    if (!spec.quorum_votes.empty() && spec.quorum_votes.size() != spec.nodes)
+      return Error::make("quorum: {} votes given for {} nodes", spec.quorum_votes.size(), spec.nodes);
+    std::vector<quorum::NodeVotes> nodelist;
+    for (NodeId id : cluster->ids_)
+      nodelist.push_back({id, spec.quorum_votes.empty() ? 1 : spec.quorum_votes[id - 1]});
+    auto config = quorum::resolve_quorum(*spec.quorum, nodelist);
+    if (!config) return Error::make("quorum: {}", config.error().message());
+    cluster->quorum_ = std::move(config).value();
+  }
   cluster->network_.set_damage([sealed = spec.crypto](std::span<std::byte> wire, transport::Rng& rng) {
     return damage_packet(wire, rng, sealed);
   });
@@ -126,6 +136,7 @@ SimCluster::SimCluster(const SimSpec& spec, const membership::TotemConfig& totem
       network_(spec.seed, spec.faults),
       checker_(ids_, progress_bound_us(totem, ids_.size())),
       group_checker_(ids_),
+      quorum_checker_(ids_, spec.quorum && spec.quorum->wait_for_all.value_or(spec.quorum->two_node)),
       slots_(spec.nodes) {
   if (spec_.liveness_bound_us == 0) spec_.liveness_bound_us = kLivenessBoundTimeouts * totem_.token_timeout_ms * 1000;
   live_.reserve(ids_.size());
@@ -202,6 +213,7 @@ bool SimCluster::step(Time limit_us) {
     if (m.poll_gap_us > 0 && polled > 0) m.poll_at_us = now + m.poll_gap_us;
   }
   fire_due_timers(now, false);
+  fire_due_quorum_windows(now);
   run_due_traffic(now);
   reap_torn(now);
   return true;
@@ -221,6 +233,7 @@ std::optional<Time> SimCluster::next_event_us() const {
     if (m.poll_at_us > now) consider(m.awake_at(m.poll_at_us));
     if (m.paused_until_us > now) consider(m.paused_until_us);
     for (const auto& deadline : m.timers) consider(m.awake_at(deadline));
+    consider(m.awake_at(m.quorum_deadline_us()));
     consider(m.awake_at(m.next_traffic_us(generating_)));
   }
   consider(next_fault_us());
@@ -250,6 +263,16 @@ void SimCluster::fire_due_timers(Time now, bool overdue_only) {
   }
 }
 
+void SimCluster::fire_due_quorum_windows(Time now) {
+  for (NodeId id : live_) {
+    Member& m = *member(id);
+    const std::optional<Time> due = m.quorum_deadline_us();
+    if (!due || *due > now || !m.awake(now)) continue;
+    m.quorum->on_time(m.now());
+    after_node_call(m);
+  }
+}
+
 // Safe delivery (tocssrp95 §2): a safe message is delivered on its ring only once every member
 // holds it. Transitional deliveries, and those made outside the ring (Recovery), promise only
 // what the transitional configuration says: the checker judges them by configuration. A crashed
@@ -258,6 +281,10 @@ void SimCluster::fire_due_timers(Time now, bool overdue_only) {
 void SimCluster::on_deliver(Member& m, const Delivered& message) {
   const Time now = network_.now_us();
   const NodeId node = m.id;
+  if (m.quorum && ring_service_of(message.payload) == RingService::kQuorum) {
+    m.quorum->on_deliver(message);
+    return;
+  }
   if (m.groups && is_group_packet(message.payload)) {
     group_checker_.record_delivery(now, node, message);
     m.groups->on_deliver(message);
@@ -283,6 +310,7 @@ void SimCluster::after_node_call(Member& m) {
     return;
   }
   if (m.groups) m.groups->retry_pending();  // a join list the ring refused: after each call, as the daemon's turn
+  if (m.quorum) m.quorum->retry_pending();
   // The simulated device takes every packet at once; anything else is a bug in the backend.
   const Status flushed = m.backend->flush();
   RTOTEM_ASSERT(flushed == Status::kOk);
@@ -343,10 +371,16 @@ bool SimCluster::converged() const {
 
 SimResult SimCluster::result() const {
   SimResult r;
-  r.violation_count = checker_.violation_count() + group_checker_.violation_count();
+  r.violation_count =
+      checker_.violation_count() + group_checker_.violation_count() + quorum_checker_.violation_count();
   r.violations = checker_.violations();
-  for (const Violation& v : group_checker_.violations())
-    if (r.violations.size() < kViolationsKept) r.violations.push_back(v);
+  for (const auto* more : {&group_checker_.violations(), &quorum_checker_.violations()})
+    for (const Violation& v : *more)
+      if (r.violations.size() < kViolationsKept) r.violations.push_back(v);
+  r.quorum_states = quorum_checker_.states();
+  r.quorum_decisions_compared = quorum_checker_.decisions_compared();
+  r.quorate_rings = quorum_checker_.quorate_rings();
+  r.synced_rings = quorum_checker_.synced_rings();
   r.group_changes = group_checker_.changes();
   r.group_messages = group_checker_.messages();
   r.group_views_compared = group_checker_.views_compared();

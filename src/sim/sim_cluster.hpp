@@ -41,6 +41,7 @@
 #include "membership/node.hpp"
 #include "src/sim/group_checker.hpp"
 #include "src/sim/history_checker.hpp"
+#include "src/sim/quorum_checker.hpp"
 #include "transport/result.hpp"
 #include "transport/sim/sim_network.hpp"
 
@@ -139,6 +140,11 @@ struct SimSpec {
   // Each node runs a GroupService (process groups) on its Node, its application's processes
   // joining, leaving and multicasting to a few groups too; the GroupChecker judges what they see.
   bool groups = false;
+  // Each node runs a QuorumService (votequorum) with these options over the nodelist 1..nodes,
+  // node n having quorum_votes[n - 1] votes (one each when empty); the QuorumChecker judges
+  // them. Not set: no quorum.
+  std::optional<quorum::QuorumOptions> quorum;
+  std::vector<std::uint32_t> quorum_votes;
   // Scenarios only (never drawn): loses the copies it picks, as SimNetwork::set_drop_rule says.
   transport::SimNetwork::DropRule drop_rule;
   // After the fault phase. 0: 30 x token_timeout (a token loss, consensus, commit and recovery).
@@ -184,6 +190,10 @@ struct SimResult {
   std::uint64_t group_changes = 0;         // spec.groups: group membership changes, at all nodes
   std::uint64_t group_messages = 0;        // group messages, at all nodes
   std::uint64_t group_views_compared = 0;  // views compared between two nodes at one place
+  std::uint64_t quorum_states = 0;         // spec.quorum: quorum states recorded, at all nodes
+  std::uint64_t quorum_decisions_compared = 0;  // a ring's decision compared between two members
+  std::uint64_t quorate_rings = 0;         // rings some member was quorate in
+  std::uint64_t synced_rings = 0;          // rings some member had every member's NODEINFO in
   std::uint64_t rings_formed = 0;          // rings.size()
   std::vector<FormedRing> rings;           // in the order they formed
   std::uint64_t crashes = 0;
@@ -247,6 +257,8 @@ class SimCluster {
   bool step(Time limit_us);  // false when nothing is due at or before `limit_us`
   std::optional<Time> next_event_us() const;
   void fire_due_timers(Time now, bool overdue_only);
+  // Quorum services whose last_man_standing window has run out, by their node's clock.
+  void fire_due_quorum_windows(Time now);
   void on_deliver(Member& member, const Delivered& message);
   void after_node_call(Member& member);
   // Opens or closes the member's span of NodeSnapshot::operational.
@@ -287,6 +299,8 @@ class SimCluster {
   transport::SimNetwork network_;          // first: outlives every backend
   HistoryChecker checker_;
   GroupChecker group_checker_;             // judges nothing unless spec_.groups
+  std::optional<quorum::QuorumConfig> quorum_;  // spec_.quorum, resolved
+  QuorumChecker quorum_checker_;           // judges nothing unless spec_.quorum
   std::vector<Slot> slots_;                // by id - 1; each Member owns its backend and Node
   // Stopped gracefully: the Member stays attached (taking no input) until the packets it sent
   // last, its leave among them, are delivered: they are on the wire, the process is not.

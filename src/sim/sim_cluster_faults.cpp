@@ -223,6 +223,7 @@ void SimCluster::crash(NodeId id, Time now, bool graceful) {
   ++crashes_;
   note_operational(*slot.member, false);
   checker_.record_crash(now, id);
+  if (slot.member->quorum) quorum_checker_.record_down(id);
   const membership::NodeCounters& c = slot.member->node->counters();
 #define RTOTEM_SUM_COUNTER(name) crashed_counters_.name += c.name;
   RTOTEM_NODE_COUNTERS(RTOTEM_SUM_COUNTER)

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "src/daemon/groups/group_service.hpp"
+#include "src/daemon/quorum/quorum_service.hpp"
 #include "src/sim/sim_cluster.hpp"
 
 namespace rtotem::sim {
@@ -52,7 +53,8 @@ struct Submission {
 
 class SimCluster::Member final : public membership::NodeEvents,
                                   public transport::PacketSink,
-                                  public groups::GroupEvents {
+                                  public groups::GroupEvents,
+                                  public quorum::QuorumEvents {
  public:
   Member(SimCluster& cluster, std::unique_ptr<transport::SimBackend> backend_in,
          const membership::TotemConfig& totem, Seq stored_ring_seq, Time now, NodeClock clock_in)
@@ -63,6 +65,13 @@ class SimCluster::Member final : public membership::NodeEvents,
         backend(std::move(backend_in)),
         node(std::make_unique<membership::Node>(id, totem, *backend, *this, stored_ring_seq)),
         scratch(node->max_message_size()) {
+    if (owner.quorum_) {
+      quorum = std::make_unique<quorum::QuorumService>(
+          id, *owner.quorum_,
+          [this](std::span<const std::byte> packet) { return node->submit(packet, Delivery::kAgreed, this->now()); },
+          *this);
+      owner.quorum_checker_.record_start(id);
+    }
     if (!owner.spec_.groups) return;
     // Submits as the daemon does, straight to the Node (flushed by the caller's after_node_call).
     groups = std::make_unique<groups::GroupService>(
@@ -87,6 +96,10 @@ class SimCluster::Member final : public membership::NodeEvents,
   void configuration(const membership::ConfigChange& change) override {
     const Time now = owner.network_.now_us();
     owner.checker_.record_configuration(now, id, change);
+    if (quorum && !change.transitional) {
+      quorum->on_configuration(change, this->now());
+      owner.quorum_checker_.record_state(now, id, quorum->state());
+    }
     if (!groups) return;
     owner.group_checker_.begin_configuration(now, id, change);
     groups->on_configuration(change);
@@ -97,6 +110,14 @@ class SimCluster::Member final : public membership::NodeEvents,
   }
   void group_change(const groups::GroupChange& change) override {
     owner.group_checker_.record_change(owner.network_.now_us(), id, change);
+  }
+  void quorum_changed(const quorum::QuorumState& state) override {
+    owner.quorum_checker_.record_state(owner.network_.now_us(), id, state);
+  }
+  // The quorum service's deadline in virtual time, if armed.
+  std::optional<Time> quorum_deadline_us() const {
+    if (!quorum || !quorum->next_deadline()) return std::nullopt;
+    return std::max(clock.global_at(*quorum->next_deadline()), owner.network_.now_us());
   }
   // The store survives this Member: a crash keeps it, as a file on disk would.
   void persist_ring_seq(Seq seq) override { owner.slots_[id - 1].stored_ring_seq = seq; }
@@ -134,6 +155,7 @@ class SimCluster::Member final : public membership::NodeEvents,
   std::array<std::optional<Time>, membership::kTimerCount> timers{};  // absolute deadlines
   std::unique_ptr<membership::Node> node;  // after backend: goes first, dropping its buffer Refs
   std::unique_ptr<groups::GroupService> groups;  // spec.groups only; submits to node
+  std::unique_ptr<quorum::QuorumService> quorum;  // spec.quorum only; submits to node
   // The application: messages made but not yet accepted, oldest first (retried in order).
   std::deque<Submission> pending;
   Time generate_at = 0;

@@ -70,8 +70,15 @@ void SimCluster::generate_burst(Member& m, Time now) {
   }
 }
 
-// Oldest first, until one is refused: that one, and all behind it, wait for the retry.
+// Oldest first, until one is refused: that one, and all behind it, wait for the retry. With quorum,
+// nothing goes while the node's ring is not in sync (the daemon holds its clients then, as
+// corosync's sync barrier does): the members' NODEINFOs must not queue behind a backlog that
+// outlasts the ring.
 void SimCluster::submit_pending(Member& m, Time now) {
+  if (m.quorum && !m.quorum->state().synced && !m.pending.empty()) {
+    m.retry_at = now + network_.rng().uniform_range(kRetryMinUs, kRetryMaxUs);
+    return;
+  }
   while (!m.pending.empty() && !m.dead) {
     const Submission& head = m.pending.front();
     const std::span<std::byte> payload(m.scratch.data(), head.size);

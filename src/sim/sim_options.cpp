@@ -4,6 +4,7 @@
 
 #include "membership/packets.hpp"
 #include "src/common/cli_args.hpp"
+#include "src/sim/sim_quorum.hpp"
 
 #include <fmt/format.h>
 
@@ -32,7 +33,7 @@ constexpr std::string_view kOptionNames[] = {"--seed",  "--seeds", "--nodes",   
                                            "--rate",  "--safe",  "--token-timeout-ms",
                                            "--partitions", "--crashes", "--stops", "--late",
                                            "--corrupt", "--pauses", "--clock-skew", "--slow", "--torn",
-                                           "--message-size", "--lose-state"};
+                                           "--message-size", "--lose-state", "--quorum"};
 
 constexpr std::string_view kUsage =
     "usage: rtotem-sim [--seed S | --seeds A..B] [options]\n"
@@ -89,6 +90,12 @@ constexpr std::string_view kUsage =
     "  --groups               every node runs process groups (rtotemd's GroupService): its\n"
     "                         processes join, leave and multicast to a few groups, and the\n"
     "                         checker judges their views too; never drawn (default off)\n"
+    "  --quorum FEATURES      every node runs votequorum (rtotemd's QuorumService), and the\n"
+    "                         checker judges that no two disjoint rings are quorate at once,\n"
+    "                         that members decide alike, and wait_for_all. FEATURES: majority,\n"
+    "                         or a comma list of votes (node n has 1 + n % 3), two_node,\n"
+    "                         wait_for_all[=0], last_man_standing (window: 2 token timeouts),\n"
+    "                         auto_tie_breaker[=lowest|highest|ID:ID...]; never drawn\n"
     "  -v, --verbose          with --seeds: a line per seed too\n"
     "  -h, --help             this text\n";
 
@@ -192,6 +199,12 @@ Result<void> apply_option(SimOptions& options, std::string_view name, std::strin
   if (name == "--slow") return store(options.slow, parse_real(name, value, 0, 1));
   if (name == "--torn") return store(options.torn, parse_real(name, value, 0, 1));
   if (name == "--message-size") return parse_message_size(options, value);
+  if (name == "--quorum") {
+    if (auto features = parse_quorum_features(value, kNodesMax, kDefaultTokenTimeoutMs); !features)
+      return features.error();
+    options.quorum = value;
+    return {};
+  }
   if (name == "--lose-state") {
     auto share = parse_real(name, value, 0, 1);
     if (!share) return share.error();
@@ -289,6 +302,7 @@ RunParams resolve(const SimOptions& options, std::uint64_t seed) {
   p.message_size_low = options.message_size_low;
   p.message_size_high = options.message_size_high;
   p.lose_state = options.lose_state;
+  p.quorum = options.quorum;
   return p;
 }
 
@@ -323,6 +337,12 @@ SimSpec to_spec(const RunParams& params) {
   spec.message_size = params.message_size_low;
   spec.message_size_max = params.message_size_high;
   spec.lose_state = params.lose_state;
+  if (!params.quorum.empty()) {
+    auto features = parse_quorum_features(params.quorum, params.nodes, params.token_timeout_ms);
+    RTOTEM_ASSERT(features.ok());  // checked when the option was parsed
+    spec.quorum = features->options;
+    spec.quorum_votes = features->votes;
+  }
   return spec;
 }
 
@@ -335,7 +355,7 @@ std::string command_line(const RunParams& p) {
       p.seed, p.nodes, p.duration_s, p.loss, p.dup, p.reorder, p.delay_us, p.rate, p.safe, p.token_timeout_ms,
       p.partitions, p.crashes, p.stops, p.late, p.corrupt, p.pauses, p.clock_skew, p.slow, p.torn) +
       (p.lose_state > 0 ? fmt::format(" --lose-state {}", p.lose_state) : "") + (p.crypto ? " --crypto" : "") +
-      (p.groups ? " --groups" : "") +
+      (p.groups ? " --groups" : "") + (p.quorum.empty() ? std::string() : " --quorum " + p.quorum) +
       (p.message_size_low == 0 ? std::string() : fmt::format(" --message-size {}..{}", p.message_size_low, p.message_size_high));
 }
 

@@ -54,6 +54,7 @@ struct RunParams {
   std::uint32_t message_size_low = 0;
   std::uint32_t message_size_high = 0;
   double lose_state = 0;    // the share of restarts without their state (never drawn: --lose-state)
+  std::string quorum;       // votequorum's features on every node (sim_quorum.hpp); empty: none
 };
 
 struct SimOptions {
@@ -82,6 +83,7 @@ struct SimOptions {
   double lose_state = 0;          // --lose-state P
   bool crypto = false;            // --crypto: seal every packet
   bool groups = false;            // --groups: process groups on every node
+  std::string quorum;             // --quorum FEATURES (sim_quorum.hpp)
   std::uint32_t message_size_low = 0;   // --message-size N or LOW..HIGH; 0: drawn
   std::uint32_t message_size_high = 0;
   bool verbose = false;           // a range: a line per seed too

@@ -77,7 +77,8 @@ void QuorumService::on_configuration(const membership::ConfigChange& change, Tim
     events_.quorum_changed(state_);
   }
   pending_.clear();  // what was refused belonged to the ring before
-  submit(NodeInfo{.votes = votes_,
+  submit(NodeInfo{.ring_id = state_.ring_id,
+                  .votes = votes_,
                   .expected_votes = expected_votes_,
                   .quorate = state_.decision.quorate,
                   .waiting_for_all = waiting_for_all_,
@@ -95,7 +96,10 @@ void QuorumService::on_deliver(const membership::Delivered& message) {
   if (const auto* set_votes = std::get_if<SetVotes>(&decoded.packet)) return on_set_votes(*set_votes);
   if (const auto* set_expected = std::get_if<SetExpected>(&decoded.packet)) return on_set_expected(*set_expected);
   if (message.transitional || !(message.ring_id == state_.ring_id)) return;
-  if (const auto* info = std::get_if<NodeInfo>(&decoded.packet)) return on_node_info(message.sender, *info);
+  if (const auto* info = std::get_if<NodeInfo>(&decoded.packet)) {
+    if (info->ring_id == state_.ring_id) on_node_info(message.sender, *info);
+    return;  // made for a ring before: its sender's report for this one follows
+  }
   on_lms_expired(std::get<LmsExpired>(decoded.packet));
 }
 

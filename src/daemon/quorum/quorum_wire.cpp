@@ -26,6 +26,7 @@ RingId get_ring_id(WireReader& r) {
 }
 
 QuorumDecodeError decode_node_info(WireReader& r, NodeInfo& info) {
+  info.ring_id = get_ring_id(r);
   info.votes = r.get_u32();
   info.expected_votes = r.get_u32();
   const std::uint8_t flags = r.get_u8();
@@ -67,6 +68,7 @@ std::size_t encode(const QuorumPacket& packet, std::span<std::byte> out) noexcep
     void operator()(const NodeInfo& p) const {
       RTOTEM_ASSERT(p.last_quorate.members.size() <= membership::kMembersMax);
       w.put_u8(static_cast<std::uint8_t>(QuorumPacketType::kNodeInfo));
+      put_ring_id(w, p.ring_id);
       w.put_u32(p.votes);
       w.put_u32(p.expected_votes);
       w.put_u8(static_cast<std::uint8_t>((p.quorate ? kFlagQuorate : 0) | (p.waiting_for_all ? kFlagWaitingForAll : 0)));

@@ -3,13 +3,16 @@
 // Wire form, integers big-endian (membership/wire_io.hpp), every packet opening with
 //   u8 service (RingService::kQuorum) | u8 type
 // then, by type:
-//   NODEINFO      u32 votes | u32 expected_votes | u8 flags (1 quorate, 2 waiting for all)
+//   NODEINFO      u32 rep | u64 seq (the ring it reports for)
+//                 | u32 votes | u32 expected_votes | u8 flags (1 quorate, 2 waiting for all)
 //                 | u32 rep | u64 seq | u8 count | count x u32 node, strictly increasing
 //                 (the last quorate ring: count 0 and id 0 before the first)
 //   SET_VOTES     u32 node | u32 votes
 //   SET_EXPECTED  u32 expected_votes
 //   LMS_EXPIRED   u32 rep | u64 seq (the ring whose last_man_standing window ran out)
-// The sender and the ring that ordered a packet come with the ring's Delivered.
+// The sender and the ring that ordered a packet come with the ring's Delivered. A NODEINFO and an
+// LMS_EXPIRED name their ring too: the Node keeps what it queued across a ring change, so a
+// packet made for one ring may be ordered by the next, where it no longer holds.
 #pragma once
 
 #include <cstddef>
@@ -26,6 +29,7 @@ namespace rtotem::quorum {
 enum class QuorumPacketType : std::uint8_t { kNodeInfo = 1, kSetVotes = 2, kSetExpected = 3, kLmsExpired = 4 };
 
 struct NodeInfo {
+  RingId ring_id;  // the ring whose regular configuration it reports for
   std::uint32_t votes = 1;
   std::uint32_t expected_votes = 0;
   bool quorate = false;
@@ -48,7 +52,7 @@ struct LmsExpired {
 
 using QuorumPacket = std::variant<NodeInfo, SetVotes, SetExpected, LmsExpired>;
 
-inline constexpr std::size_t kNodeInfoFixedSize = 2 + 4 + 4 + 1 + 4 + 8 + 1;
+inline constexpr std::size_t kNodeInfoFixedSize = 2 + 12 + 4 + 4 + 1 + 12 + 1;
 // The largest quorum packet: a NODEINFO naming a full ring. The ring must carry it whole.
 inline constexpr std::size_t kQuorumPacketMax = kNodeInfoFixedSize + 4 * membership::kMembersMax;
 

@@ -58,11 +58,12 @@ class Ring {
     }
     return id;
   }
-  // Orders what the members submitted (in submission order) and delivers it to all of them.
-  void order(RingId id, const std::vector<NodeId>& members) {
+  // Orders what the members submitted (in submission order, the first `most` of it) and delivers
+  // it to all of them in ring `id`.
+  void order(RingId id, const std::vector<NodeId>& members, std::size_t most = SIZE_MAX) {
     std::vector<std::pair<NodeId, Bytes>> mine;
     std::erase_if(queue_, [&](auto& entry) {
-      if (!std::ranges::binary_search(members, entry.first)) return false;
+      if (!std::ranges::binary_search(members, entry.first) || mine.size() == most) return false;
       mine.push_back(std::move(entry));
       return true;
     });
@@ -132,6 +133,17 @@ TEST(QuorumService, ARestartedNodeJoinsTheQuorumOfARunningClusterUnderWaitForAll
   EXPECT_TRUE(ring.at(3).state().decision.waiting_for_all) << "inquorate again: waits for all again";
   ring.form({1, 2, 3}, 16);
   EXPECT_TRUE(ring.decision(3).quorate);
+}
+
+TEST(QuorumService, AReportMadeForTheRingBeforeDoesNotCountInTheNextOne) {
+  Ring ring({.wait_for_all = true}, 3);
+  ring.install({1, 2, 3}, 4);  // their NODEINFOs stay queued in the Nodes, as across a ring change
+  const RingId next = ring.install({1, 2, 3}, 8);
+  ring.order(next, {1, 2, 3}, 3);
+  EXPECT_FALSE(ring.at(1).state().synced) << "reports for ring 4 ordered by ring 8";
+  ring.order(next, {1, 2, 3});
+  EXPECT_TRUE(ring.at(1).state().synced);
+  EXPECT_TRUE(ring.decision(1).quorate);
 }
 
 TEST(QuorumService, LastManStandingLowersExpectedVotesOnlyThroughTheRing) {

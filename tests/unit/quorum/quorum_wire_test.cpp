@@ -17,11 +17,12 @@ Bytes encoded(const QuorumPacket& packet) {
 }
 
 TEST(QuorumWire, EveryPacketTypeDecodesToWhatWasEncoded) {
-  const NodeInfo info{.votes = 2, .expected_votes = 7, .quorate = true, .waiting_for_all = false,
+  const NodeInfo info{.ring_id = RingId{2, 40}, .votes = 2, .expected_votes = 7, .quorate = true, .waiting_for_all = false,
                       .last_quorate = QuorateRing{RingId{3, 0x1'0000'0002}, {3, 4, 9}}};
   const QuorumDecoded a = decode_quorum_packet(encoded(info));
   ASSERT_EQ(a.error, QuorumDecodeError::kNone);
   const auto& got = std::get<NodeInfo>(a.packet);
+  EXPECT_EQ(got.ring_id, (RingId{2, 40}));
   EXPECT_EQ(got.votes, 2U);
   EXPECT_EQ(got.expected_votes, 7U);
   EXPECT_TRUE(got.quorate);
@@ -55,14 +56,15 @@ TEST(QuorumWire, WhatAPeerCouldSendWrongIsRefusedByName) {
   };
   EXPECT_EQ(patched(0, 1), QuorumDecodeError::kBadService);
   EXPECT_EQ(patched(1, 9), QuorumDecodeError::kBadType);
-  EXPECT_EQ(patched(10, 4), QuorumDecodeError::kBadFlags);
-  EXPECT_EQ(patched(9, 0), QuorumDecodeError::kBadValue) << "expected votes 0";
-  // The member count is byte 23; members 1 and 2 end at bytes 27 and 31.
-  EXPECT_EQ(patched(31, 1), QuorumDecodeError::kBadMembers) << "members 1, 1: repeated";
-  EXPECT_EQ(patched(27, 0), QuorumDecodeError::kBadMembers) << "node id 0";
-  EXPECT_EQ(patched(27, 3), QuorumDecodeError::kBadMembers) << "members 3, 2: unsorted";
-  EXPECT_EQ(patched(23, 65), QuorumDecodeError::kBadMembers) << "more than a ring holds";
-  EXPECT_EQ(patched(23, 3), QuorumDecodeError::kTooShort);
+  EXPECT_EQ(patched(22, 4), QuorumDecodeError::kBadFlags);
+  EXPECT_EQ(patched(21, 0), QuorumDecodeError::kBadValue) << "expected votes 0";
+  // Votes end at byte 17, expected votes at 21, flags are byte 22, the member count byte 35;
+  // members 1 and 2 end at bytes 39 and 43.
+  EXPECT_EQ(patched(31 + 12, 1), QuorumDecodeError::kBadMembers) << "members 1, 1: repeated";
+  EXPECT_EQ(patched(27 + 12, 0), QuorumDecodeError::kBadMembers) << "node id 0";
+  EXPECT_EQ(patched(27 + 12, 3), QuorumDecodeError::kBadMembers) << "members 3, 2: unsorted";
+  EXPECT_EQ(patched(23 + 12, 65), QuorumDecodeError::kBadMembers) << "more than a ring holds";
+  EXPECT_EQ(patched(23 + 12, 3), QuorumDecodeError::kTooShort);
 
   EXPECT_EQ(decode_quorum_packet(encoded(SetVotes{.node = 0, .votes = 1})).error, QuorumDecodeError::kBadValue);
   EXPECT_EQ(decode_quorum_packet(encoded(SetExpected{.expected_votes = 0})).error, QuorumDecodeError::kBadValue);

@@ -1,0 +1,157 @@
+// Tests of the quorum checker on hand-written histories (a clean one passes, each check fails on a
+// history made to break it), and of the simulator running votequorum under faults.
+#include "src/sim/quorum_checker.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "src/sim/sim_options.hpp"
+
+namespace rtotem::sim {
+namespace {
+
+const std::vector<NodeId> kNodes{1, 2, 3};
+
+quorum::QuorumState state(RingId ring, std::vector<NodeId> members, bool quorate, bool synced = true) {
+  quorum::QuorumState s;
+  s.ring_id = ring;
+  s.members = std::move(members);
+  s.votes.assign(s.members.size(), 1);
+  s.synced = synced;
+  s.decision.quorate = quorate;
+  s.decision.total_votes = static_cast<std::uint32_t>(s.members.size());
+  s.decision.expected_votes = 3;
+  s.decision.quorum = 2;
+  return s;
+}
+
+class QuorumCheckerTest : public ::testing::Test {
+ protected:
+  explicit QuorumCheckerTest(bool wait_for_all = false) : checker(kNodes, wait_for_all) {
+    for (NodeId node : kNodes) checker.record_start(node);
+  }
+  // Every node of `members` records `s`, at time `t`.
+  void all(Time t, const std::vector<NodeId>& members, const quorum::QuorumState& s) {
+    for (NodeId node : members) checker.record_state(t, node, s);
+  }
+  std::vector<Property> properties() const {
+    std::vector<Property> out;
+    for (const Violation& v : checker.violations()) out.push_back(v.property);
+    return out;
+  }
+
+  QuorumChecker checker;
+};
+
+class WaitForAllCheckerTest : public QuorumCheckerTest {
+ protected:
+  WaitForAllCheckerTest() : QuorumCheckerTest(true) {}
+};
+
+TEST_F(QuorumCheckerTest, AMajorityKeepingQuorumWhileTheMinorityLosesItPasses) {
+  all(10, {1, 2, 3}, state({1, 1}, {1, 2, 3}, true));
+  checker.record_state(20, 3, state({3, 2}, {3}, false, false));  // drops at its configuration
+  all(30, {1, 2}, state({1, 2}, {1, 2}, true, false));
+  all(40, {1, 2}, state({1, 2}, {1, 2}, true));
+  EXPECT_EQ(checker.violation_count(), 0U) << describe(checker.violations().front());
+  EXPECT_EQ(checker.quorate_rings(), 2U);
+  EXPECT_EQ(checker.decisions_compared(), 3U);
+}
+
+TEST_F(QuorumCheckerTest, TwoSidesQuorateAtOnceBreakQuorumSplit) {
+  all(10, {1, 2, 3}, state({1, 1}, {1, 2, 3}, true));
+  all(20, {1, 2}, state({1, 2}, {1, 2}, true));
+  checker.record_state(30, 3, state({3, 2}, {3}, true));
+  ASSERT_EQ(properties(), (std::vector<Property>{Property::kQuorumSplit, Property::kQuorumSplit}));
+  EXPECT_NE(checker.violations()[0].detail.find("node 3 in ring 3/2 {3}, node 1 in ring 1/2 {1,2}"), std::string::npos)
+      << checker.violations()[0].detail;
+}
+
+TEST_F(QuorumCheckerTest, ANodeThatHasNotSeenTheSplitYetOverlapsTheNewRing) {
+  all(10, {1, 2, 3}, state({1, 1}, {1, 2, 3}, true));
+  all(20, {1, 2}, state({1, 2}, {1, 2}, true));  // 3 still holds ring 1/1, quorate: it shares 1 and 2
+  EXPECT_EQ(checker.violation_count(), 0U);
+}
+
+TEST_F(QuorumCheckerTest, ACrashedNodeHoldsNoQuorum) {
+  checker.record_state(10, 3, state({3, 1}, {3}, true));
+  checker.record_down(3);
+  all(20, {1, 2}, state({1, 1}, {1, 2}, true));
+  EXPECT_EQ(checker.violation_count(), 0U);
+  checker.record_state(30, 3, state({3, 4}, {3}, true));  // down: ignored until it starts again
+  EXPECT_EQ(checker.violation_count(), 0U);
+}
+
+TEST_F(QuorumCheckerTest, TwoNodeIsQuorateOnBothSidesByDesignButOnlyOnBoth) {
+  quorum::QuorumState one = state({1, 2}, {1}, true);
+  quorum::QuorumState two = state({2, 2}, {2}, true);
+  one.decision.two_node = two.decision.two_node = true;
+  checker.record_state(10, 1, one);
+  checker.record_state(10, 2, two);
+  EXPECT_EQ(checker.violation_count(), 0U);
+  two.decision.two_node = false;
+  checker.record_state(20, 2, two);
+  EXPECT_EQ(properties(), (std::vector<Property>{Property::kQuorumSplit}));
+}
+
+TEST_F(QuorumCheckerTest, MembersDecidingDifferentlyInOneRingBreakQuorumAgreement) {
+  all(10, {1, 2, 3}, state({1, 1}, {1, 2, 3}, true));
+  quorum::QuorumState lowered = state({1, 1}, {1, 2, 3}, true);
+  lowered.decision.expected_votes = 2;
+  checker.record_state(20, 1, lowered);
+  checker.record_state(20, 2, lowered);
+  EXPECT_EQ(checker.violation_count(), 0U) << "the same second decision";
+  quorum::QuorumState other = lowered;
+  other.decision.expected_votes = 3;
+  other.decision.quorum = 3;
+  checker.record_state(20, 3, other);
+  EXPECT_EQ(properties(), (std::vector<Property>{Property::kQuorumAgreement}));
+}
+
+TEST_F(WaitForAllCheckerTest, QuorateBeforeEveryNodeWasSeenBreaksWaitForAll) {
+  all(10, {1, 2}, state({1, 1}, {1, 2}, true));
+  EXPECT_EQ(properties(), (std::vector<Property>{Property::kQuorumWaitForAll, Property::kQuorumWaitForAll}));
+}
+
+TEST_F(WaitForAllCheckerTest, OnceEveryNodeWasSeenAMajorityOrANewcomerWithItMayBeQuorate) {
+  all(10, {1, 2, 3}, state({1, 1}, {1, 2, 3}, true));
+  all(20, {1, 2}, state({1, 2}, {1, 2}, true));
+  checker.record_down(3);
+  checker.record_start(3);
+  checker.record_state(30, 3, state({3, 3}, {3}, false));
+  all(40, {1, 2, 3}, state({1, 4}, {1, 3}, true));  // 3 restarted and came back with 1, who had seen all
+  EXPECT_EQ(checker.violation_count(), 0U) << describe(checker.violations().front());
+}
+
+// The simulator: votequorum through partitions and crashes, every check quiet, each part used.
+TEST(QuorumInTheSimulator, PartitionsAndCrashesNeverLeaveTwoSidesQuorate) {
+  for (const char* features : {"majority", "wait_for_all,last_man_standing,auto_tie_breaker"}) {
+    SimOptions options;
+    options.quorum = features;
+    options.partitions = 0.5;
+    options.crashes = 0.2;
+    const RunParams params = resolve(options, 3);
+    auto cluster = SimCluster::create(to_spec(params));
+    ASSERT_TRUE(cluster) << cluster.error().message();
+    const SimResult r = (*cluster)->run();
+    EXPECT_TRUE(r.ok()) << command_line(params) << "\n" << describe(r.violations.front());
+    EXPECT_GT(r.quorum_states, 30U) << features;
+    EXPECT_GE(r.synced_rings, 5U) << features;
+    EXPECT_GE(r.quorate_rings, 1U) << features;
+    EXPECT_GT(r.quorum_decisions_compared, 8U) << features;
+    EXPECT_NE(command_line(params).find(std::string(" --quorum ") + features), std::string::npos);
+  }
+}
+
+TEST(QuorumInTheSimulator, AnOptionVotequorumForbidsIsRefusedWithItsRule) {
+  SimOptions options;
+  options.quorum = "two_node,auto_tie_breaker";
+  auto cluster = SimCluster::create(to_spec(resolve(options, 1)));
+  ASSERT_FALSE(cluster);
+  EXPECT_NE(cluster.error().message().find("two_node and quorum.auto_tie_breaker"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rtotem::sim
