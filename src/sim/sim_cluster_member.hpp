@@ -78,7 +78,7 @@ class SimCluster::Member final : public membership::NodeEvents,
         id, node->max_message_size(),
         [this](const membership::Gather& packet, Delivery order) {
           owner.group_checker_.record_submit(id, packet.head);
-          const Status status = node->submit(packet, order, owner.network_.now_us());
+          const Status status = node->submit(packet, order, this->now());
           if (status != Status::kOk) owner.group_checker_.record_refused(id, packet.head);
           return status;
         },
