@@ -55,7 +55,9 @@ Decision decide(const QuorumConfig& config, std::span<const MemberReport> report
   }
   d.expected_votes = std::max(highest_expected, d.total_votes);
   d.quorum = d.expected_votes / 2 + 1;
-  d.two_node = config.two_node && reports.size() <= 2;
+  // votequorum turns two_node off above two members; here also above two expected votes, so a
+  // larger cluster left with two_node set never gives a pair of its nodes quorum 1.
+  d.two_node = config.two_node && reports.size() <= 2 && d.expected_votes <= 2;
   if (d.two_node) d.quorum = 1;
 
   // A member quorate and not waiting has seen every vote since it was last inquorate: the ring

@@ -4,7 +4,7 @@
 // same ordered reports, so every member reaches the same decision (votequorum.5's rules):
 // - expected votes: the highest any member holds, raised to the votes present if those are more;
 //   quorum is half of it plus one;
-// - two_node: quorum 1 while the ring has at most two members;
+// - two_node: quorum 1 while the ring has at most two members and two expected votes;
 // - wait_for_all: a ring none of whose members is quorate with all seen needs every expected vote
 //   present before it is quorate the first time;
 // - auto_tie_breaker: a ring holding exactly half the expected votes is quorate if it holds the

@@ -98,6 +98,11 @@ TEST(QuorumDecision, TwoNodeSwitchesItselfOffAboveTwoMembers) {
   EXPECT_FALSE(three.two_node);
   EXPECT_EQ(three.quorum, 2U);
   EXPECT_TRUE(three.quorate);
+
+  const QuorumConfig five = config_of({.two_node = true, .wait_for_all = false}, one_vote_each(5));
+  const Decision pair = decide(five, fresh(five, {4, 5}));
+  EXPECT_FALSE(pair.two_node) << "a pair of five nodes is no two-node cluster";
+  EXPECT_FALSE(pair.quorate);
 }
 
 TEST(QuorumDecision, WaitForAllHoldsTheFirstQuorumUntilEveryVoteIsSeen) {
