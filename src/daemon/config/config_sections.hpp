@@ -16,6 +16,15 @@ Result<void> read_totem(ParseContext& context, const ConfigSection& totem, Daemo
 Result<void> read_nodelist(ParseContext& context, const ConfigSection& nodelist, DaemonConfig& config);
 Result<void> read_logging(ParseContext& context, const ConfigSection& logging, DaemonConfig& config);
 Result<void> read_ipc(ParseContext& context, const ConfigSection& ipc, DaemonConfig& config);
+// quorum_section.cpp: after the nodelist, whose votes it counts.
+Result<void> read_quorum(ParseContext& context, const ConfigSection& quorum, DaemonConfig& config);
+
+// The quorum section as read, before resolve_quorum checks it.
+struct QuorumSection {
+  quorum::QuorumOptions options;
+  bool provider = false;  // provider: corosync_votequorum
+  int line = 0;
+};
 // access_section.cpp: a list of user (or, `groups`, group) names or ids into `access`; a corosync
 // uidgid { uid: gid: } section.
 Result<void> read_id_list(const Value& value, IpcAccess& access, bool groups);

@@ -26,16 +26,17 @@ struct TopSection {
 };
 
 // Read in this order whatever the file's: later readers may rely on earlier ones.
-constexpr std::array<TopSection, 4> kSections = {{
+constexpr std::array<TopSection, 5> kSections = {{
     {"totem", read_totem, "cluster_name is required"},
     {"nodelist", read_nodelist, "at least one node is required"},
+    {"quorum", read_quorum, ""},
     {"logging", read_logging, ""},
     {"ipc", read_ipc, ""},
 }};
 constexpr std::size_t kTotem = 0;
-constexpr std::size_t kIpc = 3;
+constexpr std::size_t kIpc = 4;
 
-constexpr std::string_view kCorosyncSections[] = {"quorum", "system", "resources", "qb", "nozzle"};
+constexpr std::string_view kCorosyncSections[] = {"system", "resources", "qb", "nozzle"};
 constexpr std::string_view kUidGid = "uidgid";  // any number of them: who may use the IPC
 
 using FoundSections = std::array<const ConfigSection*, kSections.size()>;

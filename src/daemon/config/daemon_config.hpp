@@ -1,7 +1,7 @@
 // rtotemd's configuration: a corosync.conf-style file read into typed values, checked key by key
 // with the file and line of every refusal, and turned into what the daemon opens.
 //
-// Corosync keys rtotem does not implement (knet, quorum...) are accepted with a warning, so
+// Corosync keys rtotem does not implement (knet, system...) are accepted with a warning, so
 // an existing corosync.conf can be tried as it is; any other unknown key is an error. conf/rtotem.conf
 // documents every key. Plain values: no function here keeps state or is tied to a thread.
 #pragma once
@@ -18,6 +18,7 @@
 #include "membership/packets.hpp"
 #include "membership/totem_config.hpp"
 #include "src/common/key_file.hpp"
+#include "src/daemon/quorum/quorum_config.hpp"
 #include "src/ipc/ipc_protocol.hpp"
 #include "transport/result.hpp"
 #include "transport/rdma/rdma_config.hpp"
@@ -36,6 +37,7 @@ struct NodeEntry {
   membership::NodeId nodeid = membership::kNoNode;
   std::string name;        // empty if the file gives none
   std::string ring0_addr;  // as written: an IPv4/IPv6 literal or a host name
+  std::uint32_t quorum_votes = 1;
   int line = 0;            // of the node's "node {"
 };
 
@@ -97,6 +99,9 @@ struct DaemonConfig {
   int crypto_line = 0;     // its line
   int keyfile_line = 0;    // of totem.keyfile; 0: the default path
   std::vector<NodeEntry> nodes;  // sorted by nodeid
+  // quorum { provider: corosync_votequorum ... }, checked and resolved; not set: no quorum.
+  std::optional<quorum::QuorumConfig> quorum;
+  int quorum_line = 0;
   LoggingConfig logging;
   IpcConfig ipc;
   std::vector<std::string> warnings;  // "file:line: key ...: ignored (corosync key rtotem does not support)"

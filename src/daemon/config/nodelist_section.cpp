@@ -10,7 +10,7 @@ namespace {
 
 constexpr std::uint32_t kNodeIdMax = std::numeric_limits<std::int32_t>::max();  // corosync's 2^31 - 1
 constexpr std::string_view kNodeCorosyncKeys[] = {
-    "ring1_addr", "ring2_addr", "ring3_addr", "ring4_addr", "ring5_addr", "ring6_addr", "ring7_addr", "quorum_votes",
+    "ring1_addr", "ring2_addr", "ring3_addr", "ring4_addr", "ring5_addr", "ring6_addr", "ring7_addr",
 };
 
 Result<bool> read_node_key(const Value& value, NodeEntry& node) {
@@ -18,6 +18,7 @@ Result<bool> read_node_key(const Value& value, NodeEntry& node) {
   if (key == "nodeid") return known(value.read(node.nodeid, 1, kNodeIdMax, ""));
   if (key == "name") return known(value.read(node.name));
   if (key == "ring0_addr") return known(value.read(node.ring0_addr));
+  if (key == "quorum_votes") return known(value.read(node.quorum_votes, 0, 1'000'000, ""));
   return false;
 }
 

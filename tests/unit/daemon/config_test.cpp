@@ -475,6 +475,8 @@ logging {
 }
 )");
   EXPECT_EQ(config.transport, TransportKind::kUdpu);
+  ASSERT_TRUE(config.quorum) << "quorum { provider: corosync_votequorum } is read, not ignored";
+  EXPECT_EQ(config.quorum->expected_votes, 1u);
   EXPECT_TRUE(config.logging.debug);
   EXPECT_TRUE(config.logging.timestamp);
   const std::vector<std::string> expected = {
@@ -484,7 +486,6 @@ logging {
       "t.conf:5: totem.knet_pmtud_interval: ignored (corosync key rtotem does not support)",
       "t.conf:7: totem.interface.knet_link_priority: ignored (corosync key rtotem does not support)",
       "t.conf:8: totem.interface.broadcast: ignored (corosync key rtotem does not support)",
-      "t.conf:11: section quorum: ignored with all it holds (corosync section rtotem does not support)",
       "t.conf:18: nodelist.node.ring1_addr: ignored (corosync key rtotem does not support)",
       "t.conf:22: logging.fileline: ignored (corosync key rtotem does not support)",
       "t.conf:23: logging.debug: trace: accepted as on (rtotem has no trace level)",
@@ -866,9 +867,10 @@ TEST(ExampleFiles, ACorosyncConfLoadsWithWarnings) {
                                                  "XChaCha20-Poly1305 (crypto on, key from totem.keyfile)"));
   EXPECT_TRUE(config.crypto);  // crypto_cipher: aes256, with corosync's key file (which rtotem would refuse: its size)
   EXPECT_EQ(config.keyfile, "/etc/corosync/authkey");
-  EXPECT_TRUE(contains(config.warnings, prefix + "52: section quorum: ignored with all it holds (corosync section "
-                                                 "rtotem does not support)"));
-  EXPECT_GE(config.warnings.size(), 20u);
+  ASSERT_TRUE(config.quorum);  // quorum { provider: corosync_votequorum; wait_for_all: 1 }
+  EXPECT_EQ(config.quorum->expected_votes, 3u);
+  EXPECT_TRUE(config.quorum->wait_for_all);
+  EXPECT_GE(config.warnings.size(), 19u);
 }
 
 }  // namespace
