@@ -1,5 +1,6 @@
 // rtotemctl: look at and use the local rtotemd. status, members [GROUP], stats: the daemon's JSON
-// (as is with --json, else flattened to "key: value" lines); send GROUP TEXT; listen GROUP.
+// (as is with --json, else flattened to "key: value" lines); quorum (corosync-quorumtool's text, or
+// JSON); send GROUP TEXT; listen GROUP.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include "rtotem/rtotem.h"
 #include "src/client/ipc_connection.hpp"
 #include "src/client/json_lines.hpp"
+#include "src/client/quorum_text.hpp"
 #include "src/ipc/json_quote.hpp"
 
 namespace {
@@ -21,19 +23,21 @@ using namespace rtotem;
 
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
-constexpr int kExitUsage = 2;
+constexpr int kExitUsage = 2;  // also quorum's "not quorate", as corosync-quorumtool's
 
 const char* usage() {
   return "usage: rtotemctl [--ipc-name NAME] [--json] COMMAND\n"
          "  status              ring id, state, members, transport, link counters\n"
          "  members [GROUP]     the processes in every group (or GROUP): node id and pid\n"
          "  stats               protocol, link and IPC counters\n"
+         "  quorum              votequorum's state, as corosync-quorumtool -s shows it; exit 0 if\n"
+         "                      quorate, 2 if not, 1 on error (no quorum configured, no daemon)\n"
          "  send GROUP TEXT     joins GROUP, multicasts TEXT (agreed order), leaves\n"
          "  listen GROUP        joins GROUP and prints, until interrupted, one line per message\n"
          "                      (its place in the ring's order, sender node:pid, text) and per\n"
          "                      membership change\n"
          "  --ipc-name NAME     the daemon's IPC name (default: $RTOTEM_IPC, else \"rtotem\")\n"
-         "  --json              machine-readable output (status, members, stats, listen)\n";
+         "  --json              machine-readable output (status, members, stats, quorum, listen)\n";
 }
 
 struct Options {
@@ -47,7 +51,8 @@ int fail(const std::string& what, int err) {
   return kExitFailed;
 }
 
-int query(const Options& o, ipc::RequestId id, std::string_view group) {
+// The daemon's JSON answer to `id` into `json`: kExitOk, or kExitFailed (said on stderr).
+int fetch_json(const Options& o, ipc::RequestId id, std::string_view group, std::string& json) {
   auto connection = client::IpcConnection::open(o.ipc_name);
   if (!connection) return fail(fmt::format("connecting to rtotemd (ipc name '{}')", o.ipc_name), -connection.error().errnum());
   ipc::BodyWriter body;
@@ -57,14 +62,28 @@ int query(const Options& o, ipc::RequestId id, std::string_view group) {
   if (rc == 0) rc = reply.error;
   if (rc < 0) return fail("request", rc);
   membership::WireReader in(reply.body);
-  const auto json = ipc::read_string(in, reply.body.size());
-  if (!json) return fail("reply", -EPROTO);
-  if (o.json) {
-    fmt::print("{}\n", *json);
-  } else {
-    fmt::print("{}", client::json_lines(*json));
-  }
+  const auto text = ipc::read_string(in, reply.body.size());
+  if (!text) return fail("reply", -EPROTO);
+  json = std::string(*text);
   return kExitOk;
+}
+
+int query(const Options& o, ipc::RequestId id, std::string_view group) {
+  std::string json;
+  if (const int rc = fetch_json(o, id, group, json); rc != kExitOk) return rc;
+  fmt::print("{}", o.json ? json + "\n" : client::json_lines(json));
+  return kExitOk;
+}
+
+// corosync-quorumtool's exit codes: 0 quorate, 2 not quorate, 1 on any error.
+int quorum(const Options& o) {
+  std::string json;
+  if (const int rc = fetch_json(o, ipc::RequestId::kQuorum, "", json); rc != kExitOk) return rc;
+  const std::optional<client::QuorumText> text = client::quorum_text(json);
+  if (!text) return fail("reply", -EPROTO);
+  fmt::print("{}", o.json ? json + "\n" : text->text);
+  if (!text->configured) return kExitFailed;
+  return text->quorate ? kExitOk : kExitUsage;
 }
 
 std::string printable(const void* data, std::size_t len) {
@@ -198,6 +217,7 @@ int main(int argc, char** argv) {
   if (command == "status" && w.size() == 1) return query(o, ipc::RequestId::kStatus, "");
   if (command == "stats" && w.size() == 1) return query(o, ipc::RequestId::kStats, "");
   if (command == "members" && w.size() <= 2) return query(o, ipc::RequestId::kMembers, w.size() == 2 ? w[1] : "");
+  if (command == "quorum" && w.size() == 1) return quorum(o);
   if (command == "send" && w.size() == 3) return send(o, w[1], w[2]);
   if (command == "listen" && w.size() == 2) return listen(o, w[1]);
   fmt::print(stderr, "rtotemctl: {}\n{}", command.empty() ? "no command" : fmt::format("bad command line for '{}'", command), usage());

@@ -64,6 +64,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(EventLoop& loop, DaemonSetup setup
         return self->ring_ ? self->ring_->submit(packet, order) : Status::kClosed;
       },
       static_cast<groups::GroupEvents&>(*self));
+  if (auto quorum = d->start_quorum(); !quorum) return quorum.error();
   auto seq_file = RingSeqFile::in(d->setup_.state_dir);
   if (!seq_file) return seq_file.error();
   const std::size_t buffer_bytes = d->setup_.totem.max_message_size + ipc::kBufferOverhead;
@@ -94,6 +95,23 @@ void Daemon::link_failed(std::string_view reason) {
   else early_link_failure_ = reason;
 }
 
+void Daemon::deliver(const membership::Delivered& message) {
+  switch (ring_service_of(message.payload).value_or(RingService{0})) {
+    case RingService::kGroups: groups_->on_deliver(message); return;
+    case RingService::kQuorum:
+      if (quorum_) {
+        quorum_->on_deliver(message);
+        arm_quorum_timer();
+        return;
+      }
+      break;  // a node with quorum on beside one with it off: the cluster's configs differ
+  }
+  if (ring_messages_unknown_++ == 0)
+    qb_log(LOG_WARNING, "a ring message from node %u for a service this node does not run (first byte %u): ignored; "
+           "do the nodes' configs differ (quorum on some only)?", message.sender,
+           message.payload.empty() ? 0U : std::to_integer<unsigned>(message.payload[0]));
+}
+
 void Daemon::configuration(const membership::ConfigChange& change) {
   ++configurations_;
   if (change.transitional) {
@@ -105,6 +123,10 @@ void Daemon::configuration(const membership::ConfigChange& change) {
            node_list_text(change.joined).c_str());
   }
   groups_->on_configuration(change);
+  if (quorum_ && !change.transitional) {
+    quorum_->on_configuration(change, monotonic_now());
+    arm_quorum_timer();
+  }
   if (!change.transitional && groups_->join_list_pending()) {
     qb_log(LOG_NOTICE, "this node's group members wait for room in the send queue: retried after every token turn");
   }
@@ -125,6 +147,7 @@ void Daemon::configuration(const membership::ConfigChange& change) {
 
 void Daemon::after_turn() {
   groups_->retry_pending();
+  if (quorum_) quorum_->retry_pending();
   submit_orphaned();
   while (orphaned_.empty() && !pending_leaves_.empty()) {
     const auto& [group, pid] = pending_leaves_.front();
@@ -155,6 +178,7 @@ int Daemon::request(IpcClient& client, const IpcRequest& request, ipc::BodyWrite
       reply.u32(static_cast<std::uint32_t>(GroupService::data_max(setup_.totem.max_message_size)));
       return 0;
     case ipc::RequestId::kMembers: reply.string(members_json(request.group)); return 0;
+    case ipc::RequestId::kQuorum: reply.string(quorum_json()); return 0;
   }
   return -EINVAL;  // decode_request admits only the ids above
 }

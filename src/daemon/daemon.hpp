@@ -1,5 +1,5 @@
-// rtotemd's core: the ring (RingHost), process groups (GroupService) and local clients
-// (IpcServer) wired together. Requests from clients become group packets on the ring; what the
+// rtotemd's core: the ring (RingHost), process groups (GroupService), quorum (QuorumService, when
+// configured) and local clients (IpcServer) wired together. Requests from clients become group packets on the ring; what the
 // ring delivers becomes group messages and changes, sent to the local clients in those groups.
 #pragma once
 
@@ -12,6 +12,7 @@
 #include "src/daemon/event_loop.hpp"
 #include "src/daemon/groups/group_service.hpp"
 #include "src/daemon/ipc_server.hpp"
+#include "src/daemon/quorum/quorum_service.hpp"
 #include "src/daemon/ring_host.hpp"
 
 namespace rtotem::daemon {
@@ -28,7 +29,10 @@ struct DaemonSetup {
   std::string state_dir;
 };
 
-class Daemon final : private RingListener, private IpcHandler, private groups::GroupEvents {
+class Daemon final : private RingListener,
+                     private IpcHandler,
+                     private groups::GroupEvents,
+                     private quorum::QuorumEvents {
  public:
   static Result<std::unique_ptr<Daemon>> start(EventLoop& loop, DaemonSetup setup,
                                                std::unique_ptr<transport::Backend> backend);
@@ -53,7 +57,8 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   Daemon(EventLoop& loop, DaemonSetup setup);
 
   // RingListener
-  void deliver(const membership::Delivered& message) override { groups_->on_deliver(message); }
+  // Each service's messages to it, by the byte that names the service (ring_service.hpp).
+  void deliver(const membership::Delivered& message) override;
   void configuration(const membership::ConfigChange& change) override;
   void deliveries_done() override { ipc_->end_turn(); }
   void after_turn() override;
@@ -66,6 +71,12 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   // GroupEvents
   void group_message(const groups::GroupMessage& message) override;
   void group_change(const groups::GroupChange& change) override;
+  // QuorumEvents; daemon_quorum.cpp
+  void quorum_changed(const quorum::QuorumState& state) override;
+  Result<void> start_quorum();
+  void arm_quorum_timer();
+  bool ring_in_sync() const noexcept;
+  std::string quorum_json() const;
 
   int join(IpcClient& client, std::string_view group);
   int leave(IpcClient& client, std::string_view group);
@@ -94,6 +105,9 @@ class Daemon final : private RingListener, private IpcHandler, private groups::G
   EventLoop& loop_;
   DaemonSetup setup_;
   std::unique_ptr<groups::GroupService> groups_;
+  std::unique_ptr<quorum::QuorumService> quorum_;  // quorum { provider: corosync_votequorum } only
+  std::unique_ptr<LoopTimer> quorum_timer_;        // its last_man_standing window
+  std::uint64_t ring_messages_unknown_ = 0;        // delivered with a service byte this build lacks
   std::unique_ptr<RingHost> ring_;
   std::unique_ptr<IpcServer> ipc_;
   // Leaves of dead clients the ring refused for now (back-pressure): sent on a later turn, once

@@ -34,7 +34,7 @@ void Daemon::put_mcast_reply(IpcClient& client, ipc::BodyWriter& reply) const {
 // Answered with its outcome and, whatever that is, the credit (after the staged ones went).
 int Daemon::multicast(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
   int rc = mcast_check(client, request);
-  if (rc == 0 && !submit_staged(client)) rc = -EAGAIN;
+  if (rc == 0 && (!ring_in_sync() || !submit_staged(client))) rc = -EAGAIN;
   if (rc == 0)
     rc = errno_of(groups_->multicast(request.group, static_cast<std::uint32_t>(client.pid), request.data, request.order));
   put_mcast_reply(client, reply);
@@ -59,6 +59,7 @@ int Daemon::sync(IpcClient& client, ipc::BodyWriter& reply) {
 }
 
 bool Daemon::offer(IpcClient* client, std::uint32_t pid, const IpcRequest& request) {
+  if (!ring_in_sync()) return false;  // as the ring's back-pressure: staged, offered again later
   const int rc = errno_of(groups_->multicast(request.group, pid, request.data, request.order));
   if (rc == -EAGAIN) return false;
   if (client == nullptr) return true;  // orphaned: no one to credit or tell

@@ -53,7 +53,8 @@ bool decode_request(std::span<const std::byte> message, IpcRequest& out) noexcep
     case RequestId::kStatus:
     case RequestId::kStats:
     case RequestId::kDataMax:
-    case RequestId::kSync: return true;
+    case RequestId::kSync:
+    case RequestId::kQuorum: return true;
   }
   return false;  // an id this daemon does not know
 }

@@ -45,6 +45,7 @@ enum class RequestId : std::int32_t {
   // failure found later comes back as a kMcastFailed event.
   kMcastAsync = 9,
   kSync = 10,  // -> kMcast's answer body; answered once every earlier request of this connection is taken
+  kQuorum = 11,  // -> JSON text: the votequorum state ({"configured": false} without quorum)
 };
 
 // kMcast's and kSync's answer body (any error): u32 the credit window (bytes of kMcastAsync

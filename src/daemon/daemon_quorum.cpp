@@ -1,0 +1,87 @@
+// rtotemd's votequorum: the QuorumService on the ring, its last_man_standing window on the loop,
+// the log lines an operator reads, and what `rtotemctl quorum` shows (JSON; rtotemctl makes the
+// text of corosync-quorumtool from it).
+#include <qb/qblog.h>
+
+#include "src/daemon/daemon.hpp"
+#include "src/ipc/json_quote.hpp"
+
+namespace rtotem::daemon {
+
+using membership::NodeId;
+
+Result<void> Daemon::start_quorum() {
+  if (!setup_.config.quorum) return {};
+  quorum_ = std::make_unique<quorum::QuorumService>(
+      setup_.self.nodeid, *setup_.config.quorum,
+      [this](std::span<const std::byte> packet) {
+        return ring_ ? ring_->submit(membership::Gather{packet, {}}, membership::Delivery::kAgreed) : Status::kClosed;
+      },
+      static_cast<quorum::QuorumEvents&>(*this));
+  quorum_timer_ = std::make_unique<LoopTimer>(loop_, [this] {
+    quorum_->on_time(monotonic_now());
+    arm_quorum_timer();
+  });
+  return {};
+}
+
+void Daemon::arm_quorum_timer() {
+  const std::optional<membership::Time> deadline = quorum_->next_deadline();
+  if (!deadline) {
+    quorum_timer_->cancel();
+    return;
+  }
+  const membership::Time now = monotonic_now();
+  quorum_timer_->arm(*deadline > now ? (*deadline - now) * 1000 : 0);
+}
+
+void Daemon::quorum_changed(const quorum::QuorumState& state) {
+  const quorum::Decision& d = state.decision;
+  std::string members;
+  for (NodeId n : state.members) members += fmt::format("{}{}", members.empty() ? "" : " ", n);
+  qb_log(d.quorate ? LOG_NOTICE : LOG_WARNING,
+         "quorum: %s in ring %u/%llu, members [%s]: %u votes, expected %u, quorum %u%s%s",
+         d.quorate ? "quorate" : "NOT quorate", state.ring_id.rep, static_cast<unsigned long long>(state.ring_id.seq),
+         members.c_str(), d.total_votes, d.expected_votes, d.quorum,
+         d.waiting_for_all ? ", waiting for all nodes (wait_for_all)" : "",
+         d.tie_broken ? ", by the tie breaker" : "");
+}
+
+// Before the ring is in sync its members' reports are not all in: client multicasts wait (the
+// client hears -EAGAIN, staged ones go later), as corosync's clients wait for its sync barrier.
+bool Daemon::ring_in_sync() const noexcept { return !quorum_ || quorum_->state().synced; }
+
+std::string Daemon::quorum_json() const {
+  using ipc::json_quoted;
+  if (!quorum_) return "{\"configured\": false}";
+  const quorum::QuorumState& s = quorum_->state();
+  const quorum::QuorumConfig& c = quorum_->config();
+  const quorum::Decision& d = s.decision;
+  std::string nodes;
+  for (std::size_t i = 0; i < s.members.size(); ++i) {
+    const NodeId id = s.members[i];
+    std::string name;
+    for (const config::NodeEntry& entry : setup_.config.nodes)
+      if (entry.nodeid == id) name = entry.name;
+    nodes += fmt::format("{}{{\"nodeid\": {}, \"votes\": {}, \"name\": {}, \"local\": {}}}", nodes.empty() ? "" : ", ",
+                         id, s.votes[i], json_quoted(name), id == setup_.self.nodeid ? "true" : "false");
+  }
+  std::string flags;
+  auto flag = [&](bool on, std::string_view name) {
+    if (on) flags += fmt::format("{}{}", flags.empty() ? "" : ", ", json_quoted(name));
+  };
+  flag(d.two_node, "2Node");
+  flag(d.quorate, "Quorate");
+  flag(c.wait_for_all, "WaitForAll");
+  flag(c.last_man_standing, "LastManStanding");
+  flag(c.tie_breaker != quorum::TieBreaker::kNone, "AutoTieBreaker");
+  return fmt::format(
+      "{{\"configured\": true, \"nodeid\": {}, \"ring\": {{\"rep\": {}, \"seq\": {}}}, \"synced\": {}, \"quorate\": {}, "
+      "\"expected_votes\": {}, \"highest_expected\": {}, \"total_votes\": {}, \"quorum\": {}, "
+      "\"waiting_for_all\": {}, \"flags\": [{}], \"nodes\": [{}], \"packets_malformed\": {}}}",
+      setup_.self.nodeid, s.ring_id.rep, s.ring_id.seq, s.synced ? "true" : "false", d.quorate ? "true" : "false",
+      c.expected_votes, d.expected_votes, d.total_votes, d.quorum, d.waiting_for_all ? "true" : "false", flags, nodes,
+      quorum_->packets_malformed());
+}
+
+}  // namespace rtotem::daemon
