@@ -179,6 +179,7 @@ int Daemon::request(IpcClient& client, const IpcRequest& request, ipc::BodyWrite
       return 0;
     case ipc::RequestId::kMembers: reply.string(members_json(request.group)); return 0;
     case ipc::RequestId::kQuorum: reply.string(quorum_json()); return 0;
+    case ipc::RequestId::kQuorumSet: return quorum_set(client, request);
   }
   return -EINVAL;  // decode_request admits only the ids above
 }

@@ -77,6 +77,7 @@ class Daemon final : private RingListener,
   void arm_quorum_timer();
   bool ring_in_sync() const noexcept;
   std::string quorum_json() const;
+  int quorum_set(const IpcClient& client, const IpcRequest& request);
 
   int join(IpcClient& client, std::string_view group);
   int leave(IpcClient& client, std::string_view group);

@@ -3,6 +3,8 @@
 // text of corosync-quorumtool from it).
 #include <qb/qblog.h>
 
+#include <cerrno>
+
 #include "src/daemon/daemon.hpp"
 #include "src/ipc/json_quote.hpp"
 
@@ -45,6 +47,23 @@ void Daemon::quorum_changed(const quorum::QuorumState& state) {
          members.c_str(), d.total_votes, d.expected_votes, d.quorum,
          d.waiting_for_all ? ", waiting for all nodes (wait_for_all)" : "",
          d.tie_broken ? ", by the tie breaker" : "");
+}
+
+// A runtime change, logged with who asked: it acts where the ring delivers it, at every member.
+int Daemon::quorum_set(const IpcClient& client, const IpcRequest& request) {
+  if (!quorum_) return -ENOTSUP;
+  const bool votes = request.quorum_what == ipc::kQuorumSetVotes;
+  const int rc = votes ? quorum_->set_votes(request.quorum_node, request.quorum_value)
+                       : quorum_->set_expected(request.quorum_value);
+  if (rc == 0) {
+    if (votes)
+      qb_log(LOG_NOTICE, "quorum: pid %d sets node %u's votes to %u", static_cast<int>(client.pid),
+             request.quorum_node, request.quorum_value);
+    else
+      qb_log(LOG_NOTICE, "quorum: pid %d sets expected votes to %u", static_cast<int>(client.pid),
+             request.quorum_value);
+  }
+  return rc;
 }
 
 // Before the ring is in sync its members' reports are not all in: client multicasts wait (the

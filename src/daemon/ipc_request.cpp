@@ -33,6 +33,15 @@ bool read_mcast(membership::WireReader& body, IpcRequest& out) {
   return true;
 }
 
+// u8 what, u32 node, u32 value, nothing after (kQuorumSet).
+bool read_quorum_set(membership::WireReader& body, IpcRequest& out) {
+  out.quorum_what = body.get_u8();
+  out.quorum_node = body.get_u32();
+  out.quorum_value = body.get_u32();
+  if (body.short_read() || !body.at_end()) return false;
+  return out.quorum_what == ipc::kQuorumSetVotes || out.quorum_what == ipc::kQuorumSetExpected;
+}
+
 }  // namespace
 
 bool decode_request(std::span<const std::byte> message, IpcRequest& out) noexcept {
@@ -55,6 +64,7 @@ bool decode_request(std::span<const std::byte> message, IpcRequest& out) noexcep
     case RequestId::kDataMax:
     case RequestId::kSync:
     case RequestId::kQuorum: return true;
+    case RequestId::kQuorumSet: return read_quorum_set(body, out);
   }
   return false;  // an id this daemon does not know
 }

@@ -20,6 +20,9 @@ struct IpcRequest {
   membership::Delivery order = membership::Delivery::kAgreed;  // kMcast
   std::span<const std::byte> data;                              // kMcast, kMcastAsync: the rest of the body
   std::span<const std::byte> message;                           // the whole request, header included
+  std::uint8_t quorum_what = 0;  // kQuorumSet: ipc::kQuorumSetVotes or kQuorumSetExpected
+  std::uint32_t quorum_node = 0;
+  std::uint32_t quorum_value = 0;
 };
 
 // Decodes one whole message: false if it is not a request this daemon knows, in its wire form

@@ -46,7 +46,13 @@ enum class RequestId : std::int32_t {
   kMcastAsync = 9,
   kSync = 10,  // -> kMcast's answer body; answered once every earlier request of this connection is taken
   kQuorum = 11,  // -> JSON text: the votequorum state ({"configured": false} without quorum)
+  // u8 what (kQuorumSetVotes or kQuorumSetExpected), u32 node id (votes; else 0), u32 value:
+  // votequorum_setvotes / votequorum_setexpected. 0, -ENOENT (no such node), -EINVAL (refused by
+  // votequorum's rule), -ENOTSUP (no quorum configured).
+  kQuorumSet = 12,
 };
+inline constexpr std::uint8_t kQuorumSetVotes = 1;
+inline constexpr std::uint8_t kQuorumSetExpected = 2;
 
 // kMcast's and kSync's answer body (any error): u32 the credit window (bytes of kMcastAsync
 // requests the connection may have in flight), u64 the bytes of them taken since it connected,

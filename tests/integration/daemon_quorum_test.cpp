@@ -72,6 +72,34 @@ TEST(DaemonQuorum, AMajorityStaysQuorateAndTheLastNodeAloneIsNot) {
   EXPECT_NE(cluster.log(1).find("quorum: NOT quorate"), std::string::npos) << cluster.log(1);
 }
 
+// rtotemctl quorum votes/expected: checked as votequorum checks them, effective at every node.
+int ctl_set(const DaemonCluster& cluster, int node, const std::string& args) {
+  const char* ctl = std::getenv("RTOTEMCTL");
+  if (ctl == nullptr) return -1;
+  const int status = std::system(fmt::format("{} --ipc-name {} quorum {}", ctl, cluster.ipc_name(node), args).c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(DaemonQuorum, VotesAndExpectedVotesChangeAtRuntimeEverywhere) {
+  DaemonCluster cluster(3, 1000, "", kVotequorum);
+  for (int node = 1; node <= 3; ++node) cluster.start(node);
+  for (int node = 1; node <= 3; ++node)
+    ASSERT_TRUE(eventually([&] { return holds(cluster, node, true, 3); })) << cluster.ctl_json(node, "quorum");
+  EXPECT_EQ(ctl_set(cluster, 1, "expected 2"), 1) << "below the votes present";
+  EXPECT_EQ(ctl_set(cluster, 1, "votes 9 1"), 1) << "no node 9";
+  EXPECT_EQ(ctl_set(cluster, 1, "votes 2 x"), 2);
+  EXPECT_EQ(ctl_set(cluster, 1, "expected 5"), 0);
+  EXPECT_EQ(ctl_set(cluster, 3, "votes 2 3"), 0);
+  for (int node = 1; node <= 3; ++node)
+    ASSERT_TRUE(eventually([&] { return holds(cluster, node, true, 5); })) << cluster.ctl_json(node, "quorum");
+  EXPECT_EQ(json_counter(cluster.ctl_json(1, "quorum"), "highest_expected"), 5u);
+  EXPECT_EQ(json_counter(cluster.ctl_json(3, "quorum"), "quorum"), 3u);
+  EXPECT_NE(cluster.log(1).find("sets expected votes to 5"), std::string::npos);
+  cluster.kill(2, SIGKILL);  // its three votes go: two of five left
+  for (int node : {1, 3})
+    ASSERT_TRUE(eventually([&] { return holds(cluster, node, false, 2); })) << cluster.ctl_json(node, "quorum");
+}
+
 TEST(DaemonQuorum, TwoNodeWaitsForItsPeerOnceThenKeepsQuorumAlone) {
   DaemonCluster cluster(2, 1000, "", "quorum {\n  provider: corosync_votequorum\n  two_node: 1\n}\n");
   cluster.start(1);

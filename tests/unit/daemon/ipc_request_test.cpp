@@ -67,11 +67,38 @@ TEST(IpcRequest, McastCarriesOrderGroupAndTheRestAsData) {
 }
 
 TEST(IpcRequest, QueriesNeedNoBody) {
-  for (RequestId id : {RequestId::kLocalNodeId, RequestId::kStatus, RequestId::kStats, RequestId::kDataMax, RequestId::kSync}) {
+  for (RequestId id : {RequestId::kLocalNodeId, RequestId::kStatus, RequestId::kStats, RequestId::kDataMax,
+                       RequestId::kSync, RequestId::kQuorum}) {
     IpcRequest request;
     EXPECT_TRUE(decode_request(message(id, ipc::BodyWriter{}), request));
     EXPECT_EQ(request.id, id);
   }
+}
+
+ipc::BodyWriter quorum_set_body(std::uint8_t what, std::uint32_t node, std::uint32_t value) {
+  ipc::BodyWriter body;
+  body.u8(what);
+  body.u32(node);
+  body.u32(value);
+  return body;
+}
+
+TEST(IpcRequest, AQuorumChangeCarriesWhatNodeAndValueAndNothingElse) {
+  IpcRequest request;
+  ASSERT_TRUE(decode_request(message(RequestId::kQuorumSet, quorum_set_body(ipc::kQuorumSetVotes, 2, 3)), request));
+  EXPECT_EQ(request.quorum_what, ipc::kQuorumSetVotes);
+  EXPECT_EQ(request.quorum_node, 2u);
+  EXPECT_EQ(request.quorum_value, 3u);
+  ASSERT_TRUE(decode_request(message(RequestId::kQuorumSet, quorum_set_body(ipc::kQuorumSetExpected, 0, 5)), request));
+  EXPECT_EQ(request.quorum_what, ipc::kQuorumSetExpected);
+  EXPECT_FALSE(decode_request(message(RequestId::kQuorumSet, quorum_set_body(3, 0, 5)), request)) << "unknown what";
+  ipc::BodyWriter longer = quorum_set_body(ipc::kQuorumSetVotes, 2, 3);
+  longer.u8(0);
+  EXPECT_FALSE(decode_request(message(RequestId::kQuorumSet, longer), request));
+  ipc::BodyWriter shorter;
+  shorter.u8(ipc::kQuorumSetExpected);
+  shorter.u32(0);
+  EXPECT_FALSE(decode_request(message(RequestId::kQuorumSet, shorter), request));
 }
 
 TEST(IpcRequest, RefusesBrokenFraming) {
