@@ -146,6 +146,45 @@ RTOTEM_API int rtotem_local_nodeid(rtotem_t *, uint32_t *out);
 RTOTEM_API int rtotem_max_message_size(rtotem_t *, size_t *out);
 RTOTEM_API const char *rtotem_strerror(int err);
 
+/* Quorum (votequorum: quorum { provider: corosync_votequorum } in the daemon's config). */
+enum rtotem_quorum_flags {
+  RTOTEM_QUORUM_TWO_NODE = 1,          /* two_node in force: quorum 1 */
+  RTOTEM_QUORUM_WAIT_FOR_ALL = 2,      /* configured */
+  RTOTEM_QUORUM_LAST_MAN_STANDING = 4, /* configured */
+  RTOTEM_QUORUM_AUTO_TIE_BREAKER = 8,  /* configured */
+  RTOTEM_QUORUM_WAITING = 16,          /* wait_for_all holds quorum back: not all nodes seen yet */
+};
+
+struct rtotem_quorum_node {
+  uint32_t nodeid;
+  uint32_t votes;
+};
+
+struct rtotem_quorum {
+  uint32_t rep_nodeid; /* the ring it belongs to: the same id as rtotem_ring_change's */
+  uint64_t ring_seq;
+  int quorate;
+  uint32_t expected_votes;   /* configured */
+  uint32_t highest_expected; /* in force: the highest any member holds, or the votes present */
+  uint32_t total_votes;
+  uint32_t quorum;
+  uint32_t flags; /* enum rtotem_quorum_flags */
+  const struct rtotem_quorum_node *nodes; /* the ring's members, by node id */
+  size_t n_nodes;
+};
+
+/* Called from rtotem_dispatch: the quorum state when tracking starts, then after every change (once
+ * per ring when its members have all reported, and whenever quorate or the numbers change). */
+typedef void (*rtotem_quorum_fn)(rtotem_t *, const struct rtotem_quorum *, void *ctx);
+/* Starts tracking (`changed` not NULL) or stops it (NULL). 0; -ENOTSUP: the daemon has no quorum
+ * configured; -EINVAL from a daemon older than this library. */
+RTOTEM_API int rtotem_quorum_track(rtotem_t *, rtotem_quorum_fn changed);
+/* votequorum_setvotes and votequorum_setexpected: take effect at every node once the ring orders
+ * them. 0; -ENOENT: no such node; -EINVAL: refused by votequorum's rule (expected votes below the
+ * votes present, or a quorate cluster made inquorate); -ENOTSUP: no quorum configured. */
+RTOTEM_API int rtotem_quorum_set_votes(rtotem_t *, uint32_t nodeid, uint32_t votes);
+RTOTEM_API int rtotem_quorum_set_expected(rtotem_t *, uint32_t expected_votes);
+
 #ifdef __cplusplus
 }
 #endif

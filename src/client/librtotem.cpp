@@ -12,37 +12,16 @@
 #include <string>
 #include <vector>
 
-#include "rtotem/rtotem.h"
-#include "src/client/ipc_connection.hpp"
+#include "src/client/librtotem_handle.hpp"
 
 using rtotem::client::Event;
 using rtotem::client::IpcConnection;
 using rtotem::client::Reply;
+using rtotem::client::call;
 using rtotem::ipc::EventId;
 using rtotem::ipc::RequestId;
 using rtotem::membership::WireReader;
 
-struct rtotem_handle {
-  std::unique_ptr<IpcConnection> connection;
-  rtotem_callbacks callbacks{};
-  rtotem_mcast_failed_fn mcast_failed = nullptr;
-  void* ctx = nullptr;
-  // Groups this connection joined and has not left: a multicast to another is refused here.
-  std::set<std::string, std::less<>> joined_groups;
-  // Credit (ipc_protocol.hpp): the window, bytes of asynchronous multicasts sent, and the most the
-  // daemon has said it took. 0 window: not heard yet (or an older daemon), so every multicast waits.
-  std::uint32_t window = 0;
-  std::uint64_t sent = 0;
-  std::uint64_t taken = 0;
-  std::size_t data_max = 0;  // 0: not heard yet (the daemon checks)
-  // A request being written, reused: a multicast allocates nothing once it has grown.
-  rtotem::ipc::BodyWriter request;
-  // Scratch for decoded events, reused.
-  std::string group;
-  std::vector<rtotem_member> members, joined, left;
-  std::vector<rtotem_reason> reasons;
-  std::vector<std::uint32_t> nodeids;
-};
 
 namespace {
 
@@ -55,13 +34,6 @@ bool valid_group(const char* group) {
 // libqb's ways of saying the daemon is gone, as the C API says it.
 int gone_as_notconn(int rc) { return rc == -ENOTCONN || rc == -ESHUTDOWN || rc == -EPIPE ? -ENOTCONN : rc; }
 
-int call(rtotem_t* h, RequestId id, std::span<const std::byte> body, Reply& reply,
-         std::span<const std::byte> tail = {}) {
-  if (h == nullptr) return -EINVAL;
-  const int rc = h->connection->request(id, body, reply, tail);
-  if (rc < 0) return gone_as_notconn(rc);
-  return reply.error;
-}
 
 int group_request(rtotem_t* h, RequestId id, const char* group) {
   if (h == nullptr || !valid_group(group)) return -EINVAL;
@@ -145,6 +117,7 @@ int handle(rtotem_t* h, const Event& event) {
       if (h->mcast_failed) h->mcast_failed(h, h->group.c_str(), error, h->ctx);
       return 0;
     }
+    case EventId::kQuorumChange: return rtotem::client::quorum_event(h, in);
     case EventId::kBatch: break;  // opened by the connection, never nested
   }
   return -EPROTO;
@@ -169,6 +142,14 @@ int call_for_credit(rtotem_t* h, RequestId id, std::span<const std::byte> body =
 }
 
 }  // namespace
+
+int rtotem::client::call(rtotem_t* h, RequestId id, std::span<const std::byte> body, Reply& reply,
+                         std::span<const std::byte> tail) {
+  if (h == nullptr) return -EINVAL;
+  const int rc = h->connection->request(id, body, reply, tail);
+  if (rc < 0) return gone_as_notconn(rc);
+  return reply.error;
+}
 
 extern "C" {
 

@@ -180,6 +180,7 @@ int Daemon::request(IpcClient& client, const IpcRequest& request, ipc::BodyWrite
     case ipc::RequestId::kMembers: reply.string(members_json(request.group)); return 0;
     case ipc::RequestId::kQuorum: reply.string(quorum_json()); return 0;
     case ipc::RequestId::kQuorumSet: return quorum_set(client, request);
+    case ipc::RequestId::kQuorumTrack: return quorum_track(client, request.quorum_track);
   }
   return -EINVAL;  // decode_request admits only the ids above
 }

@@ -78,6 +78,9 @@ class Daemon final : private RingListener,
   bool ring_in_sync() const noexcept;
   std::string quorum_json() const;
   int quorum_set(const IpcClient& client, const IpcRequest& request);
+  int quorum_track(IpcClient& client, bool on);
+  // The kQuorumChange event of `state`, into event_head_.
+  void put_quorum_event(const quorum::QuorumState& state);
 
   int join(IpcClient& client, std::string_view group);
   int leave(IpcClient& client, std::string_view group);

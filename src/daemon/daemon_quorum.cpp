@@ -37,7 +37,44 @@ void Daemon::arm_quorum_timer() {
   quorum_timer_->arm(*deadline > now ? (*deadline - now) * 1000 : 0);
 }
 
+void Daemon::put_quorum_event(const quorum::QuorumState& state) {
+  const quorum::QuorumConfig& c = quorum_->config();
+  const quorum::Decision& d = state.decision;
+  ipc::BodyWriter& body = event_head_;
+  body.clear();
+  body.u32(state.ring_id.rep);
+  body.u64(state.ring_id.seq);
+  body.u8(d.quorate ? 1 : 0);
+  body.u32(c.expected_votes);
+  body.u32(d.expected_votes);
+  body.u32(d.total_votes);
+  body.u32(d.quorum);
+  body.u32((d.two_node ? ipc::kQuorumFlagTwoNode : 0) | (c.wait_for_all ? ipc::kQuorumFlagWaitForAll : 0) |
+           (c.last_man_standing ? ipc::kQuorumFlagLastManStanding : 0) |
+           (c.tie_breaker != quorum::TieBreaker::kNone ? ipc::kQuorumFlagAutoTieBreaker : 0) |
+           (d.waiting_for_all ? ipc::kQuorumFlagWaiting : 0));
+  body.u32(static_cast<std::uint32_t>(state.members.size()));
+  for (std::size_t i = 0; i < state.members.size(); ++i) {
+    body.u32(state.members[i]);
+    body.u32(state.votes[i]);
+  }
+}
+
+int Daemon::quorum_track(IpcClient& client, bool on) {
+  if (!quorum_) return -ENOTSUP;
+  client.tracks_quorum = on;
+  if (on) {
+    put_quorum_event(quorum_->state());
+    ipc_->send_event(client, ipc::EventId::kQuorumChange, event_head_.data());
+  }
+  return 0;
+}
+
 void Daemon::quorum_changed(const quorum::QuorumState& state) {
+  put_quorum_event(state);
+  ipc_->for_each_client([&](IpcClient& c) {
+    if (c.tracks_quorum) ipc_->send_event(c, ipc::EventId::kQuorumChange, event_head_.data());
+  });
   const quorum::Decision& d = state.decision;
   std::string members;
   for (NodeId n : state.members) members += fmt::format("{}{}", members.empty() ? "" : " ", n);

@@ -65,6 +65,11 @@ bool decode_request(std::span<const std::byte> message, IpcRequest& out) noexcep
     case RequestId::kSync:
     case RequestId::kQuorum: return true;
     case RequestId::kQuorumSet: return read_quorum_set(body, out);
+    case RequestId::kQuorumTrack: {
+      const std::uint8_t on = body.get_u8();
+      out.quorum_track = on == 1;
+      return !body.short_read() && body.at_end() && on <= 1;
+    }
   }
   return false;  // an id this daemon does not know
 }

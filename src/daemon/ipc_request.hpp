@@ -23,6 +23,7 @@ struct IpcRequest {
   std::uint8_t quorum_what = 0;  // kQuorumSet: ipc::kQuorumSetVotes or kQuorumSetExpected
   std::uint32_t quorum_node = 0;
   std::uint32_t quorum_value = 0;
+  bool quorum_track = false;  // kQuorumTrack: on or off
 };
 
 // Decodes one whole message: false if it is not a request this daemon knows, in its wire form

@@ -44,6 +44,7 @@ struct IpcClient {
   bool credit_owed = false;        // credit_taken moved past credit_told (IpcServer's list)
   bool staged_listed = false;      // in IpcServer's list of clients with staged multicasts
   bool closing = false;  // disconnected or being evicted: no more events
+  bool tracks_quorum = false;  // asked for kQuorumChange events
 };
 
 struct IpcLimits {

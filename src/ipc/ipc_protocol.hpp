@@ -50,9 +50,18 @@ enum class RequestId : std::int32_t {
   // votequorum_setvotes / votequorum_setexpected. 0, -ENOENT (no such node), -EINVAL (refused by
   // votequorum's rule), -ENOTSUP (no quorum configured).
   kQuorumSet = 12,
+  // u8 1 (track) or 0 (stop): kQuorumChange events to this connection, the first at once.
+  // 0, or -ENOTSUP (no quorum configured).
+  kQuorumTrack = 13,
 };
 inline constexpr std::uint8_t kQuorumSetVotes = 1;
 inline constexpr std::uint8_t kQuorumSetExpected = 2;
+// kQuorumChange's flags, as RTOTEM_QUORUM_* in rtotem.h.
+inline constexpr std::uint32_t kQuorumFlagTwoNode = 1;
+inline constexpr std::uint32_t kQuorumFlagWaitForAll = 2;
+inline constexpr std::uint32_t kQuorumFlagLastManStanding = 4;
+inline constexpr std::uint32_t kQuorumFlagAutoTieBreaker = 8;
+inline constexpr std::uint32_t kQuorumFlagWaiting = 16;  // wait_for_all holds quorum back now
 
 // kMcast's and kSync's answer body (any error): u32 the credit window (bytes of kMcastAsync
 // requests the connection may have in flight), u64 the bytes of them taken since it connected,
@@ -82,6 +91,10 @@ enum class EventId : std::int32_t {
   kBatch = 104,        // events in order, each a qb_ipc_response_header and its body (never a batch)
   kCredit = 105,       // u64 bytes of kMcastAsync requests taken since the connection began
   kMcastFailed = 106,  // i32 -errno, group: a kMcastAsync request the daemon could not multicast
+  // To a connection that asked (kQuorumTrack): u32 representative, u64 ring seq (the ring the state
+  // belongs to), u8 quorate, u32 expected votes (configured), u32 highest expected, u32 total
+  // votes, u32 quorum, u32 flags (kQuorumFlag*), u32 count, count x (u32 node id, u32 votes).
+  kQuorumChange = 107,
 };
 
 // Small deliveries of one turn travel together: one shared-memory write and one wake-up per

@@ -11,6 +11,10 @@
 #include <functional>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
+
+#include "rtotem/rtotem.h"
 
 #include "tests/integration/daemon_cluster.hpp"
 
@@ -100,6 +104,67 @@ TEST(DaemonQuorum, VotesAndExpectedVotesChangeAtRuntimeEverywhere) {
     ASSERT_TRUE(eventually([&] { return holds(cluster, node, false, 2); })) << cluster.ctl_json(node, "quorum");
 }
 
+// A librtotem client tracking quorum, and the regular rings it was told of.
+struct QuorumClient {
+  struct Seen {
+    std::uint32_t rep = 0;
+    std::uint64_t seq = 0;
+    bool quorate = false;
+    std::uint32_t total_votes = 0;
+    std::size_t nodes = 0;
+  };
+  std::vector<Seen> quorum;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> rings;
+  rtotem_t* handle = nullptr;
+
+  ~QuorumClient() {
+    if (handle != nullptr) rtotem_disconnect(handle);
+  }
+  int connect(const std::string& ipc_name) {
+    static const rtotem_callbacks callbacks{
+        nullptr, nullptr, [](rtotem_t*, const rtotem_ring_change* c, void* ctx) {
+          if (!c->transitional) static_cast<QuorumClient*>(ctx)->rings.emplace_back(c->rep_nodeid, c->ring_seq);
+        }};
+    return rtotem_connect(&handle, ipc_name.c_str(), &callbacks, this);
+  }
+  int track() {
+    return rtotem_quorum_track(handle, [](rtotem_t*, const rtotem_quorum* q, void* ctx) {
+      static_cast<QuorumClient*>(ctx)->quorum.push_back(
+          Seen{q->rep_nodeid, q->ring_seq, q->quorate != 0, q->total_votes, q->n_nodes});
+    });
+  }
+  bool dispatch_until(const std::function<bool()>& done) {
+    return eventually([&] {
+      (void)rtotem_dispatch(handle, RTOTEM_DISPATCH_ALL);
+      return done();
+    });
+  }
+};
+
+TEST(DaemonQuorum, AClientTracksQuorumWithTheRingIdOfItsRingEvents) {
+  DaemonCluster cluster(3, 1000, "", kVotequorum);
+  for (int node = 1; node <= 3; ++node) cluster.start(node);
+  for (int node = 1; node <= 3; ++node)
+    ASSERT_TRUE(eventually([&] { return holds(cluster, node, true, 3); })) << cluster.ctl_json(node, "quorum");
+  QuorumClient client;
+  ASSERT_TRUE(eventually([&] { return client.connect(cluster.ipc_name(1)) == 0; }));
+  ASSERT_EQ(client.track(), 0);
+  ASSERT_TRUE(client.dispatch_until([&] { return !client.quorum.empty() && !client.rings.empty(); }));
+  EXPECT_TRUE(client.quorum.front().quorate) << "the state now, at once";
+  EXPECT_EQ(client.quorum.front().total_votes, 3u);
+  EXPECT_EQ(client.quorum.front().nodes, 3u);
+  cluster.kill(3, SIGKILL);
+  ASSERT_TRUE(client.dispatch_until([&] { return client.quorum.back().nodes == 2; }));
+  const QuorumClient::Seen& after = client.quorum.back();
+  EXPECT_TRUE(after.quorate);
+  EXPECT_EQ(after.total_votes, 2u);
+  ASSERT_FALSE(client.rings.empty());
+  EXPECT_EQ(std::make_pair(after.rep, after.seq), client.rings.back()) << "one ring id for quorum and ring events";
+  EXPECT_EQ(rtotem_quorum_set_expected(client.handle, 1), -EINVAL) << "below the votes present";
+  EXPECT_EQ(rtotem_quorum_set_votes(client.handle, 7, 1), -ENOENT);
+  EXPECT_EQ(rtotem_quorum_track(client.handle, nullptr), 0);
+}
+
 TEST(DaemonQuorum, TwoNodeWaitsForItsPeerOnceThenKeepsQuorumAlone) {
   DaemonCluster cluster(2, 1000, "", "quorum {\n  provider: corosync_votequorum\n  two_node: 1\n}\n");
   cluster.start(1);
@@ -123,6 +188,9 @@ TEST(DaemonQuorum, WithoutAQuorumSectionRtotemctlSaysSoAndFails) {
   std::string text;
   EXPECT_EQ(ctl_quorum(cluster, 1, text), 1) << text;
   EXPECT_NE(text.find("not configured"), std::string::npos) << text;
+  QuorumClient client;
+  ASSERT_EQ(client.connect(cluster.ipc_name(1)), 0);
+  EXPECT_EQ(client.track(), -ENOTSUP);
 }
 
 }  // namespace

@@ -1,0 +1,49 @@
+// The state behind an rtotem_t, shared by the files of librtotem (librtotem.cpp: connection,
+// groups, multicasts, dispatch; librtotem_quorum.cpp: quorum). Private to the library.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rtotem/rtotem.h"
+#include "src/client/ipc_connection.hpp"
+
+struct rtotem_handle {
+  std::unique_ptr<rtotem::client::IpcConnection> connection;
+  rtotem_callbacks callbacks{};
+  rtotem_mcast_failed_fn mcast_failed = nullptr;
+  void* ctx = nullptr;
+  // Groups this connection joined and has not left: a multicast to another is refused here.
+  std::set<std::string, std::less<>> joined_groups;
+  // Credit (ipc_protocol.hpp): the window, bytes of asynchronous multicasts sent, and the most the
+  // daemon has said it took. 0 window: not heard yet (or an older daemon), so every multicast waits.
+  std::uint32_t window = 0;
+  std::uint64_t sent = 0;
+  std::uint64_t taken = 0;
+  std::size_t data_max = 0;  // 0: not heard yet (the daemon checks)
+  // A request being written, reused: a multicast allocates nothing once it has grown.
+  rtotem::ipc::BodyWriter request;
+  // Scratch for decoded events, reused.
+  std::string group;
+  std::vector<rtotem_member> members, joined, left;
+  std::vector<rtotem_reason> reasons;
+  std::vector<std::uint32_t> nodeids;
+  rtotem_quorum_fn quorum_changed = nullptr;  // rtotem_quorum_track's
+  std::vector<rtotem_quorum_node> quorum_nodes;
+};
+
+
+namespace rtotem::client {
+
+// One request and its answer: the daemon's error (0 or -errno), or the connection's (-ENOTCONN
+// once the daemon is gone).
+int call(rtotem_t* h, ipc::RequestId id, std::span<const std::byte> body, Reply& reply,
+         std::span<const std::byte> tail = {});
+// Decodes a kQuorumChange event and calls the tracker: 0, or -EPROTO.
+int quorum_event(rtotem_t* h, membership::WireReader& in);
+
+}  // namespace rtotem::client
