@@ -43,6 +43,12 @@ std::vector<std::byte> encode_body(const IpcRequest& request) {
       body.string(request.group);
       body.bytes(request.data);
       break;
+    case RequestId::kQuorumSet:
+      body.u8(request.quorum_what);
+      body.u32(request.quorum_node);
+      body.u32(request.quorum_value);
+      break;
+    case RequestId::kQuorumTrack: body.u8(request.quorum_track ? 1 : 0); break;
     default: break;  // the queries carry no body
   }
   return std::move(body.data());
@@ -61,7 +67,7 @@ std::vector<std::byte> frame(RequestId id, std::span<const std::byte> body) {
 
 bool has_body(RequestId id) {
   return id == RequestId::kJoin || id == RequestId::kLeave || id == RequestId::kMembers || id == RequestId::kMcast ||
-         id == RequestId::kMcastAsync;
+         id == RequestId::kMcastAsync || id == RequestId::kQuorumSet || id == RequestId::kQuorumTrack;
 }
 
 }  // namespace
