@@ -22,12 +22,6 @@ std::string decision_text(const quorum::Decision& d) {
                      d.total_votes, d.expected_votes, d.quorum, d.two_node, d.waiting_for_all, d.tie_broken);
 }
 
-bool same(const quorum::Decision& a, const quorum::Decision& b) {
-  return a.quorate == b.quorate && a.total_votes == b.total_votes && a.expected_votes == b.expected_votes &&
-         a.quorum == b.quorum && a.two_node == b.two_node && a.waiting_for_all == b.waiting_for_all &&
-         a.tie_broken == b.tie_broken;
-}
-
 }  // namespace
 
 QuorumChecker::QuorumChecker(std::span<const NodeId> nodes, bool wait_for_all)
@@ -95,7 +89,7 @@ void QuorumChecker::check_agreement(Time now, NodeId node, NodeView& view, const
     return;
   }
   ++decisions_compared_;
-  if (same(decided[n], state.decision)) return;
+  if (decided[n] == state.decision) return;
   report(Property::kQuorumAgreement, now, {node},
          fmt::format("decision {} in {}: {}, where another member decided {}", n + 1,
                      ring_text(state.ring_id, state.members), decision_text(state.decision), decision_text(decided[n])));

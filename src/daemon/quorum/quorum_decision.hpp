@@ -49,6 +49,7 @@ struct Decision {
   bool two_node = false;         // two_node is in force (at most two members)
   bool waiting_for_all = false;  // wait_for_all holds the ring back (all votes not yet seen)
   bool tie_broken = false;       // quorate by the tie breaker, on an even split
+  friend bool operator==(const Decision&, const Decision&) = default;
 };
 
 // `reports`: one per member of the ring, sorted by node id.

@@ -6,16 +6,6 @@
 
 namespace rtotem::quorum {
 
-namespace {
-
-bool same_numbers(const Decision& a, const Decision& b) {
-  return a.quorate == b.quorate && a.total_votes == b.total_votes && a.expected_votes == b.expected_votes &&
-         a.quorum == b.quorum && a.two_node == b.two_node && a.waiting_for_all == b.waiting_for_all &&
-         a.tie_broken == b.tie_broken;
-}
-
-}  // namespace
-
 QuorumService::QuorumService(NodeId self, QuorumConfig config, QuorumSubmit submit, QuorumEvents& events)
     : self_(self),
       config_(std::move(config)),
@@ -157,7 +147,7 @@ void QuorumService::recompute(bool announce) {
   reports.reserve(reports_.size());
   for (const auto& report : reports_) reports.push_back(*report);
   const Decision decision = decide(config_, reports);
-  announce = announce || !same_numbers(decision, state_.decision);
+  announce = announce || !(decision == state_.decision);
   state_.decision = decision;
   expected_votes_ = decision.expected_votes;
   waiting_for_all_ = config_.wait_for_all && !decision.quorate;
