@@ -42,6 +42,39 @@ bool read_quorum_set(membership::WireReader& body, IpcRequest& out) {
   return out.quorum_what == ipc::kQuorumSetVotes || out.quorum_what == ipc::kQuorumSetExpected;
 }
 
+// A key name, or with `prefix` any leading part of one (empty too).
+bool read_key(membership::WireReader& body, IpcRequest& out, bool prefix) {
+  const auto key = ipc::read_string(body, ipc::kKeyNameMax);
+  if (!key) return false;
+  out.key = *key;
+  if (!prefix) return ipc::valid_key_name(*key);
+  return ipc::valid_key_prefix(*key);
+}
+
+// u8 type, then the value in its wire form (key_value.hpp), read without copying it.
+bool read_value(membership::WireReader& body, IpcRequest& out) {
+  const std::uint8_t type = body.get_u8();
+  const std::optional<std::size_t> width = ipc::width_of(type);
+  if (body.short_read() || !width) return false;
+  out.value_type = static_cast<ipc::KeyType>(type);
+  if (*width == 0) {
+    const auto data = ipc::read_string(body, ipc::kKeyValueMax);
+    if (!data) return false;
+    out.value_data = *data;
+    return true;
+  }
+  for (std::size_t i = 0; i < *width; ++i) out.value_bits = (out.value_bits << 8) | body.get_u8();
+  return !body.short_read();
+}
+
+// A u8 that must be at most `max`, and nothing after it.
+bool read_flag(membership::WireReader& body, IpcRequest& out, std::uint8_t max) {
+  out.flag = body.get_u8();
+  return !body.short_read() && body.at_end() && out.flag <= max;
+}
+
+bool at_end(const membership::WireReader& body) { return !body.short_read() && body.at_end(); }
+
 }  // namespace
 
 bool decode_request(std::span<const std::byte> message, IpcRequest& out) noexcept {
@@ -70,6 +103,32 @@ bool decode_request(std::span<const std::byte> message, IpcRequest& out) noexcep
       out.quorum_track = on == 1;
       return !body.short_read() && body.at_end() && on <= 1;
     }
+    case RequestId::kKeyGet:
+    case RequestId::kKeyDelete: return read_key(body, out, false) && at_end(body);
+    case RequestId::kKeyList: return read_key(body, out, true) && at_end(body);
+    case RequestId::kKeySet: return read_key(body, out, false) && read_value(body, out) && at_end(body);
+    case RequestId::kKeyTrack: {
+      if (!read_key(body, out, true)) return false;
+      out.track_flags = body.get_u32();
+      return at_end(body);
+    }
+    case RequestId::kKeyUntrack:
+      out.track_id = body.get_u64();
+      return at_end(body);
+    case RequestId::kNodeAddresses:
+      out.node = body.get_u32();
+      return at_end(body);
+    case RequestId::kShutdown: return read_flag(body, out, ipc::kShutdownImmediate);
+    case RequestId::kShutdownTrack:
+    case RequestId::kShutdownReply: return read_flag(body, out, 1);
+    case RequestId::kKillNode: {
+      out.node = body.get_u32();
+      const auto reason = ipc::read_string(body, ipc::kReasonMax);
+      if (!reason) return false;
+      out.reason = *reason;
+      return at_end(body);
+    }
+    case RequestId::kReload: return true;
   }
   return false;  // an id this daemon does not know
 }

@@ -10,6 +10,7 @@
 
 #include "membership/packets.hpp"
 #include "src/ipc/ipc_protocol.hpp"
+#include "src/ipc/key_value.hpp"
 
 namespace rtotem::daemon {
 
@@ -24,6 +25,15 @@ struct IpcRequest {
   std::uint32_t quorum_node = 0;
   std::uint32_t quorum_value = 0;
   bool quorum_track = false;  // kQuorumTrack: on or off
+  std::string_view key;       // kKeyGet, kKeySet, kKeyDelete, kKeyTrack; kKeyList's prefix
+  ipc::KeyType value_type{};  // kKeySet: the value, as ipc::KeyValue holds it
+  std::uint64_t value_bits = 0;
+  std::string_view value_data;
+  std::uint32_t track_flags = 0;  // kKeyTrack
+  std::uint64_t track_id = 0;     // kKeyUntrack
+  std::uint32_t node = 0;         // kNodeAddresses, kKillNode
+  std::string_view reason;        // kKillNode
+  std::uint8_t flag = 0;          // kShutdown's flags; kShutdownTrack's on; kShutdownReply's agree
 };
 
 // Decodes one whole message: false if it is not a request this daemon knows, in its wire form

@@ -15,6 +15,7 @@ namespace rtotem {
 enum class RingService : std::uint8_t {
   kGroups = 1,  // process groups, src/daemon/groups/group_wire.hpp
   kQuorum = 2,  // votequorum, src/daemon/quorum/quorum_wire.hpp
+  kNodeControl = 3,  // node control (kill), src/daemon/control/kill_wire.hpp
 };
 
 // The service a delivered message names, if any.
@@ -22,7 +23,8 @@ inline std::optional<RingService> ring_service_of(std::span<const std::byte> mes
   if (message.empty()) return std::nullopt;
   switch (static_cast<RingService>(message[0])) {
     case RingService::kGroups:
-    case RingService::kQuorum: return static_cast<RingService>(message[0]);
+    case RingService::kQuorum:
+    case RingService::kNodeControl: return static_cast<RingService>(message[0]);
   }
   return std::nullopt;
 }

@@ -53,7 +53,31 @@ enum class RequestId : std::int32_t {
   // u8 1 (track) or 0 (stop): kQuorumChange events to this connection, the first at once.
   // 0, or -ENOTSUP (no quorum configured).
   kQuorumTrack = 13,
+  // The key store (cmap). A key is a string of ipc::valid_key_name; a prefix may be shorter or
+  // empty. Values in key_value.hpp's wire form. -EACCES: a write keys/key_access.hpp refuses.
+  kKeyGet = 14,      // key -> value; -ENOENT
+  kKeySet = 15,      // key, value -> 0; -EACCES, -ENOSPC (the store's bounds)
+  kKeyDelete = 16,   // key -> 0; -ENOENT, -EACCES
+  kKeyList = 17,     // prefix -> u32 count, count x (key, value), in name order; -EMSGSIZE
+  kKeyTrack = 18,    // key or prefix, u32 flags (keystore::kTrack*) -> u64 track id; kKeyChange events
+  kKeyUntrack = 19,  // u64 track id -> 0; -ENOENT
+  // Node control (cfg).
+  kNodeAddresses = 20,  // u32 node id (0: this node) -> u32 count, count x address (text); -ENOENT
+  // u8 kShutdownRequest, kShutdownRegardless or kShutdownImmediate. Answered once decided: 0, and
+  // the daemon leaves the ring and exits; or -EBUSY, a client vetoed (or did not answer in time).
+  kShutdown = 21,
+  kShutdownTrack = 22,  // u8 1 (asked before a shutdown: kShutdownQuery events) or 0
+  kShutdownReply = 23,  // u8 1 (agree) or 0 (veto): the answer to a kShutdownQuery; -ENOENT if none is open
+  // u32 node id, reason (up to kReasonMax): that node's daemon leaves the ring and exits, logging
+  // the reason and who asked. 0 once multicast; -ENOENT (not a member of the ring).
+  kKillNode = 24,
+  // Re-reads this node's config file -> text: what changed, or (-EINVAL, -ENOENT...) why nothing did.
+  kReload = 25,
 };
+inline constexpr std::uint8_t kShutdownRequest = 0;     // vetoable by clients that track shutdown
+inline constexpr std::uint8_t kShutdownRegardless = 1;  // clients are asked, but cannot veto
+inline constexpr std::uint8_t kShutdownImmediate = 2;   // no one is asked
+inline constexpr std::size_t kReasonMax = 1024;
 inline constexpr std::uint8_t kQuorumSetVotes = 1;
 inline constexpr std::uint8_t kQuorumSetExpected = 2;
 // kQuorumChange's flags, as RTOTEM_QUORUM_* in rtotem.h.
@@ -95,6 +119,12 @@ enum class EventId : std::int32_t {
   // belongs to), u8 quorate, u32 expected votes (configured), u32 highest expected, u32 total
   // votes, u32 quorum, u32 flags (kQuorumFlag*), u32 count, count x (u32 node id, u32 votes).
   kQuorumChange = 107,
+  // To a connection that tracks keys (kKeyTrack): u64 track id, u32 event (keystore::kTrack*
+  // add, modify or delete), key, u8 has new value [value], u8 has old value [value].
+  kKeyChange = 108,
+  // To a connection that tracks shutdown (kShutdownTrack): u8 flags of the kShutdown asked. It
+  // answers with kShutdownReply; kShutdownRegardless asks, but stops whatever the answers.
+  kShutdownQuery = 109,
 };
 
 // Small deliveries of one turn travel together: one shared-memory write and one wake-up per

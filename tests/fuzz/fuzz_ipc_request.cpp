@@ -2,7 +2,7 @@
 // daemon's own decoder (decode_request, which IpcServer::on_message calls). Checked, beyond "no
 // crash, no bad read":
 // - a message with a header always yields its id, accepted or not (the answer repeats it);
-// - an accepted request's group is within its limit and its strings lie inside the message;
+// - an accepted request's group and key are within their limits and its strings lie inside the message;
 // - a request with a body, written again as librtotem and rtotemctl write it, has the very same
 //   body (the header is checked field by field: libqb's struct has padding no one reads); one
 //   without (a query) decodes again to the same request from its header alone.
@@ -18,6 +18,7 @@
 
 #include "src/daemon/groups/group_service.hpp"
 #include "src/daemon/ipc_request.hpp"
+#include "src/ipc/key_value.hpp"
 #include "transport/assert.hpp"
 
 namespace rtotem::daemon {
@@ -49,6 +50,26 @@ std::vector<std::byte> encode_body(const IpcRequest& request) {
       body.u32(request.quorum_value);
       break;
     case RequestId::kQuorumTrack: body.u8(request.quorum_track ? 1 : 0); break;
+    case RequestId::kKeyGet:
+    case RequestId::kKeyDelete:
+    case RequestId::kKeyList: body.string(request.key); break;
+    case RequestId::kKeySet:
+      body.string(request.key);
+      ipc::put_value(body, {request.value_type, request.value_bits, std::string(request.value_data)});
+      break;
+    case RequestId::kKeyTrack:
+      body.string(request.key);
+      body.u32(request.track_flags);
+      break;
+    case RequestId::kKeyUntrack: body.u64(request.track_id); break;
+    case RequestId::kNodeAddresses: body.u32(request.node); break;
+    case RequestId::kShutdown:
+    case RequestId::kShutdownTrack:
+    case RequestId::kShutdownReply: body.u8(request.flag); break;
+    case RequestId::kKillNode:
+      body.u32(request.node);
+      body.string(request.reason);
+      break;
     default: break;  // the queries carry no body
   }
   return std::move(body.data());
@@ -65,9 +86,10 @@ std::vector<std::byte> frame(RequestId id, std::span<const std::byte> body) {
   return out;
 }
 
+// The queries, whose bodies the daemon does not read.
 bool has_body(RequestId id) {
-  return id == RequestId::kJoin || id == RequestId::kLeave || id == RequestId::kMembers || id == RequestId::kMcast ||
-         id == RequestId::kMcastAsync || id == RequestId::kQuorumSet || id == RequestId::kQuorumTrack;
+  return id != RequestId::kLocalNodeId && id != RequestId::kStatus && id != RequestId::kStats &&
+         id != RequestId::kDataMax && id != RequestId::kSync && id != RequestId::kQuorum && id != RequestId::kReload;
 }
 
 }  // namespace
@@ -89,6 +111,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   RTOTEM_ASSERT(request.group.size() <= rtotem::groups::kGroupNameMax);
   RTOTEM_ASSERT(inside(std::as_bytes(std::span(request.group)), message));
   RTOTEM_ASSERT(inside(request.data, message));
+  RTOTEM_ASSERT(inside(std::as_bytes(std::span(request.key)), message));
+  RTOTEM_ASSERT(request.key.size() <= rtotem::ipc::kKeyNameMax && rtotem::ipc::valid_key_prefix(request.key));
   const std::vector<std::byte> body = encode_body(request);
   if (has_body(request.id)) {
     RTOTEM_ASSERT(std::ranges::equal(body, message.subspan(sizeof header)));

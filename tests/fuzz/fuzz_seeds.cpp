@@ -22,6 +22,7 @@
 #include "membership/packets.hpp"
 #include "src/daemon/groups/group_wire.hpp"
 #include "src/ipc/ipc_protocol.hpp"
+#include "src/ipc/key_value.hpp"
 #include "tests/fuzz/fuzz_steps.hpp"
 #include "transport/wire_header.hpp"
 
@@ -245,6 +246,28 @@ void ipc_seeds() {
   write("fuzz_ipc_request", "status", request(RequestId::kStatus, {}));
   write("fuzz_ipc_request", "stats", request(RequestId::kStats, {}));
   write("fuzz_ipc_request", "data_max", request(RequestId::kDataMax, {}));
+  ipc::BodyWriter key;
+  key.string("app.state");
+  write("fuzz_ipc_request", "key_get", request(RequestId::kKeyGet, key));
+  ipc::BodyWriter set;
+  set.string("app.state");
+  ipc::put_value(set, ipc::KeyValue::string("running"));
+  write("fuzz_ipc_request", "key_set_str", request(RequestId::kKeySet, set));
+  ipc::BodyWriter set_u32;
+  set_u32.string("uidgid.gid.189");
+  ipc::put_value(set_u32, ipc::KeyValue::u32(1));
+  write("fuzz_ipc_request", "key_set_u32", request(RequestId::kKeySet, set_u32));
+  ipc::BodyWriter track;
+  track.string("runtime.");
+  track.u32(15);
+  write("fuzz_ipc_request", "key_track", request(RequestId::kKeyTrack, track));
+  ipc::BodyWriter kill;
+  kill.u32(2);
+  kill.string("fenced");
+  write("fuzz_ipc_request", "kill_node", request(RequestId::kKillNode, kill));
+  ipc::BodyWriter shutdown;
+  shutdown.u8(ipc::kShutdownRegardless);
+  write("fuzz_ipc_request", "shutdown", request(RequestId::kShutdown, shutdown));
 }
 
 }  // namespace
