@@ -65,6 +65,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(EventLoop& loop, DaemonSetup setup
       },
       static_cast<groups::GroupEvents&>(*self));
   if (auto quorum = d->start_quorum(); !quorum) return quorum.error();
+  d->start_keystore();
   auto seq_file = RingSeqFile::in(d->setup_.state_dir);
   if (!seq_file) return seq_file.error();
   const std::size_t buffer_bytes = d->setup_.totem.max_message_size + ipc::kBufferOverhead;
@@ -74,6 +75,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(EventLoop& loop, DaemonSetup setup
   auto ipc = IpcServer::start(loop, d->setup_.ipc_name, limits, *self);
   if (!ipc) return ipc.error();
   d->ipc_ = std::move(ipc).value();
+  d->apply_access();  // uidgid.* keys: none yet, but one place decides who may connect
   auto ring = RingHost::start(loop, std::move(backend), d->setup_.totem, std::move(seq_file).value(), *self);
   if (!ring) return ring.error();
   d->ring_ = std::move(ring).value();
@@ -105,6 +107,7 @@ void Daemon::deliver(const membership::Delivered& message) {
         return;
       }
       break;  // a node with quorum on beside one with it off: the cluster's configs differ
+    case RingService::kNodeControl: node_control_deliver(message); return;
   }
   if (ring_messages_unknown_++ == 0)
     qb_log(LOG_WARNING, "a ring message from node %u for a service this node does not run (first byte %u): ignored; "
@@ -123,6 +126,7 @@ void Daemon::configuration(const membership::ConfigChange& change) {
            node_list_text(change.joined).c_str());
   }
   groups_->on_configuration(change);
+  if (!change.transitional) member_keys(change);
   if (quorum_ && !change.transitional) {
     quorum_->on_configuration(change, monotonic_now());
     arm_quorum_timer();
@@ -181,6 +185,18 @@ int Daemon::request(IpcClient& client, const IpcRequest& request, ipc::BodyWrite
     case ipc::RequestId::kQuorum: reply.string(quorum_json()); return 0;
     case ipc::RequestId::kQuorumSet: return quorum_set(client, request);
     case ipc::RequestId::kQuorumTrack: return quorum_track(client, request.quorum_track);
+    case ipc::RequestId::kKeyGet:
+    case ipc::RequestId::kKeySet:
+    case ipc::RequestId::kKeyDelete:
+    case ipc::RequestId::kKeyList:
+    case ipc::RequestId::kKeyTrack:
+    case ipc::RequestId::kKeyUntrack: return key_request(client, request, reply);
+    case ipc::RequestId::kNodeAddresses: return node_addresses(request.node, reply);
+    case ipc::RequestId::kShutdown: return shutdown(client, request);
+    case ipc::RequestId::kShutdownTrack: client.tracks_shutdown = request.flag == 1; return 0;
+    case ipc::RequestId::kShutdownReply: return shutdown_reply(client, request.flag == 1);
+    case ipc::RequestId::kKillNode: return kill_node(client, request);
+    case ipc::RequestId::kReload: return reload_request(reply);
   }
   return -EINVAL;  // decode_request admits only the ids above
 }
@@ -213,6 +229,11 @@ int Daemon::leave(IpcClient& client, std::string_view group) {
 }
 
 void Daemon::client_gone(IpcClient& client) {
+  keys_->untrack_all(client.generation);
+  if (shutdown_) {
+    shutdown_->vote.gone(client.generation);
+    if (auto outcome = shutdown_->vote.outcome()) (void)loop_.post([this, o = *outcome] { shutdown_decided(o); });
+  }
   orphan_staged(client);  // its multicasts go before its leaves, as it sent them before
   // Taken out first: a leave may be delivered inside the submit, and that edits client.groups.
   const auto groups = std::exchange(client.groups, {});

@@ -1,5 +1,5 @@
 // rtotemd's core: the ring (RingHost), process groups (GroupService), quorum (QuorumService, when
-// configured) and local clients (IpcServer) wired together. Requests from clients become group packets on the ring; what the
+// configured), the key store (KeyStore), node control and local clients (IpcServer) wired together. Requests from clients become group packets on the ring; what the
 // ring delivers becomes group messages and changes, sent to the local clients in those groups.
 #pragma once
 
@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "src/daemon/config/daemon_config.hpp"
+#include "src/daemon/control/shutdown_vote.hpp"
 #include "src/daemon/event_loop.hpp"
 #include "src/daemon/groups/group_service.hpp"
 #include "src/daemon/ipc_server.hpp"
+#include "src/daemon/keystore/key_store.hpp"
 #include "src/daemon/quorum/quorum_service.hpp"
 #include "src/daemon/ring_host.hpp"
 
@@ -20,6 +22,10 @@ namespace rtotem::daemon {
 // A ring submission's outcome as a client hears it: 0, -EMSGSIZE, -ESHUTDOWN, or -EAGAIN for
 // back-pressure.
 int errno_of(Status status);
+
+// rtotemd's exit status when another node killed this one (rtotemctl kill): the unit's
+// RestartPreventExitStatus, so systemd does not bring back a node the cluster put out.
+inline constexpr int kExitKilled = 3;
 
 struct DaemonSetup {
   config::DaemonConfig config;
@@ -45,6 +51,13 @@ class Daemon final : private RingListener,
   // node can no longer reach the ring over it.
   // A failure found before this is set (in the first turn) is handed on at the loop's next turn.
   void on_link_failure(std::function<void(std::string_view)> failed);
+  // Called when the daemon must exit: an agreed shutdown (0) or this node killed (kExitKilled).
+  void on_exit_request(std::function<void(int code)> exit);
+  // How a reload applies the logging section (rtotemd's logging_apply knows stderr from syslog).
+  void on_logging(std::function<Result<void>(const config::LoggingConfig&)> apply);
+  // Re-reads the configuration file and applies what may change at run time (reload_plan.hpp):
+  // what changed, or why nothing did. rtotemctl reload and SIGHUP.
+  Result<std::string> reload();
   // Goes on over `backend` instead (after a link failure): the ring re-forms over it, local
   // clients stay connected and see it as any membership change.
   Result<void> switch_transport(std::unique_ptr<transport::Backend> backend, config::TransportKind kind) {
@@ -82,6 +95,24 @@ class Daemon final : private RingListener,
   // The kQuorumChange event of `state`, into event_head_.
   void put_quorum_event(const quorum::QuorumState& state);
 
+  // daemon_keystore.cpp
+  void start_keystore();
+  int key_request(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply);
+  void key_changed(const keystore::KeyChange& change);
+  void member_keys(const membership::ConfigChange& change);
+  void quorum_keys(const quorum::QuorumState& state);
+  void counter_keys(std::string_view asked);  // when `asked` (a key or prefix) reaches runtime.totem.*
+  void apply_access();
+  // daemon_control.cpp
+  int node_addresses(std::uint32_t node, ipc::BodyWriter& reply) const;
+  int shutdown(IpcClient& client, const IpcRequest& request);
+  int shutdown_reply(IpcClient& client, bool agree);
+  void shutdown_decided(const control::ShutdownOutcome& outcome);
+  int kill_node(IpcClient& client, const IpcRequest& request);
+  void node_control_deliver(const membership::Delivered& message);
+  int reload_request(ipc::BodyWriter& reply);
+  void exit_later(int code);
+
   int join(IpcClient& client, std::string_view group);
   int leave(IpcClient& client, std::string_view group);
   // daemon_mcast.cpp: multicasts, answered (kMcast) or not (kMcastAsync), and those the ring
@@ -112,6 +143,17 @@ class Daemon final : private RingListener,
   std::unique_ptr<quorum::QuorumService> quorum_;  // quorum { provider: corosync_votequorum } only
   std::unique_ptr<LoopTimer> quorum_timer_;        // its last_man_standing window
   std::uint64_t ring_messages_unknown_ = 0;        // delivered with a service byte this build lacks
+  std::unique_ptr<keystore::KeyStore> keys_;
+  struct PendingShutdown {
+    PendingShutdown(EventLoop& loop, control::ShutdownVote v, std::uint64_t by, std::function<void()> expired)
+        : vote(std::move(v)), asker(by), timer(loop, std::move(expired)) {}
+    control::ShutdownVote vote;
+    std::uint64_t asker = 0;  // the asking client's generation: answered once decided
+    LoopTimer timer;
+  };
+  std::unique_ptr<PendingShutdown> shutdown_;
+  std::function<void(int)> exit_;
+  std::function<Result<void>(const config::LoggingConfig&)> apply_logging_;
   std::unique_ptr<RingHost> ring_;
   std::unique_ptr<IpcServer> ipc_;
   // Leaves of dead clients the ring refused for now (back-pressure): sent on a later turn, once

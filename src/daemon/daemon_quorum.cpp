@@ -71,6 +71,7 @@ int Daemon::quorum_track(IpcClient& client, bool on) {
 }
 
 void Daemon::quorum_changed(const quorum::QuorumState& state) {
+  quorum_keys(state);
   put_quorum_event(state);
   ipc_->for_each_client([&](IpcClient& c) {
     if (c.tracks_quorum) ipc_->send_event(c, ipc::EventId::kQuorumChange, event_head_.data());

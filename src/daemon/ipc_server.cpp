@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <tuple>
 
 namespace rtotem::daemon {
 namespace {
@@ -105,7 +106,9 @@ std::int32_t IpcServer::on_accept(qb_ipcs_connection_t* c, uid_t uid, gid_t gid)
            self.limits_.max_clients);
     return -EMFILE;
   }
-  return self.handler_.accept_client();
+  const int rc = self.handler_.accept_client();
+  if (rc == 0) self.accepted_[c] = {uid, gid};
+  return rc;
 }
 
 void IpcServer::on_created(qb_ipcs_connection_t* c) {
@@ -116,6 +119,10 @@ void IpcServer::on_created(qb_ipcs_connection_t* c) {
   client->batch.resize(sizeof(qb_ipc_response_header));  // grows with use, up to ipc::kBatchBytes
   qb_ipcs_connection_stats stats{};
   if (qb_ipcs_connection_stats_get(c, &stats, QB_FALSE) == 0) client->pid = stats.client_pid;
+  if (const auto it = self.accepted_.find(c); it != self.accepted_.end()) {
+    std::tie(client->uid, client->gid) = it->second;
+    self.accepted_.erase(it);
+  }
   IpcClient& added = *(self.clients_[c] = std::move(client));
   self.by_pid_.emplace(added.pid, &added);
   self.handler_.client_connected(added);
@@ -148,21 +155,29 @@ std::int32_t IpcServer::on_message(qb_ipcs_connection_t* c, void* data, std::siz
     if (!decoded && found != self.clients_.end()) self.give_credit(*found->second, ipc::credit_cost(size));
     return next;
   }
-  qb_ipc_response_header response{};
-  if (sizeof response + reply.data().size() > self.limits_.buffer_bytes) {  // e.g. members of many groups
+  if (error == kAnswerLater) return next;
+  if (sizeof(qb_ipc_response_header) + reply.data().size() > self.limits_.buffer_bytes) {  // e.g. members of many groups
     reply.clear();
     error = -EMSGSIZE;
   }
-  response.id = static_cast<std::int32_t>(request.id);
-  response.size = static_cast<std::int32_t>(sizeof response + reply.data().size());
-  response.error = error;
-  iovec iov[2] = {{&response, sizeof response}, {reply.data().data(), reply.data().size()}};
-  // A client waits for its answer: one it cannot get is logged (a client gone meanwhile is not).
-  const ssize_t sent = qb_ipcs_response_sendv(c, iov, reply.data().empty() ? 1 : 2);
-  if (sent < 0 && sent != -ENOTCONN && sent != -EPIPE)
-    qb_log(LOG_WARNING, "answer to client pid %d not sent: %s", found != self.clients_.end() ? found->second->pid : 0,
-           std::strerror(static_cast<int>(-sent)));
+  respond(c, found != self.clients_.end() ? found->second->pid : 0, request.id, error, reply.data());
   return next;
+}
+
+void IpcServer::answer(IpcClient& client, ipc::RequestId id, int error, std::span<const std::byte> body) {
+  if (!client.closing) respond(client.connection, client.pid, id, error, body);
+}
+
+void IpcServer::respond(qb_ipcs_connection_t* c, pid_t pid, ipc::RequestId id, int error, std::span<const std::byte> body) {
+  qb_ipc_response_header response{};
+  response.id = static_cast<std::int32_t>(id);
+  response.size = static_cast<std::int32_t>(sizeof response + body.size());
+  response.error = error;
+  iovec iov[2] = {{&response, sizeof response}, {const_cast<std::byte*>(body.data()), body.size()}};
+  // A client waits for its answer: one it cannot get is logged (a client gone meanwhile is not).
+  const ssize_t sent = qb_ipcs_response_sendv(c, iov, body.empty() ? 1 : 2);
+  if (sent < 0 && sent != -ENOTCONN && sent != -EPIPE)
+    qb_log(LOG_WARNING, "answer to client pid %d not sent: %s", static_cast<int>(pid), std::strerror(static_cast<int>(-sent)));
 }
 
 std::int32_t IpcServer::on_closed(qb_ipcs_connection_t* c) {
@@ -176,6 +191,7 @@ std::int32_t IpcServer::on_closed(qb_ipcs_connection_t* c) {
 
 void IpcServer::on_destroyed(qb_ipcs_connection_t* c) {
   IpcServer& self = of(c);
+  self.accepted_.erase(c);
   const auto found = self.clients_.find(c);
   if (found == self.clients_.end()) return;
   IpcClient* client = found->second.get();

@@ -29,6 +29,8 @@ namespace rtotem::daemon {
 struct IpcClient {
   qb_ipcs_connection_t* connection = nullptr;
   pid_t pid = 0;
+  uid_t uid = 0;  // effective, as the connection authenticated
+  gid_t gid = 0;
   std::uint64_t generation = 0;  // unique per connection, unlike its address
   std::set<std::string, std::less<>> groups;  // joins it asked for (and has not left)
   EventBacklog backlog;  // events the shared-memory ring had no room for
@@ -45,6 +47,7 @@ struct IpcClient {
   bool staged_listed = false;      // in IpcServer's list of clients with staged multicasts
   bool closing = false;  // disconnected or being evicted: no more events
   bool tracks_quorum = false;  // asked for kQuorumChange events
+  bool tracks_shutdown = false;  // asked for kShutdownQuery events
 };
 
 struct IpcLimits {
@@ -59,6 +62,10 @@ struct IpcLimits {
   std::vector<std::uint32_t> allow_gids;
 };
 
+// What IpcHandler::request returns for a request it answers later, with IpcServer::answer (a
+// shutdown waits for its clients' votes). The client waits for it; nothing else is sent meanwhile.
+inline constexpr int kAnswerLater = 1;
+
 class IpcHandler {
  public:
   // 0 to accept a new client, or -errno (sent to it: -EAGAIN while no ring is formed yet).
@@ -66,7 +73,7 @@ class IpcHandler {
   // An accepted client is ready for events (the daemon tells it the current ring).
   virtual void client_connected(IpcClient& client) = 0;
   // A request that decoded (decode_request); returns 0 or -errno for the response header, and
-  // `reply` is the response body. Not answered at all if !ipc::answered(request.id).
+  // `reply` is the response body; or kAnswerLater. Not answered at all if !ipc::answered(request.id).
   virtual int request(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply) = 0;
   // The client disconnected or died: its groups are left on its behalf.
   virtual void client_gone(IpcClient& client) = 0;
@@ -97,6 +104,8 @@ class IpcServer {
   // every client's batch, so no delivery waits longer than its turn.
   // Credit given back is told then too (settle_credit).
   void end_turn();
+  // The answer to a request the handler took with kAnswerLater.
+  void answer(IpcClient& client, ipc::RequestId id, int error, std::span<const std::byte> body);
   // The client's credit comes back by `bytes` (a kMcastAsync request taken).
   void give_credit(IpcClient& client, std::size_t bytes);
   // An answer tells the client its credit (ipc::McastReply): nothing is owed it then.
@@ -133,6 +142,18 @@ class IpcServer {
       if (match(*it->second)) return it->second;
     return nullptr;
   }
+  // The client with this generation, if it is still there (not closing).
+  IpcClient* find_generation(std::uint64_t generation) {
+    for (auto& [connection, client] : clients_)
+      if (client->generation == generation && !client->closing) return client.get();
+    return nullptr;
+  }
+  // Who may connect besides root and the daemon's user from now on (sorted, unique): the
+  // configuration's and what uidgid.* keys add at run time. Connected clients stay.
+  void set_access(std::vector<std::uint32_t> uids, std::vector<std::uint32_t> gids) {
+    limits_.allow_uids = std::move(uids);
+    limits_.allow_gids = std::move(gids);
+  }
   std::uint64_t clients_evicted() const noexcept { return evicted_; }
   std::uint64_t clients_refused() const noexcept { return refused_; }
   const IpcAdmission& admission() const noexcept { return *admission_; }
@@ -155,6 +176,8 @@ class IpcServer {
   static std::int32_t on_message(qb_ipcs_connection_t* c, void* data, std::size_t size);
   static std::int32_t on_closed(qb_ipcs_connection_t* c);
   static void on_destroyed(qb_ipcs_connection_t* c);
+  // The response header, then `body`; a failure other than a client gone is logged.
+  static void respond(qb_ipcs_connection_t* c, pid_t pid, ipc::RequestId id, int error, std::span<const std::byte> body);
   // Sends queued events in order until the ring is full again.
   bool drain(IpcClient& client);
   void drain_all();
@@ -186,6 +209,8 @@ class IpcServer {
   // their blocks out of it when they go.
   std::size_t shared_bytes_ = 0;
   std::map<qb_ipcs_connection_t*, std::unique_ptr<IpcClient>> clients_;
+  // Accepted connections' credentials, until created (libqb hands them to on_accept only).
+  std::map<qb_ipcs_connection_t*, std::pair<uid_t, gid_t>> accepted_;
   // The same clients by process id (a delivery looks its members up by pid), and those whose
   // queue is not empty (drained at the end of every turn).
   std::unordered_multimap<pid_t, IpcClient*> by_pid_;

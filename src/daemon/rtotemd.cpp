@@ -1,6 +1,6 @@
 // rtotemd: one per node. Reads the config, finds which node it is, opens the transport, forms
-// the ring with the others and serves local clients until SIGTERM/SIGINT; SIGHUP re-reads the
-// logging settings.
+// the ring with the others and serves local clients until SIGTERM/SIGINT, an agreed shutdown or
+// a kill; SIGHUP reloads the config file (Daemon::reload).
 #include <fmt/format.h>
 #include <malloc.h>
 #include <qb/qblog.h>
@@ -258,7 +258,6 @@ int run(const DaemonOptions& options) {
     qb_log(LOG_ERR, "node %u: %s", setup->self.nodeid, backend.error().message().c_str());
     return kExitFailed;
   }
-  const std::string config_path = options.config_path;
   const bool foreground = options.foreground;
   const membership::NodeId self = setup->self.nodeid;
   const std::string ipc_name = setup->ipc_name;
@@ -294,12 +293,13 @@ int run(const DaemonOptions& options) {
     exit_code = kExitFailed;
     stop();
   });
-  auto reload = [&] {
-    auto reread = config::load_config(config_path);
-    auto applied = reread ? logging_apply(reread->logging, foreground) : Result<void>(reread.error());
-    if (!applied) qb_log(LOG_ERR, "SIGHUP: logging settings kept: %s", applied.error().message().c_str());
-    else qb_log(LOG_NOTICE, "SIGHUP: logging settings re-read from %s", config_path.c_str());
-  };
+  (*service)->on_exit_request([&](int code) {
+    exit_code = code;
+    stop();
+  });
+  (*service)->on_logging([foreground](const config::LoggingConfig& logging) { return logging_apply(logging, foreground); });
+  // As rtotemctl reload (which logs what it did): the file's changes that may apply at run time.
+  auto reload = [&] { (void)(*service)->reload(); };
   for (int sig : {SIGTERM, SIGINT})
     if (auto handled = (*loop)->on_signal(sig, stop); !handled) qb_log(LOG_ERR, "%s", handled.error().message().c_str());
   if (auto handled = (*loop)->on_signal(SIGHUP, reload); !handled) qb_log(LOG_ERR, "%s", handled.error().message().c_str());

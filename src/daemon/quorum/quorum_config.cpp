@@ -56,6 +56,7 @@ Result<QuorumConfig> resolve_quorum(const QuorumOptions& options, std::span<cons
     if (*options.expected_votes == 0 || *options.expected_votes > kVotesMax)
       return Error::make("quorum.expected_votes is {} (want 1..{})", *options.expected_votes, kVotesMax);
     config.expected_votes = *options.expected_votes;
+    config.expected_votes_configured = true;
   } else if (!config.nodes.empty()) {
     config.expected_votes = static_cast<std::uint32_t>(std::min<std::uint64_t>(sum, kVotesMax));
   } else {

@@ -37,6 +37,7 @@ struct NodeVotes {
 struct QuorumConfig {
   std::vector<NodeVotes> nodes;  // sorted by node id
   std::uint32_t expected_votes = 0;
+  bool expected_votes_configured = false;  // given in quorum { }, not the nodelist's sum
   bool two_node = false;
   bool wait_for_all = false;
   bool last_man_standing = false;

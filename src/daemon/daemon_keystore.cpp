@@ -1,0 +1,159 @@
+// rtotemd's key store: the client requests (get, set, delete, list, track), the runtime keys the
+// daemon keeps there (runtime.members.*, runtime.votequorum.*, runtime.totem.*), and what a
+// write does: uidgid.uid.N / uidgid.gid.N let that user or group connect from then on.
+#include <qb/qblog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+
+#include "src/daemon/daemon.hpp"
+#include "src/daemon/keystore/config_keys.hpp"
+#include "src/daemon/keystore/key_access.hpp"
+
+namespace rtotem::daemon {
+
+using ipc::KeyValue;
+using keystore::KeyStore;
+using membership::NodeId;
+
+void Daemon::start_keystore() {
+  keys_ = std::make_unique<KeyStore>([this](const keystore::KeyChange& change) { key_changed(change); });
+  keys_->assign(keystore::kConfigPrefixes, keystore::config_keys(setup_.config, setup_.totem));
+  (void)keys_->set("runtime.votequorum.this_node_id", KeyValue::u32(setup_.self.nodeid));
+}
+
+// Counters change on every packet: they are copied in when a client reads under runtime.totem.
+void Daemon::counter_keys(std::string_view asked) {
+  constexpr std::string_view kPrefix = "runtime.totem.";
+  if (!kPrefix.starts_with(asked) && !asked.starts_with(kPrefix)) return;
+  ring_->node().counters().for_each([&](std::string_view name, std::uint64_t value) {
+    (void)keys_->set(fmt::format("runtime.totem.srp.{}", name), KeyValue::u64(value));
+  });
+  ring_->backend().counters().for_each([&](std::string_view name, std::uint64_t value) {
+    (void)keys_->set(fmt::format("runtime.totem.link.{}", name), KeyValue::u64(value));
+  });
+}
+
+// corosync's runtime.members.<nodeid>.*: joined or left, the address, how often it joined.
+void Daemon::member_keys(const membership::ConfigChange& change) {
+  for (NodeId n : change.joined) {
+    const std::string prefix = fmt::format("runtime.members.{}.", n);
+    const KeyValue* count = keys_->get(prefix + "join_count");
+    (void)keys_->set(prefix + "join_count", KeyValue::u32(count != nullptr ? static_cast<std::uint32_t>(count->bits) + 1 : 1));
+    (void)keys_->set(prefix + "status", KeyValue::string("joined"));
+    std::string ip;
+    for (const config::NodeEntry& entry : setup_.config.nodes)
+      if (entry.nodeid == n) ip = fmt::format("r(0) ip({}) ", entry.ring0_addr);
+    (void)keys_->set(prefix + "ip", KeyValue::string(ip));
+  }
+  std::vector<NodeId> gone;
+  keys_->for_each("runtime.members.", [&](std::string_view key, const KeyValue& value) {
+    if (!key.ends_with(".status") || value.data != "joined") return;
+    const std::string_view id = key.substr(16, key.size() - 16 - 7);
+    NodeId n = 0;
+    (void)std::from_chars(id.data(), id.data() + id.size(), n);
+    if (std::ranges::find(change.members, n) == change.members.end()) gone.push_back(n);
+  });
+  for (NodeId n : gone) (void)keys_->set(fmt::format("runtime.members.{}.status", n), KeyValue::string("left"));
+}
+
+void Daemon::quorum_keys(const quorum::QuorumState& state) {
+  const quorum::Decision& d = state.decision;
+  (void)keys_->set("runtime.votequorum.quorate", KeyValue::u8(d.quorate ? 1 : 0));
+  (void)keys_->set("runtime.votequorum.expected_votes", KeyValue::u32(d.expected_votes));
+  (void)keys_->set("runtime.votequorum.total_votes", KeyValue::u32(d.total_votes));
+  (void)keys_->set("runtime.votequorum.quorum", KeyValue::u32(d.quorum));
+  (void)keys_->set("runtime.votequorum.two_node", KeyValue::u8(d.two_node ? 1 : 0));
+  (void)keys_->set("runtime.votequorum.wait_for_all_status", KeyValue::u8(d.waiting_for_all ? 1 : 0));
+  (void)keys_->set("runtime.votequorum.ring_id", KeyValue::string(fmt::format("{}.{}", state.ring_id.rep, state.ring_id.seq)));
+  if (!state.members.empty()) {
+    (void)keys_->set("runtime.votequorum.lowest_node_id", KeyValue::u32(state.members.front()));
+    (void)keys_->set("runtime.votequorum.highest_node_id", KeyValue::u32(state.members.back()));
+  }
+}
+
+// Who may connect: the configuration's users and groups, and those uidgid.uid.N / uidgid.gid.N
+// name with a value other than 0.
+void Daemon::apply_access() {
+  std::vector<std::uint32_t> uids = setup_.config.ipc.allow.uids;
+  std::vector<std::uint32_t> gids = setup_.config.ipc.allow.gids;
+  keys_->for_each("uidgid.", [&](std::string_view key, const KeyValue& value) {
+    const auto named = keystore::uidgid_of(key);
+    if (!named || (ipc::is_number(value.type) && value.bits == 0)) return;
+    (named->group ? gids : uids).push_back(named->id);
+  });
+  for (auto* ids : {&uids, &gids}) {
+    std::ranges::sort(*ids);
+    ids->erase(std::unique(ids->begin(), ids->end()), ids->end());
+  }
+  ipc_->set_access(std::move(uids), std::move(gids));
+}
+
+void Daemon::key_changed(const keystore::KeyChange& change) {
+  IpcClient* client = ipc_ ? ipc_->find_generation(change.owner) : nullptr;
+  if (client == nullptr) return;
+  ipc::BodyWriter body;
+  body.u64(change.track);
+  body.u32(change.event);
+  body.string(change.key);
+  for (const KeyValue* value : {change.new_value, change.old_value}) {
+    body.u8(value != nullptr ? 1 : 0);
+    if (value != nullptr) ipc::put_value(body, *value);
+  }
+  ipc_->send_event(*client, ipc::EventId::kKeyChange, body.data());
+}
+
+int Daemon::key_request(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
+  switch (request.id) {
+    case ipc::RequestId::kKeyGet: {
+      counter_keys(request.key);
+      const KeyValue* value = keys_->get(request.key);
+      if (value == nullptr) return -ENOENT;
+      ipc::put_value(reply, *value);
+      return 0;
+    }
+    case ipc::RequestId::kKeyList: {
+      counter_keys(request.key);
+      std::uint32_t count = 0;
+      reply.u32(0);  // the count, filled in below
+      keys_->for_each(request.key, [&](std::string_view key, const KeyValue& value) {
+        reply.string(key);
+        ipc::put_value(reply, value);
+        ++count;
+      });
+      for (int i = 0; i < 4; ++i) reply.data()[i] = std::byte(count >> (8 * (3 - i)));
+      return 0;
+    }
+    case ipc::RequestId::kKeySet:
+    case ipc::RequestId::kKeyDelete: {
+      std::string_view why;
+      if (const int rc = keystore::check_write(request.key, client.uid == 0, &why); rc != 0) {
+        qb_log(LOG_NOTICE, "key store: pid %d (uid %u) may not write %.*s: %.*s", static_cast<int>(client.pid),
+               static_cast<unsigned>(client.uid), static_cast<int>(request.key.size()), request.key.data(),
+               static_cast<int>(why.size()), why.data());
+        return rc;
+      }
+      const int rc = request.id == ipc::RequestId::kKeyDelete
+                         ? keys_->erase(request.key)
+                         : keys_->set(request.key, KeyValue{request.value_type, request.value_bits, std::string(request.value_data)});
+      if (rc == 0 && request.key.starts_with("uidgid.")) {
+        apply_access();
+        qb_log(LOG_NOTICE, "key store: pid %d %s %.*s: who may connect changes", static_cast<int>(client.pid),
+               request.id == ipc::RequestId::kKeyDelete ? "deletes" : "sets", static_cast<int>(request.key.size()),
+               request.key.data());
+      }
+      return rc;
+    }
+    case ipc::RequestId::kKeyTrack: {
+      std::uint64_t id = 0;
+      const int rc = keys_->track(client.generation, request.key, request.track_flags, id);
+      if (rc == 0) reply.u64(id);
+      return rc;
+    }
+    case ipc::RequestId::kKeyUntrack: return keys_->untrack(client.generation, request.track_id);
+    default: return -EINVAL;
+  }
+}
+
+}  // namespace rtotem::daemon

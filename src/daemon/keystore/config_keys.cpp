@@ -1,0 +1,110 @@
+#include "src/daemon/keystore/config_keys.hpp"
+
+#include <fmt/format.h>
+
+namespace rtotem::keystore {
+
+using ipc::KeyValue;
+
+namespace {
+
+std::string_view yes_no(bool on) { return on ? "yes" : "no"; }
+std::string_view on_off(bool on) { return on ? "on" : "off"; }
+
+std::string tie_breaker_text(const quorum::QuorumConfig& q) {
+  switch (q.tie_breaker) {
+    case quorum::TieBreaker::kHighest: return "highest";
+    case quorum::TieBreaker::kList: {
+      std::string list;
+      for (membership::NodeId n : q.tie_breaker_nodes) list += fmt::format("{}{}", list.empty() ? "" : " ", n);
+      return list;
+    }
+    default: return "lowest";
+  }
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, KeyValue>> config_keys(const config::DaemonConfig& c,
+                                                          const membership::TotemConfig& resolved) {
+  std::vector<std::pair<std::string, KeyValue>> keys;
+  auto add = [&](std::string key, KeyValue value) { keys.emplace_back(std::move(key), std::move(value)); };
+
+  add("totem.version", KeyValue::u32(2));
+  add("totem.cluster_name", KeyValue::string(c.cluster_name));
+  add("totem.transport", KeyValue::string(config::describe(c.transport)));
+  add("totem.crypto", KeyValue::string(on_off(c.crypto)));
+  add("totem.keyfile", KeyValue::string(c.keyfile));
+  add("totem.netmtu", KeyValue::u32(c.netmtu));
+  add("totem.fallback", KeyValue::string(yes_no(c.rdma_fallback)));
+  add("totem.interface.0.mcastaddr", KeyValue::string(c.mcastaddr));
+  add("totem.interface.0.mcastport", {ipc::KeyType::kUint16, c.mcastport, {}});
+  add("totem.interface.0.ttl", KeyValue::u8(static_cast<std::uint8_t>(c.ttl)));
+  if (!c.bindnetaddr.empty()) add("totem.interface.0.bindnetaddr", KeyValue::string(c.bindnetaddr));
+  // The file's totem timing (0: not given, derived), then what is in force.
+  struct Timing {
+    std::string_view name;
+    std::uint32_t membership::TotemConfig::*field;
+  };
+  constexpr Timing kTiming[] = {
+      {"token", &membership::TotemConfig::token_timeout_ms},
+      {"token_retransmits_before_loss_const", &membership::TotemConfig::token_retransmits_before_loss},
+      {"token_retransmit", &membership::TotemConfig::token_retransmit_ms},
+      {"hold", &membership::TotemConfig::token_hold_ms},
+      {"join", &membership::TotemConfig::join_ms},
+      {"send_join", &membership::TotemConfig::send_join_ms},
+      {"consensus", &membership::TotemConfig::consensus_ms},
+      {"merge", &membership::TotemConfig::merge_ms},
+      {"fail_recv_const", &membership::TotemConfig::fail_recv_const},
+      {"fail_recv_ms", &membership::TotemConfig::fail_recv_ms},
+      {"window_size", &membership::TotemConfig::window_size},
+      {"max_messages", &membership::TotemConfig::max_messages},
+      {"send_queue_max", &membership::TotemConfig::send_queue_max},
+      {"max_message_size", &membership::TotemConfig::max_message_size},
+  };
+  for (const Timing& t : kTiming) {
+    if (c.totem.*t.field != 0) add(fmt::format("totem.{}", t.name), KeyValue::u32(c.totem.*t.field));
+    add(fmt::format("runtime.config.totem.{}", t.name), KeyValue::u32(resolved.*t.field));
+  }
+
+  for (std::size_t i = 0; i < c.nodes.size(); ++i) {
+    const config::NodeEntry& n = c.nodes[i];
+    add(fmt::format("nodelist.node.{}.nodeid", i), KeyValue::u32(n.nodeid));
+    if (!n.name.empty()) add(fmt::format("nodelist.node.{}.name", i), KeyValue::string(n.name));
+    add(fmt::format("nodelist.node.{}.ring0_addr", i), KeyValue::string(n.ring0_addr));
+    add(fmt::format("nodelist.node.{}.quorum_votes", i), KeyValue::u32(n.quorum_votes));
+  }
+
+  if (c.quorum) {
+    const quorum::QuorumConfig& q = *c.quorum;
+    add("quorum.provider", KeyValue::string("corosync_votequorum"));
+    // As corosync's cmap: only when the file gives it (runtime.votequorum.expected_votes is in force).
+    if (q.expected_votes_configured) add("quorum.expected_votes", KeyValue::u32(q.expected_votes));
+    add("quorum.two_node", KeyValue::u8(q.two_node ? 1 : 0));
+    add("quorum.wait_for_all", KeyValue::u8(q.wait_for_all ? 1 : 0));
+    add("quorum.last_man_standing", KeyValue::u8(q.last_man_standing ? 1 : 0));
+    add("quorum.last_man_standing_window", KeyValue::u32(q.last_man_standing_window_ms));
+    add("quorum.auto_tie_breaker", KeyValue::u8(q.tie_breaker != quorum::TieBreaker::kNone ? 1 : 0));
+    if (q.tie_breaker != quorum::TieBreaker::kNone)
+      add("quorum.auto_tie_breaker_node", KeyValue::string(tie_breaker_text(q)));
+  }
+
+  const config::LoggingConfig& l = c.logging;
+  add("logging.to_stderr", KeyValue::string(yes_no(l.to_stderr)));
+  add("logging.to_syslog", KeyValue::string(yes_no(l.to_syslog)));
+  add("logging.to_logfile", KeyValue::string(yes_no(l.to_logfile)));
+  if (!l.logfile.empty()) add("logging.logfile", KeyValue::string(l.logfile));
+  add("logging.syslog_facility", KeyValue::string(l.syslog_facility));
+  add("logging.debug", KeyValue::string(on_off(l.debug)));
+  add("logging.timestamp", KeyValue::string(on_off(l.timestamp)));
+
+  add("ipc.name", KeyValue::string(c.ipc.name));
+  add("ipc.client_queue_bytes", KeyValue::u32(c.ipc.client_queue_bytes));
+  if (c.ipc.total_queue_bytes != 0) add("ipc.total_queue_bytes", KeyValue::u32(c.ipc.total_queue_bytes));
+  add("ipc.max_clients", KeyValue::u32(c.ipc.max_clients));
+  for (std::uint32_t uid : c.ipc.allow.uids) add(fmt::format("uidgid.config.uid.{}", uid), KeyValue::u8(1));
+  for (std::uint32_t gid : c.ipc.allow.gids) add(fmt::format("uidgid.config.gid.{}", gid), KeyValue::u8(1));
+  return keys;
+}
+
+}  // namespace rtotem::keystore

@@ -1,0 +1,26 @@
+// The configuration as key store keys, in corosync's names and types: what the file says under
+// totem.*, nodelist.node.N.*, quorum.*, logging.*, ipc.* (rtotem's own) and uidgid.config.*, and the totem timing in
+// force (defaults and derived values resolved) under runtime.config.totem.*, as corosync-cmapctl
+// shows them. Loaded at start and again at each reload.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "membership/totem_config.hpp"
+#include "src/daemon/config/daemon_config.hpp"
+#include "src/ipc/key_value.hpp"
+
+namespace rtotem::keystore {
+
+// The prefixes config_keys() fills: every key under them is the configuration's.
+inline constexpr std::array<std::string_view, 7> kConfigPrefixes{
+    "totem.", "nodelist.", "quorum.", "logging.", "ipc.", "uidgid.config.", "runtime.config."};
+
+std::vector<std::pair<std::string, ipc::KeyValue>> config_keys(const config::DaemonConfig& config,
+                                                               const membership::TotemConfig& resolved);
+
+}  // namespace rtotem::keystore

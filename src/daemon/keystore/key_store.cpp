@@ -1,0 +1,95 @@
+#include "src/daemon/keystore/key_store.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <set>
+
+namespace rtotem::keystore {
+
+const KeyValue* KeyStore::get(std::string_view key) const {
+  const auto it = keys_.find(key);
+  return it == keys_.end() ? nullptr : &it->second;
+}
+
+int KeyStore::set(std::string_view key, KeyValue value) {
+  const auto it = keys_.find(key);
+  if (it == keys_.end()) {
+    if (keys_.size() >= kKeysMax || bytes_ + cost(key, value) > kBytesMax) return -ENOSPC;
+    bytes_ += cost(key, value);
+    const auto added = keys_.emplace(std::string(key), std::move(value)).first;
+    tell(kTrackAdd, added->first, &added->second, nullptr);
+    return 0;
+  }
+  if (it->second == value) return 0;
+  if (bytes_ - cost(key, it->second) + cost(key, value) > kBytesMax) return -ENOSPC;
+  bytes_ = bytes_ - cost(key, it->second) + cost(key, value);
+  const KeyValue before = std::exchange(it->second, std::move(value));
+  tell(kTrackModify, it->first, &it->second, &before);
+  return 0;
+}
+
+int KeyStore::erase(std::string_view key) {
+  const auto it = keys_.find(key);
+  if (it == keys_.end()) return -ENOENT;
+  const std::string name = it->first;
+  const KeyValue before = std::move(it->second);
+  bytes_ -= cost(name, before);
+  keys_.erase(it);
+  tell(kTrackDelete, name, nullptr, &before);
+  return 0;
+}
+
+void KeyStore::assign(std::span<const std::string_view> prefixes, std::vector<std::pair<std::string, KeyValue>> entries) {
+  std::set<std::string, std::less<>> kept;
+  for (const auto& [key, value] : entries) kept.insert(key);
+  std::vector<std::string> gone;
+  for (std::string_view prefix : prefixes)
+    for_each(prefix, [&](std::string_view key, const KeyValue&) {
+      if (!kept.contains(key)) gone.emplace_back(key);
+    });
+  for (const std::string& key : gone) (void)erase(key);
+  for (auto& [key, value] : entries) {
+    auto [it, added] = keys_.try_emplace(key, value);
+    if (added) {
+      bytes_ += cost(key, value);
+      tell(kTrackAdd, it->first, &it->second, nullptr);
+    } else if (!(it->second == value)) {
+      bytes_ = bytes_ - cost(key, it->second) + cost(key, value);
+      const KeyValue before = std::exchange(it->second, std::move(value));
+      tell(kTrackModify, it->first, &it->second, &before);
+    }
+  }
+}
+
+int KeyStore::track(std::uint64_t owner, std::string_view key, std::uint32_t flags, std::uint64_t& id) {
+  if ((flags & (kTrackAdd | kTrackModify | kTrackDelete)) == 0 || (flags & ~(kTrackAdd | kTrackModify | kTrackDelete | kTrackPrefix)) != 0)
+    return -EINVAL;
+  if (std::ranges::count(trackers_, owner, &Tracker::owner) >= static_cast<std::ptrdiff_t>(kTracksPerOwnerMax))
+    return -ENOSPC;
+  id = next_track_++;
+  trackers_.push_back({id, owner, std::string(key), flags});
+  return 0;
+}
+
+int KeyStore::untrack(std::uint64_t owner, std::uint64_t id) {
+  const auto it = std::ranges::find_if(trackers_, [&](const Tracker& t) { return t.id == id && t.owner == owner; });
+  if (it == trackers_.end()) return -ENOENT;
+  trackers_.erase(it);
+  return 0;
+}
+
+void KeyStore::untrack_all(std::uint64_t owner) {
+  std::erase_if(trackers_, [&](const Tracker& t) { return t.owner == owner; });
+}
+
+// The hits are found first: a tracker's owner may go (and untrack) while it is told.
+void KeyStore::tell(std::uint32_t event, std::string_view key, const KeyValue* now, const KeyValue* before) const {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> hits;
+  for (const Tracker& t : trackers_) {
+    if ((t.flags & event) == 0) continue;
+    if ((t.flags & kTrackPrefix) != 0 ? key.starts_with(t.key) : key == t.key) hits.emplace_back(t.owner, t.id);
+  }
+  for (const auto& [owner, id] : hits) notify_(KeyChange{owner, id, event, key, now, before});
+}
+
+}  // namespace rtotem::keystore

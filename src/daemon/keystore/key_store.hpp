@@ -1,0 +1,91 @@
+// rtotemd's key store, in the manner of corosync's cmap: typed values under dotted names, local to
+// this node. Writes tell the trackers whose key or prefix they touch (an add, a change, a delete).
+// Sans-I/O: who may write what is key_access's business, and what the keys hold is the daemon's
+// (config_keys, runtime keys).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "src/ipc/key_value.hpp"
+
+namespace rtotem::keystore {
+
+using ipc::KeyValue;
+
+// cmap's CMAP_TRACK_* values: what a tracker is told of; kTrackPrefix makes its key a prefix.
+inline constexpr std::uint32_t kTrackDelete = 1;
+inline constexpr std::uint32_t kTrackModify = 2;
+inline constexpr std::uint32_t kTrackAdd = 4;
+inline constexpr std::uint32_t kTrackPrefix = 8;
+
+// Bounds, so that no client can make the daemon hold unbounded memory.
+inline constexpr std::size_t kKeysMax = 65536;
+inline constexpr std::size_t kBytesMax = 16u << 20;  // names and values together
+inline constexpr std::size_t kTracksPerOwnerMax = 1024;
+
+struct KeyChange {
+  std::uint64_t owner = 0;  // the tracker's owner (the daemon's client)
+  std::uint64_t track = 0;  // the tracker's id, as track() returned it
+  std::uint32_t event = 0;  // kTrackAdd, kTrackModify or kTrackDelete
+  std::string_view key;
+  const KeyValue* new_value = nullptr;  // null on delete
+  const KeyValue* old_value = nullptr;  // null on add
+};
+
+class KeyStore {
+ public:
+  using Notify = std::function<void(const KeyChange&)>;
+  explicit KeyStore(Notify notify) : notify_(std::move(notify)) {}
+
+  const KeyValue* get(std::string_view key) const;
+  // Adds or changes `key` and tells its trackers; setting the value it holds tells no one.
+  // 0, or -ENOSPC past kKeysMax or kBytesMax. The name is the caller's to check (valid_key_name).
+  int set(std::string_view key, KeyValue value);
+  int erase(std::string_view key);  // 0, or -ENOENT
+  // Makes the keys under each of `prefixes` exactly `entries` (a reloaded configuration): those
+  // missing are deleted, the others set; trackers hear of what changed. Bounds are not applied:
+  // the entries are the daemon's own.
+  void assign(std::span<const std::string_view> prefixes, std::vector<std::pair<std::string, KeyValue>> entries);
+  // f(key, value) for each key that starts with `prefix`, in name order.
+  template <class F>
+  void for_each(std::string_view prefix, F&& f) const {
+    for (auto it = keys_.lower_bound(prefix); it != keys_.end() && it->first.starts_with(prefix); ++it)
+      f(std::string_view(it->first), it->second);
+  }
+
+  // Tracks `key` (a prefix with kTrackPrefix) for the events in `flags`, on behalf of `owner`:
+  // 0 and the tracker's id in `id`, -EINVAL if flags name no event, -ENOSPC past kTracksPerOwnerMax.
+  int track(std::uint64_t owner, std::string_view key, std::uint32_t flags, std::uint64_t& id);
+  int untrack(std::uint64_t owner, std::uint64_t id);  // 0, or -ENOENT (not that owner's)
+  void untrack_all(std::uint64_t owner);
+
+  std::size_t size() const noexcept { return keys_.size(); }
+  std::size_t bytes() const noexcept { return bytes_; }
+
+ private:
+  struct Tracker {
+    std::uint64_t id = 0;
+    std::uint64_t owner = 0;
+    std::string key;
+    std::uint32_t flags = 0;
+  };
+  void tell(std::uint32_t event, std::string_view key, const KeyValue* now, const KeyValue* before) const;
+  static std::size_t cost(std::string_view key, const KeyValue& value) noexcept {
+    return key.size() + value.data.size() + sizeof(KeyValue);
+  }
+
+  Notify notify_;
+  std::map<std::string, KeyValue, std::less<>> keys_;
+  std::size_t bytes_ = 0;
+  std::vector<Tracker> trackers_;
+  std::uint64_t next_track_ = 1;
+};
+
+}  // namespace rtotem::keystore
