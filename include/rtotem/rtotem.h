@@ -185,6 +185,91 @@ RTOTEM_API int rtotem_quorum_track(rtotem_t *, rtotem_quorum_fn changed);
 RTOTEM_API int rtotem_quorum_set_votes(rtotem_t *, uint32_t nodeid, uint32_t votes);
 RTOTEM_API int rtotem_quorum_set_expected(rtotem_t *, uint32_t expected_votes);
 
+/* Key store (corosync's cmap): typed values under dotted names, local to the node. The types are
+ * cmap's CMAP_VALUETYPE_* numbers. See rtotemctl(8) for the keys rtotemd keeps. */
+enum rtotem_key_type {
+  RTOTEM_KEY_INT8 = 1,
+  RTOTEM_KEY_UINT8 = 2,
+  RTOTEM_KEY_INT16 = 3,
+  RTOTEM_KEY_UINT16 = 4,
+  RTOTEM_KEY_INT32 = 5,
+  RTOTEM_KEY_UINT32 = 6,
+  RTOTEM_KEY_INT64 = 7,
+  RTOTEM_KEY_UINT64 = 8,
+  RTOTEM_KEY_FLOAT = 9,
+  RTOTEM_KEY_DOUBLE = 10,
+  RTOTEM_KEY_STRING = 11, /* without a terminator on the wire; rtotem_key_get adds one if room */
+  RTOTEM_KEY_BINARY = 12,
+};
+#define RTOTEM_KEY_NAME_MAX 255
+#define RTOTEM_KEY_VALUE_MAX 16384 /* bytes of a string or binary value */
+
+struct rtotem_key_value {
+  enum rtotem_key_type type;
+  const void *data; /* a number in host order and its width; a string's or binary's bytes */
+  size_t len;
+};
+
+/* The value of `key` into `buf` (room for *len bytes; *len becomes the value's size; a string gets
+ * a terminator when there is room for it). 0; -ENOENT; -ENOBUFS: *len is what it needs. */
+RTOTEM_API int rtotem_key_get(rtotem_t *, const char *key, void *buf, size_t *len, enum rtotem_key_type *type);
+/* Adds or changes `key`. 0; -EINVAL (a bad name, or len not the type's width); -EACCES: totem.*,
+ * nodelist.*, quorum.*, logging.*, ipc.*, uidgid.config.* and runtime.* come from the file or the
+ * daemon, and only root writes uidgid.* (uidgid.uid.N / uidgid.gid.N = 1 lets that user or
+ * group connect from then on); -ENOSPC: the store is full. */
+RTOTEM_API int rtotem_key_set(rtotem_t *, const char *key, enum rtotem_key_type type, const void *data, size_t len);
+RTOTEM_API int rtotem_key_delete(rtotem_t *, const char *key); /* 0; -ENOENT; -EACCES */
+/* Calls each(key, value, ctx) for every key that starts with `prefix` ("" or NULL: all), in name
+ * order, until it returns non-zero. 0; -EMSGSIZE: too many keys under `prefix` for one answer. */
+typedef int (*rtotem_key_fn)(const char *key, const struct rtotem_key_value *value, void *ctx);
+RTOTEM_API int rtotem_key_list(rtotem_t *, const char *prefix, rtotem_key_fn each, void *ctx);
+
+/* What a tracker is told of (cmap's CMAP_TRACK_*); RTOTEM_TRACK_PREFIX makes `key` a prefix. */
+enum rtotem_track_flags {
+  RTOTEM_TRACK_DELETE = 1,
+  RTOTEM_TRACK_MODIFY = 2,
+  RTOTEM_TRACK_ADD = 4,
+  RTOTEM_TRACK_PREFIX = 8,
+};
+/* Called from rtotem_dispatch: `event` is one RTOTEM_TRACK_ADD/MODIFY/DELETE; new_value is NULL
+ * on delete, old_value NULL on add. */
+typedef void (*rtotem_key_changed_fn)(rtotem_t *, uint64_t track, int event, const char *key,
+                                      const struct rtotem_key_value *new_value,
+                                      const struct rtotem_key_value *old_value, void *user);
+/* 0 and the tracker's id in *track; -EINVAL: no event in flags; -ENOSPC: 1024 trackers already. */
+RTOTEM_API int rtotem_key_track(rtotem_t *, const char *key, int flags, rtotem_key_changed_fn changed, void *user,
+                                uint64_t *track);
+RTOTEM_API int rtotem_key_untrack(rtotem_t *, uint64_t track); /* 0; -ENOENT */
+
+/* Node control (corosync's cfg). */
+/* Node `nodeid`'s addresses as text ("10.0.0.1"; 0: this node), up to `max`: 0 and *count, or -ENOENT. */
+#define RTOTEM_ADDRESS_MAX 64
+struct rtotem_node_address {
+  char address[RTOTEM_ADDRESS_MAX];
+};
+RTOTEM_API int rtotem_node_addresses(rtotem_t *, uint32_t nodeid, struct rtotem_node_address *out, size_t max,
+                                     size_t *count);
+enum rtotem_shutdown_flags {
+  RTOTEM_SHUTDOWN_REQUEST = 0,    /* stops only if no tracking client vetoes within 5 s */
+  RTOTEM_SHUTDOWN_REGARDLESS = 1, /* asks them, but stops whatever they answer */
+  RTOTEM_SHUTDOWN_IMMEDIATE = 2,  /* asks no one */
+};
+/* Asks the local daemon to stop: returns once decided. 0 (it leaves the ring and exits), -EBUSY
+ * (a client vetoed, did not answer in time, or another shutdown is under way). */
+RTOTEM_API int rtotem_shutdown(rtotem_t *, int flags);
+/* Called from rtotem_dispatch when a shutdown is asked; answer with rtotem_shutdown_reply (no
+ * answer within 5 s counts as a veto). `asked` NULL stops tracking. */
+typedef void (*rtotem_shutdown_fn)(rtotem_t *, int flags, void *ctx);
+RTOTEM_API int rtotem_shutdown_track(rtotem_t *, rtotem_shutdown_fn asked);
+RTOTEM_API int rtotem_shutdown_reply(rtotem_t *, int agree); /* 0; -ENOENT: no shutdown asked */
+/* Node `nodeid` leaves the ring and its daemon exits, logging `reason` (may be NULL). 0 once the
+ * ring has it; -ENOENT: not a member of the ring. */
+RTOTEM_API int rtotem_kill_node(rtotem_t *, uint32_t nodeid, const char *reason);
+/* Re-reads this node's config file: logging, uidgid, this node's quorum_votes and the expected
+ * votes change at run time; any other changed key refuses the whole reload (-EINVAL). `message`
+ * (may be NULL) gets what changed, or why nothing did. */
+RTOTEM_API int rtotem_reload(rtotem_t *, char *message, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -118,6 +118,8 @@ int handle(rtotem_t* h, const Event& event) {
       return 0;
     }
     case EventId::kQuorumChange: return rtotem::client::quorum_event(h, in);
+    case EventId::kKeyChange: return rtotem::client::key_event(h, in);
+    case EventId::kShutdownQuery: return rtotem::client::shutdown_event(h, in);
     case EventId::kBatch: break;  // opened by the connection, never nested
   }
   return -EPROTO;

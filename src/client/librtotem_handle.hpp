@@ -1,8 +1,10 @@
 // The state behind an rtotem_t, shared by the files of librtotem (librtotem.cpp: connection,
-// groups, multicasts, dispatch; librtotem_quorum.cpp: quorum). Private to the library.
+// groups, multicasts, dispatch; librtotem_quorum.cpp: quorum; librtotem_keys.cpp: the key store;
+// librtotem_control.cpp: node control). Private to the library.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <span>
@@ -34,6 +36,12 @@ struct rtotem_handle {
   std::vector<std::uint32_t> nodeids;
   rtotem_quorum_fn quorum_changed = nullptr;  // rtotem_quorum_track's
   std::vector<rtotem_quorum_node> quorum_nodes;
+  struct KeyTracker {
+    rtotem_key_changed_fn changed = nullptr;
+    void* user = nullptr;
+  };
+  std::map<std::uint64_t, KeyTracker> key_trackers;  // rtotem_key_track's, by id
+  rtotem_shutdown_fn shutdown_asked = nullptr;       // rtotem_shutdown_track's
 };
 
 
@@ -45,5 +53,9 @@ int call(rtotem_t* h, ipc::RequestId id, std::span<const std::byte> body, Reply&
          std::span<const std::byte> tail = {});
 // Decodes a kQuorumChange event and calls the tracker: 0, or -EPROTO.
 int quorum_event(rtotem_t* h, membership::WireReader& in);
+// Decodes a kKeyChange event and calls its tracker: 0, or -EPROTO.
+int key_event(rtotem_t* h, membership::WireReader& in);
+// Decodes a kShutdownQuery event and calls the shutdown tracker: 0, or -EPROTO.
+int shutdown_event(rtotem_t* h, membership::WireReader& in);
 
 }  // namespace rtotem::client

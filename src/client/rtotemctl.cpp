@@ -1,6 +1,7 @@
 // rtotemctl: look at and use the local rtotemd. status, members [GROUP], stats: the daemon's JSON
 // (as is with --json, else flattened to "key: value" lines); quorum (corosync-quorumtool's text, or
-// JSON); send GROUP TEXT; listen GROUP.
+// JSON); send GROUP TEXT; listen GROUP. The key store's and node control's commands are in
+// rtotemctl_keys.cpp and rtotemctl_control.cpp.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -17,15 +18,14 @@
 #include "src/client/ipc_connection.hpp"
 #include "src/client/json_lines.hpp"
 #include "src/client/quorum_text.hpp"
+#include "src/client/rtotemctl_common.hpp"
 #include "src/ipc/json_quote.hpp"
 
 namespace {
 
 using namespace rtotem;
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitUsage = 2;  // also quorum's "not quorate", as corosync-quorumtool's
+using namespace rtotem::ctl;
 
 const char* usage() {
   return "usage: rtotemctl [--ipc-name NAME] [--json] COMMAND\n"
@@ -36,23 +36,24 @@ const char* usage() {
          "                      quorate, 2 if not, 1 on error (no quorum configured, no daemon)\n"
          "  quorum votes NODE N sets node NODE's votes to N (votequorum_setvotes), cluster-wide\n"
          "  quorum expected N   sets the expected votes to N (votequorum_setexpected), cluster-wide\n"
+         "  get KEY             a key store key, as corosync-cmapctl prints it: KEY (TYPE) = VALUE\n"
+         "  set KEY TYPE VALUE  TYPE: i8 u8 i16 u16 i32 u32 i64 u64 flt dbl str bin (bin in hex)\n"
+         "  delete KEY\n"
+         "  list [PREFIX]       every key (under PREFIX)\n"
+         "  track [PREFIX]      prints each add, change and delete under PREFIX until interrupted\n"
+         "  addresses [NODE]    a node's addresses (this node's by default)\n"
+         "  reload              re-reads this node's config file: logging, uidgid, votes; any other\n"
+         "                      change needs a restart and refuses the reload, naming the keys\n"
+         "  shutdown [--force]  stops the local daemon unless a client vetoes within 5 s (--force:\n"
+         "                      whatever they answer); exit 0 if it stops, 1 if not\n"
+         "  kill NODE [REASON]  node NODE leaves the ring and its daemon exits, logging REASON\n"
          "  send GROUP TEXT     joins GROUP, multicasts TEXT (agreed order), leaves\n"
          "  listen GROUP        joins GROUP and prints, until interrupted, one line per message\n"
          "                      (its place in the ring's order, sender node:pid, text) and per\n"
          "                      membership change\n"
          "  --ipc-name NAME     the daemon's IPC name (default: $RTOTEM_IPC, else \"rtotem\")\n"
-         "  --json              machine-readable output (status, members, stats, quorum, listen)\n";
-}
-
-struct Options {
-  std::string ipc_name;
-  bool json = false;
-  std::vector<std::string> words;
-};
-
-int fail(const std::string& what, int err) {
-  fmt::print(stderr, "rtotemctl: {}: {}\n", what, rtotem_strerror(err));
-  return kExitFailed;
+         "  --json              machine-readable output (status, members, stats, quorum, get, list,\n"
+         "                      track, addresses, listen)\n";
 }
 
 // The daemon's JSON answer to `id` into `json`: kExitOk, or kExitFailed (said on stderr).
@@ -193,16 +194,47 @@ void on_group_change(rtotem_t*, const rtotem_group_change* c, void* ctx) {
   std::fflush(stdout);
 }
 
-volatile std::sig_atomic_t g_stop = 0;
-
 int listen(const Options& o, const std::string& group) {
   ListenState state{o.json};
   const rtotem_callbacks cb{on_deliver, on_group_change, nullptr};
-  rtotem_t* h = nullptr;
-  if (const int rc = rtotem_connect(&h, o.ipc_name.empty() ? nullptr : o.ipc_name.c_str(), &cb, &state); rc < 0)
-    return fail("connecting to rtotemd", rc);
-  const std::unique_ptr<rtotem_t, void (*)(rtotem_t*)> owned(h, rtotem_disconnect);
+  const Handle h = connect(o, &cb, &state);
+  if (!h) return kExitFailed;
+  if (const int rc = rtotem_join(h.get(), group.c_str()); rc < 0) return fail(fmt::format("joining '{}'", group), rc);
+  return dispatch_until_interrupted(h.get());
+}
+
+int send(const Options& o, const std::string& group, const std::string& text) {
+  const Handle owned = connect(o);
+  if (!owned) return kExitFailed;
+  rtotem_t* h = owned.get();
   if (const int rc = rtotem_join(h, group.c_str()); rc < 0) return fail(fmt::format("joining '{}'", group), rc);
+  int rc = -EAGAIN;
+  for (int attempt = 0; attempt < 500 && rc == -EAGAIN; ++attempt) {  // back-pressure: up to ~5 s
+    rc = rtotem_mcast_sync(h, group.c_str(), text.data(), text.size(), RTOTEM_AGREED);  // its outcome, now
+    if (rc == -EAGAIN) usleep(10'000);
+  }
+  if (rc < 0) return fail("sending", rc);
+  return kExitOk;  // disconnecting leaves the group, after the message in the ring's order
+}
+
+}  // namespace
+
+namespace rtotem::ctl {
+
+Handle connect(const Options& o, const rtotem_callbacks* cb, void* ctx) {
+  rtotem_t* h = nullptr;
+  if (const int rc = rtotem_connect(&h, o.ipc_name.empty() ? nullptr : o.ipc_name.c_str(), cb, ctx); rc < 0) {
+    (void)fail(fmt::format("connecting to rtotemd (ipc name '{}')", o.ipc_name), rc);
+    return Handle(nullptr, rtotem_disconnect);
+  }
+  return Handle(h, rtotem_disconnect);
+}
+
+namespace {
+volatile std::sig_atomic_t g_stop = 0;
+}  // namespace
+
+int dispatch_until_interrupted(rtotem_t* h) {
   struct sigaction sa{};
   sa.sa_handler = [](int) { g_stop = 1; };
   sigaction(SIGINT, &sa, nullptr);
@@ -219,22 +251,7 @@ int listen(const Options& o, const std::string& group) {
   return kExitOk;
 }
 
-int send(const Options& o, const std::string& group, const std::string& text) {
-  rtotem_t* h = nullptr;
-  if (const int rc = rtotem_connect(&h, o.ipc_name.empty() ? nullptr : o.ipc_name.c_str(), nullptr, nullptr); rc < 0)
-    return fail("connecting to rtotemd", rc);
-  const std::unique_ptr<rtotem_t, void (*)(rtotem_t*)> owned(h, rtotem_disconnect);
-  if (const int rc = rtotem_join(h, group.c_str()); rc < 0) return fail(fmt::format("joining '{}'", group), rc);
-  int rc = -EAGAIN;
-  for (int attempt = 0; attempt < 500 && rc == -EAGAIN; ++attempt) {  // back-pressure: up to ~5 s
-    rc = rtotem_mcast_sync(h, group.c_str(), text.data(), text.size(), RTOTEM_AGREED);  // its outcome, now
-    if (rc == -EAGAIN) usleep(10'000);
-  }
-  if (rc < 0) return fail("sending", rc);
-  return kExitOk;  // disconnecting leaves the group, after the message in the ring's order
-}
-
-}  // namespace
+}  // namespace rtotem::ctl
 
 int main(int argc, char** argv) {
   Options o;
@@ -242,6 +259,8 @@ int main(int argc, char** argv) {
     const std::string_view arg = argv[i];
     if (arg == "--json") {
       o.json = true;
+    } else if (arg == "--force") {
+      o.force = true;
     } else if (arg == "--ipc-name" && i + 1 < argc) {
       o.ipc_name = argv[++i];
     } else if (arg == "-h" || arg == "--help") {
@@ -262,6 +281,11 @@ int main(int argc, char** argv) {
   if (command == "quorum" && w.size() == 1) return quorum(o);
   if (command == "quorum" && w.size() == 4 && w[1] == "votes") return quorum_set(o, ipc::kQuorumSetVotes, w[2], w[3]);
   if (command == "quorum" && w.size() == 3 && w[1] == "expected") return quorum_set(o, ipc::kQuorumSetExpected, "0", w[2]);
+  if (command == "get" || command == "set" || command == "delete" || command == "list" || command == "track") {
+    if (const int rc = key_command(o); rc != kExitUsage) return rc;
+  } else if (command == "addresses" || command == "reload" || command == "shutdown" || command == "kill") {
+    if (const int rc = control_command(o); rc != kExitUsage) return rc;
+  }
   if (command == "send" && w.size() == 3) return send(o, w[1], w[2]);
   if (command == "listen" && w.size() == 2) return listen(o, w[1]);
   fmt::print(stderr, "rtotemctl: {}\n{}", command.empty() ? "no command" : fmt::format("bad command line for '{}'", command), usage());

@@ -1,0 +1,83 @@
+// rtotemctl's node control commands, in corosync-cfgtool's manner: addresses, reload, shutdown, kill.
+#include <cerrno>
+#include <charconv>
+#include <optional>
+
+#include "src/client/rtotemctl_common.hpp"
+#include "src/ipc/json_quote.hpp"
+
+namespace rtotem::ctl {
+namespace {
+
+std::optional<std::uint32_t> node_id(const std::string& text) {
+  std::uint32_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+int addresses(const Options& o, std::uint32_t node) {
+  const Handle h = connect(o);
+  if (!h) return kExitFailed;
+  rtotem_node_address out[8];
+  std::size_t count = 0;
+  if (const int rc = rtotem_node_addresses(h.get(), node, out, 8, &count); rc < 0) {
+    if (rc != -ENOENT) return fail("addresses", rc);
+    fmt::print(stderr, "rtotemctl: addresses: node {} is not in the nodelist\n", node);
+    return kExitFailed;
+  }
+  std::string list;
+  for (std::size_t i = 0; i < count; ++i)
+    list += o.json ? fmt::format("{}{}", i == 0 ? "" : ", ", ipc::json_quoted(out[i].address))
+                   : fmt::format("{}\n", out[i].address);
+  fmt::print("{}", o.json ? fmt::format("{{\"addresses\": [{}]}}\n", list) : list);
+  return kExitOk;
+}
+
+int reload(const Options& o) {
+  const Handle h = connect(o);
+  if (!h) return kExitFailed;
+  char message[4096];
+  const int rc = rtotem_reload(h.get(), message, sizeof message);
+  if (rc < 0 && message[0] == '\0') return fail("reload", rc);
+  fmt::print(rc < 0 ? stderr : stdout, "{}{}\n", rc < 0 ? "rtotemctl: reload: " : "", message);
+  return rc < 0 ? kExitFailed : kExitOk;
+}
+
+int shutdown(const Options& o) {
+  const Handle h = connect(o);
+  if (!h) return kExitFailed;
+  const int rc = rtotem_shutdown(h.get(), o.force ? RTOTEM_SHUTDOWN_REGARDLESS : RTOTEM_SHUTDOWN_REQUEST);
+  if (rc == -EBUSY) {
+    fmt::print(stderr, "rtotemctl: shutdown: refused: a client vetoed or did not answer in time (see the daemon's log)\n");
+    return kExitFailed;
+  }
+  if (rc < 0) return fail("shutdown", rc);
+  fmt::print("rtotemd is shutting down\n");
+  return kExitOk;
+}
+
+int kill(const Options& o, std::uint32_t node, const std::string& reason) {
+  const Handle h = connect(o);
+  if (!h) return kExitFailed;
+  if (const int rc = rtotem_kill_node(h.get(), node, reason.c_str()); rc < 0) {
+    if (rc != -ENOENT) return fail("kill", rc);
+    fmt::print(stderr, "rtotemctl: kill: node {} is not a member of the ring\n", node);
+    return kExitFailed;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int control_command(const Options& o) {
+  const auto& w = o.words;
+  const std::optional<std::uint32_t> node = w.size() >= 2 ? node_id(w[1]) : std::optional<std::uint32_t>(0);
+  if (w[0] == "addresses" && w.size() <= 2 && node) return addresses(o, *node);
+  if (w[0] == "reload" && w.size() == 1) return reload(o);
+  if (w[0] == "shutdown" && w.size() == 1) return shutdown(o);
+  if (w[0] == "kill" && (w.size() == 2 || w.size() == 3) && node) return kill(o, *node, w.size() == 3 ? w[2] : "");
+  return kExitUsage;
+}
+
+}  // namespace rtotem::ctl
