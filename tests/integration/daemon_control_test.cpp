@@ -1,0 +1,258 @@
+// The key store and node control on real daemons: the configuration and runtime state as keys,
+// application keys with tracking, uidgid written at run time letting a user connect, a shutdown
+// vetoed and one agreed, a node killed through the ring, and a reload that applies logging and
+// votes and names the keys it refuses.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rtotem/rtotem.h"
+
+#include "tests/integration/daemon_cluster.hpp"
+
+namespace rtotem::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 20s) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  return condition();
+}
+
+// rtotemctl ARGS at `node`: its exit status; stdout and stderr into `out`.
+int ctl(const DaemonCluster& cluster, int node, const std::string& args, std::string& out) {
+  const char* bin = std::getenv("RTOTEMCTL");
+  if (bin == nullptr) return -1;
+  FILE* p = popen(fmt::format("{} --ipc-name {} {} 2>&1", bin, cluster.ipc_name(node), args).c_str(), "r");
+  if (p == nullptr) return -1;
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  const int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string ctl_out(const DaemonCluster& cluster, int node, const std::string& args) {
+  std::string out;
+  (void)ctl(cluster, node, args, out);
+  return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void replace_in_file(const std::string& path, const std::string& from, const std::string& to) {
+  std::string text = read_file(path);
+  const auto at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from << " not in\n" << text;
+  text.replace(at, from.size(), to);
+  std::ofstream(path) << text;
+}
+
+struct Change {
+  int event;
+  std::string key;
+  std::string value;  // a string value, or a u32's decimal
+};
+
+void record(rtotem_t*, std::uint64_t, int event, const char* key, const rtotem_key_value* now,
+            const rtotem_key_value*, void* user) {
+  std::string value;
+  if (now != nullptr && now->type == RTOTEM_KEY_STRING) value.assign(static_cast<const char*>(now->data), now->len);
+  if (now != nullptr && now->type == RTOTEM_KEY_UINT32) value = std::to_string(*static_cast<const std::uint32_t*>(now->data));
+  static_cast<std::vector<Change>*>(user)->push_back({event, key, value});
+}
+
+TEST(DaemonKeys, TheConfigurationAndTheRingAreKeysAndApplicationKeysAreTracked) {
+  DaemonCluster cluster(2);
+  std::vector<std::unique_ptr<TestClient>> clients;
+  start_ring(cluster, 2, clients);
+  std::string out;
+  ASSERT_EQ(ctl(cluster, 1, "get totem.cluster_name", out), 0) << out;
+  EXPECT_EQ(out, fmt::format("totem.cluster_name (str) = {}\n", cluster.cluster_name()));
+  out = ctl_out(cluster, 1, "list nodelist.");
+  EXPECT_NE(out.find("nodelist.node.1.nodeid (u32) = 2\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("nodelist.node.0.ring0_addr (str) = 127.0.0.1\n"), std::string::npos) << out;
+  EXPECT_NE(ctl_out(cluster, 1, "list runtime.config.totem.token").find("runtime.config.totem.token (u32) = 1000\n"),
+            std::string::npos);
+  out = ctl_out(cluster, 1, "list runtime.members.");
+  EXPECT_NE(out.find("runtime.members.2.status (str) = joined\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("runtime.members.2.ip (str) = r(0) ip(127.0.0.2) \n"), std::string::npos) << out;
+  EXPECT_NE(ctl_out(cluster, 1, "list runtime.totem.srp.").find("(u64)"), std::string::npos);
+
+  // What the file says is refused, with the reason.
+  out.clear();
+  EXPECT_EQ(ctl(cluster, 1, "set totem.token u32 5000", out), 1);
+  EXPECT_NE(out.find("not writable"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(ctl(cluster, 1, "set app.x u8 300", out), 1);
+  EXPECT_NE(out.find("is not a u8 value"), std::string::npos) << out;
+
+  // An application's key, tracked by prefix: add, change (the same value again tells no one), delete.
+  TestClient& tracker = *clients[0];
+  std::vector<Change> seen;
+  std::uint64_t track = 0;
+  ASSERT_EQ(rtotem_key_track(tracker.handle(), "app.",
+                             RTOTEM_TRACK_ADD | RTOTEM_TRACK_MODIFY | RTOTEM_TRACK_DELETE | RTOTEM_TRACK_PREFIX, record,
+                             &seen, &track),
+            0);
+  for (const char* args : {"set app.state str one", "set app.state str one", "set app.state str two",
+                           "set app.count u32 7", "delete app.state"}) {
+    out.clear();
+    ASSERT_EQ(ctl(cluster, 1, args, out), 0) << args << ": " << out;
+  }
+  ASSERT_TRUE(pump_until({&tracker}, [&] { return seen.size() >= 4; })) << seen.size();
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_EQ(seen[0].event, RTOTEM_TRACK_ADD);
+  EXPECT_EQ(seen[0].value, "one");
+  EXPECT_EQ(seen[1].event, RTOTEM_TRACK_MODIFY);
+  EXPECT_EQ(seen[1].value, "two");
+  EXPECT_EQ(seen[2].key, "app.count");
+  EXPECT_EQ(seen[2].value, "7");
+  EXPECT_EQ(seen[3].event, RTOTEM_TRACK_DELETE);
+  EXPECT_EQ(ctl_out(cluster, 2, "get app.count"), "rtotemctl: get app.count: no such key\n");  // local to each node
+  char buf[64];
+  std::size_t len = sizeof buf;
+  rtotem_key_type type{};
+  ASSERT_EQ(rtotem_key_get(tracker.handle(), "app.count", buf, &len, &type), 0);
+  EXPECT_EQ(type, RTOTEM_KEY_UINT32);
+  EXPECT_EQ(len, 4u);
+
+  // A ring change shows under runtime.members.
+  cluster.kill(2, SIGKILL);
+  EXPECT_TRUE(eventually([&] { return ctl_out(cluster, 1, "get runtime.members.2.status").find("= left") != std::string::npos; }));
+}
+
+// Pacemaker writes uidgid.gid.N for its haclient group: who may connect changes at once.
+TEST(DaemonKeys, UidgidWrittenAtRunTimeLetsAUserConnect) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to run a client as another user";
+  constexpr uid_t kNobody = 65534;
+  auto as_nobody = [](const std::string& ipc) {
+    const pid_t child = fork();
+    if (child == 0) {
+      if (setgid(kNobody) != 0 || setuid(kNobody) != 0) _exit(200);
+      TestClient c;
+      _exit(-c.connect(ipc, 5s));
+    }
+    int status = -1;
+    waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  DaemonCluster cluster(1);
+  cluster.start(1);
+  TestClient root;
+  ASSERT_EQ(root.connect(cluster.ipc_name(1)), 0);
+  EXPECT_EQ(as_nobody(cluster.ipc_name(1)), EACCES);
+  std::string out;
+  ASSERT_EQ(ctl(cluster, 1, "set uidgid.gid.65534 u8 1", out), 0) << out;
+  EXPECT_EQ(as_nobody(cluster.ipc_name(1)), 0) << cluster.log(1);
+  ASSERT_EQ(ctl(cluster, 1, "delete uidgid.gid.65534", out), 0) << out;
+  EXPECT_EQ(as_nobody(cluster.ipc_name(1)), EACCES);
+}
+
+struct ShutdownAnswer {
+  int agree = 0;
+  int asked = 0;
+};
+
+TEST(DaemonControl, AVetoedShutdownDoesNotHappenAndAnAgreedOneDoes) {
+  DaemonCluster cluster(1);
+  cluster.start(1);
+  TestClient pacemaker;  // tracks shutdown and answers, as Pacemaker does through libcfg
+  ASSERT_EQ(pacemaker.connect(cluster.ipc_name(1)), 0);
+  static ShutdownAnswer answer;
+  ASSERT_EQ(rtotem_shutdown_track(pacemaker.handle(), [](rtotem_t* h, int, void*) {
+              ++answer.asked;
+              (void)rtotem_shutdown_reply(h, answer.agree);
+            }),
+            0);
+  // rtotemctl waits for the decision: the tracker answers meanwhile, on this thread's loop.
+  auto shutdown = [&](std::string& out) {
+    int status = -1;
+    std::thread ask([&] { status = ctl(cluster, 1, "shutdown", out); });
+    (void)pump_until({&pacemaker}, [&] { return false; }, 2s);
+    ask.join();
+    return status;
+  };
+  std::string out;
+  answer.agree = 0;
+  EXPECT_EQ(shutdown(out), 1) << out;
+  EXPECT_EQ(answer.asked, 1);
+  EXPECT_NE(cluster.log(1).find("shutdown refused: vetoed by pid"), std::string::npos) << cluster.log(1);
+  EXPECT_EQ(::kill(cluster.pid(1), 0), 0) << "the daemon stopped after a veto";
+
+  answer.agree = 1;
+  out.clear();
+  EXPECT_EQ(shutdown(out), 0) << out;
+  EXPECT_EQ(answer.asked, 2);
+  const int status = cluster.kill(1, 0);  // reaps it: SIGKILL if it has not exited within 5 s
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_NE(cluster.log(1).find("shutdown agreed: no client vetoed"), std::string::npos) << cluster.log(1);
+}
+
+TEST(DaemonControl, AKilledNodeLeavesTheRingAndExitsWithItsReason) {
+  DaemonCluster cluster(2);
+  std::vector<std::unique_ptr<TestClient>> clients;
+  start_ring(cluster, 2, clients);
+  std::string out;
+  EXPECT_EQ(ctl(cluster, 1, "kill 9", out), 1);
+  EXPECT_NE(out.find("node 9 is not a member of the ring"), std::string::npos) << out;
+  out.clear();
+  ASSERT_EQ(ctl(cluster, 1, "kill 2 fenced-by-test", out), 0) << out;
+  const int status = cluster.kill(2, 0);  // reaps it: SIGKILL if it has not exited within 5 s
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3) << status;
+  EXPECT_NE(cluster.log(2).find("this node is killed by node 1"), std::string::npos) << cluster.log(2);
+  EXPECT_NE(cluster.log(2).find("fenced-by-test"), std::string::npos) << cluster.log(2);
+  EXPECT_TRUE(pump_until({clients[0].get()}, [&] { return clients[0]->rings.back().size() == 1; }));
+  EXPECT_EQ(ctl_out(cluster, 1, "addresses 2"), "127.0.0.2\n");
+}
+
+TEST(DaemonControl, AReloadAppliesLoggingAndVotesAndNamesWhatNeedsARestart) {
+  DaemonCluster cluster(1, 1000, "", "quorum {\n  provider: corosync_votequorum\n}\n");
+  cluster.start(1);
+  ASSERT_TRUE(eventually([&] { return ctl_out(cluster, 1, "--json quorum").find("\"quorate\": true") != std::string::npos; }));
+  std::string out;
+  ASSERT_EQ(ctl(cluster, 1, "reload", out), 0) << out;
+  EXPECT_EQ(out, "no change\n");
+
+  replace_in_file(cluster.config_path(), "  debug: off\n", "  debug: on\n");
+  replace_in_file(cluster.config_path(), "    nodeid: 1\n", "    nodeid: 1\n    quorum_votes: 3\n");
+  out.clear();
+  ASSERT_EQ(ctl(cluster, 1, "reload", out), 0) << out << cluster.log(1);
+  EXPECT_NE(out.find("logging.debug"), std::string::npos) << out;
+  EXPECT_NE(out.find("nodelist.node.0.quorum_votes"), std::string::npos) << out;
+  EXPECT_TRUE(eventually([&] { return ctl_out(cluster, 1, "--json quorum").find("\"total_votes\": 3") != std::string::npos; }))
+      << ctl_out(cluster, 1, "--json quorum");
+  EXPECT_EQ(ctl_out(cluster, 1, "get logging.debug"), "logging.debug (str) = on\n");
+  EXPECT_NE(ctl_out(cluster, 1, "get runtime.votequorum.expected_votes").find("= 3"), std::string::npos);
+
+  // A key that needs a restart refuses the whole reload, and says which.
+  replace_in_file(cluster.config_path(), "  debug: on\n", "  debug: off\n");
+  replace_in_file(cluster.config_path(), "  token: 1000\n", "  token: 2000\n");
+  out.clear();
+  EXPECT_EQ(ctl(cluster, 1, "reload", out), 1) << out;
+  EXPECT_NE(out.find("totem.token differ(s) from the running configuration and need(s) a restart"), std::string::npos) << out;
+  EXPECT_EQ(ctl_out(cluster, 1, "get logging.debug"), "logging.debug (str) = on\n");  // nothing applied
+}
+
+}  // namespace
+}  // namespace rtotem::testing

@@ -1,0 +1,99 @@
+// The key store: set/get/delete with cmap's tracking (exact key or prefix, by event), its bounds,
+// a reload's assign, and who may write what.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "src/daemon/keystore/key_access.hpp"
+#include "src/daemon/keystore/key_store.hpp"
+
+namespace rtotem::keystore {
+namespace {
+
+struct Heard {
+  std::uint64_t owner, track;
+  std::uint32_t event;
+  std::string key;
+};
+
+class KeyStoreTest : public ::testing::Test {
+ protected:
+  std::vector<Heard> heard;
+  KeyStore store{[this](const KeyChange& c) { heard.push_back({c.owner, c.track, c.event, std::string(c.key)}); }};
+};
+
+TEST_F(KeyStoreTest, TrackersHearWhatTheyAskedForAndNoUnchangedWrites) {
+  std::uint64_t prefix = 0, exact = 0;
+  ASSERT_EQ(store.track(1, "app.", kTrackAdd | kTrackModify | kTrackDelete | kTrackPrefix, prefix), 0);
+  ASSERT_EQ(store.track(2, "app.b", kTrackDelete, exact), 0);
+  EXPECT_EQ(store.set("app.a", KeyValue::u32(1)), 0);
+  EXPECT_EQ(store.set("app.a", KeyValue::u32(1)), 0);  // unchanged: no one is told
+  EXPECT_EQ(store.set("app.a", KeyValue::u32(2)), 0);
+  EXPECT_EQ(store.set("app.b", KeyValue::string("x")), 0);
+  EXPECT_EQ(store.set("other.c", KeyValue::u8(1)), 0);
+  EXPECT_EQ(store.erase("app.b"), 0);
+  EXPECT_EQ(store.erase("app.b"), -ENOENT);
+  ASSERT_EQ(heard.size(), 5u);
+  EXPECT_EQ(heard[0].event, kTrackAdd);
+  EXPECT_EQ(heard[1].event, kTrackModify);
+  EXPECT_EQ(heard[2].key, "app.b");
+  EXPECT_EQ(heard[3].owner, 1u);  // the delete: both trackers, in the order they came
+  EXPECT_EQ(heard[4].owner, 2u);
+  EXPECT_EQ(heard[4].track, exact);
+  EXPECT_EQ(store.untrack(2, prefix), -ENOENT);  // not its tracker
+  store.untrack_all(1);
+  EXPECT_EQ(store.set("app.a", KeyValue::u32(3)), 0);
+  EXPECT_EQ(heard.size(), 5u);
+  std::uint64_t none = 0;
+  EXPECT_EQ(store.track(1, "app.", kTrackPrefix, none), -EINVAL);
+}
+
+TEST_F(KeyStoreTest, BoundsHoldForClientsButNotForTheConfiguration) {
+  const std::string big(ipc::kKeyValueMax, 'x');
+  int rc = 0;
+  std::size_t n = 0;
+  while ((rc = store.set("k." + std::to_string(n), KeyValue::string(big))) == 0) ++n;
+  EXPECT_EQ(rc, -ENOSPC);
+  EXPECT_LE(store.bytes(), kBytesMax);
+  EXPECT_GT(n, 900u);
+  std::uint64_t id = 0;
+  for (std::size_t i = 0; i < kTracksPerOwnerMax; ++i) ASSERT_EQ(store.track(7, "k.", kTrackAdd, id), 0);
+  EXPECT_EQ(store.track(7, "k.", kTrackAdd, id), -ENOSPC);
+}
+
+TEST_F(KeyStoreTest, AssignMakesThePrefixesExactlyTheEntries) {
+  ASSERT_EQ(store.set("logging.debug", KeyValue::string("off")), 0);
+  ASSERT_EQ(store.set("logging.gone", KeyValue::string("x")), 0);
+  ASSERT_EQ(store.set("app.kept", KeyValue::u8(1)), 0);
+  std::uint64_t id = 0;
+  ASSERT_EQ(store.track(1, "", kTrackAdd | kTrackModify | kTrackDelete | kTrackPrefix, id), 0);
+  const std::string_view prefixes[] = {"logging."};
+  store.assign(prefixes, {{"logging.debug", KeyValue::string("on")}, {"logging.new", KeyValue::u8(1)}});
+  EXPECT_EQ(store.get("logging.gone"), nullptr);
+  EXPECT_EQ(store.get("logging.debug")->data, "on");
+  EXPECT_NE(store.get("app.kept"), nullptr);
+  ASSERT_EQ(heard.size(), 3u);
+  EXPECT_EQ(heard[0].event, kTrackDelete);
+}
+
+TEST(KeyAccess, TheFileAndTheDaemonOwnTheirKeysAndOnlyRootChangesWhoConnects) {
+  std::string_view why;
+  EXPECT_EQ(check_write("totem.token", true, &why), -EACCES);
+  EXPECT_NE(why.find("rtotemctl reload"), std::string_view::npos);
+  EXPECT_EQ(check_write("runtime.members.1.status", true), -EACCES);
+  EXPECT_EQ(check_write("uidgid.config.uid.5", true), -EACCES);
+  EXPECT_EQ(check_write("uidgid.gid.189", false), -EACCES);
+  EXPECT_EQ(check_write("uidgid.gid.189", true), 0);
+  EXPECT_EQ(check_write("pacemaker.anything", false), 0);
+  EXPECT_EQ(uidgid_of("uidgid.gid.189")->id, 189u);
+  EXPECT_TRUE(uidgid_of("uidgid.gid.189")->group);
+  EXPECT_FALSE(uidgid_of("uidgid.uid.5")->group);
+  EXPECT_EQ(uidgid_of("uidgid.uid.x"), std::nullopt);
+  EXPECT_EQ(uidgid_of("uidgid.uid."), std::nullopt);
+  EXPECT_EQ(uidgid_of("uidgid.config.uid.5"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace rtotem::keystore
