@@ -10,6 +10,7 @@ RTOTEM_PACKAGES=(
   libcpg-dev  # cpg-bench: the Corosync side of bench/compare, built by CI so it cannot rot
   clang-14 libclang-rt-14-dev  # the fuzz targets (scripts/fuzz): clang with libFuzzer
   iproute2 nftables  # nftables: the netns test's packet loss where the kernel has no netem
+  groff-base  # the man pages' test (man/check_pages.py renders each one with groff)
   # tests/rdmalab: Soft-RoCE VMs for the RDMA tests (qemu, the host's rdma-core seen inside them)
   rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
   qemu-system-x86 busybox-static cpio kmod util-linux procps iputils-ping xz-utils

@@ -22,7 +22,9 @@ root="$work/root$prefix"
 libdir=$(dirname "$(find "$root" -name librtotem.pc -print -quit)")
 libdir=${libdir%/pkgconfig}
 for f in sbin/rtotemd sbin/rtotem-keygen bin/rtotemctl include/rtotem/rtotem.h include/rtotem/rtotem.hpp \
-         etc/rtotem/rtotem.conf.example share/doc/rtotem/README.md lib/systemd/system/rtotemd.service; do
+         etc/rtotem/rtotem.conf.example share/doc/rtotem/README.md lib/systemd/system/rtotemd.service \
+         share/man/man8/rtotemd.8 share/man/man8/rtotemctl.8 share/man/man8/rtotem-keygen.8 \
+         share/man/man5/rtotem.conf.5 share/man/man3/librtotem.3; do
   [[ -e "$root/$f" ]] || fail "not installed: $prefix/$f"
 done
 [[ -L "$libdir/librtotem.so.0" ]] || fail "no librtotem.so.0 (soname link)"
@@ -32,7 +34,7 @@ exported=$(nm -D --defined-only "$libdir/librtotem.so" | awk '$2 == "T" {print $
 [[ -z "$exported" ]] || fail "librtotem exports more than rtotem_*: $exported"
 "$root/sbin/rtotem-keygen" -k "$work/authkey" >/dev/null || fail "rtotem-keygen"
 [[ $(stat -c %a "$work/authkey") == 400 ]] || fail "rtotem-keygen: the key is not mode 0400"
-echo "installed: rtotemd, rtotem-keygen, rtotemctl, librtotem (soname 0, rtotem_* only), headers, pkg-config, unit, example config"
+echo "installed: rtotemd, rtotem-keygen, rtotemctl, librtotem (soname 0, rtotem_* only), headers, pkg-config, unit, example config, man pages"
 
 export LD_LIBRARY_PATH="$libdir"
 pc() { PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --define-variable=prefix="$root" "$@" librtotem; }
