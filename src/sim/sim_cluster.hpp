@@ -74,6 +74,7 @@ struct ScriptedFault {
     kRestart,    // `node` restarts (if crashed)
     kCutLink,    // the link `node` -> `to` goes down, one way, until a kHeal (none: to the end)
     kPause,      // `node` (if alive) is paused for `length_us`: no poll, no timer, no traffic
+    kDeaf,       // no multicast reaches `node` (tokens still do) until a kHeal
   };
   Time at_us = 0;
   Kind kind = Kind::kHeal;
