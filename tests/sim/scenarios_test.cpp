@@ -432,6 +432,25 @@ TEST(Membership, APersistentOneWayCutLeavesTheTwoWayRingAlone) {
   expect_one_ring_of_all(spec, r);
 }
 
+// Node 3 stops hearing multicasts for 5 s (tokens still reach it) on a ring that loses 3 % of its
+// copies. It holds the ring's aru back, so nothing is delivered anywhere, and each lost token hop
+// stalls the rotation for a token retransmit period (238 ms): the token visits it a few dozen
+// times a second. It must still find within fail_recv_ms that it fails to receive and leave, so
+// that 1 and 2 lose the token, form a ring without it and deliver again well within the progress
+// bound; healed, the three merge.
+TEST(Membership, ADeafNodeOnALossyRingLeavesItWithinFailRecv) {
+  SimSpec spec = spec_of(29, 3, faults_of(0.03, 0, 20, 200), 200);
+  spec.duration_us = 9 * kSecondUs;
+  const Time deaf = 2 * kSecondUs, heal = 7 * kSecondUs;
+  spec.script = {deaf_at(deaf, 3), heal_at(heal)};
+  const SimResult r = run(spec);
+  EXPECT_TRUE(r.ok()) << explain(spec, r);
+  EXPECT_GE(r.nodes[2].counters.failed_to_receive, 1u) << explain(spec, r);
+  // fail_recv_ms (1 s), then 1 and 2 lose the token (1 s) and agree in a round of joins.
+  EXPECT_GE(rings_with(r, {1, 2}, deaf, deaf + 3 * kSecondUs), 1u) << explain(spec, r);
+  expect_one_ring_of_all(spec, r);
+}
+
 // Partitions, cut links and crashes at 0.6 per second each, their instants, shapes and victims
 // drawn from the seed, as is every other parameter: a small sweep that runs with the unit tests
 // (rtotem-sim --seeds runs the large one).
