@@ -44,7 +44,9 @@ void Node::recovery_enter(Time now) {
   state_ = MemberState::kRecovery;
   last_token_seq_ = 0;
   my_trc_ = my_pbl_ = 0;
-  stuck_visits_ = 0;  // a new ring: what held the old one back is not counted against it
+  // A new ring: what held the old one back is not counted against it, in visits or in time.
+  stuck_visits_ = 0;
+  stuck_since_ = now;
   holding_token_ = false;
   events_.cancel_timer(TimerId::kTokenHold);
   events_.arm_timer(TimerId::kTokenLoss, now + ms_to_time(config_.token_timeout_ms));

@@ -45,9 +45,10 @@ void Node::on_token(InboundPacket& packet, Time now) {
   handle_token(now);
 }
 
-// corosync's fail_recv_const, and by time too: the token shows this node set the ring's aru on
-// the last rotation and nobody has moved it since, while messages above it exist: what the
-// others multicast does not reach us, retransmissions included.
+// By time, and by visits as corosync's fail_recv_const (totem_config.hpp says why the time
+// decides): the token shows this node set the ring's aru on the last rotation and nobody has
+// moved it since, while messages above it exist: what the others multicast does not reach us,
+// retransmissions included.
 bool Node::failing_to_receive(Time now) noexcept {
   const bool held_back_by_me = token_.aru_addr == self_ && token_.aru < token_.seq;
   if (!held_back_by_me || token_.aru != stuck_aru_) {

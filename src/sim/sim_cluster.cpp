@@ -41,7 +41,7 @@ Result<void> check_script(const SimSpec& spec) {
     previous_us = fault.at_us;
     const bool names_node = fault.kind == ScriptedFault::Kind::kCrash || fault.kind == ScriptedFault::Kind::kStop ||
                             fault.kind == ScriptedFault::Kind::kRestart || fault.kind == ScriptedFault::Kind::kCutLink ||
-                            fault.kind == ScriptedFault::Kind::kPause;
+                            fault.kind == ScriptedFault::Kind::kPause || fault.kind == ScriptedFault::Kind::kDeaf;
     if (names_node && !valid_node(spec, fault.node))
       return Error::make("script[{}]: node {} is not one of 1..{}", i, fault.node, spec.nodes);
     if (fault.kind == ScriptedFault::Kind::kCutLink && (!valid_node(spec, fault.to) || fault.to == fault.node))

@@ -75,6 +75,7 @@ struct ScriptedFault {
     kRestart,    // `node` restarts (if crashed)
     kCutLink,    // the link `node` -> `to` goes down, one way, until a kHeal (none: to the end)
     kPause,      // `node` (if alive) is paused for `length_us`: no poll, no timer, no traffic
+    kDeaf,       // no multicast reaches `node` (tokens still do) until a kHeal
   };
   Time at_us = 0;
   Kind kind = Kind::kHeal;
@@ -129,8 +130,7 @@ struct SimSpec {
     membership::TotemConfig config;
     config.token_timeout_ms = 1000;        // virtual time is free; shorter keeps runs small
     config.max_message_size = kSimMessageSizeMax;
-    config.fail_recv_const = 250;          // and 1 s: deafness that lasts under 4 token timeouts
-    config.fail_recv_ms = 1000;            // must still be found, on rings of slow links too
+    config.fail_recv_ms = 1000;            // deafness that lasts under 4 token timeouts must be found
     return config;
   }();
   transport::BackendParams backend;        // local_node is set per node (and epoch, with a key)

@@ -123,6 +123,10 @@ void SimCluster::run_scripted(const ScriptedFault& fault, Time now) {
       network_.set_link(fault.node, fault.to, false);
       return;
     case ScriptedFault::Kind::kPause: pause(fault.node, now, fault.length_us); return;
+    case ScriptedFault::Kind::kDeaf:
+      ++partitions_;
+      network_.set_multicast_deaf(fault.node, true);
+      return;
   }
 }
 

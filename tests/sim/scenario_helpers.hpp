@@ -46,6 +46,7 @@ inline ScriptedFault restart_at(Time at_us, NodeId node) { return {at_us, Script
 inline ScriptedFault cut_link_at(Time at_us, NodeId from, NodeId to) {
   return {.at_us = at_us, .kind = ScriptedFault::Kind::kCutLink, .node = from, .to = to};
 }
+inline ScriptedFault deaf_at(Time at_us, NodeId node) { return {at_us, ScriptedFault::Kind::kDeaf, node, {}}; }
 inline ScriptedFault heal_at(Time at_us) { return {at_us, ScriptedFault::Kind::kHeal, transport::kNoNode, {}}; }
 inline ScriptedFault partition_at(Time at_us, std::vector<std::vector<NodeId>> groups) {
   return {at_us, ScriptedFault::Kind::kPartition, transport::kNoNode, std::move(groups)};

@@ -432,6 +432,25 @@ TEST(Membership, APersistentOneWayCutLeavesTheTwoWayRingAlone) {
   expect_one_ring_of_all(spec, r);
 }
 
+// Node 3 stops hearing multicasts for 5 s (tokens still reach it) on a ring that loses 3 % of its
+// copies. It holds the ring's aru back, so nothing is delivered anywhere, and each lost token hop
+// stalls the rotation for a token retransmit period (238 ms): the token visits it a few dozen
+// times a second. It must still find within fail_recv_ms that it fails to receive and leave, so
+// that 1 and 2 lose the token, form a ring without it and deliver again well within the progress
+// bound; healed, the three merge.
+TEST(Membership, ADeafNodeOnALossyRingLeavesItWithinFailRecv) {
+  SimSpec spec = spec_of(29, 3, faults_of(0.03, 0, 20, 200), 200);
+  spec.duration_us = 9 * kSecondUs;
+  const Time deaf = 2 * kSecondUs, heal = 7 * kSecondUs;
+  spec.script = {deaf_at(deaf, 3), heal_at(heal)};
+  const SimResult r = run(spec);
+  EXPECT_TRUE(r.ok()) << explain(spec, r);
+  EXPECT_GE(r.nodes[2].counters.failed_to_receive, 1u) << explain(spec, r);
+  // fail_recv_ms (1 s), then 1 and 2 lose the token (1 s) and agree in a round of joins.
+  EXPECT_GE(rings_with(r, {1, 2}, deaf, deaf + 3 * kSecondUs), 1u) << explain(spec, r);
+  expect_one_ring_of_all(spec, r);
+}
+
 // Partitions, cut links and crashes at 0.6 per second each, their instants, shapes and victims
 // drawn from the seed, as is every other parameter: a small sweep that runs with the unit tests
 // (rtotem-sim --seeds runs the large one).
@@ -461,7 +480,10 @@ TEST(Membership, DrawnPartitionsAndCrashesKeepEveryGuarantee) {
 //   round;
 // 1327, 3793 (found by sweeping with the fix taken out, after the traffic changed under 3305,
 //   which found it): a node alone on its ring, out of send buffers in Recovery, spun its token
-//   through the loopback at one instant, so the transmissions holding those buffers never finished.
+//   through the loopback at one instant, so the transmissions holding those buffers never finished;
+// 4934 (found by a sweep of 9ca6d62): node 3, deaf to multicasts for 4 s, held the ring's aru back
+//   and nothing was delivered anywhere: the 250 token visits failure to receive waited for took
+//   longer than the deafness, each lost token hop stalling the rotation for a retransmit period.
 TEST(Regression, SeedsThatOnceFailedHoldEveryProperty) {
   // Printed before issue 18's faults: they replay exactly with those given as 0.
   const std::string before_issue_18 = " --late 0 --corrupt 0 --pauses 0 --clock-skew 0 --slow 0 --torn 0";
@@ -477,6 +499,9 @@ TEST(Regression, SeedsThatOnceFailedHoldEveryProperty) {
       // 16 nodes without a ring for 5 s: the backlog their applications piled up must drain in time.
       "rtotem-sim --seed 29 --nodes 16 --duration 5 --loss 0.129 --dup 0.083 --reorder 1 --delay-us 106 "
       "--rate 793 --safe 0.2 --token-timeout-ms 1000 --partitions 0 --crashes 0 --stops 0" + before_issue_18,
+      "rtotem-sim --seed 4934 --nodes 3 --duration 5 --loss 0.02 --dup 0.078 --reorder 0.56 --delay-us 142 "
+      "--rate 644 --safe 0.5 --token-timeout-ms 1000 --partitions 0.31 --crashes 0 --stops 1 --late 0.018 "
+      "--corrupt 0 --pauses 0.05 --clock-skew 0 --slow 0.2 --torn 0.6",
   };
   for (const std::string& command : commands) {
     const auto options = parse_command(command);
