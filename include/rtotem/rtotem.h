@@ -206,7 +206,8 @@ enum rtotem_key_type {
 
 struct rtotem_key_value {
   enum rtotem_key_type type;
-  const void *data; /* a number in host order and its width; a string's or binary's bytes */
+  const void *data; /* a number in host order and its width; a string's or binary's bytes (a
+                       string's followed by a terminator that len does not count) */
   size_t len;
 };
 
@@ -255,19 +256,24 @@ enum rtotem_shutdown_flags {
   RTOTEM_SHUTDOWN_IMMEDIATE = 2,  /* asks no one */
 };
 /* Asks the local daemon to stop: returns once decided. 0 (it leaves the ring and exits), -EBUSY
- * (a client vetoed, did not answer in time, or another shutdown is under way). */
+ * (a client vetoed, did not answer in time, or another shutdown is under way), -EPERM (only root
+ * or the daemon's user may: the same for rtotem_kill_node and rtotem_reload). The asker is not
+ * asked, even if it tracks shutdown. */
 RTOTEM_API int rtotem_shutdown(rtotem_t *, int flags);
 /* Called from rtotem_dispatch when a shutdown is asked; answer with rtotem_shutdown_reply (no
- * answer within 5 s counts as a veto). `asked` NULL stops tracking. */
+ * answer within 5 s counts as a veto). `asked` NULL stops tracking, and a shutdown under way no
+ * longer waits for this client. */
 typedef void (*rtotem_shutdown_fn)(rtotem_t *, int flags, void *ctx);
 RTOTEM_API int rtotem_shutdown_track(rtotem_t *, rtotem_shutdown_fn asked);
 RTOTEM_API int rtotem_shutdown_reply(rtotem_t *, int agree); /* 0; -ENOENT: no shutdown asked */
 /* Node `nodeid` leaves the ring and its daemon exits, logging `reason` (may be NULL). 0 once the
- * ring has it; -ENOENT: not a member of the ring. */
+ * request is queued for the ring (the node acts when the ring delivers it); -ENOENT: not a member
+ * of the ring; -EAGAIN: the ring's back-pressure, retry; -EPERM. */
 RTOTEM_API int rtotem_kill_node(rtotem_t *, uint32_t nodeid, const char *reason);
 /* Re-reads this node's config file: logging, uidgid, this node's quorum_votes and the expected
- * votes change at run time; any other changed key refuses the whole reload (-EINVAL). `message`
- * (may be NULL) gets what changed, or why nothing did. */
+ * votes change at run time. -ENOTSUP: another key changed, which needs a restart (nothing is
+ * applied); -EBADMSG: the file does not load; -ERANGE: votequorum refused the new votes (the rest
+ * applied); -EPERM. `message` (may be NULL) gets what changed, or why nothing did. */
 RTOTEM_API int rtotem_reload(rtotem_t *, char *message, size_t len);
 
 #ifdef __cplusplus

@@ -16,9 +16,10 @@ namespace {
 
 bool valid_type(int type) { return type >= RTOTEM_KEY_INT8 && type <= RTOTEM_KEY_BINARY; }
 
-// A value as C sees it, its bytes in `storage` (8 bytes at least, or the data).
+// A value as C sees it, its bytes in `storage` (8 bytes at least, or the data), a string's
+// followed by a terminator that len does not count, as C code reads it as a string.
 rtotem_key_value c_value(const KeyValue& value, std::vector<std::byte>& storage) {
-  storage.resize(std::max<std::size_t>(8, value.data.size()));
+  storage.assign(std::max<std::size_t>(8, value.data.size() + 1), std::byte{0});
   const std::size_t size = rtotem::ipc::native_bytes(value, storage.data());
   return {static_cast<rtotem_key_type>(value.type), storage.data(), size};
 }

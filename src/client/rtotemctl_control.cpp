@@ -9,6 +9,13 @@
 namespace rtotem::ctl {
 namespace {
 
+// -EPERM is the one refusal every command here shares.
+int refused(std::string_view what, int rc) {
+  if (rc != -EPERM) return fail(std::string(what), rc);
+  fmt::print(stderr, "rtotemctl: {}: only root or rtotemd's user may\n", what);
+  return kExitFailed;
+}
+
 std::optional<std::uint32_t> node_id(const std::string& text) {
   std::uint32_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -39,7 +46,7 @@ int reload(const Options& o) {
   if (!h) return kExitFailed;
   char message[4096];
   const int rc = rtotem_reload(h.get(), message, sizeof message);
-  if (rc < 0 && message[0] == '\0') return fail("reload", rc);
+  if (rc < 0 && message[0] == '\0') return refused("reload", rc);
   fmt::print(rc < 0 ? stderr : stdout, "{}{}\n", rc < 0 ? "rtotemctl: reload: " : "", message);
   return rc < 0 ? kExitFailed : kExitOk;
 }
@@ -52,7 +59,7 @@ int shutdown(const Options& o) {
     fmt::print(stderr, "rtotemctl: shutdown: refused: a client vetoed or did not answer in time (see the daemon's log)\n");
     return kExitFailed;
   }
-  if (rc < 0) return fail("shutdown", rc);
+  if (rc < 0) return refused("shutdown", rc);
   fmt::print("rtotemd is shutting down\n");
   return kExitOk;
 }
@@ -61,7 +68,7 @@ int kill(const Options& o, std::uint32_t node, const std::string& reason) {
   const Handle h = connect(o);
   if (!h) return kExitFailed;
   if (const int rc = rtotem_kill_node(h.get(), node, reason.c_str()); rc < 0) {
-    if (rc != -ENOENT) return fail("kill", rc);
+    if (rc != -ENOENT) return refused("kill", rc);
     fmt::print(stderr, "rtotemctl: kill: node {} is not a member of the ring\n", node);
     return kExitFailed;
   }

@@ -193,10 +193,13 @@ int Daemon::request(IpcClient& client, const IpcRequest& request, ipc::BodyWrite
     case ipc::RequestId::kKeyUntrack: return key_request(client, request, reply);
     case ipc::RequestId::kNodeAddresses: return node_addresses(request.node, reply);
     case ipc::RequestId::kShutdown: return shutdown(client, request);
-    case ipc::RequestId::kShutdownTrack: client.tracks_shutdown = request.flag == 1; return 0;
+    case ipc::RequestId::kShutdownTrack:
+      client.tracks_shutdown = request.flag == 1;
+      if (!client.tracks_shutdown) shutdown_client_gone(client);  // as corosync's trackstop: not waited for
+      return 0;
     case ipc::RequestId::kShutdownReply: return shutdown_reply(client, request.flag == 1);
     case ipc::RequestId::kKillNode: return kill_node(client, request);
-    case ipc::RequestId::kReload: return reload_request(reply);
+    case ipc::RequestId::kReload: return reload_request(client, reply);
   }
   return -EINVAL;  // decode_request admits only the ids above
 }
@@ -230,10 +233,7 @@ int Daemon::leave(IpcClient& client, std::string_view group) {
 
 void Daemon::client_gone(IpcClient& client) {
   keys_->untrack_all(client.generation);
-  if (shutdown_) {
-    shutdown_->vote.gone(client.generation);
-    if (auto outcome = shutdown_->vote.outcome()) (void)loop_.post([this, o = *outcome] { shutdown_decided(o); });
-  }
+  shutdown_client_gone(client);
   orphan_staged(client);  // its multicasts go before its leaves, as it sent them before
   // Taken out first: a leave may be delivered inside the submit, and that edits client.groups.
   const auto groups = std::exchange(client.groups, {});

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,14 @@ int errno_of(Status status);
 // rtotemd's exit status when another node killed this one (rtotemctl kill): the unit's
 // RestartPreventExitStatus, so systemd does not bring back a node the cluster put out.
 inline constexpr int kExitKilled = 3;
+
+// What a reload did: 0 and what changed; or -EBADMSG (the file does not load), -ENOTSUP (a key
+// that needs a restart changed: nothing applied), -ERANGE (votequorum refused new votes; the
+// rest applied), and why.
+struct ReloadOutcome {
+  int error = 0;
+  std::string message;
+};
 
 struct DaemonSetup {
   config::DaemonConfig config;
@@ -57,7 +66,9 @@ class Daemon final : private RingListener,
   void on_logging(std::function<Result<void>(const config::LoggingConfig&)> apply);
   // Re-reads the configuration file and applies what may change at run time (reload_plan.hpp):
   // what changed, or why nothing did. rtotemctl reload and SIGHUP.
-  Result<std::string> reload();
+  ReloadOutcome reload();
+  // Reopens the log file with the settings in force (SIGHUP after logrotate).
+  void reopen_logging();
   // Goes on over `backend` instead (after a link failure): the ring re-forms over it, local
   // clients stay connected and see it as any membership change.
   Result<void> switch_transport(std::unique_ptr<transport::Backend> backend, config::TransportKind kind) {
@@ -107,10 +118,13 @@ class Daemon final : private RingListener,
   int node_addresses(std::uint32_t node, ipc::BodyWriter& reply) const;
   int shutdown(IpcClient& client, const IpcRequest& request);
   int shutdown_reply(IpcClient& client, bool agree);
+  void shutdown_client_gone(const IpcClient& client);  // disconnected, or stopped tracking
+  void decide_shutdown_if_known();
   void shutdown_decided(const control::ShutdownOutcome& outcome);
   int kill_node(IpcClient& client, const IpcRequest& request);
   void node_control_deliver(const membership::Delivered& message);
-  int reload_request(ipc::BodyWriter& reply);
+  int reload_request(const IpcClient& client, ipc::BodyWriter& reply);
+  static bool privileged(const IpcClient& client) noexcept;
   void exit_later(int code);
 
   int join(IpcClient& client, std::string_view group);
@@ -145,13 +159,17 @@ class Daemon final : private RingListener,
   std::uint64_t ring_messages_unknown_ = 0;        // delivered with a service byte this build lacks
   std::unique_ptr<keystore::KeyStore> keys_;
   struct PendingShutdown {
-    PendingShutdown(EventLoop& loop, control::ShutdownVote v, std::uint64_t by, std::function<void()> expired)
-        : vote(std::move(v)), asker(by), timer(loop, std::move(expired)) {}
+    PendingShutdown(EventLoop& loop, control::ShutdownVote v, std::uint64_t by, std::uint64_t n,
+                    std::function<void()> expired)
+        : vote(std::move(v)), asker(by), serial(n), timer(loop, std::move(expired)) {}
     control::ShutdownVote vote;
-    std::uint64_t asker = 0;  // the asking client's generation: answered once decided
+    std::uint64_t asker = 0;   // the asking client's generation: answered once decided
+    std::uint64_t serial = 0;  // which shutdown: a decision posted for an earlier one is dropped
     LoopTimer timer;
   };
   std::unique_ptr<PendingShutdown> shutdown_;
+  std::uint64_t shutdowns_ = 0;
+  std::map<membership::NodeId, std::string> addresses_;  // each node's ring0_addr, resolved at start
   std::function<void(int)> exit_;
   std::function<Result<void>(const config::LoggingConfig&)> apply_logging_;
   std::unique_ptr<RingHost> ring_;

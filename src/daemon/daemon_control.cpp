@@ -1,11 +1,11 @@
 // rtotemd's node control (corosync's cfg): a node's addresses, a shutdown its clients may veto,
 // killing a node through the ring, and reloading the configuration file.
 #include <qb/qblog.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
-#include "src/daemon/config/config_sections.hpp"
 #include "src/daemon/control/kill_wire.hpp"
 #include "src/daemon/control/reload_plan.hpp"
 #include "src/daemon/daemon.hpp"
@@ -28,35 +28,40 @@ void Daemon::exit_later(int code) {
   });
 }
 
+// Resolved once, at start: a lookup here would block the ring's loop on the name service.
 int Daemon::node_addresses(std::uint32_t node, ipc::BodyWriter& reply) const {
-  if (node == 0) node = setup_.self.nodeid;
-  for (const config::NodeEntry& entry : setup_.config.nodes) {
-    if (entry.nodeid != node) continue;
-    auto address = config::resolve_ring0(setup_.config.path, entry, 0);
-    reply.u32(1);
-    reply.string(address ? address->host_string() : entry.ring0_addr);
-    return 0;
-  }
-  return -ENOENT;
+  const auto found = addresses_.find(node == 0 ? setup_.self.nodeid : node);
+  if (found == addresses_.end()) return -ENOENT;
+  reply.u32(1);
+  reply.string(found->second);
+  return 0;
 }
 
+// Stopping or killing a node, and reloading its configuration, are root's (or the daemon's own
+// user's): any user the daemon lets connect could otherwise take the cluster down.
+bool Daemon::privileged(const IpcClient& client) noexcept { return client.uid == 0 || client.uid == geteuid(); }
+
 int Daemon::shutdown(IpcClient& client, const IpcRequest& request) {
+  if (!privileged(client)) return -EPERM;
   if (shutdown_) return -EBUSY;  // one at a time
   const bool regardless = request.flag == ipc::kShutdownRegardless;
   std::set<std::uint64_t> asked;
   if (request.flag != ipc::kShutdownImmediate)
-    ipc_->for_each_client([&](IpcClient& c) {
-      if (c.tracks_shutdown) asked.insert(c.generation);
+    ipc_->for_each_client([&](IpcClient& c) {  // not the asker: it waits for the answer, it cannot give one
+      if (c.tracks_shutdown && c.generation != client.generation) asked.insert(c.generation);
     });
   qb_log(LOG_NOTICE, "shutdown asked by pid %d%s: %zu client(s) asked", static_cast<int>(client.pid),
          regardless ? " (regardless of vetoes)" : request.flag == ipc::kShutdownImmediate ? " (immediate)" : "",
          asked.size());
   // Decided on a later turn: the timer is the shutdown's, and deciding destroys it.
-  shutdown_ = std::make_unique<PendingShutdown>(loop_, control::ShutdownVote(asked, regardless), client.generation, [this] {
-    (void)loop_.post([this] {
-      if (shutdown_) shutdown_decided(shutdown_->vote.timed_out());
-    });
-  });
+  const std::uint64_t serial = ++shutdowns_;
+  shutdown_ = std::make_unique<PendingShutdown>(loop_, control::ShutdownVote(asked, regardless), client.generation,
+                                                serial, [this, serial] {
+                                                  (void)loop_.post([this, serial] {
+                                                    if (shutdown_ && shutdown_->serial == serial)
+                                                      shutdown_decided(shutdown_->vote.timed_out());
+                                                  });
+                                                });
   if (auto now = shutdown_->vote.outcome()) {
     const bool stop = now->stop;
     qb_log(LOG_NOTICE, "shutdown: %s", now->why.c_str());
@@ -79,8 +84,23 @@ int Daemon::shutdown_reply(IpcClient& client, bool agree) {
   if (!shutdown_ || !shutdown_->vote.answer(client.generation, static_cast<std::uint32_t>(client.pid), agree))
     return -ENOENT;
   qb_log(LOG_INFO, "shutdown: pid %d %s", static_cast<int>(client.pid), agree ? "agrees" : "vetoes");
-  if (auto outcome = shutdown_->vote.outcome()) (void)loop_.post([this, o = *outcome] { shutdown_decided(o); });
+  decide_shutdown_if_known();
   return 0;
+}
+
+void Daemon::shutdown_client_gone(const IpcClient& client) {
+  if (!shutdown_) return;
+  shutdown_->vote.gone(client.generation);
+  decide_shutdown_if_known();
+}
+
+// On a later turn, for this shutdown only: several answers may each find it decided.
+void Daemon::decide_shutdown_if_known() {
+  const std::optional<control::ShutdownOutcome> outcome = shutdown_->vote.outcome();
+  if (!outcome) return;
+  (void)loop_.post([this, o = *outcome, serial = shutdown_->serial] {
+    if (shutdown_ && shutdown_->serial == serial) shutdown_decided(o);
+  });
 }
 
 void Daemon::shutdown_decided(const control::ShutdownOutcome& outcome) {
@@ -94,6 +114,7 @@ void Daemon::shutdown_decided(const control::ShutdownOutcome& outcome) {
 }
 
 int Daemon::kill_node(IpcClient& client, const IpcRequest& request) {
+  if (!privileged(client)) return -EPERM;
   const auto& members = ring_->node().members();
   if (std::ranges::find(members, request.node) == members.end()) return -ENOENT;
   const std::vector<std::byte> packet = control::encode_kill(
@@ -121,9 +142,9 @@ void Daemon::node_control_deliver(const membership::Delivered& message) {
   exit_later(kExitKilled);
 }
 
-Result<std::string> Daemon::reload() {
+ReloadOutcome Daemon::reload() {
   auto file = config::load_config(setup_.config.path);
-  if (!file) return Error::make("nothing changed: {}", file.error().message());
+  if (!file) return {-EBADMSG, fmt::format("nothing changed: {}", file.error().message())};
   const control::ReloadPlan plan =
       control::plan_reload(keystore::config_keys(setup_.config, setup_.totem), keystore::config_keys(*file, setup_.totem),
                            setup_.self.nodeid);
@@ -133,46 +154,49 @@ Result<std::string> Daemon::reload() {
     return out;
   };
   if (!plan.refused.empty())
-    return Error::make("nothing changed: {} differ(s) from the running configuration and need(s) a restart",
-                       list(plan.refused));
-  if (plan.changed.empty()) return std::string("no change");
+    return {-ENOTSUP, fmt::format("nothing changed: {} differ(s) from the running configuration and need(s) a restart",
+                                  list(plan.refused))};
+  if (plan.changed.empty()) return {0, "no change"};
   if (plan.logging && apply_logging_) {
     if (auto applied = apply_logging_(file->logging); !applied)
-      return Error::make("nothing changed: logging: {}", applied.error().message());
+      return {-EBADMSG, fmt::format("nothing changed: logging: {}", applied.error().message())};
   }
-  std::string problems;
-  if (plan.own_votes && quorum_)  // without quorum the votes are only recorded
-    if (const int rc = quorum_->set_votes(setup_.self.nodeid, *plan.own_votes); rc != 0)
-      problems += fmt::format("; this node's votes {} refused: {}", *plan.own_votes, std::strerror(-rc));
-  if (plan.expected_votes && quorum_)
-    if (const int rc = quorum_->set_expected(*plan.expected_votes); rc != 0)
-      problems += fmt::format("; expected votes {} refused: {}", *plan.expected_votes, std::strerror(-rc));
   setup_.config.logging = file->logging;
   setup_.config.ipc.allow = file->ipc.allow;
+  // Votes as votequorum's runtime changes; one it refuses stays as it was (the next reload tries
+  // again), and the answer says so.
+  std::string refused;
+  const bool votes_ok = !plan.own_votes || !quorum_ || quorum_->set_votes(setup_.self.nodeid, *plan.own_votes) == 0;
+  if (!votes_ok) refused += fmt::format("; this node's votes {}: refused by votequorum's rule", *plan.own_votes);
+  const bool expected_ok = !plan.expected_votes || !quorum_ || quorum_->set_expected(*plan.expected_votes) == 0;
+  if (!expected_ok) refused += fmt::format("; expected votes {}: refused by votequorum's rule", *plan.expected_votes);
   for (config::NodeEntry& entry : setup_.config.nodes)
     for (const config::NodeEntry& now : file->nodes)
-      if (entry.nodeid == now.nodeid) entry.quorum_votes = now.quorum_votes;
-  if (setup_.config.quorum && file->quorum) {
+      if (entry.nodeid == now.nodeid && (entry.nodeid != setup_.self.nodeid || votes_ok)) entry.quorum_votes = now.quorum_votes;
+  if (setup_.config.quorum && file->quorum && expected_ok) {
     setup_.config.quorum->expected_votes = file->quorum->expected_votes;
     setup_.config.quorum->expected_votes_configured = file->quorum->expected_votes_configured;
   }
   keys_->assign(keystore::kConfigPrefixes, keystore::config_keys(setup_.config, setup_.totem));
   if (plan.access) apply_access();
-  const std::string done = fmt::format("reloaded {}: {}{}", setup_.config.path, list(plan.changed), problems);
-  qb_log(problems.empty() ? LOG_NOTICE : LOG_WARNING, "%s", done.c_str());
-  if (!problems.empty()) return Error::make("{}", done);
-  return done;
+  const std::string done = fmt::format("reloaded {}: {}{}", setup_.config.path, list(plan.changed), refused);
+  qb_log(refused.empty() ? LOG_NOTICE : LOG_WARNING, "%s", done.c_str());
+  return {refused.empty() ? 0 : -ERANGE, done};
 }
 
-int Daemon::reload_request(ipc::BodyWriter& reply) {
-  auto done = reload();
-  if (!done) {
-    qb_log(LOG_WARNING, "reload: %s", done.error().message().c_str());
-    reply.string(done.error().message());
-    return -EINVAL;
-  }
-  reply.string(*done);
-  return 0;
+int Daemon::reload_request(const IpcClient& client, ipc::BodyWriter& reply) {
+  if (!privileged(client)) return -EPERM;
+  qb_log(LOG_NOTICE, "reload asked by pid %d", static_cast<int>(client.pid));
+  const ReloadOutcome outcome = reload();
+  if (outcome.error != 0) qb_log(LOG_WARNING, "reload: %s", outcome.message.c_str());
+  reply.string(outcome.message);
+  return outcome.error;
+}
+
+void Daemon::reopen_logging() {
+  if (!apply_logging_) return;
+  if (auto applied = apply_logging_(setup_.config.logging); !applied)
+    qb_log(LOG_ERR, "logging not reopened: %s", applied.error().message().c_str());
 }
 
 }  // namespace rtotem::daemon

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <charconv>
 
+#include "src/daemon/config/config_sections.hpp"
 #include "src/daemon/daemon.hpp"
 #include "src/daemon/keystore/config_keys.hpp"
 #include "src/daemon/keystore/key_access.hpp"
@@ -18,9 +19,13 @@ using keystore::KeyStore;
 using membership::NodeId;
 
 void Daemon::start_keystore() {
+  for (const config::NodeEntry& entry : setup_.config.nodes) {
+    auto address = config::resolve_ring0(setup_.config.path, entry, 0);  // it resolved when the file was read
+    addresses_[entry.nodeid] = address ? address->host_string() : entry.ring0_addr;
+  }
   keys_ = std::make_unique<KeyStore>([this](const keystore::KeyChange& change) { key_changed(change); });
   keys_->assign(keystore::kConfigPrefixes, keystore::config_keys(setup_.config, setup_.totem));
-  (void)keys_->set("runtime.votequorum.this_node_id", KeyValue::u32(setup_.self.nodeid));
+  keys_->set_own("runtime.votequorum.this_node_id", KeyValue::u32(setup_.self.nodeid));
 }
 
 // Counters change on every packet: they are copied in when a client reads under runtime.totem.
@@ -28,10 +33,10 @@ void Daemon::counter_keys(std::string_view asked) {
   constexpr std::string_view kPrefix = "runtime.totem.";
   if (!kPrefix.starts_with(asked) && !asked.starts_with(kPrefix)) return;
   ring_->node().counters().for_each([&](std::string_view name, std::uint64_t value) {
-    (void)keys_->set(fmt::format("runtime.totem.srp.{}", name), KeyValue::u64(value));
+    keys_->set_own(fmt::format("runtime.totem.srp.{}", name), KeyValue::u64(value));
   });
   ring_->backend().counters().for_each([&](std::string_view name, std::uint64_t value) {
-    (void)keys_->set(fmt::format("runtime.totem.link.{}", name), KeyValue::u64(value));
+    keys_->set_own(fmt::format("runtime.totem.link.{}", name), KeyValue::u64(value));
   });
 }
 
@@ -40,12 +45,12 @@ void Daemon::member_keys(const membership::ConfigChange& change) {
   for (NodeId n : change.joined) {
     const std::string prefix = fmt::format("runtime.members.{}.", n);
     const KeyValue* count = keys_->get(prefix + "join_count");
-    (void)keys_->set(prefix + "join_count", KeyValue::u32(count != nullptr ? static_cast<std::uint32_t>(count->bits) + 1 : 1));
-    (void)keys_->set(prefix + "status", KeyValue::string("joined"));
+    keys_->set_own(prefix + "join_count", KeyValue::u32(count != nullptr ? static_cast<std::uint32_t>(count->bits) + 1 : 1));
+    keys_->set_own(prefix + "status", KeyValue::string("joined"));
     std::string ip;
     for (const config::NodeEntry& entry : setup_.config.nodes)
       if (entry.nodeid == n) ip = fmt::format("r(0) ip({}) ", entry.ring0_addr);
-    (void)keys_->set(prefix + "ip", KeyValue::string(ip));
+    keys_->set_own(prefix + "ip", KeyValue::string(ip));
   }
   std::vector<NodeId> gone;
   keys_->for_each("runtime.members.", [&](std::string_view key, const KeyValue& value) {
@@ -55,32 +60,33 @@ void Daemon::member_keys(const membership::ConfigChange& change) {
     (void)std::from_chars(id.data(), id.data() + id.size(), n);
     if (std::ranges::find(change.members, n) == change.members.end()) gone.push_back(n);
   });
-  for (NodeId n : gone) (void)keys_->set(fmt::format("runtime.members.{}.status", n), KeyValue::string("left"));
+  for (NodeId n : gone) keys_->set_own(fmt::format("runtime.members.{}.status", n), KeyValue::string("left"));
 }
 
 void Daemon::quorum_keys(const quorum::QuorumState& state) {
   const quorum::Decision& d = state.decision;
-  (void)keys_->set("runtime.votequorum.quorate", KeyValue::u8(d.quorate ? 1 : 0));
-  (void)keys_->set("runtime.votequorum.expected_votes", KeyValue::u32(d.expected_votes));
-  (void)keys_->set("runtime.votequorum.total_votes", KeyValue::u32(d.total_votes));
-  (void)keys_->set("runtime.votequorum.quorum", KeyValue::u32(d.quorum));
-  (void)keys_->set("runtime.votequorum.two_node", KeyValue::u8(d.two_node ? 1 : 0));
-  (void)keys_->set("runtime.votequorum.wait_for_all_status", KeyValue::u8(d.waiting_for_all ? 1 : 0));
-  (void)keys_->set("runtime.votequorum.ring_id", KeyValue::string(fmt::format("{}.{}", state.ring_id.rep, state.ring_id.seq)));
+  keys_->set_own("runtime.votequorum.quorate", KeyValue::u8(d.quorate ? 1 : 0));
+  keys_->set_own("runtime.votequorum.expected_votes", KeyValue::u32(d.expected_votes));
+  keys_->set_own("runtime.votequorum.total_votes", KeyValue::u32(d.total_votes));
+  keys_->set_own("runtime.votequorum.quorum", KeyValue::u32(d.quorum));
+  keys_->set_own("runtime.votequorum.two_node", KeyValue::u8(d.two_node ? 1 : 0));
+  keys_->set_own("runtime.votequorum.wait_for_all_status", KeyValue::u8(d.waiting_for_all ? 1 : 0));
+  keys_->set_own("runtime.votequorum.ring_id", KeyValue::string(fmt::format("{}.{}", state.ring_id.rep, state.ring_id.seq)));
   if (!state.members.empty()) {
-    (void)keys_->set("runtime.votequorum.lowest_node_id", KeyValue::u32(state.members.front()));
-    (void)keys_->set("runtime.votequorum.highest_node_id", KeyValue::u32(state.members.back()));
+    keys_->set_own("runtime.votequorum.lowest_node_id", KeyValue::u32(state.members.front()));
+    keys_->set_own("runtime.votequorum.highest_node_id", KeyValue::u32(state.members.back()));
   }
 }
 
 // Who may connect: the configuration's users and groups, and those uidgid.uid.N / uidgid.gid.N
-// name with a value other than 0.
+// name with the value u8 1.
 void Daemon::apply_access() {
   std::vector<std::uint32_t> uids = setup_.config.ipc.allow.uids;
   std::vector<std::uint32_t> gids = setup_.config.ipc.allow.gids;
   keys_->for_each("uidgid.", [&](std::string_view key, const KeyValue& value) {
     const auto named = keystore::uidgid_of(key);
-    if (!named || (ipc::is_number(value.type) && value.bits == 0)) return;
+    // As corosync: a u8 of 1 grants; anything else (0, a string "0"...) does not.
+    if (!named || value.type != ipc::KeyType::kUint8 || value.bits != 1) return;
     (named->group ? gids : uids).push_back(named->id);
   });
   for (auto* ids : {&uids, &gids}) {

@@ -125,6 +125,7 @@ void IpcServer::on_created(qb_ipcs_connection_t* c) {
   }
   IpcClient& added = *(self.clients_[c] = std::move(client));
   self.by_pid_.emplace(added.pid, &added);
+  self.by_generation_.emplace(added.generation, &added);
   self.handler_.client_connected(added);
 }
 
@@ -205,6 +206,7 @@ void IpcServer::on_destroyed(qb_ipcs_connection_t* c) {
     self.by_pid_.erase(it);
     break;
   }
+  self.by_generation_.erase(client->generation);
   self.clients_.erase(found);
 }
 

@@ -29,8 +29,9 @@ namespace rtotem::daemon {
 struct IpcClient {
   qb_ipcs_connection_t* connection = nullptr;
   pid_t pid = 0;
-  uid_t uid = 0;  // effective, as the connection authenticated
-  gid_t gid = 0;
+  // Effective, as the connection authenticated; none (not root) until it is known.
+  uid_t uid = static_cast<uid_t>(-1);
+  gid_t gid = static_cast<gid_t>(-1);
   std::uint64_t generation = 0;  // unique per connection, unlike its address
   std::set<std::string, std::less<>> groups;  // joins it asked for (and has not left)
   EventBacklog backlog;  // events the shared-memory ring had no room for
@@ -144,9 +145,8 @@ class IpcServer {
   }
   // The client with this generation, if it is still there (not closing).
   IpcClient* find_generation(std::uint64_t generation) {
-    for (auto& [connection, client] : clients_)
-      if (client->generation == generation && !client->closing) return client.get();
-    return nullptr;
+    const auto found = by_generation_.find(generation);
+    return found == by_generation_.end() || found->second->closing ? nullptr : found->second;
   }
   // Who may connect besides root and the daemon's user from now on (sorted, unique): the
   // configuration's and what uidgid.* keys add at run time. Connected clients stay.
@@ -214,6 +214,7 @@ class IpcServer {
   // The same clients by process id (a delivery looks its members up by pid), and those whose
   // queue is not empty (drained at the end of every turn).
   std::unordered_multimap<pid_t, IpcClient*> by_pid_;
+  std::unordered_map<std::uint64_t, IpcClient*> by_generation_;  // key store trackers name their owner so
   std::vector<IpcClient*> backlogged_;
   std::vector<IpcClient*> staged_;  // clients with staged multicasts
   std::vector<IpcClient*> credit_owed_;

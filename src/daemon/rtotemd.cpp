@@ -298,8 +298,13 @@ int run(const DaemonOptions& options) {
     stop();
   });
   (*service)->on_logging([foreground](const config::LoggingConfig& logging) { return logging_apply(logging, foreground); });
-  // As rtotemctl reload (which logs what it did): the file's changes that may apply at run time.
-  auto reload = [&] { (void)(*service)->reload(); };
+  // As rtotemctl reload (which logs what it did): the file's changes that may apply at run time;
+  // and the log file reopened whatever the reload did, for logrotate.
+  auto reload = [&] {
+    const ReloadOutcome outcome = (*service)->reload();
+    if (outcome.error != 0) qb_log(LOG_WARNING, "SIGHUP: %s", outcome.message.c_str());
+    (*service)->reopen_logging();
+  };
   for (int sig : {SIGTERM, SIGINT})
     if (auto handled = (*loop)->on_signal(sig, stop); !handled) qb_log(LOG_ERR, "%s", handled.error().message().c_str());
   if (auto handled = (*loop)->on_signal(SIGHUP, reload); !handled) qb_log(LOG_ERR, "%s", handled.error().message().c_str());

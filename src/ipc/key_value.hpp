@@ -1,5 +1,5 @@
 // A key store value as it travels between rtotemd and its clients: cmap's types (the numbers are
-// cmap's CMAP_VALUETYPE_*, so the drop-in libcmap passes them through), their names as
+// cmap's CMAP_VALUETYPE_*, so a cmap-compatible library can pass them through), their names as
 // corosync-cmapctl writes them, and their text.
 //
 // Wire form: u8 type, then a number in its width, big-endian (float and double as their IEEE

@@ -146,12 +146,21 @@ TEST(DaemonKeys, TheConfigurationAndTheRingAreKeysAndApplicationKeysAreTracked) 
 TEST(DaemonKeys, UidgidWrittenAtRunTimeLetsAUserConnect) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root, to run a client as another user";
   constexpr uid_t kNobody = 65534;
+  // In a child that becomes nobody: connect's -errno; once connected, 100 unless nobody is refused
+  // what only root may do (write uidgid.*, shut down, kill, reload).
   auto as_nobody = [](const std::string& ipc) {
     const pid_t child = fork();
     if (child == 0) {
       if (setgid(kNobody) != 0 || setuid(kNobody) != 0) _exit(200);
       TestClient c;
-      _exit(-c.connect(ipc, 5s));
+      const int rc = c.connect(ipc, 5s);
+      if (rc != 0) _exit(-rc);
+      const std::uint8_t one = 1;
+      const bool refused = rtotem_key_set(c.handle(), "uidgid.uid.65534", RTOTEM_KEY_UINT8, &one, 1) == -EACCES &&
+                           rtotem_shutdown(c.handle(), RTOTEM_SHUTDOWN_IMMEDIATE) == -EPERM &&
+                           rtotem_kill_node(c.handle(), 1, "by nobody") == -EPERM &&
+                           rtotem_reload(c.handle(), nullptr, 0) == -EPERM;
+      _exit(refused ? 0 : 100);
     }
     int status = -1;
     waitpid(child, &status, 0);
@@ -163,6 +172,8 @@ TEST(DaemonKeys, UidgidWrittenAtRunTimeLetsAUserConnect) {
   ASSERT_EQ(root.connect(cluster.ipc_name(1)), 0);
   EXPECT_EQ(as_nobody(cluster.ipc_name(1)), EACCES);
   std::string out;
+  ASSERT_EQ(ctl(cluster, 1, "set uidgid.gid.65534 str 1", out), 0) << out;  // only a u8 of 1 grants, as corosync
+  EXPECT_EQ(as_nobody(cluster.ipc_name(1)), EACCES);
   ASSERT_EQ(ctl(cluster, 1, "set uidgid.gid.65534 u8 1", out), 0) << out;
   EXPECT_EQ(as_nobody(cluster.ipc_name(1)), 0) << cluster.log(1);
   ASSERT_EQ(ctl(cluster, 1, "delete uidgid.gid.65534", out), 0) << out;
@@ -198,15 +209,40 @@ TEST(DaemonControl, AVetoedShutdownDoesNotHappenAndAnAgreedOneDoes) {
   EXPECT_EQ(shutdown(out), 1) << out;
   EXPECT_EQ(answer.asked, 1);
   EXPECT_NE(cluster.log(1).find("shutdown refused: vetoed by pid"), std::string::npos) << cluster.log(1);
-  EXPECT_EQ(::kill(cluster.pid(1), 0), 0) << "the daemon stopped after a veto";
+  int status = 0;
+  EXPECT_EQ(waitpid(cluster.pid(1), &status, WNOHANG), 0) << "the daemon stopped after a veto";
 
   answer.agree = 1;
   out.clear();
   EXPECT_EQ(shutdown(out), 0) << out;
   EXPECT_EQ(answer.asked, 2);
-  const int status = cluster.kill(1, 0);  // reaps it: SIGKILL if it has not exited within 5 s
+  status = cluster.kill(1, 0);  // reaps it: SIGKILL if it has not exited within 5 s
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   EXPECT_NE(cluster.log(1).find("shutdown agreed: no client vetoed"), std::string::npos) << cluster.log(1);
+}
+
+// corosync's cfg: the asker is not asked (it waits, it could not answer), silence is a veto, and
+// a client that stops tracking is no longer waited for.
+TEST(DaemonControl, TheAskerIsNotAskedAndSilenceIsAVeto) {
+  DaemonCluster cluster(1);
+  cluster.start(1);
+  TestClient silent, asker;
+  ASSERT_EQ(silent.connect(cluster.ipc_name(1)), 0);
+  ASSERT_EQ(asker.connect(cluster.ipc_name(1)), 0);
+  static int asked = 0;
+  const rtotem_shutdown_fn count = [](rtotem_t*, int, void*) { ++asked; };
+  ASSERT_EQ(rtotem_shutdown_track(silent.handle(), count), 0);  // never dispatches: never answers
+  ASSERT_EQ(rtotem_shutdown_track(asker.handle(), count), 0);
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(rtotem_shutdown(asker.handle(), RTOTEM_SHUTDOWN_REQUEST), -EBUSY);
+  EXPECT_GE(std::chrono::steady_clock::now() - started, 4s);
+  (void)asker.dispatch();
+  EXPECT_EQ(asked, 0);
+  EXPECT_NE(cluster.log(1).find("did not answer within 5000 ms"), std::string::npos) << cluster.log(1);
+  ASSERT_EQ(rtotem_shutdown_track(silent.handle(), nullptr), 0);
+  EXPECT_EQ(rtotem_shutdown(asker.handle(), RTOTEM_SHUTDOWN_REQUEST), 0);  // no one left to ask
+  const int status = cluster.kill(1, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
 TEST(DaemonControl, AKilledNodeLeavesTheRingAndExitsWithItsReason) {

@@ -11,17 +11,17 @@ const KeyValue* KeyStore::get(std::string_view key) const {
   return it == keys_.end() ? nullptr : &it->second;
 }
 
-int KeyStore::set(std::string_view key, KeyValue value) {
+int KeyStore::put(std::string_view key, KeyValue value, bool bounded) {
   const auto it = keys_.find(key);
   if (it == keys_.end()) {
-    if (keys_.size() >= kKeysMax || bytes_ + cost(key, value) > kBytesMax) return -ENOSPC;
+    if (bounded && (keys_.size() >= kKeysMax || bytes_ + cost(key, value) > kBytesMax)) return -ENOSPC;
     bytes_ += cost(key, value);
     const auto added = keys_.emplace(std::string(key), std::move(value)).first;
     tell(kTrackAdd, added->first, &added->second, nullptr);
     return 0;
   }
   if (it->second == value) return 0;
-  if (bytes_ - cost(key, it->second) + cost(key, value) > kBytesMax) return -ENOSPC;
+  if (bounded && bytes_ - cost(key, it->second) + cost(key, value) > kBytesMax) return -ENOSPC;
   bytes_ = bytes_ - cost(key, it->second) + cost(key, value);
   const KeyValue before = std::exchange(it->second, std::move(value));
   tell(kTrackModify, it->first, &it->second, &before);
@@ -64,7 +64,8 @@ void KeyStore::assign(std::span<const std::string_view> prefixes, std::vector<st
 int KeyStore::track(std::uint64_t owner, std::string_view key, std::uint32_t flags, std::uint64_t& id) {
   if ((flags & (kTrackAdd | kTrackModify | kTrackDelete)) == 0 || (flags & ~(kTrackAdd | kTrackModify | kTrackDelete | kTrackPrefix)) != 0)
     return -EINVAL;
-  if (std::ranges::count(trackers_, owner, &Tracker::owner) >= static_cast<std::ptrdiff_t>(kTracksPerOwnerMax))
+  if (trackers_.size() >= kTracksMax ||
+      std::ranges::count(trackers_, owner, &Tracker::owner) >= static_cast<std::ptrdiff_t>(kTracksPerOwnerMax))
     return -ENOSPC;
   id = next_track_++;
   trackers_.push_back({id, owner, std::string(key), flags});

@@ -29,6 +29,7 @@ inline constexpr std::uint32_t kTrackPrefix = 8;
 inline constexpr std::size_t kKeysMax = 65536;
 inline constexpr std::size_t kBytesMax = 16u << 20;  // names and values together
 inline constexpr std::size_t kTracksPerOwnerMax = 1024;
+inline constexpr std::size_t kTracksMax = 16384;  // all owners together: each change tells at most this many
 
 struct KeyChange {
   std::uint64_t owner = 0;  // the tracker's owner (the daemon's client)
@@ -47,7 +48,10 @@ class KeyStore {
   const KeyValue* get(std::string_view key) const;
   // Adds or changes `key` and tells its trackers; setting the value it holds tells no one.
   // 0, or -ENOSPC past kKeysMax or kBytesMax. The name is the caller's to check (valid_key_name).
-  int set(std::string_view key, KeyValue value);
+  int set(std::string_view key, KeyValue value) { return put(key, std::move(value), true); }
+  // The same, without the bounds: the daemon's own keys (runtime.*), which a client that filled
+  // the store must not hold back. Few: bounded by the nodes and counters there are.
+  void set_own(std::string_view key, KeyValue value) { (void)put(key, std::move(value), false); }
   int erase(std::string_view key);  // 0, or -ENOENT
   // Makes the keys under each of `prefixes` exactly `entries` (a reloaded configuration): those
   // missing are deleted, the others set; trackers hear of what changed. Bounds are not applied:
@@ -61,7 +65,8 @@ class KeyStore {
   }
 
   // Tracks `key` (a prefix with kTrackPrefix) for the events in `flags`, on behalf of `owner`:
-  // 0 and the tracker's id in `id`, -EINVAL if flags name no event, -ENOSPC past kTracksPerOwnerMax.
+  // 0 and the tracker's id in `id`, -EINVAL if flags name no event, -ENOSPC past kTracksPerOwnerMax
+  // or kTracksMax.
   int track(std::uint64_t owner, std::string_view key, std::uint32_t flags, std::uint64_t& id);
   int untrack(std::uint64_t owner, std::uint64_t id);  // 0, or -ENOENT (not that owner's)
   void untrack_all(std::uint64_t owner);
@@ -76,6 +81,7 @@ class KeyStore {
     std::string key;
     std::uint32_t flags = 0;
   };
+  int put(std::string_view key, KeyValue value, bool bounded);
   void tell(std::uint32_t event, std::string_view key, const KeyValue* now, const KeyValue* before) const;
   static std::size_t cost(std::string_view key, const KeyValue& value) noexcept {
     return key.size() + value.data.size() + sizeof(KeyValue);

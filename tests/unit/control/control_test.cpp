@@ -84,6 +84,18 @@ TEST(ReloadPlan, LoggingAndVotesApplyAndAnythingElseRefusesTheWhole) {
   const ReloadPlan refused = plan_reload(config(1000, "off", 1, 1), config(2000, "on", 1, 1), 1);
   EXPECT_EQ(refused.refused, std::vector<std::string>{"totem.token"});
 
+  KeyList with_expected = config(1000, "off", 1, 1);
+  with_expected.emplace_back("quorum.expected_votes", KeyValue::u32(5));
+  with_expected.emplace_back("uidgid.config.gid.189", KeyValue::u8(1));
+  const ReloadPlan expected = plan_reload(config(1000, "off", 1, 1), with_expected, 2);
+  EXPECT_TRUE(expected.refused.empty());
+  EXPECT_EQ(expected.expected_votes, 5u);
+  EXPECT_TRUE(expected.access);
+  EXPECT_FALSE(expected.own_votes);
+  // expected_votes taken out of the file: what is in force then comes from a restart.
+  EXPECT_EQ(plan_reload(with_expected, config(1000, "off", 1, 1), 2).refused,
+            std::vector<std::string>{"quorum.expected_votes"});
+
   KeyList fewer = config(1000, "off", 1, 1);
   fewer.resize(4);  // node 2 gone from the nodelist: a membership change needs a restart
   const ReloadPlan gone = plan_reload(config(1000, "off", 1, 1), fewer, 1);
