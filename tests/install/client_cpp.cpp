@@ -1,5 +1,6 @@
 // Built against an installed librtotem with the header-only C++ wrapper: a client joins,
-// multicasts and delivers its own message through a live rtotemd.
+// multicasts and delivers its own message through a live rtotemd, and writes, tracks and lists a
+// key of the key store.
 #include <rtotem/rtotem.hpp>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include <cstdint>
 #include <chrono>
 #include <cstdio>
+#include <string>
 #include <string_view>
 #include <thread>
 
@@ -39,5 +41,28 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   std::printf("client_cpp: own message %s\n", delivered ? "delivered" : "NOT delivered");
-  return delivered ? 0 : 1;
+  if (!delivered) return 1;
+
+  int added = 0;
+  std::uint64_t track = 0;
+  if ((rc = client.key_track("install.", RTOTEM_TRACK_ADD | RTOTEM_TRACK_PREFIX,
+                             [&](int event, const char*, const rtotem_key_value*, const rtotem_key_value*) {
+                               added += event == RTOTEM_TRACK_ADD;
+                             },
+                             track)) != 0 ||
+      (rc = client.key_set("install.state", "checked")) != 0) {
+    std::fprintf(stderr, "client_cpp: key store: %s\n", rtotem::strerror(rc));
+    return 1;
+  }
+  std::string listed;
+  (void)client.key_list("install.", [&](const char* key, const rtotem_key_value& v) {
+    listed = std::string(key) + "=" + std::string(static_cast<const char*>(v.data), v.len);
+    return true;
+  });
+  for (int i = 0; i < 100 && added == 0; ++i) {
+    if (client.dispatch() < 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::printf("client_cpp: key %s, tracked %d add(s)\n", listed.c_str(), added);
+  return listed == "install.state=checked" && added == 1 ? 0 : 1;
 }
