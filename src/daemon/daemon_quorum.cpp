@@ -14,8 +14,10 @@ using membership::NodeId;
 
 Result<void> Daemon::start_quorum() {
   if (!setup_.config.quorum) return {};
+  quorum::QuorumConfig config = *setup_.config.quorum;
+  config.sync_timeout_ms = quorum::kSyncTimeouts * setup_.totem.token_timeout_ms;
   quorum_ = std::make_unique<quorum::QuorumService>(
-      setup_.self.nodeid, *setup_.config.quorum,
+      setup_.self.nodeid, std::move(config),
       [this](std::span<const std::byte> packet) {
         return ring_ ? ring_->submit(membership::Gather{packet, {}}, membership::Delivery::kAgreed) : Status::kClosed;
       },
@@ -79,6 +81,14 @@ void Daemon::quorum_changed(const quorum::QuorumState& state) {
   const quorum::Decision& d = state.decision;
   std::string members;
   for (NodeId n : state.members) members += fmt::format("{}{}", members.empty() ? "" : " ", n);
+  if (!state.silent.empty()) {
+    std::string silent;
+    for (NodeId n : state.silent) silent += fmt::format("{}{}", silent.empty() ? "" : " ", n);
+    qb_log(LOG_ERR, "quorum: node(s) %s of ring %u/%llu sent no quorum report within %u ms: counted with no votes. "
+           "Does their config lack quorum { provider: corosync_votequorum }? Every node must run the same quorum "
+           "settings", silent.c_str(), state.ring_id.rep, static_cast<unsigned long long>(state.ring_id.seq),
+           quorum_->config().sync_timeout_ms);
+  }
   qb_log(d.quorate ? LOG_NOTICE : LOG_WARNING,
          "quorum: %s in ring %u/%llu, members [%s]: %u votes, expected %u, quorum %u%s%s",
          d.quorate ? "quorate" : "NOT quorate", state.ring_id.rep, static_cast<unsigned long long>(state.ring_id.seq),
@@ -132,13 +142,15 @@ std::string Daemon::quorum_json() const {
   flag(c.wait_for_all, "WaitForAll");
   flag(c.last_man_standing, "LastManStanding");
   flag(c.tie_breaker != quorum::TieBreaker::kNone, "AutoTieBreaker");
+  std::string silent;
+  for (NodeId n : s.silent) silent += fmt::format("{}{}", silent.empty() ? "" : ", ", n);
   return fmt::format(
       "{{\"configured\": true, \"nodeid\": {}, \"ring\": {{\"rep\": {}, \"seq\": {}}}, \"synced\": {}, \"quorate\": {}, "
       "\"expected_votes\": {}, \"highest_expected\": {}, \"total_votes\": {}, \"quorum\": {}, "
-      "\"waiting_for_all\": {}, \"flags\": [{}], \"nodes\": [{}], \"packets_malformed\": {}}}",
+      "\"waiting_for_all\": {}, \"flags\": [{}], \"nodes\": [{}], \"silent\": [{}], \"packets_malformed\": {}}}",
       setup_.self.nodeid, s.ring_id.rep, s.ring_id.seq, s.synced ? "true" : "false", d.quorate ? "true" : "false",
       c.expected_votes, d.expected_votes, d.total_votes, d.quorum, d.waiting_for_all ? "true" : "false", flags, nodes,
-      quorum_->packets_malformed());
+      silent, quorum_->packets_malformed());
 }
 
 }  // namespace rtotem::daemon

@@ -302,8 +302,8 @@ int run(const DaemonOptions& options) {
   // and the log file reopened whatever the reload did, for logrotate.
   auto reload = [&] {
     const ReloadOutcome outcome = (*service)->reload();
-    if (outcome.error != 0) qb_log(LOG_WARNING, "SIGHUP: %s", outcome.message.c_str());
     (*service)->reopen_logging();
+    qb_log(outcome.error != 0 ? LOG_WARNING : LOG_NOTICE, "SIGHUP: %s; log file reopened", outcome.message.c_str());
   };
   for (int sig : {SIGTERM, SIGINT})
     if (auto handled = (*loop)->on_signal(sig, stop); !handled) qb_log(LOG_ERR, "%s", handled.error().message().c_str());

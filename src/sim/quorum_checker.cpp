@@ -55,6 +55,7 @@ void QuorumChecker::record_state(Time now, NodeId node, const quorum::QuorumStat
   view.quorate = state.decision.quorate;
   view.two_node = state.decision.two_node;
   if (state.synced) {
+    if (!state.silent.empty()) silent_rings_[{state.ring_id.seq, state.ring_id.rep}] = true;
     if (state.members == nodes_) view.seen_all = true;
     for (NodeId member : state.members) view.seen_all = view.seen_all || views_[index_of(member)].seen_all;
     check_agreement(now, node, view, state);

@@ -44,6 +44,8 @@ class QuorumChecker {
   std::uint64_t decisions_compared() const noexcept { return decisions_compared_; }
   std::uint64_t quorate_rings() const noexcept { return quorate_rings_.size(); }
   std::uint64_t synced_rings() const noexcept { return ring_decisions_.size(); }
+  // Rings decided by the sync timeout, without a member that had not reported.
+  std::uint64_t rings_with_silent() const noexcept { return silent_rings_.size(); }
 
  private:
   struct NodeView {
@@ -67,6 +69,7 @@ class QuorumChecker {
   std::vector<NodeView> views_;
   std::map<RingKey, std::vector<quorum::Decision>> ring_decisions_;  // in the order decided
   std::map<RingKey, bool> quorate_rings_;
+  std::map<RingKey, bool> silent_rings_;
   std::uint64_t states_ = 0;
   std::uint64_t decisions_compared_ = 0;
   std::uint64_t violation_count_ = 0;

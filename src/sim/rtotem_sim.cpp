@@ -77,6 +77,7 @@ struct Totals {
   std::uint64_t quorum_decisions_compared = 0;
   std::uint64_t quorate_rings = 0;
   std::uint64_t synced_rings = 0;
+  std::uint64_t silent_rings = 0;
   Time virtual_us = 0;
 };
 
@@ -98,8 +99,8 @@ void print_summary(const RunParams& params, const SimResult& r) {
     fmt::print("  groups: {} changes, {} messages, {} views compared\n", r.group_changes, r.group_messages,
                r.group_views_compared);
   if (!params.quorum.empty())
-    fmt::print("  quorum: {} states, {} rings in sync, {} quorate, {} decisions compared\n", r.quorum_states,
-               r.synced_rings, r.quorate_rings, r.quorum_decisions_compared);
+    fmt::print("  quorum: {} states, {} rings in sync ({} by the sync timeout), {} quorate, {} decisions compared\n",
+               r.quorum_states, r.synced_rings, r.silent_rings, r.quorate_rings, r.quorum_decisions_compared);
 }
 
 void print_node(const NodeSnapshot& n) {
@@ -171,6 +172,7 @@ bool run_one(const SimOptions& options, std::uint64_t seed, Totals& totals) {
   totals.quorum_decisions_compared += result.quorum_decisions_compared;
   totals.quorate_rings += result.quorate_rings;
   totals.synced_rings += result.synced_rings;
+  totals.silent_rings += result.silent_rings;
   if (result.ok()) {
     if (verbose) print_summary(params, result);
     return true;
@@ -214,7 +216,8 @@ int main(int argc, char** argv) {
     fmt::print("groups: {} changes, {} messages, {} views compared\n", totals.group_changes, totals.group_messages,
                totals.group_views_compared);
   if (options->range && !options->quorum.empty())
-    fmt::print("quorum: {} states, {} rings in sync, {} quorate, {} decisions compared\n", totals.quorum_states,
-               totals.synced_rings, totals.quorate_rings, totals.quorum_decisions_compared);
+    fmt::print("quorum: {} states, {} rings in sync ({} by the sync timeout), {} quorate, {} decisions compared\n",
+               totals.quorum_states, totals.synced_rings, totals.silent_rings, totals.quorate_rings,
+               totals.quorum_decisions_compared);
   return totals.failed == 0 ? kExitHeld : kExitViolated;
 }

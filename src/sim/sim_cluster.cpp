@@ -110,6 +110,7 @@ Result<std::unique_ptr<SimCluster>> SimCluster::create(const SimSpec& given) {
     auto config = quorum::resolve_quorum(*spec.quorum, nodelist);
     if (!config) return Error::make("quorum: {}", config.error().message());
     cluster->quorum_ = std::move(config).value();
+    cluster->quorum_->sync_timeout_ms = quorum::kSyncTimeouts * totem->token_timeout_ms;
   }
   cluster->network_.set_damage([sealed = spec.crypto](std::span<std::byte> wire, transport::Rng& rng) {
     return damage_packet(wire, rng, sealed);
@@ -381,6 +382,7 @@ SimResult SimCluster::result() const {
   r.quorum_decisions_compared = quorum_checker_.decisions_compared();
   r.quorate_rings = quorum_checker_.quorate_rings();
   r.synced_rings = quorum_checker_.synced_rings();
+  r.silent_rings = quorum_checker_.rings_with_silent();
   r.group_changes = group_checker_.changes();
   r.group_messages = group_checker_.messages();
   r.group_views_compared = group_checker_.views_compared();

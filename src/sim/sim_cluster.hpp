@@ -194,6 +194,7 @@ struct SimResult {
   std::uint64_t quorum_decisions_compared = 0;  // a ring's decision compared between two members
   std::uint64_t quorate_rings = 0;         // rings some member was quorate in
   std::uint64_t synced_rings = 0;          // rings some member had every member's NODEINFO in
+  std::uint64_t silent_rings = 0;          // of those, decided by the sync timeout without some
   std::uint64_t rings_formed = 0;          // rings.size()
   std::vector<FormedRing> rings;           // in the order they formed
   std::uint64_t crashes = 0;

@@ -8,7 +8,10 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -191,6 +194,35 @@ TEST(DaemonQuorum, WithoutAQuorumSectionRtotemctlSaysSoAndFails) {
   QuorumClient client;
   ASSERT_EQ(client.connect(cluster.ipc_name(1)), 0);
   EXPECT_EQ(client.track(), -ENOTSUP);
+}
+
+// A node whose config lacks quorum { } never reports: the others do not wait for it for ever (their
+// clients would hear -EAGAIN for ever), but decide after the sync timeout without its votes, and
+// say loudly what is wrong.
+TEST(DaemonQuorum, ANodeWithoutQuorumIsCountedWithoutVotesAndNamed) {
+  DaemonCluster cluster(2, 1000, "", kVotequorum);
+  std::string text;
+  {
+    std::ifstream in(cluster.config_path());
+    std::stringstream s;
+    s << in.rdbuf();
+    text = s.str();
+  }
+  text.erase(text.find(kVotequorum), std::string(kVotequorum).size());
+  const std::string without = cluster.dir() + "/no-quorum.conf";
+  std::ofstream(without) << text;
+  cluster.use_config(2, without);
+  std::vector<std::unique_ptr<TestClient>> clients;
+  start_ring(cluster, 2, clients);
+  ASSERT_TRUE(eventually([&] {
+    const std::string json = cluster.ctl_json(1, "quorum");
+    return json.find("\"synced\": true") != std::string::npos && json.find("\"silent\": [2]") != std::string::npos;
+  })) << cluster.ctl_json(1, "quorum");
+  EXPECT_NE(cluster.ctl_json(1, "quorum").find("\"quorate\": false"), std::string::npos) << "1 vote of 2 expected";
+  EXPECT_NE(cluster.log(1).find("node(s) 2 of ring"), std::string::npos) << cluster.log(1);
+  EXPECT_NE(cluster.log(1).find("Does their config lack quorum"), std::string::npos);
+  ASSERT_EQ(clients[0]->join("g"), 0);
+  EXPECT_EQ(clients[0]->send("g", "not held back"), 0);
 }
 
 }  // namespace

@@ -34,6 +34,10 @@ struct NodeVotes {
   std::uint32_t votes = 1;  // nodelist.node.quorum_votes
 };
 
+// The sync timeout rtotemd and the simulator set, in token timeouts: a ring's reports come within
+// a rotation or two of its forming; this is far beyond that, and short of what an operator waits.
+inline constexpr std::uint32_t kSyncTimeouts = 2;
+
 struct QuorumConfig {
   std::vector<NodeVotes> nodes;  // sorted by node id
   std::uint32_t expected_votes = 0;
@@ -44,6 +48,10 @@ struct QuorumConfig {
   std::uint32_t last_man_standing_window_ms = 10'000;
   TieBreaker tie_breaker = TieBreaker::kNone;
   std::vector<NodeId> tie_breaker_nodes;  // kList: in priority order
+  // Not corosync's: how long a ring waits for every member's report before it decides without
+  // those that have not reported (counted with no votes; a member whose config lacks quorum { }
+  // never reports). Set by the host from its token timeout; 0: wait for ever.
+  std::uint32_t sync_timeout_ms = 0;
 
   // A node's configured votes; 1 for a node the nodelist does not name (it has no say there).
   std::uint32_t votes_of(NodeId node) const noexcept;

@@ -53,6 +53,9 @@ void QuorumService::on_configuration(const membership::ConfigChange& change, Tim
   reports_missing_ = state_.members.size();
   lms_applied_ = false;
   lms_deadline_.reset();
+  state_.silent.clear();
+  sync_deadline_.reset();
+  if (config_.sync_timeout_ms != 0) sync_deadline_ = now + Time{config_.sync_timeout_ms} * 1000;
   votes_set_in_ring_.clear();
   expected_set_in_ring_.reset();
   state_.votes.clear();
@@ -90,7 +93,23 @@ void QuorumService::on_deliver(const membership::Delivered& message) {
     if (info->ring_id == state_.ring_id) on_node_info(message.sender, *info);
     return;  // made for a ring before: its sender's report for this one follows
   }
+  if (const auto* sync = std::get_if<SyncExpired>(&decoded.packet)) return on_sync_expired(*sync);
   on_lms_expired(std::get<LmsExpired>(decoded.packet));
+}
+
+// The first SYNC_EXPIRED of the ring decides at every member alike: the silent count as absent.
+void QuorumService::on_sync_expired(const SyncExpired& packet) {
+  if (!(packet.ring_id == state_.ring_id) || state_.synced) return;
+  sync_deadline_.reset();
+  for (std::size_t i = 0; i < reports_.size(); ++i) {
+    if (reports_[i]) continue;
+    reports_[i] = MemberReport{.node = state_.members[i], .votes = 0, .expected_votes = 0};
+    state_.votes[i] = 0;
+    state_.silent.push_back(state_.members[i]);
+  }
+  reports_missing_ = 0;
+  state_.synced = true;
+  recompute(true);
 }
 
 void QuorumService::on_node_info(NodeId sender, const NodeInfo& info) {
@@ -102,6 +121,7 @@ void QuorumService::on_node_info(NodeId sender, const NodeInfo& info) {
   votes_heard_[sender] = votes;
   state_.votes[index] = votes;
   if (!reports_[index]) --reports_missing_;
+  std::erase(state_.silent, sender);
   reports_[index] = MemberReport{.node = sender,
                                  .votes = votes,
                                  .expected_votes = expected_set_in_ring_.value_or(info.expected_votes),
@@ -111,6 +131,7 @@ void QuorumService::on_node_info(NodeId sender, const NodeInfo& info) {
   if (reports_missing_ != 0) return;
   const bool first = !state_.synced;
   state_.synced = true;
+  sync_deadline_.reset();
   recompute(first);
 }
 
@@ -165,6 +186,10 @@ void QuorumService::recompute(bool announce) {
 
 void QuorumService::on_time(Time now) {
   now_ = now;
+  if (sync_deadline_ && now >= *sync_deadline_) {
+    sync_deadline_.reset();
+    if (!state_.synced) submit(SyncExpired{state_.ring_id});
+  }
   if (!lms_deadline_ || now < *lms_deadline_) return;
   lms_deadline_.reset();
   if (state_.synced && state_.decision.quorate) submit(LmsExpired{state_.ring_id});

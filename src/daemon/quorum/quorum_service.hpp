@@ -8,6 +8,10 @@
 //   from the same reports, and tells its clients, with the ring's id.
 // - Before that a member may only lose quorum: at the configuration it checks the new members
 //   against what it last knew of them, and drops quorum at once if they cannot hold it.
+// - A member that has not reported after config.sync_timeout_ms (its config lacks quorum { }, or
+//   it is stuck) would hold the ring out of sync for ever: each node's timer multicasts
+//   SYNC_EXPIRED, and where the first is delivered every member decides without the silent ones
+//   (no votes), as if they were not there. A report that comes later counts from then on.
 // - Runtime changes (a node's votes, expected votes) and last_man_standing's lowering of expected
 //   votes are multicast too and take effect where they are delivered. The last_man_standing window
 //   is a local timer, but all it does is multicast LMS_EXPIRED for the ring; the lowering happens
@@ -36,7 +40,8 @@ struct QuorumState {
   RingId ring_id;                    // the ring the state belongs to: the one of its configuration
   std::vector<NodeId> members;       // sorted
   std::vector<std::uint32_t> votes;  // one per member, as last reported or set
-  bool synced = false;               // every member's NODEINFO for this ring delivered
+  bool synced = false;               // every member's NODEINFO for this ring delivered, or SYNC_EXPIRED
+  std::vector<NodeId> silent;        // members that had not reported when SYNC_EXPIRED was delivered
   Decision decision;                 // decision.quorate: the quorate flag
 };
 
@@ -65,8 +70,12 @@ class QuorumService {
   void on_configuration(const membership::ConfigChange& change, Time now);
   void on_deliver(const membership::Delivered& message);
 
-  // The last_man_standing window's deadline, if armed; the host calls on_time once it passes.
-  std::optional<Time> next_deadline() const noexcept { return lms_deadline_; }
+  // The next deadline (the last_man_standing window, the ring's sync timeout), if armed; the host
+  // calls on_time once it passes.
+  std::optional<Time> next_deadline() const noexcept {
+    if (!lms_deadline_ || !sync_deadline_) return lms_deadline_ ? lms_deadline_ : sync_deadline_;
+    return std::min(*lms_deadline_, *sync_deadline_);
+  }
   void on_time(Time now);
   // Resubmits packets the ring refused (back-pressure): the host calls it after each turn.
   void retry_pending();
@@ -88,6 +97,7 @@ class QuorumService {
   void on_set_votes(const SetVotes& packet);
   void on_set_expected(const SetExpected& packet);
   void on_lms_expired(const LmsExpired& packet);
+  void on_sync_expired(const SyncExpired& packet);
   // Decides from the members' reports (in sync), arms the window, tells the host on a change.
   void recompute(bool announce);
   std::vector<MemberReport> cached_reports() const;
@@ -112,6 +122,7 @@ class QuorumService {
   bool lms_applied_ = false;   // LMS_EXPIRED already lowered this ring's expected votes
   Time now_ = 0;
   std::optional<Time> lms_deadline_;
+  std::optional<Time> sync_deadline_;  // the ring's members have until then to report
   std::map<NodeId, std::uint32_t> votes_heard_;  // the latest votes reported or set, by node
   // Changes delivered in this ring: they outrank a NODEINFO ordered after them but made before.
   std::map<NodeId, std::uint32_t> votes_set_in_ring_;

@@ -56,6 +56,7 @@ std::size_t encoded_size(const QuorumPacket& packet) noexcept {
     std::size_t operator()(const SetVotes&) const { return 2 + 8; }
     std::size_t operator()(const SetExpected&) const { return 2 + 4; }
     std::size_t operator()(const LmsExpired&) const { return 2 + 12; }
+    std::size_t operator()(const SyncExpired&) const { return 2 + 12; }
   };
   return std::visit(Size{}, packet);
 }
@@ -87,6 +88,10 @@ std::size_t encode(const QuorumPacket& packet, std::span<std::byte> out) noexcep
     }
     void operator()(const LmsExpired& p) const {
       w.put_u8(static_cast<std::uint8_t>(QuorumPacketType::kLmsExpired));
+      put_ring_id(w, p.ring_id);
+    }
+    void operator()(const SyncExpired& p) const {
+      w.put_u8(static_cast<std::uint8_t>(QuorumPacketType::kSyncExpired));
       put_ring_id(w, p.ring_id);
     }
   };
@@ -121,6 +126,7 @@ QuorumDecoded decode_quorum_packet(std::span<const std::byte> bytes) {
       break;
     }
     case QuorumPacketType::kLmsExpired: out.packet = LmsExpired{get_ring_id(r)}; break;
+    case QuorumPacketType::kSyncExpired: out.packet = SyncExpired{get_ring_id(r)}; break;
     default: return {out.packet, QuorumDecodeError::kBadType};
   }
   if (out.error == QuorumDecodeError::kNone) {

@@ -10,6 +10,7 @@
 //   SET_VOTES     u32 node | u32 votes
 //   SET_EXPECTED  u32 expected_votes
 //   LMS_EXPIRED   u32 rep | u64 seq (the ring whose last_man_standing window ran out)
+//   SYNC_EXPIRED  u32 rep | u64 seq (the ring some member of which has not reported in time)
 // The sender and the ring that ordered a packet come with the ring's Delivered. A NODEINFO and an
 // LMS_EXPIRED name their ring too: the Node keeps what it queued across a ring change, so a
 // packet made for one ring may be ordered by the next, where it no longer holds.
@@ -26,7 +27,13 @@
 
 namespace rtotem::quorum {
 
-enum class QuorumPacketType : std::uint8_t { kNodeInfo = 1, kSetVotes = 2, kSetExpected = 3, kLmsExpired = 4 };
+enum class QuorumPacketType : std::uint8_t {
+  kNodeInfo = 1,
+  kSetVotes = 2,
+  kSetExpected = 3,
+  kLmsExpired = 4,
+  kSyncExpired = 5,
+};
 
 struct NodeInfo {
   RingId ring_id;  // the ring whose regular configuration it reports for
@@ -50,7 +57,11 @@ struct LmsExpired {
   RingId ring_id;
 };
 
-using QuorumPacket = std::variant<NodeInfo, SetVotes, SetExpected, LmsExpired>;
+struct SyncExpired {
+  RingId ring_id;
+};
+
+using QuorumPacket = std::variant<NodeInfo, SetVotes, SetExpected, LmsExpired, SyncExpired>;
 
 inline constexpr std::size_t kNodeInfoFixedSize = 2 + 12 + 4 + 4 + 1 + 12 + 1;
 // The largest quorum packet: a NODEINFO naming a full ring. The ring must carry it whole.

@@ -24,11 +24,12 @@ struct Host final : QuorumEvents {
 // Nodes whose services submit into one queue; install() and order() play the ring.
 class Ring {
  public:
-  Ring(QuorumOptions options, NodeId nodes) {
+  Ring(QuorumOptions options, NodeId nodes, std::uint32_t sync_timeout_ms = 0) {
     std::vector<NodeVotes> list;
     for (NodeId id = 1; id <= nodes; ++id) list.push_back({id, 1});
     Result<QuorumConfig> config = resolve_quorum(options, list);
     RTOTEM_ASSERT(config.ok());
+    config.value().sync_timeout_ms = sync_timeout_ms;
     for (NodeId id = 1; id <= nodes; ++id) {
       hosts_[id] = std::make_unique<Host>();
       services_[id] = std::make_unique<QuorumService>(
@@ -70,6 +71,15 @@ class Ring {
     for (const auto& [sender, bytes] : mine)
       for (NodeId node : members) at(node).on_deliver(Delivered{.ring_id = id, .sender = sender, .payload = bytes});
   }
+  // Takes `sender`'s first queued packet out (to order it later, with put_back).
+  Bytes take(NodeId sender) {
+    const auto it = std::ranges::find(queue_, sender, &std::pair<NodeId, Bytes>::first);
+    RTOTEM_ASSERT(it != queue_.end());
+    Bytes bytes = std::move(it->second);
+    queue_.erase(it);
+    return bytes;
+  }
+  void put_back(NodeId sender, Bytes bytes) { queue_.push_back({sender, std::move(bytes)}); }
   RingId form(std::vector<NodeId> members, membership::Seq seq, Time now = 0) {
     const RingId id = install(members, seq, now);
     order(id, members);
@@ -236,6 +246,47 @@ TEST(QuorumService, PacketsTheRingRefusesAreSentAgainAndBadOnesAreCounted) {
   ring.at(1).on_deliver(Delivered{.ring_id = id, .sender = 2, .payload = bad});
   EXPECT_EQ(ring.at(1).packets_malformed(), 1U);
   EXPECT_TRUE(ring.decision(1).quorate);
+}
+
+// A member that never reports (its config lacks quorum { }) would keep the ring out of sync for
+// ever: after the sync timeout the first SYNC_EXPIRED delivered decides at every member alike,
+// without its votes, and a report that comes after counts from then on.
+TEST(QuorumService, AMemberSilentPastTheSyncTimeoutIsCountedWithoutVotes) {
+  Ring ring({}, 3, 1000);
+  const RingId id = ring.install({1, 2, 3}, 4, 0);
+  Bytes late = ring.take(3);
+  ring.order(id, {1, 2, 3});
+  EXPECT_FALSE(ring.at(1).state().synced);
+  ASSERT_EQ(ring.at(1).next_deadline(), Time{1'000'000});
+  ring.at(2).on_time(999'999);
+  EXPECT_EQ(ring.queued(), 0U) << "not before the deadline";
+  ring.at(1).on_time(1'000'000);
+  ring.at(2).on_time(1'000'000);
+  EXPECT_EQ(ring.queued(), 2U);
+  ring.order(id, {1, 2, 3});
+  for (NodeId node : {1, 2, 3}) {
+    const QuorumState& state = ring.at(node).state();
+    EXPECT_TRUE(state.synced) << node;
+    EXPECT_EQ(state.silent, std::vector<NodeId>{3}) << node;
+    EXPECT_EQ(state.votes, (std::vector<std::uint32_t>{1, 1, 0})) << node;
+    EXPECT_TRUE(state.decision.quorate) << "2 votes of 3 expected";
+    EXPECT_EQ(ring.host(node).changes.size(), 1U) << "the second SYNC_EXPIRED changes nothing";
+  }
+  ring.put_back(3, std::move(late));
+  ring.order(id, {1, 2, 3});
+  for (NodeId node : {1, 2, 3}) {
+    EXPECT_TRUE(ring.at(node).state().silent.empty());
+    EXPECT_EQ(ring.at(node).state().decision.total_votes, 3U);
+  }
+  EXPECT_FALSE(ring.at(1).next_deadline());
+}
+
+TEST(QuorumService, TheSyncTimeoutIsDisarmedOnceAllReport) {
+  Ring ring({}, 2, 1000);
+  ring.form({1, 2}, 4, 0);
+  EXPECT_FALSE(ring.at(1).next_deadline());
+  ring.at(1).on_time(5'000'000);
+  EXPECT_EQ(ring.queued(), 0U);
 }
 
 }  // namespace

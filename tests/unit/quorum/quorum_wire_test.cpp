@@ -37,6 +37,8 @@ TEST(QuorumWire, EveryPacketTypeDecodesToWhatWasEncoded) {
   EXPECT_EQ(std::get<SetExpected>(c.packet).expected_votes, 4U);
   const QuorumDecoded d = decode_quorum_packet(encoded(LmsExpired{RingId{2, 77}}));
   EXPECT_EQ(std::get<LmsExpired>(d.packet).ring_id, (RingId{2, 77}));
+  const QuorumDecoded sync = decode_quorum_packet(encoded(SyncExpired{RingId{3, 78}}));
+  EXPECT_EQ(std::get<SyncExpired>(sync.packet).ring_id, (RingId{3, 78}));
   EXPECT_EQ(encoded(info)[0], std::byte{static_cast<std::uint8_t>(RingService::kQuorum)});
 }
 
