@@ -216,7 +216,9 @@ bool SimCluster::step(Time limit_us) {
   fire_due_timers(now, false);
   fire_due_quorum_windows(now);
   run_due_traffic(now);
-  reap_torn(now);
+  // A torn crash takes its node down here, at no fault instant of its own: unreported, the
+  // checker would hold the node connected until the next fault, and judge a majority that is gone.
+  if (reap_torn(now) && generating_) report_connectivity(now);
   return true;
 }
 

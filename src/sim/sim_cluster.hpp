@@ -290,8 +290,8 @@ class SimCluster {
   void retire_stopped(Time now, NodeId id = transport::kNoNode);
   void restart(NodeId id, Time now);
   void pause(NodeId id, Time now, Time length_us);
-  // Crashes the torn Members whose last call has been made (and draws their restart).
-  void reap_torn(Time now);
+  // Crashes the torn Members whose last call has been made (and draws their restart); true if any.
+  bool reap_torn(Time now);
   Time draw_between_us(double low_timeouts, double high_timeouts);
 
   SimSpec spec_;

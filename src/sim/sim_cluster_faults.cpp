@@ -191,7 +191,8 @@ void SimCluster::crash_drawn(Time now) {
   slots_[id - 1].restart_at_us = now + draw_between_us(kDownMinTimeouts, kDownMaxTimeouts);
 }
 
-void SimCluster::reap_torn(Time now) {
+bool SimCluster::reap_torn(Time now) {
+  bool reaped = false;
   for (std::size_t i = 0; i < live_.size();) {
     const NodeId id = live_[i];
     if (!member(id)->dead) {
@@ -201,7 +202,9 @@ void SimCluster::reap_torn(Time now) {
     ++torn_;
     crash(id, now);  // erases it from live_
     slots_[id - 1].restart_at_us = now + draw_between_us(kDownMinTimeouts, kDownMaxTimeouts);
+    reaped = true;
   }
+  return reaped;
 }
 
 // Paused from now: the network keeps filling its receive ring (and drops what overflows it), its
