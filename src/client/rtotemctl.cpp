@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <optional>
 #include <csignal>
 #include <cstring>
@@ -78,14 +77,6 @@ int query(const Options& o, ipc::RequestId id, std::string_view group) {
   if (const int rc = fetch_json(o, id, group, json); rc != kExitOk) return rc;
   fmt::print("{}", o.json ? json + "\n" : client::json_lines(json));
   return kExitOk;
-}
-
-// A whole number in [0, UINT32_MAX], or nothing.
-std::optional<std::uint32_t> number(const std::string& text) {
-  std::uint32_t value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size()) return std::nullopt;
-  return value;
 }
 
 int quorum_set(const Options& o, std::uint8_t what, const std::string& node_text, const std::string& value_text) {

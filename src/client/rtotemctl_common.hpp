@@ -4,8 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rtotem/rtotem.h"
@@ -22,6 +26,14 @@ struct Options {
   bool force = false;  // shutdown --force
   std::vector<std::string> words;
 };
+
+// A whole number in [0, UINT32_MAX], or nothing.
+inline std::optional<std::uint32_t> number(std::string_view text) {
+  std::uint32_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
 
 inline int fail(const std::string& what, int err) {
   fmt::print(stderr, "rtotemctl: {}: {}\n", what, rtotem_strerror(err));

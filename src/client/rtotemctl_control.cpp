@@ -1,6 +1,5 @@
 // rtotemctl's node control commands, in corosync-cfgtool's manner: addresses, reload, shutdown, kill.
 #include <cerrno>
-#include <charconv>
 #include <optional>
 
 #include "src/client/rtotemctl_common.hpp"
@@ -14,13 +13,6 @@ int refused(std::string_view what, int rc) {
   if (rc != -EPERM) return fail(std::string(what), rc);
   fmt::print(stderr, "rtotemctl: {}: only root or rtotemd's user may\n", what);
   return kExitFailed;
-}
-
-std::optional<std::uint32_t> node_id(const std::string& text) {
-  std::uint32_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-  return value;
 }
 
 int addresses(const Options& o, std::uint32_t node) {
@@ -79,7 +71,7 @@ int kill(const Options& o, std::uint32_t node, const std::string& reason) {
 
 int control_command(const Options& o) {
   const auto& w = o.words;
-  const std::optional<std::uint32_t> node = w.size() >= 2 ? node_id(w[1]) : std::optional<std::uint32_t>(0);
+  const std::optional<std::uint32_t> node = w.size() >= 2 ? number(w[1]) : std::optional<std::uint32_t>(0);
   if (w[0] == "addresses" && w.size() <= 2 && node) return addresses(o, *node);
   if (w[0] == "reload" && w.size() == 1) return reload(o);
   if (w[0] == "shutdown" && w.size() == 1) return shutdown(o);

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 
 #include "src/daemon/config/config_sections.hpp"
 #include "src/daemon/daemon.hpp"
@@ -40,27 +39,24 @@ void Daemon::counter_keys(std::string_view asked) {
   });
 }
 
-// corosync's runtime.members.<nodeid>.*: joined or left, the address, how often it joined.
+// corosync's runtime.members.<nodeid>.*: joined or left, the address, how often it joined. Only
+// nodes of the nodelist form a ring with this one.
 void Daemon::member_keys(const membership::ConfigChange& change) {
-  for (NodeId n : change.joined) {
+  for (const auto& [n, address] : addresses_) {
     const std::string prefix = fmt::format("runtime.members.{}.", n);
-    const KeyValue* count = keys_->get(prefix + "join_count");
-    keys_->set_own(prefix + "join_count", KeyValue::u32(count != nullptr ? static_cast<std::uint32_t>(count->bits) + 1 : 1));
-    keys_->set_own(prefix + "status", KeyValue::string("joined"));
-    std::string ip;
-    for (const config::NodeEntry& entry : setup_.config.nodes)
-      if (entry.nodeid == n) ip = fmt::format("r(0) ip({}) ", entry.ring0_addr);
-    keys_->set_own(prefix + "ip", KeyValue::string(ip));
+    const KeyValue* status = keys_->get(prefix + "status");
+    const bool member = std::ranges::find(change.members, n) != change.members.end();
+    // Joined: named so, or a member not yet shown as one (this node on its first ring).
+    if (member && (std::ranges::find(change.joined, n) != change.joined.end() || status == nullptr ||
+                   status->data != "joined")) {
+      const KeyValue* count = keys_->get(prefix + "join_count");
+      keys_->set_own(prefix + "join_count", KeyValue::u32(count != nullptr ? static_cast<std::uint32_t>(count->bits) + 1 : 1));
+      keys_->set_own(prefix + "status", KeyValue::string("joined"));
+      keys_->set_own(prefix + "ip", KeyValue::string(fmt::format("r(0) ip({}) ", address)));
+    } else if (!member && status != nullptr) {
+      keys_->set_own(prefix + "status", KeyValue::string("left"));
+    }
   }
-  std::vector<NodeId> gone;
-  keys_->for_each("runtime.members.", [&](std::string_view key, const KeyValue& value) {
-    if (!key.ends_with(".status") || value.data != "joined") return;
-    const std::string_view id = key.substr(16, key.size() - 16 - 7);
-    NodeId n = 0;
-    (void)std::from_chars(id.data(), id.data() + id.size(), n);
-    if (std::ranges::find(change.members, n) == change.members.end()) gone.push_back(n);
-  });
-  for (NodeId n : gone) keys_->set_own(fmt::format("runtime.members.{}.status", n), KeyValue::string("left"));
 }
 
 void Daemon::quorum_keys(const quorum::QuorumState& state) {

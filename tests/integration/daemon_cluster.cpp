@@ -86,17 +86,38 @@ void DaemonCluster::start(int node) {
   pids_[node] = pid;
 }
 
-std::string DaemonCluster::ctl_json(int node, const std::string& command) const {
+int DaemonCluster::ctl(int node, const std::string& args, std::string& out) const {
   const char* ctl = std::getenv("RTOTEMCTL");
   EXPECT_NE(ctl, nullptr) << "set RTOTEMCTL to rtotemctl's path";
+  if (ctl == nullptr) return -1;
+  FILE* p = popen(fmt::format("{} --ipc-name {} {} 2>&1", ctl, ipc_name(node), args).c_str(), "r");
+  if (p == nullptr) return -1;
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  const int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string DaemonCluster::ctl_json(int node, const std::string& command) const {
   std::string out;
-  if (ctl == nullptr) return out;
-  if (FILE* p = popen(fmt::format("{} --ipc-name {} --json {}", ctl, ipc_name(node), command).c_str(), "r")) {
-    char buf[4096];
-    for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-    pclose(p);
-  }
+  (void)ctl(node, "--json " + command, out);
   return out;
+}
+
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return condition();
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 std::uint64_t json_counter(const std::string& json, const std::string& name) {

@@ -37,7 +37,10 @@ class DaemonCluster {
   int port() const noexcept { return port_; }
   const std::string& dir() const noexcept { return dir_; }
   std::string log(int node) const;
-  // `rtotemctl --json COMMAND` (status, stats) at node `node` (RTOTEMCTL names the binary).
+  // `rtotemctl ARGS` at node `node` (RTOTEMCTL names the binary): its exit status, and what it
+  // printed (stdout and stderr) appended to `out`.
+  int ctl(int node, const std::string& args, std::string& out) const;
+  // `rtotemctl --json COMMAND` (status, stats) at node `node`.
   std::string ctl_json(int node, const std::string& command) const;
 
  private:
@@ -59,6 +62,11 @@ struct ChildReaper {
   ChildReaper& operator=(const ChildReaper&) = delete;
   ~ChildReaper();
 };
+
+// Whether `condition` holds within `limit` (tried every 100 ms).
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = std::chrono::seconds(20));
+// The whole file at `path` (empty if it cannot be read).
+std::string read_file(const std::string& path);
 
 // The number after "name": in a JSON document; 0 if absent.
 std::uint64_t json_counter(const std::string& json, const std::string& name);

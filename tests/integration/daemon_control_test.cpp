@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,38 +25,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 20s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(100ms);
-  }
-  return condition();
-}
-
-// rtotemctl ARGS at `node`: its exit status; stdout and stderr into `out`.
-int ctl(const DaemonCluster& cluster, int node, const std::string& args, std::string& out) {
-  const char* bin = std::getenv("RTOTEMCTL");
-  if (bin == nullptr) return -1;
-  FILE* p = popen(fmt::format("{} --ipc-name {} {} 2>&1", bin, cluster.ipc_name(node), args).c_str(), "r");
-  if (p == nullptr) return -1;
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  const int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 std::string ctl_out(const DaemonCluster& cluster, int node, const std::string& args) {
   std::string out;
-  (void)ctl(cluster, node, args, out);
+  (void)cluster.ctl(node, args, out);
   return out;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 void replace_in_file(const std::string& path, const std::string& from, const std::string& to) {
@@ -87,7 +58,7 @@ TEST(DaemonKeys, TheConfigurationAndTheRingAreKeysAndApplicationKeysAreTracked) 
   std::vector<std::unique_ptr<TestClient>> clients;
   start_ring(cluster, 2, clients);
   std::string out;
-  ASSERT_EQ(ctl(cluster, 1, "get totem.cluster_name", out), 0) << out;
+  ASSERT_EQ(cluster.ctl(1, "get totem.cluster_name", out), 0) << out;
   EXPECT_EQ(out, fmt::format("totem.cluster_name (str) = {}\n", cluster.cluster_name()));
   out = ctl_out(cluster, 1, "list nodelist.");
   EXPECT_NE(out.find("nodelist.node.1.nodeid (u32) = 2\n"), std::string::npos) << out;
@@ -95,16 +66,17 @@ TEST(DaemonKeys, TheConfigurationAndTheRingAreKeysAndApplicationKeysAreTracked) 
   EXPECT_NE(ctl_out(cluster, 1, "list runtime.config.totem.token").find("runtime.config.totem.token (u32) = 1000\n"),
             std::string::npos);
   out = ctl_out(cluster, 1, "list runtime.members.");
+  EXPECT_NE(out.find("runtime.members.1.status (str) = joined\n"), std::string::npos) << out;  // itself too
   EXPECT_NE(out.find("runtime.members.2.status (str) = joined\n"), std::string::npos) << out;
   EXPECT_NE(out.find("runtime.members.2.ip (str) = r(0) ip(127.0.0.2) \n"), std::string::npos) << out;
   EXPECT_NE(ctl_out(cluster, 1, "list runtime.totem.srp.").find("(u64)"), std::string::npos);
 
   // What the file says is refused, with the reason.
   out.clear();
-  EXPECT_EQ(ctl(cluster, 1, "set totem.token u32 5000", out), 1);
+  EXPECT_EQ(cluster.ctl(1, "set totem.token u32 5000", out), 1);
   EXPECT_NE(out.find("not writable"), std::string::npos) << out;
   out.clear();
-  EXPECT_EQ(ctl(cluster, 1, "set app.x u8 300", out), 1);
+  EXPECT_EQ(cluster.ctl(1, "set app.x u8 300", out), 1);
   EXPECT_NE(out.find("is not a u8 value"), std::string::npos) << out;
 
   // An application's key, tracked by prefix: add, change (the same value again tells no one), delete.
@@ -118,7 +90,7 @@ TEST(DaemonKeys, TheConfigurationAndTheRingAreKeysAndApplicationKeysAreTracked) 
   for (const char* args : {"set app.state str one", "set app.state str one", "set app.state str two",
                            "set app.count u32 7", "delete app.state"}) {
     out.clear();
-    ASSERT_EQ(ctl(cluster, 1, args, out), 0) << args << ": " << out;
+    ASSERT_EQ(cluster.ctl(1, args, out), 0) << args << ": " << out;
   }
   ASSERT_TRUE(pump_until({&tracker}, [&] { return seen.size() >= 4; })) << seen.size();
   ASSERT_EQ(seen.size(), 4u);
@@ -172,11 +144,11 @@ TEST(DaemonKeys, UidgidWrittenAtRunTimeLetsAUserConnect) {
   ASSERT_EQ(root.connect(cluster.ipc_name(1)), 0);
   EXPECT_EQ(as_nobody(cluster.ipc_name(1)), EACCES);
   std::string out;
-  ASSERT_EQ(ctl(cluster, 1, "set uidgid.gid.65534 str 1", out), 0) << out;  // only a u8 of 1 grants, as corosync
+  ASSERT_EQ(cluster.ctl(1, "set uidgid.gid.65534 str 1", out), 0) << out;  // only a u8 of 1 grants, as corosync
   EXPECT_EQ(as_nobody(cluster.ipc_name(1)), EACCES);
-  ASSERT_EQ(ctl(cluster, 1, "set uidgid.gid.65534 u8 1", out), 0) << out;
+  ASSERT_EQ(cluster.ctl(1, "set uidgid.gid.65534 u8 1", out), 0) << out;
   EXPECT_EQ(as_nobody(cluster.ipc_name(1)), 0) << cluster.log(1);
-  ASSERT_EQ(ctl(cluster, 1, "delete uidgid.gid.65534", out), 0) << out;
+  ASSERT_EQ(cluster.ctl(1, "delete uidgid.gid.65534", out), 0) << out;
   EXPECT_EQ(as_nobody(cluster.ipc_name(1)), EACCES);
 }
 
@@ -199,7 +171,7 @@ TEST(DaemonControl, AVetoedShutdownDoesNotHappenAndAnAgreedOneDoes) {
   // rtotemctl waits for the decision: the tracker answers meanwhile, on this thread's loop.
   auto shutdown = [&](std::string& out) {
     int status = -1;
-    std::thread ask([&] { status = ctl(cluster, 1, "shutdown", out); });
+    std::thread ask([&] { status = cluster.ctl(1, "shutdown", out); });
     (void)pump_until({&pacemaker}, [&] { return false; }, 2s);
     ask.join();
     return status;
@@ -250,10 +222,10 @@ TEST(DaemonControl, AKilledNodeLeavesTheRingAndExitsWithItsReason) {
   std::vector<std::unique_ptr<TestClient>> clients;
   start_ring(cluster, 2, clients);
   std::string out;
-  EXPECT_EQ(ctl(cluster, 1, "kill 9", out), 1);
+  EXPECT_EQ(cluster.ctl(1, "kill 9", out), 1);
   EXPECT_NE(out.find("node 9 is not a member of the ring"), std::string::npos) << out;
   out.clear();
-  ASSERT_EQ(ctl(cluster, 1, "kill 2 fenced-by-test", out), 0) << out;
+  ASSERT_EQ(cluster.ctl(1, "kill 2 fenced-by-test", out), 0) << out;
   const int status = cluster.kill(2, 0);  // reaps it: SIGKILL if it has not exited within 5 s
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3) << status;
   EXPECT_NE(cluster.log(2).find("this node is killed by node 1"), std::string::npos) << cluster.log(2);
@@ -267,13 +239,13 @@ TEST(DaemonControl, AReloadAppliesLoggingAndVotesAndNamesWhatNeedsARestart) {
   cluster.start(1);
   ASSERT_TRUE(eventually([&] { return ctl_out(cluster, 1, "--json quorum").find("\"quorate\": true") != std::string::npos; }));
   std::string out;
-  ASSERT_EQ(ctl(cluster, 1, "reload", out), 0) << out;
+  ASSERT_EQ(cluster.ctl(1, "reload", out), 0) << out;
   EXPECT_EQ(out, "no change\n");
 
   replace_in_file(cluster.config_path(), "  debug: off\n", "  debug: on\n");
   replace_in_file(cluster.config_path(), "    nodeid: 1\n", "    nodeid: 1\n    quorum_votes: 3\n");
   out.clear();
-  ASSERT_EQ(ctl(cluster, 1, "reload", out), 0) << out << cluster.log(1);
+  ASSERT_EQ(cluster.ctl(1, "reload", out), 0) << out << cluster.log(1);
   EXPECT_NE(out.find("logging.debug"), std::string::npos) << out;
   EXPECT_NE(out.find("nodelist.node.0.quorum_votes"), std::string::npos) << out;
   EXPECT_TRUE(eventually([&] { return ctl_out(cluster, 1, "--json quorum").find("\"total_votes\": 3") != std::string::npos; }))
@@ -285,7 +257,7 @@ TEST(DaemonControl, AReloadAppliesLoggingAndVotesAndNamesWhatNeedsARestart) {
   replace_in_file(cluster.config_path(), "  debug: on\n", "  debug: off\n");
   replace_in_file(cluster.config_path(), "  token: 1000\n", "  token: 2000\n");
   out.clear();
-  EXPECT_EQ(ctl(cluster, 1, "reload", out), 1) << out;
+  EXPECT_EQ(cluster.ctl(1, "reload", out), 1) << out;
   EXPECT_NE(out.find("totem.token differ(s) from the running configuration and need(s) a restart"), std::string::npos) << out;
   EXPECT_EQ(ctl_out(cluster, 1, "get logging.debug"), "logging.debug (str) = on\n");  // nothing applied
 }

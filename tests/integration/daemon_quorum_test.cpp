@@ -11,7 +11,6 @@
 #include <fstream>
 #include <functional>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -26,32 +25,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 20s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(100ms);
-  }
-  return condition();
-}
-
 // `rtotemctl --json quorum` at `node` says `quorate` with `votes` total votes, in sync.
 bool holds(const DaemonCluster& cluster, int node, bool quorate, std::uint64_t votes) {
   const std::string json = cluster.ctl_json(node, "quorum");
   return json.find(fmt::format("\"quorate\": {}", quorate ? "true" : "false")) != std::string::npos &&
          json.find("\"synced\": true") != std::string::npos && json_counter(json, "total_votes") == votes;
-}
-
-// rtotemctl quorum (text) at `node`: its exit status, and what it printed.
-int ctl_quorum(const DaemonCluster& cluster, int node, std::string& out) {
-  const char* ctl = std::getenv("RTOTEMCTL");
-  if (ctl == nullptr) return -1;
-  FILE* p = popen(fmt::format("{} --ipc-name {} quorum", ctl, cluster.ipc_name(node)).c_str(), "r");
-  if (p == nullptr) return -1;
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  const int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 constexpr const char* kVotequorum = "quorum {\n  provider: corosync_votequorum\n}\n";
@@ -62,7 +40,7 @@ TEST(DaemonQuorum, AMajorityStaysQuorateAndTheLastNodeAloneIsNot) {
   for (int node = 1; node <= 3; ++node)
     ASSERT_TRUE(eventually([&] { return holds(cluster, node, true, 3); })) << cluster.ctl_json(node, "quorum");
   std::string text;
-  EXPECT_EQ(ctl_quorum(cluster, 1, text), 0) << text;
+  EXPECT_EQ(cluster.ctl(1, "quorum", text), 0) << text;
   EXPECT_NE(text.find("Quorate:          Yes"), std::string::npos) << text;
   EXPECT_NE(text.find("Expected votes:   3\nHighest expected: 3\nTotal votes:      3\nQuorum:           2\n"),
             std::string::npos) << text;
@@ -74,17 +52,15 @@ TEST(DaemonQuorum, AMajorityStaysQuorateAndTheLastNodeAloneIsNot) {
   cluster.kill(2, SIGKILL);
   ASSERT_TRUE(eventually([&] { return holds(cluster, 1, false, 1); })) << cluster.ctl_json(1, "quorum");
   text.clear();
-  EXPECT_EQ(ctl_quorum(cluster, 1, text), 2) << text;
+  EXPECT_EQ(cluster.ctl(1, "quorum", text), 2) << text;
   EXPECT_NE(text.find("Quorate:          No"), std::string::npos) << text;
   EXPECT_NE(cluster.log(1).find("quorum: NOT quorate"), std::string::npos) << cluster.log(1);
 }
 
 // rtotemctl quorum votes/expected: checked as votequorum checks them, effective at every node.
 int ctl_set(const DaemonCluster& cluster, int node, const std::string& args) {
-  const char* ctl = std::getenv("RTOTEMCTL");
-  if (ctl == nullptr) return -1;
-  const int status = std::system(fmt::format("{} --ipc-name {} quorum {}", ctl, cluster.ipc_name(node), args).c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::string out;
+  return cluster.ctl(node, "quorum " + args, out);
 }
 
 TEST(DaemonQuorum, VotesAndExpectedVotesChangeAtRuntimeEverywhere) {
@@ -189,7 +165,7 @@ TEST(DaemonQuorum, WithoutAQuorumSectionRtotemctlSaysSoAndFails) {
   ASSERT_TRUE(eventually([&] { return cluster.ctl_json(1, "quorum").find("configured") != std::string::npos; }));
   EXPECT_NE(cluster.ctl_json(1, "quorum").find("\"configured\": false"), std::string::npos);
   std::string text;
-  EXPECT_EQ(ctl_quorum(cluster, 1, text), 1) << text;
+  EXPECT_EQ(cluster.ctl(1, "quorum", text), 1) << text;
   EXPECT_NE(text.find("not configured"), std::string::npos) << text;
   QuorumClient client;
   ASSERT_EQ(client.connect(cluster.ipc_name(1)), 0);
@@ -201,13 +177,7 @@ TEST(DaemonQuorum, WithoutAQuorumSectionRtotemctlSaysSoAndFails) {
 // say loudly what is wrong.
 TEST(DaemonQuorum, ANodeWithoutQuorumIsCountedWithoutVotesAndNamed) {
   DaemonCluster cluster(2, 1000, "", kVotequorum);
-  std::string text;
-  {
-    std::ifstream in(cluster.config_path());
-    std::stringstream s;
-    s << in.rdbuf();
-    text = s.str();
-  }
+  std::string text = read_file(cluster.config_path());
   text.erase(text.find(kVotequorum), std::string(kVotequorum).size());
   const std::string without = cluster.dir() + "/no-quorum.conf";
   std::ofstream(without) << text;

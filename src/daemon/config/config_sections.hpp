@@ -1,8 +1,10 @@
-// The section readers parse_config is made of, and the one way a node's ring0_addr becomes an
-// address. Internal to daemon_config.
+// The section readers parse_config is made of, the totem keys' table, and the one way a node's
+// ring0_addr becomes an address. Internal to rtotemd: the key store lists the totem keys from the
+// same table, the daemon resolves addresses the same way.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "src/daemon/config/config_reader.hpp"
@@ -13,6 +15,15 @@ namespace rtotem::config {
 // Each fills its part of `config` from its top-level section and checks what lies within it;
 // checks across sections are parse_config's.
 Result<void> read_totem(ParseContext& context, const ConfigSection& totem, DaemonConfig& config);
+// The numeric totem keys: corosync's name, the TotemConfig field, the range read_totem accepts.
+struct TotemNumber {
+  std::string_view key;
+  std::uint32_t membership::TotemConfig::*field;
+  std::uint32_t min;
+  std::uint32_t max;
+  std::string_view unit;
+};
+std::span<const TotemNumber> totem_numbers() noexcept;
 Result<void> read_nodelist(ParseContext& context, const ConfigSection& nodelist, DaemonConfig& config);
 Result<void> read_logging(ParseContext& context, const ConfigSection& logging, DaemonConfig& config);
 Result<void> read_ipc(ParseContext& context, const ConfigSection& ipc, DaemonConfig& config);

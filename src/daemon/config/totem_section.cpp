@@ -21,14 +21,6 @@ static_assert(TotemConfig{}.window_size <= kWindowSizeMax);
 static_assert(TotemConfig{}.send_queue_max <= kSendQueueMaxLimit);
 static_assert(2 * (membership::kMaxMessageSizeLimit / transport::kMtuMin) <= kSendQueueMaxLimit);
 
-struct TotemNumber {
-  std::string_view key;
-  std::uint32_t TotemConfig::*field;
-  std::uint32_t min;
-  std::uint32_t max;
-  std::string_view unit;
-};
-
 // Corosync's names. Where TotemConfig derives a value from token when it is 0, the key's minimum is
 // 1: leaving the key out is how a file asks for the derived value.
 constexpr TotemNumber kTotemNumbers[] = {
@@ -170,6 +162,8 @@ Result<bool> read_totem_key(ParseContext& context, const Value& value, DaemonCon
 }
 
 }  // namespace
+
+std::span<const TotemNumber> totem_numbers() noexcept { return kTotemNumbers; }
 
 Result<void> read_totem(ParseContext& context, const ConfigSection& totem, DaemonConfig& config) {
   CryptoKeys crypto;

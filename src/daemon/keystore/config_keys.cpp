@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "src/daemon/config/config_sections.hpp"
+
 namespace rtotem::keystore {
 
 using ipc::KeyValue;
@@ -41,31 +43,12 @@ std::vector<std::pair<std::string, KeyValue>> config_keys(const config::DaemonCo
   add("totem.interface.0.mcastport", {ipc::KeyType::kUint16, c.mcastport, {}});
   add("totem.interface.0.ttl", KeyValue::u8(static_cast<std::uint8_t>(c.ttl)));
   if (!c.bindnetaddr.empty()) add("totem.interface.0.bindnetaddr", KeyValue::string(c.bindnetaddr));
-  // The file's totem timing (0: not given, derived), then what is in force.
-  struct Timing {
-    std::string_view name;
-    std::uint32_t membership::TotemConfig::*field;
-  };
-  constexpr Timing kTiming[] = {
-      {"token", &membership::TotemConfig::token_timeout_ms},
-      {"token_retransmits_before_loss_const", &membership::TotemConfig::token_retransmits_before_loss},
-      {"token_retransmit", &membership::TotemConfig::token_retransmit_ms},
-      {"hold", &membership::TotemConfig::token_hold_ms},
-      {"join", &membership::TotemConfig::join_ms},
-      {"send_join", &membership::TotemConfig::send_join_ms},
-      {"consensus", &membership::TotemConfig::consensus_ms},
-      {"merge", &membership::TotemConfig::merge_ms},
-      {"fail_recv_const", &membership::TotemConfig::fail_recv_const},
-      {"fail_recv_ms", &membership::TotemConfig::fail_recv_ms},
-      {"window_size", &membership::TotemConfig::window_size},
-      {"max_messages", &membership::TotemConfig::max_messages},
-      {"send_queue_max", &membership::TotemConfig::send_queue_max},
-      {"max_message_size", &membership::TotemConfig::max_message_size},
-  };
-  for (const Timing& t : kTiming) {
-    if (c.totem.*t.field != 0) add(fmt::format("totem.{}", t.name), KeyValue::u32(c.totem.*t.field));
-    add(fmt::format("runtime.config.totem.{}", t.name), KeyValue::u32(resolved.*t.field));
+  // The file's totem numbers (0: not given, derived), then what is in force.
+  for (const config::TotemNumber& t : config::totem_numbers()) {
+    if (c.totem.*t.field != 0) add(fmt::format("totem.{}", t.key), KeyValue::u32(c.totem.*t.field));
+    add(fmt::format("runtime.config.totem.{}", t.key), KeyValue::u32(resolved.*t.field));
   }
+
 
   for (std::size_t i = 0; i < c.nodes.size(); ++i) {
     const config::NodeEntry& n = c.nodes[i];
