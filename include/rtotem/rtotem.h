@@ -179,6 +179,17 @@ typedef void (*rtotem_quorum_fn)(rtotem_t *, const struct rtotem_quorum *, void 
 /* Starts tracking (`changed` not NULL) or stops it (NULL). 0; -ENOTSUP: the daemon has no quorum
  * configured; -EINVAL from a daemon older than this library. */
 RTOTEM_API int rtotem_quorum_track(rtotem_t *, rtotem_quorum_fn changed);
+/* votequorum_getinfo: node `nodeid` (0: this node) as this node's votequorum sees it, and the quorum
+ * state now (state->nodes stays valid until the next rtotem_quorum_get on this handle). 0;
+ * -ENOENT: neither a member of the ring nor in the nodelist; -ENOTSUP: no quorum configured. */
+struct rtotem_quorum_node_info {
+  uint32_t nodeid;
+  int member;              /* 1: a member of this node's ring */
+  uint32_t votes;
+  uint32_t expected_votes; /* the expected votes it holds, as it last reported them */
+};
+RTOTEM_API int rtotem_quorum_get(rtotem_t *, uint32_t nodeid, struct rtotem_quorum_node_info *node,
+                                 struct rtotem_quorum *state);
 /* votequorum_setvotes and votequorum_setexpected: take effect at every node once the ring orders
  * them. 0; -ENOENT: no such node; -EINVAL: refused by votequorum's rule (expected votes below the
  * votes present, or a quorate cluster made inquorate); -ENOTSUP: no quorum configured. */
@@ -275,6 +286,8 @@ RTOTEM_API int rtotem_kill_node(rtotem_t *, uint32_t nodeid, const char *reason)
  * applied); -EBADMSG: the file does not load; -ERANGE: votequorum refused the new votes (the rest
  * applied); -EPERM. `message` (may be NULL) gets what changed, or why nothing did. */
 RTOTEM_API int rtotem_reload(rtotem_t *, char *message, size_t len);
+/* Reopens the daemon's log file (after logrotate moved it), as SIGHUP does. 0; -EPERM. */
+RTOTEM_API int rtotem_reopen_logs(rtotem_t *);
 
 #ifdef __cplusplus
 }

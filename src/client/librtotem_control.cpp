@@ -1,5 +1,5 @@
 // librtotem's node control calls (rtotem.h: rtotem_node_addresses, rtotem_shutdown*,
-// rtotem_kill_node, rtotem_reload), over the daemon's requests of the same names.
+// rtotem_kill_node, rtotem_reload, rtotem_reopen_logs), over the daemon's requests of the same names.
 #include <cerrno>
 #include <cstring>
 
@@ -71,6 +71,12 @@ int rtotem_kill_node(rtotem_t* h, uint32_t nodeid, const char* reason) {
   body.string(reason != nullptr ? reason : "");
   Reply reply;
   return rtotem::client::call(h, RequestId::kKillNode, body.data(), reply);
+}
+
+int rtotem_reopen_logs(rtotem_t* h) {
+  if (h == nullptr) return -EINVAL;
+  Reply reply;
+  return rtotem::client::call(h, RequestId::kReopenLogs, {}, reply);
 }
 
 int rtotem_reload(rtotem_t* h, char* message, size_t len) {

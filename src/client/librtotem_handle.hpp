@@ -36,6 +36,7 @@ struct rtotem_handle {
   std::vector<std::uint32_t> nodeids;
   rtotem_quorum_fn quorum_changed = nullptr;  // rtotem_quorum_track's
   std::vector<rtotem_quorum_node> quorum_nodes;
+  std::vector<rtotem_quorum_node> quorum_get_nodes;  // rtotem_quorum_get's answer: apart, as it may be called from a callback
   struct KeyTracker {
     rtotem_key_changed_fn changed = nullptr;
     void* user = nullptr;

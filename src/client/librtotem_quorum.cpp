@@ -1,5 +1,5 @@
-// librtotem's quorum calls (rtotem.h: rtotem_quorum_*): tracking, and the runtime changes
-// votequorum allows, over the daemon's kQuorumTrack, kQuorumChange and kQuorumSet.
+// librtotem's quorum calls (rtotem.h: rtotem_quorum_*): tracking, one node's view, and the runtime
+// changes votequorum allows, over the daemon's kQuorumTrack, kQuorumChange, kQuorumNode and kQuorumSet.
 #include <cerrno>
 
 #include "src/client/librtotem_handle.hpp"
@@ -20,10 +20,9 @@ int quorum_set(rtotem_t* h, std::uint8_t what, std::uint32_t node, std::uint32_t
   return rtotem::client::call(h, RequestId::kQuorumSet, body.data(), reply);
 }
 
-}  // namespace
-
-int rtotem::client::quorum_event(rtotem_t* h, membership::WireReader& in) {
-  rtotem_quorum q{};
+// The quorum state as kQuorumChange carries it; q.nodes points into `nodes`.
+int read_quorum(rtotem::membership::WireReader& in, rtotem_quorum& q, std::vector<rtotem_quorum_node>& nodes) {
+  q = {};
   q.rep_nodeid = in.get_u32();
   q.ring_seq = in.get_u64();
   q.quorate = in.get_u8();
@@ -34,16 +33,40 @@ int rtotem::client::quorum_event(rtotem_t* h, membership::WireReader& in) {
   q.flags = in.get_u32();
   const std::uint32_t count = in.get_u32();
   if (in.short_read() || count > in.remaining() / 8) return -EPROTO;
-  h->quorum_nodes.resize(count);
-  for (rtotem_quorum_node& node : h->quorum_nodes) {
+  nodes.resize(count);
+  for (rtotem_quorum_node& node : nodes) {
     node.nodeid = in.get_u32();
     node.votes = in.get_u32();
   }
   if (!in.at_end()) return -EPROTO;
-  q.nodes = h->quorum_nodes.data();
+  q.nodes = nodes.data();
   q.n_nodes = count;
+  return 0;
+}
+
+}  // namespace
+
+int rtotem::client::quorum_event(rtotem_t* h, membership::WireReader& in) {
+  rtotem_quorum q;
+  if (const int rc = read_quorum(in, q, h->quorum_nodes); rc < 0) return rc;
   if (h->quorum_changed) h->quorum_changed(h, &q, h->ctx);
   return 0;
+}
+
+int rtotem_quorum_get(rtotem_t* h, uint32_t nodeid, struct rtotem_quorum_node_info* node, struct rtotem_quorum* state) {
+  if (h == nullptr || node == nullptr || state == nullptr) return -EINVAL;
+  rtotem::ipc::BodyWriter& body = h->request;
+  body.clear();
+  body.u32(nodeid);
+  Reply reply;
+  if (const int rc = rtotem::client::call(h, RequestId::kQuorumNode, body.data(), reply); rc < 0) return rc;
+  rtotem::membership::WireReader in(reply.body);
+  node->nodeid = in.get_u32();
+  node->member = in.get_u8();
+  node->votes = in.get_u32();
+  node->expected_votes = in.get_u32();
+  if (in.short_read()) return -EPROTO;
+  return read_quorum(in, *state, h->quorum_get_nodes);
 }
 
 int rtotem_quorum_track(rtotem_t* h, rtotem_quorum_fn changed) {

@@ -185,6 +185,7 @@ int Daemon::request(IpcClient& client, const IpcRequest& request, ipc::BodyWrite
     case ipc::RequestId::kQuorum: reply.string(quorum_json()); return 0;
     case ipc::RequestId::kQuorumSet: return quorum_set(client, request);
     case ipc::RequestId::kQuorumTrack: return quorum_track(client, request.quorum_track);
+    case ipc::RequestId::kQuorumNode: return quorum_node(request.node, reply);
     case ipc::RequestId::kKeyGet:
     case ipc::RequestId::kKeySet:
     case ipc::RequestId::kKeyDelete:
@@ -200,6 +201,11 @@ int Daemon::request(IpcClient& client, const IpcRequest& request, ipc::BodyWrite
     case ipc::RequestId::kShutdownReply: return shutdown_reply(client, request.flag == 1);
     case ipc::RequestId::kKillNode: return kill_node(client, request);
     case ipc::RequestId::kReload: return reload_request(client, reply);
+    case ipc::RequestId::kReopenLogs:
+      if (!privileged(client)) return -EPERM;
+      qb_log(LOG_NOTICE, "log file reopened, asked by pid %d", static_cast<int>(client.pid));
+      reopen_logging();
+      return 0;
   }
   return -EINVAL;  // decode_request admits only the ids above
 }

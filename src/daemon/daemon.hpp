@@ -103,8 +103,10 @@ class Daemon final : private RingListener,
   std::string quorum_json() const;
   int quorum_set(const IpcClient& client, const IpcRequest& request);
   int quorum_track(IpcClient& client, bool on);
+  int quorum_node(std::uint32_t node, ipc::BodyWriter& reply) const;
   // The kQuorumChange event of `state`, into event_head_.
   void put_quorum_event(const quorum::QuorumState& state);
+  void put_quorum_state(ipc::BodyWriter& body, const quorum::QuorumState& state) const;
 
   // daemon_keystore.cpp
   void start_keystore();

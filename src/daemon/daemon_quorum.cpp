@@ -40,10 +40,13 @@ void Daemon::arm_quorum_timer() {
 }
 
 void Daemon::put_quorum_event(const quorum::QuorumState& state) {
+  event_head_.clear();
+  put_quorum_state(event_head_, state);
+}
+
+void Daemon::put_quorum_state(ipc::BodyWriter& body, const quorum::QuorumState& state) const {
   const quorum::QuorumConfig& c = quorum_->config();
   const quorum::Decision& d = state.decision;
-  ipc::BodyWriter& body = event_head_;
-  body.clear();
   body.u32(state.ring_id.rep);
   body.u64(state.ring_id.seq);
   body.u8(d.quorate ? 1 : 0);
@@ -60,6 +63,19 @@ void Daemon::put_quorum_event(const quorum::QuorumState& state) {
     body.u32(state.members[i]);
     body.u32(state.votes[i]);
   }
+}
+
+int Daemon::quorum_node(std::uint32_t node, ipc::BodyWriter& reply) const {
+  if (!quorum_) return -ENOTSUP;
+  if (node == 0) node = setup_.self.nodeid;
+  const auto view = quorum_->node(node);
+  if (!view) return -ENOENT;
+  reply.u32(node);
+  reply.u8(view->member ? 1 : 0);
+  reply.u32(view->votes);
+  reply.u32(view->expected_votes);
+  put_quorum_state(reply, quorum_->state());
+  return 0;
 }
 
 int Daemon::quorum_track(IpcClient& client, bool on) {

@@ -116,6 +116,7 @@ bool decode_request(std::span<const std::byte> message, IpcRequest& out) noexcep
       out.track_id = body.get_u64();
       return at_end(body);
     case RequestId::kNodeAddresses:
+    case RequestId::kQuorumNode:
       out.node = body.get_u32();
       return at_end(body);
     case RequestId::kShutdown: return read_flag(body, out, ipc::kShutdownImmediate);
@@ -128,7 +129,8 @@ bool decode_request(std::span<const std::byte> message, IpcRequest& out) noexcep
       out.reason = *reason;
       return at_end(body);
     }
-    case RequestId::kReload: return true;
+    case RequestId::kReload:
+    case RequestId::kReopenLogs: return true;
   }
   return false;  // an id this daemon does not know
 }

@@ -73,6 +73,12 @@ enum class RequestId : std::int32_t {
   kKillNode = 24,
   // Re-reads this node's config file -> text: what changed, or (-EINVAL, -ENOENT...) why nothing did.
   kReload = 25,
+  // u32 node id (0: this node) -> u32 node id, u8 member of the ring, u32 its votes, u32 its
+  // expected votes, then the quorum state as a kQuorumChange event carries it (votequorum_getinfo).
+  // -ENOENT: neither in the ring nor in the nodelist; -ENOTSUP: no quorum configured.
+  kQuorumNode = 26,
+  // Reopens the log file (logrotate; corosync_cfg_reopen_log_files), as SIGHUP also does. 0.
+  kReopenLogs = 27,
 };
 inline constexpr std::uint8_t kShutdownRequest = 0;     // vetoable by clients that track shutdown
 inline constexpr std::uint8_t kShutdownRegardless = 1;  // clients are asked, but cannot veto

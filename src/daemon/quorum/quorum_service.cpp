@@ -25,6 +25,19 @@ std::uint32_t QuorumService::votes_known(NodeId node) const {
   return it != votes_heard_.end() ? it->second : config_.votes_of(node);
 }
 
+std::optional<QuorumService::NodeView> QuorumService::node(NodeId node) const {
+  const auto at = std::ranges::lower_bound(state_.members, node);
+  const bool member = at != state_.members.end() && *at == node;
+  const bool configured = std::ranges::any_of(config_.nodes, [&](const NodeVotes& n) { return n.node == node; });
+  if (!member && !configured && !votes_heard_.contains(node) && node != self_) return std::nullopt;
+  NodeView view{.member = member, .votes = votes_known(node), .expected_votes = expected_votes_};
+  if (member && node != self_) {
+    const auto& report = reports_[static_cast<std::size_t>(at - state_.members.begin())];
+    if (report && report->expected_votes != 0) view.expected_votes = report->expected_votes;
+  }
+  return view;
+}
+
 // What this node alone believes of the new members, before they report: their last votes, and its
 // own expected votes, flags and last quorate ring for everyone.
 std::vector<MemberReport> QuorumService::cached_reports() const {

@@ -87,6 +87,15 @@ class QuorumService {
   int set_votes(NodeId node, std::uint32_t votes);
   int set_expected(std::uint32_t expected_votes);
 
+  // What votequorum_getinfo says of one node: a member of the ring, or a node of the nodelist (or
+  // one heard before) that is not in it.
+  struct NodeView {
+    bool member = false;
+    std::uint32_t votes = 0;
+    std::uint32_t expected_votes = 0;  // as it last reported; this node's own for a silent one
+  };
+  std::optional<NodeView> node(NodeId node) const;
+
   const QuorumState& state() const noexcept { return state_; }
   const QuorumConfig& config() const noexcept { return config_; }
   std::uint64_t packets_malformed() const noexcept { return packets_malformed_; }

@@ -68,7 +68,7 @@ TEST(IpcRequest, McastCarriesOrderGroupAndTheRestAsData) {
 
 TEST(IpcRequest, QueriesNeedNoBody) {
   for (RequestId id : {RequestId::kLocalNodeId, RequestId::kStatus, RequestId::kStats, RequestId::kDataMax,
-                       RequestId::kSync, RequestId::kQuorum}) {
+                       RequestId::kSync, RequestId::kQuorum, RequestId::kReopenLogs}) {
     IpcRequest request;
     EXPECT_TRUE(decode_request(message(id, ipc::BodyWriter{}), request));
     EXPECT_EQ(request.id, id);
@@ -99,6 +99,19 @@ TEST(IpcRequest, AQuorumChangeCarriesWhatNodeAndValueAndNothingElse) {
   shorter.u8(ipc::kQuorumSetExpected);
   shorter.u32(0);
   EXPECT_FALSE(decode_request(message(RequestId::kQuorumSet, shorter), request));
+}
+
+TEST(IpcRequest, ANodeQueryCarriesANodeIdAndNothingElse) {
+  for (RequestId id : {RequestId::kQuorumNode, RequestId::kNodeAddresses}) {
+    IpcRequest request;
+    ipc::BodyWriter body;
+    body.u32(7);
+    ASSERT_TRUE(decode_request(message(id, body), request));
+    EXPECT_EQ(request.node, 7u);
+    body.u8(0);
+    EXPECT_FALSE(decode_request(message(id, body), request)) << "longer";
+    EXPECT_FALSE(decode_request(message(id, ipc::BodyWriter{}), request)) << "empty";
+  }
 }
 
 TEST(IpcRequest, RefusesBrokenFraming) {

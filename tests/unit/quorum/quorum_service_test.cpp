@@ -231,6 +231,28 @@ TEST(QuorumService, RuntimeVotesAndExpectedVotesAreCheckedThenActWhereDelivered)
   EXPECT_EQ(ring.at(1).state().votes, (std::vector<std::uint32_t>{1, 0, 1})) << "node 2 reports what it was set to";
 }
 
+// votequorum_getinfo's view: members with the votes and expected votes they reported; nodelist
+// nodes out of the ring as not members; a node nobody knows is not there.
+TEST(QuorumService, ANodesViewIsWhatItReportedOrWhatTheNodelistSays) {
+  Ring ring({}, 3);
+  const RingId id = ring.form({1, 2, 3}, 4);
+  ASSERT_EQ(ring.at(2).set_expected(4), 0);
+  ring.order(id, {1, 2, 3});
+  ring.form({1, 2}, 8);
+  for (NodeId viewer : {1, 2}) {
+    const auto two = ring.at(viewer).node(2);
+    ASSERT_TRUE(two.has_value());
+    EXPECT_TRUE(two->member);
+    EXPECT_EQ(two->votes, 1U);
+    EXPECT_EQ(two->expected_votes, 4U) << "as node 2 reported it in ring 8";
+    const auto three = ring.at(viewer).node(3);
+    ASSERT_TRUE(three.has_value()) << "in the nodelist";
+    EXPECT_FALSE(three->member);
+    EXPECT_EQ(three->votes, 1U);
+  }
+  EXPECT_FALSE(ring.at(1).node(9).has_value());
+}
+
 TEST(QuorumService, PacketsTheRingRefusesAreSentAgainAndBadOnesAreCounted) {
   Ring ring({}, 2);
   ring.refuse(true);
