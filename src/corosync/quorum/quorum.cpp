@@ -1,0 +1,202 @@
+// libquorum.so.5 over librtotem's quorum tracking (rtotem_quorum_*). rtotemd sends the quorum
+// state once per ring when every member has reported, and at each change within a ring; each
+// carries the ring's id, the same (representative, seq) as the ring changes that libcpg's totem
+// confchg reports. Model V1's nodelist notification is made here, before the quorum notification
+// of each new ring, from the member lists of consecutive rings.
+#include <corosync/quorum.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <vector>
+
+#include "src/corosync/shim/connection.hpp"
+#include "src/corosync/shim/export.hpp"
+#include "src/corosync/shim/handle_table.hpp"
+
+namespace {
+
+using rtotem::corosync::Connection;
+using rtotem::corosync::cs_error;
+
+struct Quorum {
+  Connection connection;
+  quorum_handle_t self = 0;
+  quorum_model_t model = QUORUM_MODEL_V0;
+  quorum_notification_fn_t v0 = nullptr;
+  quorum_v1_quorum_notification_fn_t v1_quorum = nullptr;
+  quorum_v1_nodelist_notification_fn_t v1_nodelist = nullptr;
+  const void* context = nullptr;
+  bool configured = false;  // QUORUM_SET: rtotemd runs votequorum
+  bool tracking = false;
+  unsigned flags = 0;
+  bool first = true;  // the next event is the state at trackstart
+  bool ring_known = false;
+  quorum_ring_id ring{};
+  std::vector<std::uint32_t> members;  // of `ring`, sorted
+  std::vector<std::uint32_t> scratch, joined, left;
+};
+
+rtotem::corosync::HandleTable<Quorum>& handles() {
+  static rtotem::corosync::HandleTable<Quorum> table;
+  return table;
+}
+
+void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
+  Quorum& s = *static_cast<Quorum*>(ctx);
+  if (!s.tracking) return;  // stopped while the event was on its way
+  const bool first = s.first;
+  s.first = false;
+  s.scratch.clear();
+  for (size_t i = 0; i < q->n_nodes; ++i) s.scratch.push_back(q->nodes[i].nodeid);
+  const quorum_ring_id ring{q->rep_nodeid, q->ring_seq};
+  // The first event is the state at trackstart: told for CURRENT or CHANGES. Later ones are
+  // changes: told for CHANGES or CHANGES_ONLY.
+  const bool tell = first ? (s.flags & (CS_TRACK_CURRENT | CS_TRACK_CHANGES)) != 0
+                          : (s.flags & (CS_TRACK_CHANGES | CS_TRACK_CHANGES_ONLY)) != 0;
+  if (!tell) {
+    s.ring = ring;
+    s.ring_known = true;
+    s.members = s.scratch;
+    return;
+  }
+  const bool new_ring = !s.ring_known || ring.nodeid != s.ring.nodeid || ring.seq != s.ring.seq;
+  const auto count = [](const std::vector<std::uint32_t>& v) { return static_cast<uint32_t>(v.size()); };
+  if (s.model == QUORUM_MODEL_V1 && new_ring && s.v1_nodelist) {
+    s.joined.clear();
+    s.left.clear();
+    if (s.ring_known && !first) {
+      std::ranges::set_difference(s.scratch, s.members, std::back_inserter(s.joined));
+      std::ranges::set_difference(s.members, s.scratch, std::back_inserter(s.left));
+    }
+    s.v1_nodelist(s.self, ring, count(s.scratch), s.scratch.data(), count(s.joined), s.joined.data(),
+                  count(s.left), s.left.data());
+  }
+  s.ring = ring;
+  s.ring_known = true;
+  s.members = s.scratch;
+  if (s.model == QUORUM_MODEL_V1 && s.v1_quorum)
+    s.v1_quorum(s.self, q->quorate != 0, ring, count(s.scratch), s.scratch.data());
+  else if (s.model == QUORUM_MODEL_V0 && s.v0)
+    s.v0(s.self, q->quorate != 0, q->ring_seq, count(s.scratch), s.scratch.data());
+}
+
+cs_error_t open(quorum_handle_t* handle, std::shared_ptr<Quorum> s, uint32_t* quorum_type) {
+  if (handle == nullptr || quorum_type == nullptr) return CS_ERR_INVALID_PARAM;
+  if (cs_error_t rc = s->connection.open(nullptr, s.get()); rc != CS_OK) return rc;
+  rtotem_quorum_node_info node{};
+  rtotem_quorum state{};
+  const int rc = rtotem_quorum_get(s->connection.handle(), 0, &node, &state);
+  if (rc < 0 && rc != -ENOTSUP) return cs_error(rc);
+  s->configured = rc == 0;
+  *quorum_type = s->configured ? QUORUM_SET : QUORUM_FREE;
+  Quorum& raw = *s;
+  raw.self = handles().add(std::move(s));
+  *handle = raw.self;
+  return CS_OK;
+}
+
+}  // namespace
+
+CS_EXPORT cs_error_t quorum_initialize(quorum_handle_t* handle, quorum_callbacks_t* callbacks, uint32_t* quorum_type) {
+  auto s = std::make_shared<Quorum>();
+  s->model = QUORUM_MODEL_V0;
+  if (callbacks != nullptr) s->v0 = callbacks->quorum_notify_fn;
+  return open(handle, std::move(s), quorum_type);
+}
+
+CS_EXPORT cs_error_t quorum_model_initialize(quorum_handle_t* handle, quorum_model_t model,
+                                             quorum_model_data_t* model_data, uint32_t* quorum_type, void* context) {
+  auto s = std::make_shared<Quorum>();
+  s->model = model;
+  s->context = context;
+  switch (model) {
+    case QUORUM_MODEL_V0:
+      if (model_data != nullptr) s->v0 = reinterpret_cast<quorum_model_v0_data_t*>(model_data)->quorum_notify_fn;
+      break;
+    case QUORUM_MODEL_V1:
+      if (model_data != nullptr) {
+        const auto* v1 = reinterpret_cast<quorum_model_v1_data_t*>(model_data);
+        s->v1_quorum = v1->quorum_notify_fn;
+        s->v1_nodelist = v1->nodelist_notify_fn;
+      }
+      break;
+    default: return CS_ERR_INVALID_PARAM;
+  }
+  return open(handle, std::move(s), quorum_type);
+}
+
+CS_EXPORT cs_error_t quorum_finalize(quorum_handle_t handle) {
+  auto s = handles().remove(handle);
+  if (!s) return CS_ERR_BAD_HANDLE;
+  s->connection.mark_finalized();
+  return CS_OK;
+}
+
+CS_EXPORT cs_error_t quorum_fd_get(quorum_handle_t handle, int* fd) {
+  auto s = handles().get(handle);
+  return s ? s->connection.fd(fd) : CS_ERR_BAD_HANDLE;
+}
+
+CS_EXPORT cs_error_t quorum_dispatch(quorum_handle_t handle, cs_dispatch_flags_t flags) {
+  auto s = handles().get(handle);
+  return s ? s->connection.dispatch(flags) : CS_ERR_BAD_HANDLE;
+}
+
+CS_EXPORT cs_error_t quorum_getquorate(quorum_handle_t handle, int* quorate) {
+  auto s = handles().get(handle);
+  if (!s) return CS_ERR_BAD_HANDLE;
+  if (quorate == nullptr) return CS_ERR_INVALID_PARAM;
+  std::lock_guard lock(s->connection.mutex());
+  rtotem_quorum_node_info node{};
+  rtotem_quorum state{};
+  const int rc = rtotem_quorum_get(s->connection.handle(), 0, &node, &state);
+  if (rc == -ENOTSUP) {  // no provider: as Corosync, always quorate
+    *quorate = 1;
+    return CS_OK;
+  }
+  if (rc < 0) return cs_error(rc);
+  *quorate = state.quorate != 0;
+  return CS_OK;
+}
+
+CS_EXPORT cs_error_t quorum_trackstart(quorum_handle_t handle, unsigned int flags) {
+  auto s = handles().get(handle);
+  if (!s) return CS_ERR_BAD_HANDLE;
+  if ((flags & (CS_TRACK_CURRENT | CS_TRACK_CHANGES | CS_TRACK_CHANGES_ONLY)) == 0 ||
+      (flags & ~(CS_TRACK_CURRENT | CS_TRACK_CHANGES | CS_TRACK_CHANGES_ONLY)) != 0)
+    return CS_ERR_INVALID_PARAM;
+  std::lock_guard lock(s->connection.mutex());
+  if (s->tracking) return CS_ERR_EXIST;
+  // Without quorum { } in rtotemd's config there is no state to report.
+  if (!s->configured) return CS_ERR_NOT_SUPPORTED;
+  s->tracking = true;
+  s->flags = flags;
+  s->first = true;
+  const int rc = rtotem_quorum_track(s->connection.handle(), quorum_changed);
+  if (rc < 0) s->tracking = false;
+  return cs_error(rc);
+}
+
+CS_EXPORT cs_error_t quorum_trackstop(quorum_handle_t handle) {
+  auto s = handles().get(handle);
+  if (!s) return CS_ERR_BAD_HANDLE;
+  std::lock_guard lock(s->connection.mutex());
+  if (!s->tracking) return CS_OK;
+  s->tracking = false;
+  return cs_error(rtotem_quorum_track(s->connection.handle(), nullptr));
+}
+
+CS_EXPORT cs_error_t quorum_context_set(quorum_handle_t handle, const void* context) {
+  auto s = handles().get(handle);
+  if (!s) return CS_ERR_BAD_HANDLE;
+  s->context = context;
+  return CS_OK;
+}
+
+CS_EXPORT cs_error_t quorum_context_get(quorum_handle_t handle, const void** context) {
+  auto s = handles().get(handle);
+  if (!s) return CS_ERR_BAD_HANDLE;
+  if (context == nullptr) return CS_ERR_INVALID_PARAM;
+  *context = s->context;
+  return CS_OK;
+}

@@ -1,0 +1,64 @@
+#include "src/corosync/shim/connection.hpp"
+
+#include <poll.h>
+
+#include <cerrno>
+
+namespace rtotem::corosync {
+
+cs_error_t cs_error(int rc) noexcept {
+  switch (rc) {
+    case 0: return CS_OK;
+    case -EPERM: return CS_ERR_ACCESS;
+    case -ECONNREFUSED:
+    case -ENOTCONN: return CS_ERR_LIBRARY;
+    case -ENOMEM: return CS_ERR_NO_MEMORY;
+    default: return qb_to_cs_error(rc);
+  }
+}
+
+Connection::~Connection() {
+  if (handle_ != nullptr) rtotem_disconnect(handle_);
+}
+
+cs_error_t Connection::open(const rtotem_callbacks* callbacks, void* ctx) {
+  return cs_error(rtotem_connect(&handle_, nullptr, callbacks, ctx));
+}
+
+cs_error_t Connection::fd(int* out) {
+  if (out == nullptr) return CS_ERR_INVALID_PARAM;
+  std::lock_guard lock(mutex_);
+  const int fd = rtotem_fd(handle_);
+  if (fd < 0) return cs_error(fd);
+  *out = fd;
+  return CS_OK;
+}
+
+cs_error_t Connection::dispatch(int flags) {
+  if (flags < CS_DISPATCH_ONE || flags > CS_DISPATCH_ONE_NONBLOCKING) return CS_ERR_INVALID_PARAM;
+  const bool wait = flags == CS_DISPATCH_ONE || flags == CS_DISPATCH_BLOCKING;
+  int fd_now = -1;
+  if (cs_error_t rc = fd(&fd_now); rc != CS_OK) return rc;
+  for (;;) {
+    if (finalized_) return CS_ERR_BAD_HANDLE;
+    pollfd p{fd_now, POLLIN, 0};
+    const int ready = poll(&p, 1, wait ? -1 : 0);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      return CS_ERR_LIBRARY;
+    }
+    if (ready == 0) return flags == CS_DISPATCH_ONE_NONBLOCKING ? CS_ERR_TRY_AGAIN : CS_OK;
+    int rc;
+    {
+      std::lock_guard lock(mutex_);
+      // One event (a batch of deliveries counts as one): Corosync's ONE returns after one event
+      // whether or not it made a callback, so an event of rtotem's own never makes it wait on.
+      rc = rtotem_dispatch(handle_, RTOTEM_DISPATCH_ONE);
+    }
+    if (finalized_) return CS_ERR_BAD_HANDLE;
+    if (rc < 0) return cs_error(rc);
+    if (flags == CS_DISPATCH_ONE || flags == CS_DISPATCH_ONE_NONBLOCKING) return CS_OK;
+  }
+}
+
+}  // namespace rtotem::corosync

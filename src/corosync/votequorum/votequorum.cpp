@@ -1,0 +1,206 @@
+// libvotequorum.so.8 over librtotem's quorum calls: getinfo (rtotem_quorum_get), the runtime
+// changes (rtotem_quorum_set_*), and tracking. rtotem has no quorum device: the qdevice calls are
+// refused with CS_ERR_NOT_SUPPORTED, and no node ever shows a registered device.
+#include <corosync/votequorum.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "src/corosync/shim/connection.hpp"
+#include "src/corosync/shim/export.hpp"
+#include "src/corosync/shim/handle_table.hpp"
+
+namespace {
+
+using rtotem::corosync::Connection;
+using rtotem::corosync::cs_error;
+
+struct Votequorum {
+  Connection connection;
+  votequorum_handle_t self = 0;
+  votequorum_callbacks_t callbacks{};
+  void* context = nullptr;
+  bool tracking = false;
+  unsigned flags = 0;
+  std::uint64_t track_context = 0;
+  bool first = true;
+  std::optional<votequorum_ring_id_t> ring;
+  std::optional<std::uint32_t> expected;
+  std::vector<votequorum_node_t> nodes;
+  std::vector<std::uint32_t> nodeids;
+};
+
+rtotem::corosync::HandleTable<Votequorum>& handles() {
+  static rtotem::corosync::HandleTable<Votequorum> table;
+  return table;
+}
+
+unsigned info_flags(const rtotem_quorum& q) {
+  return ((q.flags & RTOTEM_QUORUM_TWO_NODE) != 0 ? VOTEQUORUM_INFO_TWONODE : 0) |
+         (q.quorate != 0 ? VOTEQUORUM_INFO_QUORATE : 0) |
+         ((q.flags & RTOTEM_QUORUM_WAIT_FOR_ALL) != 0 ? VOTEQUORUM_INFO_WAIT_FOR_ALL : 0) |
+         ((q.flags & RTOTEM_QUORUM_LAST_MAN_STANDING) != 0 ? VOTEQUORUM_INFO_LAST_MAN_STANDING : 0) |
+         ((q.flags & RTOTEM_QUORUM_AUTO_TIE_BREAKER) != 0 ? VOTEQUORUM_INFO_AUTO_TIE_BREAKER : 0);
+}
+
+// As votequorum: the nodelist notification of a new ring first, then the quorum notification, then
+// the expected votes if they changed.
+void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
+  Votequorum& s = *static_cast<Votequorum*>(ctx);
+  if (!s.tracking) return;
+  const bool first = s.first;
+  s.first = false;
+  const bool tell = first ? (s.flags & (CS_TRACK_CURRENT | CS_TRACK_CHANGES)) != 0
+                          : (s.flags & (CS_TRACK_CHANGES | CS_TRACK_CHANGES_ONLY)) != 0;
+  const votequorum_ring_id_t ring{q->rep_nodeid, q->ring_seq};
+  const bool new_ring = !s.ring || s.ring->nodeid != ring.nodeid || s.ring->seq != ring.seq;
+  const bool new_expected = !s.expected || *s.expected != q->highest_expected;
+  s.ring = ring;
+  s.expected = q->highest_expected;
+  if (!tell) return;
+  s.nodes.clear();
+  s.nodeids.clear();
+  for (size_t i = 0; i < q->n_nodes; ++i) {
+    s.nodes.push_back({q->nodes[i].nodeid, VOTEQUORUM_NODESTATE_MEMBER});
+    s.nodeids.push_back(q->nodes[i].nodeid);
+  }
+  const auto n = static_cast<uint32_t>(s.nodes.size());
+  const votequorum_callbacks_t& cb = s.callbacks;
+  if (new_ring && cb.votequorum_nodelist_notify_fn)
+    cb.votequorum_nodelist_notify_fn(s.self, s.track_context, ring, n, s.nodeids.data());
+  if (cb.votequorum_quorum_notify_fn) cb.votequorum_quorum_notify_fn(s.self, s.track_context, q->quorate != 0, n, s.nodes.data());
+  if (!first && new_expected && cb.votequorum_expectedvotes_notify_fn)
+    cb.votequorum_expectedvotes_notify_fn(s.self, s.track_context, q->highest_expected);
+}
+
+}  // namespace
+
+CS_EXPORT cs_error_t votequorum_initialize(votequorum_handle_t* handle, votequorum_callbacks_t* callbacks) {
+  if (handle == nullptr) return CS_ERR_INVALID_PARAM;
+  auto s = std::make_shared<Votequorum>();
+  if (callbacks != nullptr) s->callbacks = *callbacks;
+  if (cs_error_t rc = s->connection.open(nullptr, s.get()); rc != CS_OK) return rc;
+  rtotem_quorum_node_info node{};
+  rtotem_quorum state{};
+  // As Corosync without quorum.provider: there is no votequorum service to connect to.
+  if (const int rc = rtotem_quorum_get(s->connection.handle(), 0, &node, &state); rc < 0)
+    return rc == -ENOTSUP ? CS_ERR_NOT_EXIST : cs_error(rc);
+  Votequorum& raw = *s;
+  raw.self = handles().add(std::move(s));
+  *handle = raw.self;
+  return CS_OK;
+}
+
+CS_EXPORT cs_error_t votequorum_finalize(votequorum_handle_t handle) {
+  auto s = handles().remove(handle);
+  if (!s) return CS_ERR_BAD_HANDLE;
+  s->connection.mark_finalized();
+  return CS_OK;
+}
+
+CS_EXPORT cs_error_t votequorum_fd_get(votequorum_handle_t handle, int* fd) {
+  auto s = handles().get(handle);
+  return s ? s->connection.fd(fd) : CS_ERR_BAD_HANDLE;
+}
+
+CS_EXPORT cs_error_t votequorum_dispatch(votequorum_handle_t handle, cs_dispatch_flags_t flags) {
+  auto s = handles().get(handle);
+  return s ? s->connection.dispatch(flags) : CS_ERR_BAD_HANDLE;
+}
+
+CS_EXPORT cs_error_t votequorum_getinfo(votequorum_handle_t handle, unsigned int nodeid, struct votequorum_info* info) {
+  auto s = handles().get(handle);
+  if (!s) return CS_ERR_BAD_HANDLE;
+  if (info == nullptr) return CS_ERR_INVALID_PARAM;
+  std::lock_guard lock(s->connection.mutex());
+  rtotem_quorum_node_info node{};
+  rtotem_quorum state{};
+  if (const int rc = rtotem_quorum_get(s->connection.handle(), nodeid, &node, &state); rc < 0) return cs_error(rc);
+  std::memset(info, 0, sizeof *info);
+  info->node_id = node.nodeid;
+  info->node_state = node.member != 0 ? VOTEQUORUM_NODESTATE_MEMBER : VOTEQUORUM_NODESTATE_DEAD;
+  info->node_votes = node.votes;
+  info->node_expected_votes = node.expected_votes;
+  info->highest_expected = state.highest_expected;
+  info->total_votes = state.total_votes;
+  info->quorum = state.quorum;
+  info->flags = info_flags(state);
+  return CS_OK;
+}
+
+CS_EXPORT cs_error_t votequorum_setexpected(votequorum_handle_t handle, unsigned int expected_votes) {
+  auto s = handles().get(handle);
+  if (!s) return CS_ERR_BAD_HANDLE;
+  std::lock_guard lock(s->connection.mutex());
+  return cs_error(rtotem_quorum_set_expected(s->connection.handle(), expected_votes));
+}
+
+CS_EXPORT cs_error_t votequorum_setvotes(votequorum_handle_t handle, unsigned int nodeid, unsigned int votes) {
+  auto s = handles().get(handle);
+  if (!s) return CS_ERR_BAD_HANDLE;
+  std::lock_guard lock(s->connection.mutex());
+  uint32_t node = nodeid;
+  if (node == 0) {  // as votequorum: this node
+    if (const int rc = rtotem_local_nodeid(s->connection.handle(), &node); rc < 0) return cs_error(rc);
+  }
+  const int rc = rtotem_quorum_set_votes(s->connection.handle(), node, votes);
+  return rc == -ENOENT ? CS_ERR_NAME_NOT_FOUND : cs_error(rc);  // votequorum's answer for an unknown node
+}
+
+CS_EXPORT cs_error_t votequorum_trackstart(votequorum_handle_t handle, uint64_t context, unsigned int flags) {
+  auto s = handles().get(handle);
+  if (!s) return CS_ERR_BAD_HANDLE;
+  if ((flags & (CS_TRACK_CURRENT | CS_TRACK_CHANGES | CS_TRACK_CHANGES_ONLY)) == 0) return CS_ERR_INVALID_PARAM;
+  std::lock_guard lock(s->connection.mutex());
+  // A second trackstart replaces the first, as votequorum's does.
+  s->tracking = true;
+  s->flags = flags;
+  s->track_context = context;
+  s->first = true;
+  const int rc = rtotem_quorum_track(s->connection.handle(), quorum_changed);
+  if (rc < 0) s->tracking = false;
+  return cs_error(rc);
+}
+
+CS_EXPORT cs_error_t votequorum_trackstop(votequorum_handle_t handle) {
+  auto s = handles().get(handle);
+  if (!s) return CS_ERR_BAD_HANDLE;
+  std::lock_guard lock(s->connection.mutex());
+  if (!s->tracking) return CS_OK;
+  s->tracking = false;
+  return cs_error(rtotem_quorum_track(s->connection.handle(), nullptr));
+}
+
+CS_EXPORT cs_error_t votequorum_context_get(votequorum_handle_t handle, void** context) {
+  auto s = handles().get(handle);
+  if (!s) return CS_ERR_BAD_HANDLE;
+  if (context == nullptr) return CS_ERR_INVALID_PARAM;
+  *context = s->context;
+  return CS_OK;
+}
+
+CS_EXPORT cs_error_t votequorum_context_set(votequorum_handle_t handle, void* context) {
+  auto s = handles().get(handle);
+  if (!s) return CS_ERR_BAD_HANDLE;
+  s->context = context;
+  return CS_OK;
+}
+
+// No quorum device in rtotem: each qdevice call checks its handle, then refuses.
+namespace {
+cs_error_t no_qdevice(votequorum_handle_t handle) { return handles().get(handle) ? CS_ERR_NOT_SUPPORTED : CS_ERR_BAD_HANDLE; }
+}  // namespace
+
+CS_EXPORT cs_error_t votequorum_qdevice_register(votequorum_handle_t handle, const char*) { return no_qdevice(handle); }
+CS_EXPORT cs_error_t votequorum_qdevice_unregister(votequorum_handle_t handle, const char*) { return no_qdevice(handle); }
+CS_EXPORT cs_error_t votequorum_qdevice_update(votequorum_handle_t handle, const char*, const char*) {
+  return no_qdevice(handle);
+}
+CS_EXPORT cs_error_t votequorum_qdevice_poll(votequorum_handle_t handle, const char*, unsigned int, votequorum_ring_id_t) {
+  return no_qdevice(handle);
+}
+CS_EXPORT cs_error_t votequorum_qdevice_master_wins(votequorum_handle_t handle, const char*, unsigned int) {
+  return no_qdevice(handle);
+}
