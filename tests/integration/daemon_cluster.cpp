@@ -50,6 +50,7 @@ DaemonCluster::~DaemonCluster() {
 }
 
 ChildReaper::~ChildReaper() {
+  if (pid <= 0) return;  // reaped already (kill(0 or -1) would hit the group, or every process)
   ::kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
 }
@@ -90,7 +91,11 @@ int DaemonCluster::ctl(int node, const std::string& args, std::string& out) cons
   const char* ctl = std::getenv("RTOTEMCTL");
   EXPECT_NE(ctl, nullptr) << "set RTOTEMCTL to rtotemctl's path";
   if (ctl == nullptr) return -1;
-  FILE* p = popen(fmt::format("{} --ipc-name {} {} 2>&1", ctl, ipc_name(node), args).c_str(), "r");
+  return run(node, fmt::format("{} {}", ctl, args), out);
+}
+
+int DaemonCluster::run(int node, const std::string& command, std::string& out) const {
+  FILE* p = popen(fmt::format("RTOTEM_IPC={} {} 2>&1", ipc_name(node), command).c_str(), "r");
   if (p == nullptr) return -1;
   char buf[4096];
   for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);

@@ -40,6 +40,10 @@ class DaemonCluster {
   // `rtotemctl ARGS` at node `node` (RTOTEMCTL names the binary): its exit status, and what it
   // printed (stdout and stderr) appended to `out`.
   int ctl(int node, const std::string& args, std::string& out) const;
+  // The shell command `command` as a client of node `node` (RTOTEM_IPC names its daemon): its
+  // exit status, and what it printed on stdout and stderr (as they reached the pipe)
+  // appended to `out`.
+  int run(int node, const std::string& command, std::string& out) const;
   // `rtotemctl --json COMMAND` (status, stats) at node `node`.
   std::string ctl_json(int node, const std::string& command) const;
 
@@ -54,7 +58,7 @@ class DaemonCluster {
 };
 
 // Kills (SIGKILL) and reaps a forked child when it goes out of scope: a test that fails midway
-// leaves none behind.
+// leaves none behind. A test that reaps the child itself sets pid to 0.
 struct ChildReaper {
   explicit ChildReaper(pid_t child) : pid(child) {}
   pid_t pid;
