@@ -34,14 +34,25 @@ exported=$(nm -D --defined-only "$libdir/librtotem.so" | awk '$2 == "T" {print $
 [[ -z "$exported" ]] || fail "librtotem exports more than rtotem_*: $exported"
 "$root/sbin/rtotem-keygen" -k "$work/authkey" >/dev/null || fail "rtotem-keygen"
 [[ $(stat -c %a "$work/authkey") == 400 ]] || fail "rtotem-keygen: the key is not mode 0400"
-echo "installed: rtotemd, rtotem-keygen, rtotemctl, librtotem (soname 0, rtotem_* only), headers, pkg-config, unit, example config, man pages"
+corosync_libdir="$libdir/rtotem/corosync"
+for f in libcmap.so.4 libquorum.so.5 libvotequorum.so.8 libcfg.so.7 libcorosync_common.so.4 \
+         pkgconfig/libcmap.pc pkgconfig/libquorum.pc; do
+  [[ -e "$corosync_libdir/$f" ]] || fail "not installed: the drop-in Corosync library file $f"
+done
+for h in corotypes cmap quorum votequorum cfg; do
+  [[ -e "$root/include/rtotem/corosync/corosync/$h.h" ]] || fail "not installed: corosync/$h.h"
+done
+echo "installed: rtotemd, rtotem-keygen, rtotemctl, librtotem (soname 0, rtotem_* only), headers, pkg-config, unit, example config, man pages, the drop-in Corosync libraries"
 
-export LD_LIBRARY_PATH="$libdir"
+export LD_LIBRARY_PATH="$libdir:$corosync_libdir"
 pc() { PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --define-variable=prefix="$root" "$@" librtotem; }
 # shellcheck disable=SC2046  # pkg-config prints several words on purpose
 cc -std=c11 -Wall -Wextra -Werror -o "$work/client_c" "$here/client_c.c" $(pc --cflags --libs)
 # shellcheck disable=SC2046
 c++ -std=c++20 -Wall -Wextra -Werror -o "$work/client_cpp" "$here/client_cpp.cpp" $(pc --cflags --libs)
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Wextra -Werror -o "$work/cmap_client" "$here/cmap_client.c" \
+  $(PKG_CONFIG_PATH="$corosync_libdir/pkgconfig" pkg-config --define-variable=prefix="$root" --cflags --libs libcmap libquorum libcorosync_common)
 
 "$root/sbin/rtotemd" -t -c "$root/etc/rtotem/rtotem.conf.example" --nodeid 1 >/dev/null ||
   fail "the installed example config does not check"
@@ -67,6 +78,7 @@ ipc="rtotem-install-$$"
 daemon_pid=$!
 "$work/client_c" "$ipc" || fail "the C client"
 "$work/client_cpp" "$ipc" || fail "the C++ client"
+RTOTEM_IPC="$ipc" "$work/cmap_client" || fail "a Corosync cmap/quorum client on the drop-in libraries"
 "$root/bin/rtotemctl" --ipc-name "$ipc" status | grep -qx 'state: operational' || fail "rtotemctl status"
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" || fail "rtotemd did not exit cleanly on SIGTERM"
