@@ -8,6 +8,7 @@ RTOTEM_PACKAGES=(
   libsodium-dev  # the cluster key and packet sealing (totem.crypto)
   libgtest-dev libgmock-dev
   libcpg-dev  # cpg-bench: the Corosync side of bench/compare, built by CI so it cannot rot
+  corosync  # its tools, unmodified, run on the drop-in libraries (corosync-tools); its daemon never runs
   clang-14 libclang-rt-14-dev  # the fuzz targets (scripts/fuzz): clang with libFuzzer
   iproute2 nftables  # nftables: the netns test's packet loss where the kernel has no netem
   groff-base  # the man pages' test (man/check_pages.py renders each one with groff)
@@ -39,5 +40,19 @@ rtotem_install_packages() {
   fi
   echo "rtotem: installing ${missing[*]}"
   "${as_root[@]}" apt-get update
-  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+  # Packages with a daemon (corosync: only its tools are wanted) must not start it: a policy-rc.d
+  # forbids starts during the install (unless the machine has its own), and the unit is disabled.
+  local policy=/usr/sbin/policy-rc.d own_policy=0
+  if [[ ! -e "$policy" ]]; then
+    printf '#!/bin/sh\nexit 101\n' | "${as_root[@]}" tee "$policy" >/dev/null
+    "${as_root[@]}" chmod 755 "$policy"
+    own_policy=1
+  fi
+  local rc=0
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" || rc=$?
+  ((own_policy)) && "${as_root[@]}" rm -f "$policy"
+  if [[ " ${missing[*]} " == *" corosync "* && -d /run/systemd/system ]]; then
+    "${as_root[@]}" systemctl disable corosync.service >/dev/null 2>&1 || true
+  fi
+  return $rc
 }

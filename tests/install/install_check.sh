@@ -52,7 +52,7 @@ cc -std=c11 -Wall -Wextra -Werror -o "$work/client_c" "$here/client_c.c" $(pc --
 c++ -std=c++20 -Wall -Wextra -Werror -o "$work/client_cpp" "$here/client_cpp.cpp" $(pc --cflags --libs)
 # shellcheck disable=SC2046
 cc -std=c11 -Wall -Wextra -Werror -o "$work/cmap_client" "$here/cmap_client.c" \
-  $(PKG_CONFIG_PATH="$corosync_libdir/pkgconfig" pkg-config --define-variable=prefix="$root" --cflags --libs libcmap libquorum libcorosync_common)
+  $(PKG_CONFIG_PATH="$corosync_libdir/pkgconfig:$libdir/pkgconfig" pkg-config --define-variable=prefix="$root" --cflags --libs libcmap libquorum libcorosync_common)
 
 "$root/sbin/rtotemd" -t -c "$root/etc/rtotem/rtotem.conf.example" --nodeid 1 >/dev/null ||
   fail "the installed example config does not check"
