@@ -142,6 +142,11 @@ RTOTEM_API int rtotem_set_mcast_failed(rtotem_t *, rtotem_mcast_failed_fn failed
 RTOTEM_API int rtotem_fd(rtotem_t *); /* pollable: readable when events wait; or a negative errno */
 RTOTEM_API int rtotem_dispatch(rtotem_t *, int flags);
 RTOTEM_API int rtotem_local_nodeid(rtotem_t *, uint32_t *out);
+/* Calls each(group, members, n, ctx) for every group with members (group NULL or "") or for
+ * `group` alone, in name order, until it returns non-zero: the daemon's view now, as the changes
+ * delivered so far left it. 0; -EMSGSIZE: too many to answer at once. */
+typedef int (*rtotem_group_members_fn)(const char *group, const struct rtotem_member *members, size_t n, void *ctx);
+RTOTEM_API int rtotem_group_members(rtotem_t *, const char *group, rtotem_group_members_fn each, void *ctx);
 /* The largest `len` rtotem_mcast takes on this cluster. */
 RTOTEM_API int rtotem_max_message_size(rtotem_t *, size_t *out);
 RTOTEM_API const char *rtotem_strerror(int err);

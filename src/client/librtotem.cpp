@@ -256,6 +256,34 @@ int rtotem_dispatch(rtotem_t* h, int flags) {
   }
 }
 
+int rtotem_group_members(rtotem_t* h, const char* group, rtotem_group_members_fn each, void* ctx) {
+  if (h == nullptr || each == nullptr) return -EINVAL;
+  const std::string_view name = group != nullptr ? group : "";
+  if (name.size() > RTOTEM_GROUP_NAME_MAX) return -EINVAL;
+  rtotem::ipc::BodyWriter& body = h->request;
+  body.clear();
+  body.string(name);
+  Reply reply;
+  if (const int rc = call(h, RequestId::kGroupMembers, body.data(), reply); rc < 0) return rc;
+  WireReader in(reply.body);
+  std::uint32_t groups = in.get_u32();
+  std::string this_group;
+  std::vector<rtotem_member> members;
+  for (; groups > 0 && !in.short_read(); --groups) {
+    const auto got = rtotem::ipc::read_string(in, RTOTEM_GROUP_NAME_MAX);
+    const std::uint32_t count = in.get_u32();
+    if (!got || in.short_read() || count > in.remaining() / 8) return -EPROTO;
+    this_group.assign(*got);
+    members.resize(count);
+    for (rtotem_member& m : members) {
+      m.nodeid = in.get_u32();
+      m.pid = in.get_u32();
+    }
+    if (each(this_group.c_str(), members.data(), members.size(), ctx) != 0) return 0;
+  }
+  return in.short_read() || !in.at_end() ? -EPROTO : 0;
+}
+
 int rtotem_local_nodeid(rtotem_t* h, uint32_t* out) {
   if (out == nullptr) return -EINVAL;
   Reply reply;

@@ -182,6 +182,7 @@ int Daemon::request(IpcClient& client, const IpcRequest& request, ipc::BodyWrite
       reply.u32(static_cast<std::uint32_t>(GroupService::data_max(setup_.totem.max_message_size)));
       return 0;
     case ipc::RequestId::kMembers: reply.string(members_json(request.group)); return 0;
+    case ipc::RequestId::kGroupMembers: group_members(request.group, reply); return 0;
     case ipc::RequestId::kQuorum: reply.string(quorum_json()); return 0;
     case ipc::RequestId::kQuorumSet: return quorum_set(client, request);
     case ipc::RequestId::kQuorumTrack: return quorum_track(client, request.quorum_track);

@@ -148,6 +148,7 @@ class Daemon final : private RingListener,
   void put_mcast_reply(IpcClient& client, ipc::BodyWriter& reply) const;
   std::string status_json() const;
   std::string members_json(std::string_view group) const;
+  void group_members(std::string_view group, ipc::BodyWriter& reply) const;
   std::string stats_json() const;
   // The local client of process `pid` in `group`, if any: found by pid, not by walking every
   // client, since a delivery asks once per local member (a thousand clients in one group).

@@ -1,5 +1,8 @@
 // What rtotemctl shows: status, group members and counters, as JSON (its text form is made by
-// rtotemctl from the same document, so scripts and people read one source).
+// rtotemctl from the same document, so scripts and people read one source); and the group members
+// in binary for librtotem (kGroupMembers).
+#include <algorithm>
+
 #include "src/common/process_memory.hpp"
 #include "src/daemon/daemon.hpp"
 #include "src/ipc/json_quote.hpp"
@@ -44,6 +47,22 @@ std::string Daemon::status_json() const {
       json_quoted(ring_->backend().sealed() ? "on" : "off"), json_quoted(ring_->backend().local_address()), json_quoted(membership::describe(node.state())), node.ring_id().rep,
       node.ring_id().seq, members, ipc_->client_count(), groups_->group_names().size(), configurations_,
       counters_object(ring_->backend().counters()));
+}
+
+void Daemon::group_members(std::string_view group, ipc::BodyWriter& reply) const {
+  const std::vector<std::string> names = groups_->group_names();
+  reply.u32(static_cast<std::uint32_t>(
+      group.empty() ? names.size() : static_cast<std::size_t>(std::ranges::count(names, group))));
+  for (const std::string& name : names) {
+    if (!group.empty() && name != group) continue;
+    reply.string(name);
+    const std::span<const groups::ProcessId> members = groups_->members(name);
+    reply.u32(static_cast<std::uint32_t>(members.size()));
+    for (const groups::ProcessId& p : members) {
+      reply.u32(p.node);
+      reply.u32(p.pid);
+    }
+  }
 }
 
 std::string Daemon::members_json(std::string_view group) const {

@@ -88,7 +88,8 @@ bool decode_request(std::span<const std::byte> message, IpcRequest& out) noexcep
   switch (out.id) {
     case RequestId::kJoin:
     case RequestId::kLeave:
-    case RequestId::kMembers: return read_group_only(body, out);
+    case RequestId::kMembers:
+    case RequestId::kGroupMembers: return read_group_only(body, out);
     case RequestId::kMcast:
     case RequestId::kMcastAsync: return read_mcast(body, out);
     case RequestId::kLocalNodeId:

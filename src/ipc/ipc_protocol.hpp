@@ -79,6 +79,9 @@ enum class RequestId : std::int32_t {
   kQuorumNode = 26,
   // Reopens the log file (logrotate; corosync_cfg_reopen_log_files), as SIGHUP also does. 0.
   kReopenLogs = 27,
+  // group (empty: every group) -> u32 groups, then per group: its name, u32 count, count x (u32 node
+  // id, u32 pid), groups in name order, members in their group's order (cpg_membership_get, cpg_iteration).
+  kGroupMembers = 28,
 };
 inline constexpr std::uint8_t kShutdownRequest = 0;     // vetoable by clients that track shutdown
 inline constexpr std::uint8_t kShutdownRegardless = 1;  // clients are asked, but cannot veto

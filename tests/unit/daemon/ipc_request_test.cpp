@@ -37,7 +37,7 @@ ipc::BodyWriter group_body(std::string_view group) {
 }
 
 TEST(IpcRequest, GroupRequestsDecodeToTheirGroup) {
-  for (RequestId id : {RequestId::kJoin, RequestId::kLeave, RequestId::kMembers}) {
+  for (RequestId id : {RequestId::kJoin, RequestId::kLeave, RequestId::kMembers, RequestId::kGroupMembers}) {
     const Bytes bytes = message(id, group_body("orders"));  // the request views into it
     IpcRequest request;
     ASSERT_TRUE(decode_request(bytes, request));
