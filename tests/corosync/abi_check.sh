@@ -11,7 +11,7 @@ if [ ! -e "$system/libcmap.so.4" ]; then
 fi
 failed=0
 # name:soname:version node ("" for none)
-for spec in corosync_common:libcorosync_common.so.4: cmap:libcmap.so.4:COROSYNC_CMAP_1.0 \
+for spec in corosync_common:libcorosync_common.so.4: cpg:libcpg.so.4:COROSYNC_CPG_1.0 cmap:libcmap.so.4:COROSYNC_CMAP_1.0 \
             quorum:libquorum.so.5:COROSYNC_QUORUM_1.0 votequorum:libvotequorum.so.8:COROSYNC_VOTEQUORUM_1.0 \
             cfg:libcfg.so.7:COROSYNC_CFG_0.82; do
   IFS=: read -r name soname node <<<"$spec"

@@ -35,11 +35,11 @@ exported=$(nm -D --defined-only "$libdir/librtotem.so" | awk '$2 == "T" {print $
 "$root/sbin/rtotem-keygen" -k "$work/authkey" >/dev/null || fail "rtotem-keygen"
 [[ $(stat -c %a "$work/authkey") == 400 ]] || fail "rtotem-keygen: the key is not mode 0400"
 corosync_libdir="$libdir/rtotem/corosync"
-for f in libcmap.so.4 libquorum.so.5 libvotequorum.so.8 libcfg.so.7 libcorosync_common.so.4 \
+for f in libcpg.so.4 libcmap.so.4 libquorum.so.5 libvotequorum.so.8 libcfg.so.7 libcorosync_common.so.4 \
          pkgconfig/libcmap.pc pkgconfig/libquorum.pc; do
   [[ -e "$corosync_libdir/$f" ]] || fail "not installed: the drop-in Corosync library file $f"
 done
-for h in corotypes cmap quorum votequorum cfg; do
+for h in corotypes cpg cmap quorum votequorum cfg; do
   [[ -e "$root/include/rtotem/corosync/corosync/$h.h" ]] || fail "not installed: corosync/$h.h"
 done
 echo "installed: rtotemd, rtotem-keygen, rtotemctl, librtotem (soname 0, rtotem_* only), headers, pkg-config, unit, example config, man pages, the drop-in Corosync libraries"

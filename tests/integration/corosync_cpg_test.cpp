@@ -1,0 +1,200 @@
+// libcpg, the drop-in, as a CPG application uses it (this test links it as one would), on real
+// rtotemd processes: joins and their confchg, the initial totem confchg, multicasts of several
+// iovecs in one total order, membership and iteration, a node's death as NODEDOWN followed by
+// the new ring's totem confchg, a leave, and cpg_finalize from inside the callback of the own
+// leave (what dlm_controld does). corosync-cpgtool lists the groups.
+#include <corosync/cpg.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <functional>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tests/integration/daemon_cluster.hpp"
+
+namespace rtotem::testing {
+namespace {
+
+struct Confchg {
+  std::vector<cpg_address> members, left, joined;
+};
+
+// One CPG handle at one node, and what its callbacks saw.
+struct Member {
+  cpg_handle_t handle = 0;
+  int node = 0;
+  std::vector<std::pair<uint32_t, std::string>> messages;  // (node id, text)
+  std::vector<Confchg> confchgs;
+  std::vector<std::vector<uint32_t>> totem;  // totem confchg members
+  bool finalize_on_own_leave = false;
+  bool finalized = false;
+};
+
+cpg_name group_name(const char* text) {
+  cpg_name name{};
+  name.length = static_cast<uint32_t>(std::strlen(text) + 1);  // the NUL counted, as its users do
+  std::memcpy(name.value, text, name.length);
+  return name;
+}
+
+Member* of(cpg_handle_t handle) {
+  void* context = nullptr;
+  EXPECT_EQ(cpg_context_get(handle, &context), CS_OK);
+  return static_cast<Member*>(context);
+}
+
+void deliver(cpg_handle_t handle, const cpg_name*, uint32_t nodeid, uint32_t pid, void* msg, size_t len) {
+  EXPECT_EQ(pid, static_cast<uint32_t>(getpid()));
+  of(handle)->messages.emplace_back(nodeid, std::string(static_cast<const char*>(msg), len));
+}
+
+void confchg(cpg_handle_t handle, const cpg_name* group, const cpg_address* members, size_t n_members,
+             const cpg_address* left, size_t n_left, const cpg_address* joined, size_t n_joined) {
+  EXPECT_EQ(group->length, 8U);
+  EXPECT_STREQ(group->value, "cpgtest");
+  Member* m = of(handle);
+  m->confchgs.push_back({{members, members + n_members}, {left, left + n_left}, {joined, joined + n_joined}});
+  for (size_t i = 0; i < n_left; ++i)
+    if (m->finalize_on_own_leave && left[i].nodeid == static_cast<uint32_t>(m->node) &&
+        left[i].pid == static_cast<uint32_t>(getpid())) {
+      EXPECT_EQ(cpg_finalize(handle), CS_OK);
+      m->finalized = true;
+    }
+}
+
+void totem_confchg(cpg_handle_t handle, cpg_ring_id, uint32_t n, const uint32_t* members) {
+  of(handle)->totem.emplace_back(members, members + n);
+}
+
+// Dispatches every live member until `done` or 20 s.
+bool pump(std::vector<Member>& members, const std::function<bool()>& done) {
+  return eventually(
+      [&] {
+        for (Member& m : members)
+          if (!m.finalized) {
+            const cs_error_t rc = cpg_dispatch(m.handle, CS_DISPATCH_ALL);
+            EXPECT_TRUE(rc == CS_OK || (rc == CS_ERR_BAD_HANDLE && m.finalized)) << cs_strerror(rc);
+          }
+        return done();
+      },
+      std::chrono::seconds(20));
+}
+
+bool has(const std::vector<cpg_address>& list, uint32_t nodeid, uint32_t reason) {
+  for (const cpg_address& a : list)
+    if (a.nodeid == nodeid && a.reason == reason) return true;
+  return false;
+}
+
+TEST(CorosyncCpg, AGroupOfThreeAsCorosyncsCpgGivesIt) {
+  DaemonCluster cluster(3);
+  for (int n = 1; n <= 3; ++n) cluster.start(n);
+  for (int n = 1; n <= 3; ++n)  // one ring of all three first: the initial totem confchg shows it
+    ASSERT_TRUE(eventually([&] { return cluster.ctl_json(n, "status").find("\"members\": [1, 2, 3]") != std::string::npos; }))
+        << cluster.ctl_json(n, "status");
+  std::vector<Member> members(3);
+  cpg_model_v1_data_t model{CPG_MODEL_V1, deliver, confchg, totem_confchg, CPG_MODEL_V1_DELIVER_INITIAL_TOTEM_CONF};
+  const cpg_name group = group_name("cpgtest");
+  for (int n = 1; n <= 3; ++n) {
+    Member& m = members[n - 1];
+    m.node = n;
+    setenv("RTOTEM_IPC", cluster.ipc_name(n).c_str(), 1);
+    ASSERT_TRUE(eventually([&] {
+      return cpg_model_initialize(&m.handle, CPG_MODEL_V1, reinterpret_cast<cpg_model_data_t*>(&model), &m) == CS_OK;
+    })) << "node " << n;
+    unsigned int local = 0;
+    ASSERT_EQ(cpg_local_get(m.handle, &local), CS_OK);
+    EXPECT_EQ(local, static_cast<unsigned>(n));
+    cs_error_t rc = cpg_join(m.handle, &group);
+    ASSERT_EQ(rc, CS_OK) << cs_strerror(rc);
+    EXPECT_EQ(cpg_join(m.handle, &group), CS_ERR_EXIST) << "one group per handle";
+  }
+  unsetenv("RTOTEM_IPC");
+  ASSERT_TRUE(pump(members, [&] {
+    for (const Member& m : members)
+      if (m.confchgs.empty() || m.confchgs.back().members.size() != 3) return false;
+    return true;
+  }));
+  for (const Member& m : members) {
+    ASSERT_FALSE(m.totem.empty()) << "the initial totem confchg, after the own join";
+    EXPECT_EQ(m.totem.front(), (std::vector<uint32_t>{1, 2, 3}));
+    EXPECT_TRUE(has(m.confchgs.front().joined, m.node, CPG_REASON_JOIN)) << m.node;
+  }
+
+  // Messages of two iovecs from every member, one order at all.
+  for (int round = 0; round < 5; ++round)
+    for (Member& m : members) {
+      const std::string head = fmt::format("node{}:", m.node), tail = std::to_string(round);
+      const iovec iov[2] = {{const_cast<char*>(head.data()), head.size()}, {const_cast<char*>(tail.data()), tail.size()}};
+      ASSERT_TRUE(eventually([&] { return cpg_mcast_joined(m.handle, CPG_TYPE_AGREED, iov, 2) == CS_OK; }));
+    }
+  ASSERT_TRUE(pump(members, [&] {
+    for (const Member& m : members)
+      if (m.messages.size() < 15) return false;
+    return true;
+  }));
+  EXPECT_EQ(members[0].messages, members[1].messages);
+  EXPECT_EQ(members[0].messages, members[2].messages);
+  EXPECT_NE(std::ranges::find(members[0].messages, std::pair<uint32_t, std::string>{2, "node2:4"}),
+            members[0].messages.end());
+
+  cpg_address list[CPG_MEMBERS_MAX];
+  int n_list = 0;
+  cpg_name asked = group;
+  ASSERT_EQ(cpg_membership_get(members[0].handle, &asked, list, &n_list), CS_OK);
+  EXPECT_EQ(n_list, 3);
+  cpg_iteration_handle_t it = 0;
+  ASSERT_EQ(cpg_iteration_initialize(members[0].handle, CPG_ITERATION_ALL, nullptr, &it), CS_OK);
+  cpg_iteration_description_t d{};
+  int listed = 0;
+  cs_error_t rc;
+  while ((rc = cpg_iteration_next(it, &d)) == CS_OK) {
+    EXPECT_EQ(d.group.length, 8U);
+    ++listed;
+  }
+  EXPECT_EQ(rc, CS_ERR_NO_SECTIONS);
+  EXPECT_EQ(listed, 3);
+  EXPECT_EQ(cpg_iteration_finalize(it), CS_OK);
+
+  // Corosync's own tool sees the group (its name with the NUL its users count) and its members.
+  std::string out;
+  const char* libs = std::getenv("COROSYNC_LIBS");
+  ASSERT_NE(libs, nullptr);
+  ASSERT_EQ(cluster.run(1, fmt::format("LD_LIBRARY_PATH={} /usr/sbin/corosync-cpgtool", libs), out), 0) << out;
+  EXPECT_NE(out.find(fmt::format("Group Name\t       PID\t   Node ID\ncpgtest\\x00\n\t\t{:10}\t         1 (127.0.0.1)\n",
+                                 getpid())),
+            std::string::npos)
+      << out;
+
+  // A node dies: its member leaves with NODEDOWN, then the new ring's totem confchg comes.
+  const std::size_t totem_before = members[0].totem.size();
+  cluster.kill(3, SIGKILL);
+  EXPECT_EQ(cpg_finalize(members[2].handle), CS_OK);
+  members.pop_back();
+  ASSERT_TRUE(pump(members, [&] {
+    for (const Member& m : members)
+      if (m.confchgs.back().members.size() != 2 || m.totem.size() == totem_before) return false;
+    return true;
+  }));
+  for (const Member& m : members) {
+    EXPECT_TRUE(has(m.confchgs.back().left, 3, CPG_REASON_NODEDOWN)) << m.node;
+    EXPECT_EQ(m.totem.back(), (std::vector<uint32_t>{1, 2}));
+  }
+
+  // Node 2 leaves and finalizes its handle in the callback of its own leave, as dlm does.
+  members[1].finalize_on_own_leave = true;
+  ASSERT_EQ(cpg_leave(members[1].handle, &group), CS_OK);
+  ASSERT_TRUE(pump(members, [&] { return members[1].finalized && members[0].confchgs.back().members.size() == 1; }));
+  EXPECT_TRUE(has(members[0].confchgs.back().left, 2, CPG_REASON_LEAVE));
+  EXPECT_EQ(cpg_dispatch(members[1].handle, CS_DISPATCH_ALL), CS_ERR_BAD_HANDLE) << "finalized";
+  EXPECT_EQ(cpg_finalize(members[0].handle), CS_OK);
+}
+
+}  // namespace
+}  // namespace rtotem::testing
