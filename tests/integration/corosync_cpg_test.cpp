@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/integration/corosync_tool.hpp"
 #include "tests/integration/daemon_cluster.hpp"
 
 namespace rtotem::testing {
@@ -164,9 +165,7 @@ TEST(CorosyncCpg, AGroupOfThreeAsCorosyncsCpgGivesIt) {
 
   // Corosync's own tool sees the group (its name with the NUL its users count) and its members.
   std::string out;
-  const char* libs = std::getenv("COROSYNC_LIBS");
-  ASSERT_NE(libs, nullptr);
-  ASSERT_EQ(cluster.run(1, fmt::format("LD_LIBRARY_PATH={} /usr/sbin/corosync-cpgtool", libs), out), 0) << out;
+  ASSERT_EQ(corosync_tool(cluster, 1, "corosync-cpgtool", out), 0) << out;
   EXPECT_NE(out.find(fmt::format("Group Name\t       PID\t   Node ID\ncpgtest\\x00\n\t\t{:10}\t         1 (127.0.0.1)\n",
                                  getpid())),
             std::string::npos)

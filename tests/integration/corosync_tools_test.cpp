@@ -12,19 +12,13 @@
 #include <cstdlib>
 #include <string>
 
+#include "tests/integration/corosync_tool.hpp"
 #include "tests/integration/daemon_cluster.hpp"
 
 namespace rtotem::testing {
 namespace {
 
 constexpr const char* kVotequorum = "quorum {\n  provider: corosync_votequorum\n}\n";
-
-// `command` (Corosync's tools by name) at `node`, linked against the drop-in libraries.
-int tool(const DaemonCluster& cluster, int node, const std::string& command, std::string& out) {
-  const char* libs = std::getenv("COROSYNC_LIBS");
-  EXPECT_NE(libs, nullptr) << "set COROSYNC_LIBS to the drop-in libraries' directory";
-  return cluster.run(node, fmt::format("PATH=/usr/sbin:$PATH LD_LIBRARY_PATH={} {}", libs ? libs : "", command), out);
-}
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -56,7 +50,7 @@ TEST_F(CorosyncTools, QuorumtoolShowsTheVotesQuorumAndMembersOfTheRing) {
   DaemonCluster cluster(3, 1000, "", kVotequorum);
   start(cluster, 3);
   std::string out;
-  ASSERT_EQ(tool(cluster, 1, "corosync-quorumtool -s -i", out), 0) << out;
+  ASSERT_EQ(corosync_tool(cluster, 1, "corosync-quorumtool -s -i", out), 0) << out;
   EXPECT_TRUE(contains(out, "Quorum provider:  corosync_votequorum\nNodes:            3\nNode ID:          1\n")) << out;
   EXPECT_TRUE(contains(out, fmt::format("Ring ID:          {}\nQuorate:          Yes\n", ring_id(cluster, 1)))) << out;
   EXPECT_TRUE(contains(out, "Expected votes:   3\nHighest expected: 3\nTotal votes:      3\nQuorum:           2  \n"
@@ -66,37 +60,37 @@ TEST_F(CorosyncTools, QuorumtoolShowsTheVotesQuorumAndMembersOfTheRing) {
 
   // Votes changed through votequorum at node 2 show at node 1.
   out.clear();
-  ASSERT_EQ(tool(cluster, 2, "corosync-quorumtool -v 2 -n 3", out), 0) << out;
+  ASSERT_EQ(corosync_tool(cluster, 2, "corosync-quorumtool -v 2 -n 3", out), 0) << out;
   ASSERT_TRUE(eventually([&] {
     out.clear();
-    return tool(cluster, 1, "corosync-quorumtool -l -i", out) == 0 && contains(out, "         3          2 127.0.0.3\n");
+    return corosync_tool(cluster, 1, "corosync-quorumtool -l -i", out) == 0 && contains(out, "         3          2 127.0.0.3\n");
   })) << out;
 
   // Back to one vote, and the expected votes (raised to 4 with them) back to 3.
   out.clear();
-  ASSERT_EQ(tool(cluster, 1, "corosync-quorumtool -v 1 -n 3", out), 0) << out;
+  ASSERT_EQ(corosync_tool(cluster, 1, "corosync-quorumtool -v 1 -n 3", out), 0) << out;
   ASSERT_TRUE(eventually([&] {
     out.clear();
-    return tool(cluster, 1, "corosync-quorumtool -s -i", out) == 0 && contains(out, "Total votes:      3\n");
+    return corosync_tool(cluster, 1, "corosync-quorumtool -s -i", out) == 0 && contains(out, "Total votes:      3\n");
   })) << out;
   out.clear();
-  ASSERT_EQ(tool(cluster, 1, "corosync-quorumtool -e 3", out), 0) << out;
+  ASSERT_EQ(corosync_tool(cluster, 1, "corosync-quorumtool -e 3", out), 0) << out;
   ASSERT_TRUE(eventually([&] {
     out.clear();
-    return tool(cluster, 1, "corosync-quorumtool -s -i", out) == 0 && contains(out, "Expected votes:   3\n");
+    return corosync_tool(cluster, 1, "corosync-quorumtool -s -i", out) == 0 && contains(out, "Expected votes:   3\n");
   })) << out;
 
   // A lost node: the other two stay quorate; alone, a node is not (exit 2).
   cluster.kill(3, SIGKILL);
   ASSERT_TRUE(eventually([&] {
     out.clear();
-    return tool(cluster, 1, "corosync-quorumtool -s -i", out) == 0 && contains(out, "Nodes:            2\n");
+    return corosync_tool(cluster, 1, "corosync-quorumtool -s -i", out) == 0 && contains(out, "Nodes:            2\n");
   })) << out;
   EXPECT_TRUE(contains(out, "Total votes:      2\n")) << out;
   cluster.kill(2, SIGKILL);
   ASSERT_TRUE(eventually([&] {
     out.clear();
-    return tool(cluster, 1, "corosync-quorumtool -s -i", out) == 2 && contains(out, "Nodes:            1\n");
+    return corosync_tool(cluster, 1, "corosync-quorumtool -s -i", out) == 2 && contains(out, "Nodes:            1\n");
   })) << out;
   EXPECT_TRUE(contains(out, "Quorate:          No\n")) << out;
   EXPECT_TRUE(contains(out, "Activity blocked")) << out;
@@ -106,11 +100,11 @@ TEST_F(CorosyncTools, CmapctlGetsSetsDeletesAndTracksKeys) {
   DaemonCluster cluster(2, 1000, "", kVotequorum);
   start(cluster, 2);
   std::string out;
-  ASSERT_EQ(tool(cluster, 1, "corosync-cmapctl totem.cluster_name runtime.votequorum.this_node_id", out), 0) << out;
+  ASSERT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl totem.cluster_name runtime.votequorum.this_node_id", out), 0) << out;
   EXPECT_TRUE(contains(out, fmt::format("totem.cluster_name (str) = {}\n", cluster.cluster_name()))) << out;
   EXPECT_TRUE(contains(out, "runtime.votequorum.this_node_id (u32) = 1\n")) << out;
   out.clear();
-  ASSERT_EQ(tool(cluster, 1, "corosync-cmapctl nodelist.node.", out), 0) << out;
+  ASSERT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl nodelist.node.", out), 0) << out;
   EXPECT_TRUE(contains(out, "nodelist.node.0.nodeid (u32) = 1\nnodelist.node.0.quorum_votes (u32) = 1\n"
                             "nodelist.node.0.ring0_addr (str) = 127.0.0.1\nnodelist.node.1.nodeid (u32) = 2\n"))
       << out;
@@ -118,24 +112,24 @@ TEST_F(CorosyncTools, CmapctlGetsSetsDeletesAndTracksKeys) {
   // Every type, set by the tool and read back by it; a delete; an absent key.
   for (const char* set : {"test.i8 i8 -- -7", "test.u64 u64 18446744073709551615", "test.d dbl 2.5", "test.s str hello"}) {
     out.clear();
-    EXPECT_EQ(tool(cluster, 1, fmt::format("corosync-cmapctl -s {}", set), out), 0) << set << ": " << out;
+    EXPECT_EQ(corosync_tool(cluster, 1, fmt::format("corosync-cmapctl -s {}", set), out), 0) << set << ": " << out;
   }
   out.clear();
-  ASSERT_EQ(tool(cluster, 1, "corosync-cmapctl test.", out), 0) << out;
+  ASSERT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl test.", out), 0) << out;
   EXPECT_EQ(out, "test.d (dbl) = 2.500000\ntest.i8 (i8) = -7\ntest.s (str) = hello\n"
                  "test.u64 (u64) = 18446744073709551615\n");
   out.clear();
-  EXPECT_EQ(tool(cluster, 1, "corosync-cmapctl -d test.s", out), 0) << out;
+  EXPECT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl -d test.s", out), 0) << out;
   out.clear();
-  EXPECT_EQ(tool(cluster, 1, "corosync-cmapctl -g test.s", out), 1) << out;
+  EXPECT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl -g test.s", out), 1) << out;
   EXPECT_TRUE(contains(out, "Can't get key test.s. Error CS_ERR_NOT_EXIST")) << out;
   // The config's keys are read-only, as Corosync's.
   out.clear();
-  EXPECT_EQ(tool(cluster, 1, "corosync-cmapctl -s totem.token u32 5", out), 1) << out;
+  EXPECT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl -s totem.token u32 5", out), 1) << out;
   EXPECT_TRUE(contains(out, "Failed to set key totem.token. Error CS_ERR_ACCESS")) << out;
   // A prefix that matches nothing prints nothing and exits 1, as Corosync's.
   out.clear();
-  EXPECT_EQ(tool(cluster, 1, "corosync-cmapctl no.such.prefix", out), 1) << out;
+  EXPECT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl no.such.prefix", out), 1) << out;
   EXPECT_EQ(out, "");
 
   // Tracking: -T waits on the library's fd. Its stdin stays open until the changes are seen.
@@ -146,7 +140,7 @@ TEST_F(CorosyncTools, CmapctlGetsSetsDeletesAndTracksKeys) {
   ASSERT_GE(tracker, 0);
   if (tracker == 0) {
     std::string ignored;
-    _exit(tool(cluster, 1,
+    _exit(corosync_tool(cluster, 1,
                fmt::format("stdbuf -oL corosync-cmapctl -T test. < {} > {}", fifo, track_out), ignored));
   }
   ChildReaper reaper(tracker);
@@ -156,7 +150,7 @@ TEST_F(CorosyncTools, CmapctlGetsSetsDeletesAndTracksKeys) {
       << read_file(track_out);
   for (const char* change : {"-s test.new u32 42", "-s test.new u32 43", "-d test.new"}) {
     out.clear();
-    EXPECT_EQ(tool(cluster, 1, fmt::format("corosync-cmapctl {}", change), out), 0) << out;
+    EXPECT_EQ(corosync_tool(cluster, 1, fmt::format("corosync-cmapctl {}", change), out), 0) << out;
   }
   ASSERT_TRUE(eventually([&] { return contains(read_file(track_out), "delete>"); })) << read_file(track_out);
   std::fputs("q\n", stdin_of_tracker);
@@ -174,43 +168,43 @@ TEST_F(CorosyncTools, CfgtoolShowsNodesLinksAndAddressesAndKillsANode) {
   DaemonCluster cluster(3, 1000, "", kVotequorum);
   start(cluster, 3);
   std::string out;
-  ASSERT_EQ(tool(cluster, 1, "corosync-cfgtool -s", out), 0) << out;
+  ASSERT_EQ(corosync_tool(cluster, 1, "corosync-cfgtool -s", out), 0) << out;
   EXPECT_TRUE(contains(out, "Local node ID 1, transport udpu\nLINK ID 0 \n\taddr\t= 127.0.0.1\n\tstatus:\n"
                             "\t\tnodeid:          1:\tlocalhost\n\t\tnodeid:          2:\tconnected\n"
                             "\t\tnodeid:          3:\tconnected\n")) << out;
   out.clear();
-  ASSERT_EQ(tool(cluster, 1, "corosync-cfgtool -a 2", out), 0) << out;
+  ASSERT_EQ(corosync_tool(cluster, 1, "corosync-cfgtool -a 2", out), 0) << out;
   EXPECT_EQ(out, "127.0.0.2\n");
 
   // Node 3 is killed through the ring: it exits 3 (its unit does not restart it), and the others
   // show it disconnected.
   out.clear();
-  ASSERT_EQ(tool(cluster, 1, "corosync-cfgtool -k 3", out), 0) << out;
+  ASSERT_EQ(corosync_tool(cluster, 1, "corosync-cfgtool -k 3", out), 0) << out;
   EXPECT_TRUE(contains(out, "Killing node 3")) << out;
   int status = 0;
   ASSERT_TRUE(eventually([&] { return waitpid(cluster.pid(3), &status, WNOHANG) == cluster.pid(3); }));
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3) << status;
   ASSERT_TRUE(eventually([&] {
     out.clear();
-    return tool(cluster, 1, "corosync-cfgtool -s -b", out) == 0 && contains(out, "\tstatus\t= n31\n");
+    return corosync_tool(cluster, 1, "corosync-cfgtool -s -b", out) == 0 && contains(out, "\tstatus\t= n31\n");
   })) << out;
   // A node that is not in the ring cannot be killed.
   out.clear();
-  EXPECT_EQ(tool(cluster, 1, "corosync-cfgtool -k 3", out), 1) << out;
+  EXPECT_EQ(corosync_tool(cluster, 1, "corosync-cfgtool -k 3", out), 1) << out;
   EXPECT_TRUE(contains(out, "Could not kill node (error = CS_ERR_NOT_EXIST)")) << out;
 
   out.clear();
-  EXPECT_EQ(tool(cluster, 1, "corosync-cfgtool -R", out), 0) << out;
+  EXPECT_EQ(corosync_tool(cluster, 1, "corosync-cfgtool -R", out), 0) << out;
   EXPECT_TRUE(contains(out, "Reloading corosync.conf...\nDone\n")) << out;
 }
 
 TEST_F(CorosyncTools, WithoutADaemonTheToolsSayTheLibraryFailed) {
   DaemonCluster cluster(1);  // never started
   std::string out;
-  EXPECT_EQ(tool(cluster, 1, "corosync-cmapctl", out), 1) << out;
+  EXPECT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl", out), 1) << out;
   EXPECT_TRUE(contains(out, "Failed to initialize the cmap API. Error CS_ERR_LIBRARY")) << out;
   out.clear();
-  EXPECT_EQ(tool(cluster, 1, "corosync-quorumtool -s", out), 1) << out;
+  EXPECT_EQ(corosync_tool(cluster, 1, "corosync-quorumtool -s", out), 1) << out;
   EXPECT_TRUE(contains(out, "Cannot initialize CMAP service")) << out;
 }
 
