@@ -51,7 +51,7 @@ struct Cpg {
 };
 
 rtotem::corosync::HandleTable<Cpg>& handles() {
-  static rtotem::corosync::HandleTable<Cpg> table;
+  static auto& table = *new rtotem::corosync::HandleTable<Cpg>;  // see handle_table.hpp: never destroyed
   return table;
 }
 
@@ -61,7 +61,7 @@ struct Iteration {
 };
 
 rtotem::corosync::HandleTable<Iteration>& iterations() {
-  static rtotem::corosync::HandleTable<Iteration> table;
+  static auto& table = *new rtotem::corosync::HandleTable<Iteration>;
   return table;
 }
 
@@ -135,9 +135,16 @@ const rtotem_callbacks kCallbacks{on_deliver, on_group_change, on_ring_change};
 cs_error_t send(Cpg& s, cpg_guarantee_t guarantee, const void* data, size_t len) {
   // As Corosync: a message of a process not in the group is dropped, and the caller told CS_OK.
   if (s.membership != Membership::kJoined) return CS_OK;
-  const int rc = rtotem_mcast(s.connection.handle(), s.rtotem_group.c_str(), data, len,
-                              guarantee == CPG_TYPE_SAFE ? RTOTEM_SAFE : RTOTEM_AGREED);
-  if (rc == -ENOTCONN) return CS_OK;  // left meanwhile
+  const auto mcast = [&] {
+    return rtotem_mcast(s.connection.handle(), s.rtotem_group.c_str(), data, len,
+                        guarantee == CPG_TYPE_SAFE ? RTOTEM_SAFE : RTOTEM_AGREED);
+  };
+  int rc = mcast();
+  // librtotem's credit window is full: its credit comes back as events, which a CPG application
+  // need not dispatch before it retries (dlm retries inside its callbacks). A flush takes the
+  // credit back in its answer; what is still refused after it is the ring's back-pressure.
+  if (rc == -EAGAIN && rtotem_flush(s.connection.handle()) == 0) rc = mcast();
+  // Joined here is joined in librtotem too: -ENOTCONN means the daemon is gone (cs_error: LIBRARY).
   return rc == -EMSGSIZE ? CS_ERR_TOO_BIG : cs_error(rc);
 }
 
