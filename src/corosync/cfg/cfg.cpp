@@ -26,13 +26,13 @@ struct Cfg {
 };
 
 rtotem::corosync::HandleTable<Cfg>& handles() {
-  static rtotem::corosync::HandleTable<Cfg> table;
+  static auto& table = *new rtotem::corosync::HandleTable<Cfg>;  // see handle_table.hpp: never destroyed
   return table;
 }
 
 void shutdown_asked(rtotem_t*, int flags, void* ctx) {
   const Cfg& s = *static_cast<const Cfg*>(ctx);
-  if (s.callbacks.corosync_cfg_shutdown_callback)
+  if (s.callbacks.corosync_cfg_shutdown_callback && !s.connection.finalized())
     s.callbacks.corosync_cfg_shutdown_callback(s.self, static_cast<corosync_cfg_shutdown_flags_t>(flags));
 }
 

@@ -20,6 +20,7 @@ using rtotem::corosync::Connection;
 using rtotem::corosync::cs_error;
 
 struct Tracker {
+  const Connection* connection = nullptr;  // its handle's: no callback once that is finalized
   cmap_handle_t cmap = 0;
   cmap_notify_fn_t notify = nullptr;
   void* user = nullptr;
@@ -47,7 +48,7 @@ struct Cmap {
 };
 
 rtotem::corosync::HandleTable<Cmap>& handles() {
-  static rtotem::corosync::HandleTable<Cmap> table;
+  static auto& table = *new rtotem::corosync::HandleTable<Cmap>;  // see handle_table.hpp: never destroyed
   return table;
 }
 
@@ -124,7 +125,7 @@ void key_changed(rtotem_t*, uint64_t, int event, const char* key, const rtotem_k
     if (v != nullptr) out = {static_cast<cmap_value_types_t>(v->type), cmap_len(*v), v->data};
     return out;
   };
-  if (t.notify) t.notify(t.cmap, reinterpret_cast<cmap_track_handle_t>(&t), event, key, as_cmap(new_value),
+  if (t.notify && !t.connection->finalized()) t.notify(t.cmap, reinterpret_cast<cmap_track_handle_t>(&t), event, key, as_cmap(new_value),
                          as_cmap(old_value), t.user);
 }
 
@@ -315,6 +316,7 @@ CS_EXPORT cs_error_t cmap_track_add(cmap_handle_t handle, const char* key, int32
   if (!c) return CS_ERR_BAD_HANDLE;
   if (key == nullptr || track == nullptr || notify == nullptr) return CS_ERR_INVALID_PARAM;
   auto tracker = std::make_unique<Tracker>();
+  tracker->connection = &c->connection;
   tracker->cmap = handle;
   tracker->notify = notify;
   tracker->user = user_data;
@@ -335,6 +337,7 @@ CS_EXPORT cs_error_t cmap_track_delete(cmap_handle_t handle, cmap_track_handle_t
   auto it = c->trackers.find(track);
   if (it == c->trackers.end()) return CS_ERR_NOT_EXIST;
   const int rc = rtotem_key_untrack(c->connection.handle(), it->second->rtotem_id);
+  if (rc != 0 && rc != -ENOENT) return cs_error(rc);  // librtotem still holds the tracker
   c->trackers.erase(it);
-  return rc == -ENOENT ? CS_OK : cs_error(rc);
+  return CS_OK;
 }

@@ -37,13 +37,13 @@ struct Quorum {
 };
 
 rtotem::corosync::HandleTable<Quorum>& handles() {
-  static rtotem::corosync::HandleTable<Quorum> table;
+  static auto& table = *new rtotem::corosync::HandleTable<Quorum>;  // see handle_table.hpp: never destroyed
   return table;
 }
 
 void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
   Quorum& s = *static_cast<Quorum*>(ctx);
-  if (!s.tracking) return;  // stopped while the event was on its way
+  if (!s.tracking || s.connection.finalized()) return;  // stopped while the event was on its way
   const bool first = s.first;
   s.first = false;
   s.scratch.clear();
@@ -74,6 +74,7 @@ void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
   s.ring = ring;
   s.ring_known = true;
   s.members = s.scratch;
+  if (s.connection.finalized()) return;  // by the nodelist callback
   if (s.model == QUORUM_MODEL_V1 && s.v1_quorum)
     s.v1_quorum(s.self, q->quorate != 0, ring, count(s.scratch), s.scratch.data());
   else if (s.model == QUORUM_MODEL_V0 && s.v0)
@@ -166,12 +167,14 @@ CS_EXPORT cs_error_t quorum_trackstart(quorum_handle_t handle, unsigned int flag
       (flags & ~(CS_TRACK_CURRENT | CS_TRACK_CHANGES | CS_TRACK_CHANGES_ONLY)) != 0)
     return CS_ERR_INVALID_PARAM;
   std::lock_guard lock(s->connection.mutex());
-  if (s->tracking) return CS_ERR_EXIST;
+  // As Corosync: a second trackstart while changes are tracked is refused; CURRENT alone tracks none.
+  if (s->tracking && (s->flags & (CS_TRACK_CHANGES | CS_TRACK_CHANGES_ONLY)) != 0) return CS_ERR_EXIST;
   // Without quorum { } in rtotemd's config there is no state to report.
   if (!s->configured) return CS_ERR_NOT_SUPPORTED;
   s->tracking = true;
   s->flags = flags;
   s->first = true;
+  s->ring_known = false;  // each trackstart that tells the state now starts with a nodelist notification
   const int rc = rtotem_quorum_track(s->connection.handle(), quorum_changed);
   if (rc < 0) s->tracking = false;
   return cs_error(rc);

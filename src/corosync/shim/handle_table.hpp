@@ -2,7 +2,8 @@
 // A handle is never 0 (every consumer's "no connection"), and a stale one is answered with
 // CS_ERR_BAD_HANDLE rather than a crash: the high half is random per process, the low half counts.
 // Objects are shared: a call keeps its object alive while another thread, or one of its own
-// callbacks, finalizes the handle.
+// callbacks, finalizes the handle. Each library's table is made once and never destroyed: threads
+// of the application may still call in while exit() runs static destructors.
 #pragma once
 
 #include <cstdint>

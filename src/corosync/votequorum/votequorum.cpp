@@ -33,7 +33,7 @@ struct Votequorum {
 };
 
 rtotem::corosync::HandleTable<Votequorum>& handles() {
-  static rtotem::corosync::HandleTable<Votequorum> table;
+  static auto& table = *new rtotem::corosync::HandleTable<Votequorum>;  // see handle_table.hpp: never destroyed
   return table;
 }
 
@@ -49,7 +49,7 @@ unsigned info_flags(const rtotem_quorum& q) {
 // the expected votes if they changed.
 void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
   Votequorum& s = *static_cast<Votequorum*>(ctx);
-  if (!s.tracking) return;
+  if (!s.tracking || s.connection.finalized()) return;
   const bool first = s.first;
   s.first = false;
   const bool tell = first ? (s.flags & (CS_TRACK_CURRENT | CS_TRACK_CHANGES)) != 0
@@ -70,8 +70,9 @@ void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
   const votequorum_callbacks_t& cb = s.callbacks;
   if (new_ring && cb.votequorum_nodelist_notify_fn)
     cb.votequorum_nodelist_notify_fn(s.self, s.track_context, ring, n, s.nodeids.data());
-  if (cb.votequorum_quorum_notify_fn) cb.votequorum_quorum_notify_fn(s.self, s.track_context, q->quorate != 0, n, s.nodes.data());
-  if (!first && new_expected && cb.votequorum_expectedvotes_notify_fn)
+  if (cb.votequorum_quorum_notify_fn && !s.connection.finalized())
+    cb.votequorum_quorum_notify_fn(s.self, s.track_context, q->quorate != 0, n, s.nodes.data());
+  if (!first && new_expected && cb.votequorum_expectedvotes_notify_fn && !s.connection.finalized())
     cb.votequorum_expectedvotes_notify_fn(s.self, s.track_context, q->highest_expected);
 }
 
@@ -159,6 +160,8 @@ CS_EXPORT cs_error_t votequorum_trackstart(votequorum_handle_t handle, uint64_t 
   s->flags = flags;
   s->track_context = context;
   s->first = true;
+  s->ring.reset();  // each trackstart that tells the state now starts with a nodelist notification
+  s->expected.reset();
   const int rc = rtotem_quorum_track(s->connection.handle(), quorum_changed);
   if (rc < 0) s->tracking = false;
   return cs_error(rc);
