@@ -8,12 +8,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <cstdlib>
 #include <functional>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/integration/corosync_tool.hpp"
@@ -209,6 +214,55 @@ TEST(CorosyncCpg, AGroupOfThreeAsCorosyncsCpgGivesIt) {
   EXPECT_TRUE(has(members[0].confchgs.back().left, 2, CPG_REASON_LEAVE));
   EXPECT_EQ(cpg_dispatch(members[1].handle, CS_DISPATCH_ALL), CS_ERR_BAD_HANDLE) << "finalized";
   EXPECT_EQ(cpg_finalize(members[0].handle), CS_OK);
+}
+
+// pmxcfs holds its own lock across cpg_mcast_joined in worker threads while its deliver callback,
+// in the dispatching thread, takes that lock: Corosync's libcpg takes no lock of its own, so this
+// must not deadlock. Run in a child process, so that a deadlock fails the test instead of hanging it.
+std::mutex application_lock;
+std::atomic<int> delivered{0};
+
+void deliver_under_lock(cpg_handle_t, const cpg_name*, uint32_t, uint32_t, void*, size_t) {
+  std::lock_guard lock(application_lock);
+  ++delivered;
+}
+
+TEST(CorosyncCpg, AThreadSendsUnderTheApplicationsLockThatTheDeliverCallbackTakes) {
+  DaemonCluster cluster(1);
+  cluster.start(1);
+  setenv("RTOTEM_IPC", cluster.ipc_name(1).c_str(), 1);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    cpg_callbacks_t callbacks{deliver_under_lock, nullptr};
+    cpg_handle_t handle = 0;
+    const cpg_name group = group_name("cpglock");
+    for (int tries = 0; cpg_initialize(&handle, &callbacks) != CS_OK; ++tries) {
+      if (tries == 200) _exit(2);
+      usleep(100'000);
+    }
+    if (cpg_join(handle, &group) != CS_OK) _exit(3);
+    constexpr int kMessages = 300;
+    std::thread sender([&] {
+      for (int i = 0; i < kMessages; ++i) {
+        std::lock_guard lock(application_lock);
+        usleep(200);  // work under the lock: a deliver callback comes to wait for it meanwhile
+        const iovec iov{const_cast<char*>("x"), 1};
+        while (cpg_mcast_joined(handle, CPG_TYPE_AGREED, &iov, 1) == CS_ERR_TRY_AGAIN) usleep(1000);
+      }
+    });
+    while (delivered < kMessages)
+      if (cpg_dispatch(handle, CS_DISPATCH_ONE) != CS_OK) _exit(4);
+    sender.join();
+    _exit(cpg_finalize(handle) == CS_OK ? 0 : 5);
+  }
+  ChildReaper reaper(child);
+  int status = 0;
+  const bool ended = eventually([&] { return waitpid(child, &status, WNOHANG) == child; }, std::chrono::seconds(30));
+  unsetenv("RTOTEM_IPC");
+  ASSERT_TRUE(ended) << "deadlock: the sender and the deliver callback wait for each other";
+  reaper.pid = 0;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
 }  // namespace

@@ -30,10 +30,13 @@ rtotem::corosync::HandleTable<Cfg>& handles() {
   return table;
 }
 
+// Inside rtotem_dispatch, under the mutex: the application's callback runs once it is released.
 void shutdown_asked(rtotem_t*, int flags, void* ctx) {
-  const Cfg& s = *static_cast<const Cfg*>(ctx);
-  if (s.callbacks.corosync_cfg_shutdown_callback && !s.connection.finalized())
-    s.callbacks.corosync_cfg_shutdown_callback(s.self, static_cast<corosync_cfg_shutdown_flags_t>(flags));
+  Cfg& s = *static_cast<Cfg*>(ctx);
+  if (s.callbacks.corosync_cfg_shutdown_callback)
+    s.connection.defer([&s, flags] {
+      s.callbacks.corosync_cfg_shutdown_callback(s.self, static_cast<corosync_cfg_shutdown_flags_t>(flags));
+    });
 }
 
 // A key's value as text (a string key), or "" if it is absent or not a string.

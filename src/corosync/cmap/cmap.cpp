@@ -20,7 +20,7 @@ using rtotem::corosync::Connection;
 using rtotem::corosync::cs_error;
 
 struct Tracker {
-  const Connection* connection = nullptr;  // its handle's: no callback once that is finalized
+  Connection* connection = nullptr;  // its handle's, which runs the callback
   cmap_handle_t cmap = 0;
   cmap_notify_fn_t notify = nullptr;
   void* user = nullptr;
@@ -117,16 +117,34 @@ cs_error_t set_typed(cmap_handle_t handle, const char* key, T value, cmap_value_
   return write_value(*c, key, &value, sizeof value, type);
 }
 
+// A value as a tracker's callback gets it, kept past librtotem's event: its bytes (a string's with
+// its terminator, which len counts).
+struct NotifyValue {
+  cmap_value_types_t type{};
+  std::vector<char> bytes;
+  bool present = false;
+  NotifyValue(const rtotem_key_value* v) {
+    if (v == nullptr) return;
+    present = true;
+    type = static_cast<cmap_value_types_t>(v->type);
+    const auto* p = static_cast<const char*>(v->data);
+    bytes.assign(p, p + cmap_len(*v));  // a string's terminator follows its bytes in librtotem's event
+  }
+  cmap_notify_value get() const {
+    return present ? cmap_notify_value{type, bytes.size(), bytes.data()} : cmap_notify_value{};
+  }
+};
+
+// Inside rtotem_dispatch, under the mutex: the application's callback runs once it is released.
 void key_changed(rtotem_t*, uint64_t, int event, const char* key, const rtotem_key_value* new_value,
                  const rtotem_key_value* old_value, void* user) {
-  const Tracker& t = *static_cast<const Tracker*>(user);
-  auto as_cmap = [](const rtotem_key_value* v) {
-    cmap_notify_value out{};
-    if (v != nullptr) out = {static_cast<cmap_value_types_t>(v->type), cmap_len(*v), v->data};
-    return out;
-  };
-  if (t.notify && !t.connection->finalized()) t.notify(t.cmap, reinterpret_cast<cmap_track_handle_t>(&t), event, key, as_cmap(new_value),
-                         as_cmap(old_value), t.user);
+  Tracker& t = *static_cast<Tracker*>(user);
+  if (!t.notify) return;
+  t.connection->defer([notify = t.notify, cmap = t.cmap, track = reinterpret_cast<cmap_track_handle_t>(&t),
+                       user_data = t.user, event, name = std::string(key), now = NotifyValue(new_value),
+                       before = NotifyValue(old_value)] {
+    notify(cmap, track, event, name.c_str(), now.get(), before.get(), user_data);
+  });
 }
 
 // Adds to a number by its type (cmap_inc / cmap_dec): integers only, wrapping as cmap does.

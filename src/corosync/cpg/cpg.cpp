@@ -45,7 +45,7 @@ struct Cpg {
   bool first_ring_seen = false;    // the ring as it was at connect: not a change
   cpg_ring_id ring{};
   std::vector<std::uint32_t> ring_members;
-  std::vector<cpg_address> members, left, joined;  // scratch for confchg
+  std::vector<cpg_address> members, left, joined;  // scratch for a confchg's lists
   std::vector<std::byte> gathered;                 // scratch for an iovec's bytes
   std::set<void*> zcb_buffers;
 };
@@ -89,32 +89,39 @@ bool has(const std::vector<cpg_address>& list, uint32_t nodeid, uint32_t pid) {
   return false;
 }
 
+// The callbacks below run inside rtotem_dispatch, under the connection's mutex: they update the
+// handle's state there and defer the application's callback, with copies of its arguments.
 void totem_confchg(Cpg& s) {
-  if (s.model.cpg_totem_confchg_fn)
-    s.model.cpg_totem_confchg_fn(s.self, s.ring, static_cast<uint32_t>(s.ring_members.size()), s.ring_members.data());
+  if (!s.model.cpg_totem_confchg_fn) return;
+  s.connection.defer([&s, ring = s.ring, members = s.ring_members] {
+    s.model.cpg_totem_confchg_fn(s.self, ring, static_cast<uint32_t>(members.size()), members.data());
+  });
 }
 
 void on_deliver(rtotem_t*, const rtotem_message* m, void* ctx) {
   Cpg& s = *static_cast<Cpg*>(ctx);
-  if (s.connection.finalized() || s.membership == Membership::kNone || s.rtotem_group != m->group) return;
-  if (s.model.cpg_deliver_fn)
-    s.model.cpg_deliver_fn(s.self, &s.group, m->nodeid, m->pid, const_cast<void*>(m->data), m->len);
+  if (s.membership == Membership::kNone || s.rtotem_group != m->group || !s.model.cpg_deliver_fn) return;
+  const auto* bytes = static_cast<const std::byte*>(m->data);
+  s.connection.defer([&s, group = s.group, nodeid = m->nodeid, pid = m->pid,
+                      data = std::vector<std::byte>(bytes, bytes + m->len)]() mutable {
+    s.model.cpg_deliver_fn(s.self, &group, nodeid, pid, data.data(), data.size());
+  });
 }
 
 void on_group_change(rtotem_t*, const rtotem_group_change* c, void* ctx) {
   Cpg& s = *static_cast<Cpg*>(ctx);
-  if (s.connection.finalized() || s.membership == Membership::kNone || s.rtotem_group != c->group) return;
+  if (s.membership == Membership::kNone || s.rtotem_group != c->group) return;
   fill(s.members, c->members, c->n_members, nullptr, CPG_REASON_UNDEFINED);
   fill(s.left, c->left, c->n_left, c->left_reason, CPG_REASON_UNDEFINED);
   fill(s.joined, c->joined, c->n_joined, nullptr, CPG_REASON_JOIN);
-  const cpg_name group = s.group;  // the callback may leave and join another
   const bool own_join = has(s.joined, s.local_nodeid, s.pid);
-  const bool own_leave = has(s.left, s.local_nodeid, s.pid);
-  if (own_leave) s.membership = Membership::kNone;  // its last event for the group
+  if (has(s.left, s.local_nodeid, s.pid)) s.membership = Membership::kNone;  // its last event for the group
   if (s.model.cpg_confchg_fn)
-    s.model.cpg_confchg_fn(s.self, &group, s.members.data(), s.members.size(), s.left.data(), s.left.size(),
-                           s.joined.data(), s.joined.size());
-  if (own_join && s.initial_totem_due && !s.connection.finalized()) {
+    s.connection.defer([&s, group = s.group, members = s.members, left = s.left, joined = s.joined] {
+      s.model.cpg_confchg_fn(s.self, &group, members.data(), members.size(), left.data(), left.size(), joined.data(),
+                             joined.size());
+    });
+  if (own_join && s.initial_totem_due) {
     s.initial_totem_due = false;
     totem_confchg(s);
   }
@@ -127,7 +134,7 @@ void on_ring_change(rtotem_t*, const rtotem_ring_change* r, void* ctx) {
   s.ring_members.assign(r->nodeids, r->nodeids + r->n_nodes);
   const bool first = !s.first_ring_seen;
   s.first_ring_seen = true;
-  if (!first && !s.connection.finalized()) totem_confchg(s);  // to every connection, joined or not
+  if (!first) totem_confchg(s);  // to every connection, joined or not
 }
 
 const rtotem_callbacks kCallbacks{on_deliver, on_group_change, on_ring_change};

@@ -33,7 +33,6 @@ struct Quorum {
   bool ring_known = false;
   quorum_ring_id ring{};
   std::vector<std::uint32_t> members;  // of `ring`, sorted
-  std::vector<std::uint32_t> scratch, joined, left;
 };
 
 rtotem::corosync::HandleTable<Quorum>& handles() {
@@ -41,44 +40,45 @@ rtotem::corosync::HandleTable<Quorum>& handles() {
   return table;
 }
 
+// Runs inside rtotem_dispatch, under the connection's mutex: updates what the handle knows and
+// defers the application's callbacks, with copies of their arguments.
 void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
   Quorum& s = *static_cast<Quorum*>(ctx);
-  if (!s.tracking || s.connection.finalized()) return;  // stopped while the event was on its way
+  if (!s.tracking) return;  // stopped while the event was on its way
   const bool first = s.first;
   s.first = false;
-  s.scratch.clear();
-  for (size_t i = 0; i < q->n_nodes; ++i) s.scratch.push_back(q->nodes[i].nodeid);
+  std::vector<std::uint32_t> members;
+  for (size_t i = 0; i < q->n_nodes; ++i) members.push_back(q->nodes[i].nodeid);
   const quorum_ring_id ring{q->rep_nodeid, q->ring_seq};
   // The first event is the state at trackstart: told for CURRENT or CHANGES. Later ones are
   // changes: told for CHANGES or CHANGES_ONLY.
   const bool tell = first ? (s.flags & (CS_TRACK_CURRENT | CS_TRACK_CHANGES)) != 0
                           : (s.flags & (CS_TRACK_CHANGES | CS_TRACK_CHANGES_ONLY)) != 0;
-  if (!tell) {
-    s.ring = ring;
-    s.ring_known = true;
-    s.members = s.scratch;
-    return;
-  }
   const bool new_ring = !s.ring_known || ring.nodeid != s.ring.nodeid || ring.seq != s.ring.seq;
-  const auto count = [](const std::vector<std::uint32_t>& v) { return static_cast<uint32_t>(v.size()); };
-  if (s.model == QUORUM_MODEL_V1 && new_ring && s.v1_nodelist) {
-    s.joined.clear();
-    s.left.clear();
-    if (s.ring_known && !first) {
-      std::ranges::set_difference(s.scratch, s.members, std::back_inserter(s.joined));
-      std::ranges::set_difference(s.members, s.scratch, std::back_inserter(s.left));
-    }
-    s.v1_nodelist(s.self, ring, count(s.scratch), s.scratch.data(), count(s.joined), s.joined.data(),
-                  count(s.left), s.left.data());
+  std::vector<std::uint32_t> joined, left;
+  if (s.ring_known && !first) {
+    std::ranges::set_difference(members, s.members, std::back_inserter(joined));
+    std::ranges::set_difference(s.members, members, std::back_inserter(left));
   }
   s.ring = ring;
   s.ring_known = true;
-  s.members = s.scratch;
-  if (s.connection.finalized()) return;  // by the nodelist callback
+  s.members = members;
+  if (!tell) return;
+  const auto count = [](const std::vector<std::uint32_t>& v) { return static_cast<uint32_t>(v.size()); };
+  if (s.model == QUORUM_MODEL_V1 && new_ring && s.v1_nodelist)
+    s.connection.defer([&s, ring, members, joined = std::move(joined), left = std::move(left), count] {
+      s.v1_nodelist(s.self, ring, count(members), members.data(), count(joined), joined.data(), count(left),
+                    left.data());
+    });
+  const uint32_t quorate = q->quorate != 0;
   if (s.model == QUORUM_MODEL_V1 && s.v1_quorum)
-    s.v1_quorum(s.self, q->quorate != 0, ring, count(s.scratch), s.scratch.data());
+    s.connection.defer([&s, quorate, ring, members, count] {
+      s.v1_quorum(s.self, quorate, ring, count(members), members.data());
+    });
   else if (s.model == QUORUM_MODEL_V0 && s.v0)
-    s.v0(s.self, q->quorate != 0, q->ring_seq, count(s.scratch), s.scratch.data());
+    s.connection.defer([&s, quorate, ring, members = std::move(members), count]() mutable {
+      s.v0(s.self, quorate, ring.seq, count(members), members.data());
+    });
 }
 
 cs_error_t open(quorum_handle_t* handle, std::shared_ptr<Quorum> s, uint32_t* quorum_type) {

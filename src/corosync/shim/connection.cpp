@@ -49,11 +49,17 @@ cs_error_t Connection::dispatch(int flags) {
     }
     if (ready == 0) return flags == CS_DISPATCH_ONE_NONBLOCKING ? CS_ERR_TRY_AGAIN : CS_OK;
     int rc;
+    std::vector<std::function<void()>> calls;
     {
       std::lock_guard lock(mutex_);
       // One event (a batch of deliveries counts as one): Corosync's ONE returns after one event
       // whether or not it made a callback, so an event of rtotem's own never makes it wait on.
       rc = rtotem_dispatch(handle_, RTOTEM_DISPATCH_ONE);
+      calls.swap(deferred_);
+    }
+    for (const std::function<void()>& call : calls) {
+      if (finalized_) return CS_ERR_BAD_HANDLE;  // by an earlier callback
+      call();
     }
     if (finalized_) return CS_ERR_BAD_HANDLE;
     if (rc < 0) return cs_error(rc);

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include <corosync/corotypes.h>
 
@@ -27,9 +29,14 @@ class Connection {
   cs_error_t open(const rtotem_callbacks* callbacks, void* ctx);
   rtotem_t* handle() const noexcept { return handle_; }
 
-  // Serialises calls on the connection (librtotem's handle is for one thread at a time). It is
-  // recursive because callbacks, which run inside dispatch, may call the library again.
+  // Serialises calls on the connection (librtotem's handle is for one thread at a time).
   std::recursive_mutex& mutex() noexcept { return mutex_; }
+
+  // What librtotem's callbacks (inside dispatch, under the mutex) hand on: the application's
+  // callback, with copies of what it is given. dispatch calls it once the mutex is released, so
+  // an application may hold its own locks across calls from other threads (pmxcfs does), as
+  // Corosync's libraries, which take no lock, let it.
+  void defer(std::function<void()> call) { deferred_.push_back(std::move(call)); }
 
   // The pollable socket to rtotemd (a Unix stream socket whose peer is the daemon).
   cs_error_t fd(int* out);
@@ -45,6 +52,7 @@ class Connection {
  private:
   rtotem_t* handle_ = nullptr;  // owned: rtotem_disconnect in the destructor
   std::recursive_mutex mutex_;
+  std::vector<std::function<void()>> deferred_;  // guarded by mutex_
   std::atomic<bool> finalized_{false};
 };
 

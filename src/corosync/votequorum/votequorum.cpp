@@ -28,8 +28,6 @@ struct Votequorum {
   bool first = true;
   std::optional<votequorum_ring_id_t> ring;
   std::optional<std::uint32_t> expected;
-  std::vector<votequorum_node_t> nodes;
-  std::vector<std::uint32_t> nodeids;
 };
 
 rtotem::corosync::HandleTable<Votequorum>& handles() {
@@ -49,7 +47,7 @@ unsigned info_flags(const rtotem_quorum& q) {
 // the expected votes if they changed.
 void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
   Votequorum& s = *static_cast<Votequorum*>(ctx);
-  if (!s.tracking || s.connection.finalized()) return;
+  if (!s.tracking) return;
   const bool first = s.first;
   s.first = false;
   const bool tell = first ? (s.flags & (CS_TRACK_CURRENT | CS_TRACK_CHANGES)) != 0
@@ -60,20 +58,27 @@ void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
   s.ring = ring;
   s.expected = q->highest_expected;
   if (!tell) return;
-  s.nodes.clear();
-  s.nodeids.clear();
+  // Deferred, with copies: the application's callbacks run once dispatch released the mutex.
+  std::vector<votequorum_node_t> nodes;
+  std::vector<uint32_t> nodeids;
   for (size_t i = 0; i < q->n_nodes; ++i) {
-    s.nodes.push_back({q->nodes[i].nodeid, VOTEQUORUM_NODESTATE_MEMBER});
-    s.nodeids.push_back(q->nodes[i].nodeid);
+    nodes.push_back({q->nodes[i].nodeid, VOTEQUORUM_NODESTATE_MEMBER});
+    nodeids.push_back(q->nodes[i].nodeid);
   }
-  const auto n = static_cast<uint32_t>(s.nodes.size());
-  const votequorum_callbacks_t& cb = s.callbacks;
+  const votequorum_callbacks_t cb = s.callbacks;
+  const uint64_t context = s.track_context;
   if (new_ring && cb.votequorum_nodelist_notify_fn)
-    cb.votequorum_nodelist_notify_fn(s.self, s.track_context, ring, n, s.nodeids.data());
-  if (cb.votequorum_quorum_notify_fn && !s.connection.finalized())
-    cb.votequorum_quorum_notify_fn(s.self, s.track_context, q->quorate != 0, n, s.nodes.data());
-  if (!first && new_expected && cb.votequorum_expectedvotes_notify_fn && !s.connection.finalized())
-    cb.votequorum_expectedvotes_notify_fn(s.self, s.track_context, q->highest_expected);
+    s.connection.defer([&s, cb, context, ring, nodeids = std::move(nodeids)]() mutable {
+      cb.votequorum_nodelist_notify_fn(s.self, context, ring, static_cast<uint32_t>(nodeids.size()), nodeids.data());
+    });
+  if (cb.votequorum_quorum_notify_fn)
+    s.connection.defer([&s, cb, context, quorate = uint32_t{q->quorate != 0}, nodes = std::move(nodes)]() mutable {
+      cb.votequorum_quorum_notify_fn(s.self, context, quorate, static_cast<uint32_t>(nodes.size()), nodes.data());
+    });
+  if (!first && new_expected && cb.votequorum_expectedvotes_notify_fn)
+    s.connection.defer([&s, cb, context, expected = q->highest_expected] {
+      cb.votequorum_expectedvotes_notify_fn(s.self, context, expected);
+    });
 }
 
 }  // namespace
