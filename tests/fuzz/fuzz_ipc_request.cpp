@@ -37,7 +37,8 @@ std::vector<std::byte> encode_body(const IpcRequest& request) {
   switch (request.id) {
     case RequestId::kJoin:
     case RequestId::kLeave:
-    case RequestId::kMembers: body.string(request.group); break;
+    case RequestId::kMembers:
+    case RequestId::kGroupMembers: body.string(request.group); break;
     case RequestId::kMcast:
     case RequestId::kMcastAsync:
       body.u8(request.order == membership::Delivery::kSafe ? 1 : 0);
@@ -62,7 +63,8 @@ std::vector<std::byte> encode_body(const IpcRequest& request) {
       body.u32(request.track_flags);
       break;
     case RequestId::kKeyUntrack: body.u64(request.track_id); break;
-    case RequestId::kNodeAddresses: body.u32(request.node); break;
+    case RequestId::kNodeAddresses:
+    case RequestId::kQuorumNode: body.u32(request.node); break;
     case RequestId::kShutdown:
     case RequestId::kShutdownTrack:
     case RequestId::kShutdownReply: body.u8(request.flag); break;
@@ -89,7 +91,8 @@ std::vector<std::byte> frame(RequestId id, std::span<const std::byte> body) {
 // The queries, whose bodies the daemon does not read.
 bool has_body(RequestId id) {
   return id != RequestId::kLocalNodeId && id != RequestId::kStatus && id != RequestId::kStats &&
-         id != RequestId::kDataMax && id != RequestId::kSync && id != RequestId::kQuorum && id != RequestId::kReload;
+         id != RequestId::kDataMax && id != RequestId::kSync && id != RequestId::kQuorum && id != RequestId::kReload &&
+         id != RequestId::kReopenLogs;
 }
 
 }  // namespace
