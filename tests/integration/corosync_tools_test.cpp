@@ -8,9 +8,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <corosync/quorum.h>
+
 #include <csignal>
 #include <cstdlib>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "tests/integration/corosync_tool.hpp"
 #include "tests/integration/daemon_cluster.hpp"
@@ -196,6 +200,43 @@ TEST_F(CorosyncTools, CfgtoolShowsNodesLinksAndAddressesAndKillsANode) {
   out.clear();
   EXPECT_EQ(corosync_tool(cluster, 1, "corosync-cfgtool -R", out), 0) << out;
   EXPECT_TRUE(contains(out, "Reloading corosync.conf...\nDone\n")) << out;
+}
+
+std::vector<std::vector<uint32_t>> nodelists, quorums;  // what the callbacks below saw: members
+
+void record_nodelist(quorum_handle_t, quorum_ring_id, uint32_t n, const uint32_t* members, uint32_t, const uint32_t*,
+                     uint32_t, const uint32_t*) {
+  nodelists.emplace_back(members, members + n);
+}
+void record_quorum(quorum_handle_t, uint32_t, quorum_ring_id, uint32_t n, const uint32_t* members) {
+  quorums.emplace_back(members, members + n);
+}
+
+// dlm dispatches its quorum handle once (CS_DISPATCH_ONE) to pick up a ring's notification: the
+// ring changes rtotemd sends to every connection must not use that one dispatch up.
+TEST_F(CorosyncTools, OneQuorumDispatchAfterARingChangeBringsItsNotifications) {
+  DaemonCluster cluster(3, 1000, "", kVotequorum);
+  start(cluster, 3);
+  setenv("RTOTEM_IPC", cluster.ipc_name(1).c_str(), 1);
+  quorum_model_v1_data_t model{QUORUM_MODEL_V1, record_quorum, record_nodelist};
+  quorum_handle_t handle = 0;
+  uint32_t type = 0;
+  ASSERT_EQ(quorum_model_initialize(&handle, QUORUM_MODEL_V1, reinterpret_cast<quorum_model_data_t*>(&model), &type,
+                                    nullptr),
+            CS_OK);
+  unsetenv("RTOTEM_IPC");
+  EXPECT_EQ(type, static_cast<uint32_t>(QUORUM_SET));
+  ASSERT_EQ(quorum_trackstart(handle, CS_TRACK_CHANGES), CS_OK);
+  ASSERT_TRUE(eventually([&] { return quorum_dispatch(handle, CS_DISPATCH_ALL) == CS_OK && quorums.size() == 1; }));
+  EXPECT_EQ(nodelists.size(), 1U) << "the nodelist notification first";
+  cluster.kill(3, SIGKILL);
+  ASSERT_TRUE(eventually([&] { return json_counter(cluster.ctl_json(1, "quorum"), "total_votes") == 2; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the events have reached the client
+  ASSERT_EQ(quorum_dispatch(handle, CS_DISPATCH_ONE), CS_OK);
+  ASSERT_EQ(quorums.size(), 2U) << "one dispatch: the new ring's quorum notification";
+  EXPECT_EQ(quorums.back(), (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(nodelists.back(), (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(quorum_finalize(handle), CS_OK);
 }
 
 TEST_F(CorosyncTools, WithoutADaemonTheToolsSayTheLibraryFailed) {

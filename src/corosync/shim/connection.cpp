@@ -39,22 +39,24 @@ cs_error_t Connection::dispatch(int flags) {
   const bool wait = flags == CS_DISPATCH_ONE || flags == CS_DISPATCH_BLOCKING;
   int fd_now = -1;
   if (cs_error_t rc = fd(&fd_now); rc != CS_OK) return rc;
+  // ONE handles one event of Corosync's. An event of rtotem's own (credit, a ring change a handle
+  // does not report) makes no callback: ONE then takes the next event that is ready, without
+  // waiting for one (dlm dispatches its quorum handle once, expecting the notification).
+  bool only_rtotems = false;
   for (;;) {
     if (finalized_) return CS_ERR_BAD_HANDLE;
     pollfd p{fd_now, POLLIN, 0};
-    const int ready = poll(&p, 1, wait ? -1 : 0);
+    const int ready = poll(&p, 1, wait && !only_rtotems ? -1 : 0);
     if (ready < 0) {
       if (errno == EINTR) continue;
       return CS_ERR_LIBRARY;
     }
-    if (ready == 0) return flags == CS_DISPATCH_ONE_NONBLOCKING ? CS_ERR_TRY_AGAIN : CS_OK;
+    if (ready == 0) return flags == CS_DISPATCH_ONE_NONBLOCKING && !only_rtotems ? CS_ERR_TRY_AGAIN : CS_OK;
     int rc;
     std::vector<std::function<void()>> calls;
     {
       std::lock_guard lock(mutex_);
-      // One event (a batch of deliveries counts as one): Corosync's ONE returns after one event
-      // whether or not it made a callback, so an event of rtotem's own never makes it wait on.
-      rc = rtotem_dispatch(handle_, RTOTEM_DISPATCH_ONE);
+      rc = rtotem_dispatch(handle_, RTOTEM_DISPATCH_ONE);  // a batch of deliveries counts as one
       calls.swap(deferred_);
     }
     for (const std::function<void()>& call : calls) {
@@ -63,7 +65,10 @@ cs_error_t Connection::dispatch(int flags) {
     }
     if (finalized_) return CS_ERR_BAD_HANDLE;
     if (rc < 0) return cs_error(rc);
-    if (flags == CS_DISPATCH_ONE || flags == CS_DISPATCH_ONE_NONBLOCKING) return CS_OK;
+    if (flags == CS_DISPATCH_ONE || flags == CS_DISPATCH_ONE_NONBLOCKING) {
+      if (!calls.empty()) return CS_OK;
+      only_rtotems = true;
+    }
   }
 }
 
