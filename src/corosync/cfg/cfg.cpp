@@ -12,7 +12,7 @@
 
 #include "src/corosync/shim/connection.hpp"
 #include "src/corosync/shim/export.hpp"
-#include "src/corosync/shim/handle_table.hpp"
+#include "src/corosync/shim/handle_calls.hpp"
 
 namespace {
 
@@ -88,27 +88,19 @@ CS_EXPORT cs_error_t corosync_cfg_initialize(corosync_cfg_handle_t* handle, cons
   auto s = std::make_shared<Cfg>();
   if (callbacks != nullptr) s->callbacks = *callbacks;
   if (cs_error_t rc = s->connection.open(nullptr, s.get()); rc != CS_OK) return rc;
-  Cfg& raw = *s;
-  raw.self = handles().add(std::move(s));
-  *handle = raw.self;
-  return CS_OK;
+  return rtotem::corosync::publish(handles(), std::move(s), handle);
 }
 
 CS_EXPORT cs_error_t corosync_cfg_finalize(corosync_cfg_handle_t handle) {
-  auto s = handles().remove(handle);
-  if (!s) return CS_ERR_BAD_HANDLE;
-  s->connection.mark_finalized();
-  return CS_OK;
+  return rtotem::corosync::finalize(handles(), handle);
 }
 
 CS_EXPORT cs_error_t corosync_cfg_fd_get(corosync_cfg_handle_t handle, int32_t* fd) {
-  auto s = handles().get(handle);
-  return s ? s->connection.fd(fd) : CS_ERR_BAD_HANDLE;
+  return rtotem::corosync::fd_get(handles(), handle, fd);
 }
 
 CS_EXPORT cs_error_t corosync_cfg_dispatch(corosync_cfg_handle_t handle, cs_dispatch_flags_t flags) {
-  auto s = handles().get(handle);
-  return s ? s->connection.dispatch(flags) : CS_ERR_BAD_HANDLE;
+  return rtotem::corosync::dispatch(handles(), handle, flags);
 }
 
 CS_EXPORT cs_error_t corosync_cfg_local_get(corosync_cfg_handle_t handle, unsigned int* local_nodeid) {

@@ -12,7 +12,7 @@
 
 #include "src/corosync/shim/connection.hpp"
 #include "src/corosync/shim/export.hpp"
-#include "src/corosync/shim/handle_table.hpp"
+#include "src/corosync/shim/handle_calls.hpp"
 
 namespace {
 
@@ -178,35 +178,23 @@ CS_EXPORT cs_error_t cmap_initialize_map(cmap_handle_t* handle, cmap_map_t map) 
 CS_EXPORT cs_error_t cmap_initialize(cmap_handle_t* handle) { return cmap_initialize_map(handle, CMAP_MAP_DEFAULT); }
 
 CS_EXPORT cs_error_t cmap_finalize(cmap_handle_t handle) {
-  auto c = handles().remove(handle);
-  if (!c) return CS_ERR_BAD_HANDLE;
-  c->connection.mark_finalized();
-  return CS_OK;
+  return rtotem::corosync::finalize(handles(), handle);
 }
 
 CS_EXPORT cs_error_t cmap_fd_get(cmap_handle_t handle, int* fd) {
-  auto c = handles().get(handle);
-  return c ? c->connection.fd(fd) : CS_ERR_BAD_HANDLE;
+  return rtotem::corosync::fd_get(handles(), handle, fd);
 }
 
 CS_EXPORT cs_error_t cmap_dispatch(cmap_handle_t handle, cs_dispatch_flags_t flags) {
-  auto c = handles().get(handle);
-  return c ? c->connection.dispatch(flags) : CS_ERR_BAD_HANDLE;
+  return rtotem::corosync::dispatch(handles(), handle, flags);
 }
 
 CS_EXPORT cs_error_t cmap_context_get(cmap_handle_t handle, const void** context) {
-  auto c = handles().get(handle);
-  if (!c) return CS_ERR_BAD_HANDLE;
-  if (context == nullptr) return CS_ERR_INVALID_PARAM;
-  *context = c->context;
-  return CS_OK;
+  return rtotem::corosync::context_get(handles(), handle, context);
 }
 
 CS_EXPORT cs_error_t cmap_context_set(cmap_handle_t handle, const void* context) {
-  auto c = handles().get(handle);
-  if (!c) return CS_ERR_BAD_HANDLE;
-  c->context = context;
-  return CS_OK;
+  return rtotem::corosync::context_set(handles(), handle, context);
 }
 
 CS_EXPORT cs_error_t cmap_set(cmap_handle_t handle, const char* key, const void* value, size_t value_len,

@@ -20,7 +20,7 @@
 #include "src/corosync/cpg/group_name.hpp"
 #include "src/corosync/shim/connection.hpp"
 #include "src/corosync/shim/export.hpp"
-#include "src/corosync/shim/handle_table.hpp"
+#include "src/corosync/shim/handle_calls.hpp"
 
 namespace {
 
@@ -47,7 +47,14 @@ struct Cpg {
   std::vector<std::uint32_t> ring_members;
   std::vector<cpg_address> members, left, joined;  // scratch for a confchg's lists
   std::vector<std::byte> gathered;                 // scratch for an iovec's bytes
-  std::set<void*> zcb_buffers;
+  std::set<void*> zcb_buffers;  // cpg_zcb_alloc's, freed with the handle at the latest
+
+  Cpg() = default;
+  Cpg(const Cpg&) = delete;
+  Cpg& operator=(const Cpg&) = delete;
+  ~Cpg() {
+    for (void* buffer : zcb_buffers) std::free(buffer);
+  }
 };
 
 rtotem::corosync::HandleTable<Cpg>& handles() {
@@ -169,10 +176,7 @@ CS_EXPORT cs_error_t cpg_model_initialize(cpg_handle_t* handle, cpg_model_t mode
   s->context = context;
   if (cs_error_t rc = s->connection.open(&kCallbacks, s.get()); rc != CS_OK) return rc;
   if (const int rc = rtotem_local_nodeid(s->connection.handle(), &s->local_nodeid); rc < 0) return cs_error(rc);
-  Cpg& raw = *s;
-  raw.self = handles().add(std::move(s));
-  *handle = raw.self;
-  return CS_OK;
+  return rtotem::corosync::publish(handles(), std::move(s), handle);
 }
 
 CS_EXPORT cs_error_t cpg_initialize(cpg_handle_t* handle, cpg_callbacks_t* callbacks) {
@@ -185,24 +189,14 @@ CS_EXPORT cs_error_t cpg_initialize(cpg_handle_t* handle, cpg_callbacks_t* callb
   return cpg_model_initialize(handle, CPG_MODEL_V1, reinterpret_cast<cpg_model_data_t*>(&model), nullptr);
 }
 
-CS_EXPORT cs_error_t cpg_finalize(cpg_handle_t handle) {
-  auto s = handles().remove(handle);
-  if (!s) return CS_ERR_BAD_HANDLE;
-  s->connection.mark_finalized();
-  std::lock_guard lock(s->connection.mutex());
-  for (void* buffer : s->zcb_buffers) std::free(buffer);
-  s->zcb_buffers.clear();
-  return CS_OK;
-}
+CS_EXPORT cs_error_t cpg_finalize(cpg_handle_t handle) { return rtotem::corosync::finalize(handles(), handle); }
 
 CS_EXPORT cs_error_t cpg_fd_get(cpg_handle_t handle, int* fd) {
-  auto s = handles().get(handle);
-  return s ? s->connection.fd(fd) : CS_ERR_BAD_HANDLE;
+  return rtotem::corosync::fd_get(handles(), handle, fd);
 }
 
 CS_EXPORT cs_error_t cpg_dispatch(cpg_handle_t handle, cs_dispatch_flags_t flags) {
-  auto s = handles().get(handle);
-  return s ? s->connection.dispatch(flags) : CS_ERR_BAD_HANDLE;
+  return rtotem::corosync::dispatch(handles(), handle, flags);
 }
 
 CS_EXPORT cs_error_t cpg_max_atomic_msgsize_get(cpg_handle_t handle, uint32_t* size) {
@@ -217,18 +211,11 @@ CS_EXPORT cs_error_t cpg_max_atomic_msgsize_get(cpg_handle_t handle, uint32_t* s
 }
 
 CS_EXPORT cs_error_t cpg_context_get(cpg_handle_t handle, void** context) {
-  auto s = handles().get(handle);
-  if (!s) return CS_ERR_BAD_HANDLE;
-  if (context == nullptr) return CS_ERR_INVALID_PARAM;
-  *context = s->context;
-  return CS_OK;
+  return rtotem::corosync::context_get(handles(), handle, context);
 }
 
 CS_EXPORT cs_error_t cpg_context_set(cpg_handle_t handle, void* context) {
-  auto s = handles().get(handle);
-  if (!s) return CS_ERR_BAD_HANDLE;
-  s->context = context;
-  return CS_OK;
+  return rtotem::corosync::context_set(handles(), handle, context);
 }
 
 CS_EXPORT cs_error_t cpg_join(cpg_handle_t handle, const struct cpg_name* group) {

@@ -11,7 +11,7 @@
 
 #include "src/corosync/shim/connection.hpp"
 #include "src/corosync/shim/export.hpp"
-#include "src/corosync/shim/handle_table.hpp"
+#include "src/corosync/shim/handle_calls.hpp"
 
 namespace {
 
@@ -90,10 +90,7 @@ cs_error_t open(quorum_handle_t* handle, std::shared_ptr<Quorum> s, uint32_t* qu
   if (rc < 0 && rc != -ENOTSUP) return cs_error(rc);
   s->configured = rc == 0;
   *quorum_type = s->configured ? QUORUM_SET : QUORUM_FREE;
-  Quorum& raw = *s;
-  raw.self = handles().add(std::move(s));
-  *handle = raw.self;
-  return CS_OK;
+  return rtotem::corosync::publish(handles(), std::move(s), handle);
 }
 
 }  // namespace
@@ -126,21 +123,14 @@ CS_EXPORT cs_error_t quorum_model_initialize(quorum_handle_t* handle, quorum_mod
   return open(handle, std::move(s), quorum_type);
 }
 
-CS_EXPORT cs_error_t quorum_finalize(quorum_handle_t handle) {
-  auto s = handles().remove(handle);
-  if (!s) return CS_ERR_BAD_HANDLE;
-  s->connection.mark_finalized();
-  return CS_OK;
-}
+CS_EXPORT cs_error_t quorum_finalize(quorum_handle_t handle) { return rtotem::corosync::finalize(handles(), handle); }
 
 CS_EXPORT cs_error_t quorum_fd_get(quorum_handle_t handle, int* fd) {
-  auto s = handles().get(handle);
-  return s ? s->connection.fd(fd) : CS_ERR_BAD_HANDLE;
+  return rtotem::corosync::fd_get(handles(), handle, fd);
 }
 
 CS_EXPORT cs_error_t quorum_dispatch(quorum_handle_t handle, cs_dispatch_flags_t flags) {
-  auto s = handles().get(handle);
-  return s ? s->connection.dispatch(flags) : CS_ERR_BAD_HANDLE;
+  return rtotem::corosync::dispatch(handles(), handle, flags);
 }
 
 CS_EXPORT cs_error_t quorum_getquorate(quorum_handle_t handle, int* quorate) {
@@ -190,16 +180,9 @@ CS_EXPORT cs_error_t quorum_trackstop(quorum_handle_t handle) {
 }
 
 CS_EXPORT cs_error_t quorum_context_set(quorum_handle_t handle, const void* context) {
-  auto s = handles().get(handle);
-  if (!s) return CS_ERR_BAD_HANDLE;
-  s->context = context;
-  return CS_OK;
+  return rtotem::corosync::context_set(handles(), handle, context);
 }
 
 CS_EXPORT cs_error_t quorum_context_get(quorum_handle_t handle, const void** context) {
-  auto s = handles().get(handle);
-  if (!s) return CS_ERR_BAD_HANDLE;
-  if (context == nullptr) return CS_ERR_INVALID_PARAM;
-  *context = s->context;
-  return CS_OK;
+  return rtotem::corosync::context_get(handles(), handle, context);
 }

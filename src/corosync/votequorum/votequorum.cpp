@@ -10,7 +10,7 @@
 
 #include "src/corosync/shim/connection.hpp"
 #include "src/corosync/shim/export.hpp"
-#include "src/corosync/shim/handle_table.hpp"
+#include "src/corosync/shim/handle_calls.hpp"
 
 namespace {
 
@@ -93,27 +93,19 @@ CS_EXPORT cs_error_t votequorum_initialize(votequorum_handle_t* handle, votequor
   // As Corosync without quorum.provider: there is no votequorum service to connect to.
   if (const int rc = rtotem_quorum_get(s->connection.handle(), 0, &node, &state); rc < 0)
     return rc == -ENOTSUP ? CS_ERR_NOT_EXIST : cs_error(rc);
-  Votequorum& raw = *s;
-  raw.self = handles().add(std::move(s));
-  *handle = raw.self;
-  return CS_OK;
+  return rtotem::corosync::publish(handles(), std::move(s), handle);
 }
 
 CS_EXPORT cs_error_t votequorum_finalize(votequorum_handle_t handle) {
-  auto s = handles().remove(handle);
-  if (!s) return CS_ERR_BAD_HANDLE;
-  s->connection.mark_finalized();
-  return CS_OK;
+  return rtotem::corosync::finalize(handles(), handle);
 }
 
 CS_EXPORT cs_error_t votequorum_fd_get(votequorum_handle_t handle, int* fd) {
-  auto s = handles().get(handle);
-  return s ? s->connection.fd(fd) : CS_ERR_BAD_HANDLE;
+  return rtotem::corosync::fd_get(handles(), handle, fd);
 }
 
 CS_EXPORT cs_error_t votequorum_dispatch(votequorum_handle_t handle, cs_dispatch_flags_t flags) {
-  auto s = handles().get(handle);
-  return s ? s->connection.dispatch(flags) : CS_ERR_BAD_HANDLE;
+  return rtotem::corosync::dispatch(handles(), handle, flags);
 }
 
 CS_EXPORT cs_error_t votequorum_getinfo(votequorum_handle_t handle, unsigned int nodeid, struct votequorum_info* info) {
@@ -182,18 +174,11 @@ CS_EXPORT cs_error_t votequorum_trackstop(votequorum_handle_t handle) {
 }
 
 CS_EXPORT cs_error_t votequorum_context_get(votequorum_handle_t handle, void** context) {
-  auto s = handles().get(handle);
-  if (!s) return CS_ERR_BAD_HANDLE;
-  if (context == nullptr) return CS_ERR_INVALID_PARAM;
-  *context = s->context;
-  return CS_OK;
+  return rtotem::corosync::context_get(handles(), handle, context);
 }
 
 CS_EXPORT cs_error_t votequorum_context_set(votequorum_handle_t handle, void* context) {
-  auto s = handles().get(handle);
-  if (!s) return CS_ERR_BAD_HANDLE;
-  s->context = context;
-  return CS_OK;
+  return rtotem::corosync::context_set(handles(), handle, context);
 }
 
 // No quorum device in rtotem: each qdevice call checks its handle, then refuses.
@@ -202,7 +187,9 @@ cs_error_t no_qdevice(votequorum_handle_t handle) { return handles().get(handle)
 }  // namespace
 
 CS_EXPORT cs_error_t votequorum_qdevice_register(votequorum_handle_t handle, const char*) { return no_qdevice(handle); }
-CS_EXPORT cs_error_t votequorum_qdevice_unregister(votequorum_handle_t handle, const char*) { return no_qdevice(handle); }
+CS_EXPORT cs_error_t votequorum_qdevice_unregister(votequorum_handle_t handle, const char*) {
+  return no_qdevice(handle);
+}
 CS_EXPORT cs_error_t votequorum_qdevice_update(votequorum_handle_t handle, const char*, const char*) {
   return no_qdevice(handle);
 }
