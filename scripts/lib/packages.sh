@@ -9,6 +9,7 @@ RTOTEM_PACKAGES=(
   libgtest-dev libgmock-dev
   libcpg-dev  # cpg-bench: the Corosync side of bench/compare, built by CI so it cannot rot
   corosync  # its tools, unmodified, run on the drop-in libraries (corosync-tools); its daemon never runs
+  pacemaker pacemaker-cli-utils resource-agents  # the Pacemaker test, unmodified, on the drop-ins
   clang-14 libclang-rt-14-dev  # the fuzz targets (scripts/fuzz): clang with libFuzzer
   iproute2 nftables  # nftables: the netns test's packet loss where the kernel has no netem
   groff-base  # the man pages' test (man/check_pages.py renders each one with groff)
@@ -40,7 +41,7 @@ rtotem_install_packages() {
   fi
   echo "rtotem: installing ${missing[*]}"
   "${as_root[@]}" apt-get update
-  # Packages with a daemon (corosync: only its tools are wanted) must not start it: a policy-rc.d
+  # Packages with a daemon (corosync, pacemaker: tests start them themselves) must not start it: a policy-rc.d
   # forbids starts during the install (unless the machine has its own), and the unit is disabled.
   local policy=/usr/sbin/policy-rc.d own_policy=0
   if [[ ! -e "$policy" ]]; then
@@ -51,8 +52,12 @@ rtotem_install_packages() {
   local rc=0
   "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" || rc=$?
   ((own_policy)) && "${as_root[@]}" rm -f "$policy"
-  if [[ " ${missing[*]} " == *" corosync "* && -d /run/systemd/system ]]; then
-    "${as_root[@]}" systemctl disable corosync.service >/dev/null 2>&1 || true
+  if [[ -d /run/systemd/system ]]; then
+    for pkg in corosync pacemaker; do
+      if [[ " ${missing[*]} " == *" $pkg "* ]]; then
+        "${as_root[@]}" systemctl disable "$pkg.service" >/dev/null 2>&1 || true
+      fi
+    done
   fi
   return $rc
 }
