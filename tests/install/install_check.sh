@@ -42,6 +42,9 @@ done
 for h in corotypes cpg cmap quorum votequorum cfg; do
   [[ -e "$root/include/rtotem/corosync/corosync/$h.h" ]] || fail "not installed: corosync/$h.h"
 done
+ldconf="$root/share/rtotem/ld.so.conf.d/rtotem-corosync.conf"
+[[ -f "$ldconf" ]] || fail "not installed: share/rtotem/ld.so.conf.d/rtotem-corosync.conf"
+grep -qx "$prefix/${corosync_libdir#"$root/"}" "$ldconf" || fail "rtotem-corosync.conf does not name the drop-in directory"
 echo "installed: rtotemd, rtotem-keygen, rtotemctl, librtotem (soname 0, rtotem_* only), headers, pkg-config, unit, example config, man pages, the drop-in Corosync libraries"
 
 export LD_LIBRARY_PATH="$libdir:$corosync_libdir"
@@ -83,4 +86,41 @@ RTOTEM_IPC="$ipc" "$work/cmap_client" || fail "a Corosync cmap/quorum client on 
 kill -TERM "$daemon_pid"
 wait "$daemon_pid" || fail "rtotemd did not exit cleanly on SIGTERM"
 daemon_pid=""
+# Corosync software on rtotem without LD_LIBRARY_PATH: the loader config, in this machine's
+# /etc/ld.so.conf.d beside the system's own files, makes Debian's corosync-quorumtool load the
+# drop-ins. Checked with a cache of its own, seen in a private mount namespace only.
+if [[ -x /usr/sbin/corosync-quorumtool && $EUID -eq 0 ]] && unshare -m true 2>/dev/null; then
+  mkdir "$work/ld.so.conf.d"
+  cp /etc/ld.so.conf.d/*.conf "$work/ld.so.conf.d/"
+  sed "s|^$prefix/|$root/|" "$ldconf" >"$work/ld.so.conf.d/rtotem-corosync.conf"
+  echo "include $work/ld.so.conf.d/*.conf" >"$work/ld.so.conf"
+  ldconfig -f "$work/ld.so.conf" -C "$work/ld.so.cache"
+  loaded=$(unshare -m sh -c 'mount --bind "$1" /etc/ld.so.cache && ldd /usr/sbin/corosync-quorumtool' sh "$work/ld.so.cache")
+  for lib in libcmap.so.4 libquorum.so.5 libvotequorum.so.8 libcfg.so.7 libcorosync_common.so.4; do
+    grep -q "$lib => $corosync_libdir/$lib" <<<"$loaded" || fail "with rtotem-corosync.conf, corosync-quorumtool does not load the drop-in $lib"
+  done
+  echo "loader config: Debian's corosync-quorumtool loads the drop-in libraries"
+else
+  echo "loader config: not checked (needs root, unshare -m and Debian's corosync-quorumtool)"
+fi
+
+# Enabling the unit makes corosync.service an alias of it, so Pacemaker's Requires=corosync.service
+# starts rtotemd. systemctl --root works on the scratch tree, without a running systemd.
+if command -v systemctl >/dev/null; then
+  systemctl --root="$work/root" enable rtotemd.service >/dev/null 2>&1 || fail "systemctl --root enable rtotemd.service"
+  [[ "$(readlink "$work/root/etc/systemd/system/corosync.service")" == "$prefix/lib/systemd/system/rtotemd.service" ]] ||
+    fail "enabling rtotemd.service does not make corosync.service its alias"
+  if [[ -f /lib/systemd/system/pacemaker.service ]] && command -v systemd-analyze >/dev/null; then
+    install -D -m 644 /lib/systemd/system/pacemaker.service "$work/root/usr/lib/systemd/system/pacemaker.service"
+    # At debug level verify prints the loaded unit, dependencies resolved (it also fails on what
+    # the scratch tree lacks, hence || true).
+    loaded=$(SYSTEMD_LOG_LEVEL=debug systemd-analyze --root="$work/root" verify \
+      "$work/root/usr/lib/systemd/system/pacemaker.service" 2>&1 || true)
+    grep -q 'Requires: rtotemd.service' <<<"$loaded" ||
+      fail "Debian's pacemaker.service does not require rtotemd.service through the alias"
+    echo "systemd: enabling rtotemd.service aliases corosync.service; Debian's pacemaker.service requires rtotemd.service"
+  else
+    echo "systemd: enabling rtotemd.service aliases corosync.service"
+  fi
+fi
 echo "install check: PASS"
