@@ -6,7 +6,8 @@
 #   2. a Dummy resource starts (stonith disabled);
 #   3. kill -9 the cluster daemon of the node running it: the other two see it lost, stay quorate
 #      and start the resource on one of them; the time from the kill to the resource running
-#      elsewhere is printed ("failover_ms"); the killed node is then rebooted and rejoins;
+#      elsewhere ("failover_ms") and to the controller's "node lost" ("lost_ms") are printed, from
+#      Pacemaker's own log timestamps; the killed node is then rebooted and rejoins;
 #   4. the node running the resource is cut off (its switch port down): it loses quorum and stops
 #      the resource, which the other two start;
 #   5. the cut is healed: 3 nodes online again, the resource on exactly one node.
@@ -283,6 +284,21 @@ d_not_on() {  # d_not_on N NODE: node N's CIB does not have d running on NODE
 others() { local n; for n in 1 2 3; do ((n == $1)) || echo "$n"; done; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
+# log_ms SINCE_MS REGEX NODE...: the time (ms since the epoch) of the first line matching REGEX,
+# at or after SINCE_MS, in the Pacemaker logs of NODEs (their lines start "Mon DD HH:MM:SS.mmm").
+# Pacemaker's own timestamps, so that the failover time does not depend on how often this polls.
+log_ms() {
+  local since=$1 regex=$2 n line ms first=""; shift 2
+  for n; do
+    while IFS= read -r line; do
+      ms="$(date -d "${line:0:19}" +%s%3N)" || continue
+      ((ms >= since)) || continue
+      if [[ -z "$first" ]] || ((ms < first)); then first=$ms; fi
+    done < <(grep -E "$regex" "$dir/node$n/log-pacemaker/pacemaker.log" 2>/dev/null || true)
+  done
+  echo "$first"
+}
+
 # ---------------------------------------------------------------- the scenario
 
 step "3 nodes: $stack, then Pacemaker"
@@ -317,12 +333,16 @@ t0="$(now_ms)"
 in_node "$v" sh -c 'kill -KILL "$(cat /run/clusterd.pid)"'
 wait_for 120 d_on_one_of "${rest[0]}" "node${rest[0]}" "node${rest[1]}" ||
   fail "d did not start on node${rest[0]} or node${rest[1]}"
-failover_ms=$(($(now_ms) - t0))
 for n in "${rest[@]}"; do
   wait_for 60 cluster_is "$n" "node${rest[0]} node${rest[1]}" quorate || fail "node$n: did not see node$v lost"
 done
 echo "check: node${rest[0]} and node${rest[1]} see node$v lost, stay quorate, and run d on $(where_d "${rest[0]}")"
-echo "$name: failover_ms=$failover_ms (kill -9 of the cluster daemon to d running elsewhere, token $token_ms ms)"
+lost_at="$(log_ms "$t0" "pacemaker-controld .*Node node$v state is now lost" "${rest[@]}")"
+started_at="$(log_ms "$t0" "Result of start operation for d on node[0-9]: ok" "${rest[@]}")"
+[[ -n "$lost_at" && -n "$started_at" ]] || fail "no 'state is now lost' or 'Result of start operation' line after the kill"
+lost_ms=$((lost_at - t0))
+failover_ms=$((started_at - t0))
+echo "$name: failover_ms=$failover_ms lost_ms=$lost_ms (from the kill -9 of the cluster daemon: d started elsewhere; the controller saw node$v lost; token $token_ms ms)"
 
 step "node$v reboots and rejoins"
 node_down "$v"
@@ -358,4 +378,4 @@ done
 echo "check: 3 nodes online again, d on $(where_d 1) only"
 
 echo
-echo "$name: PASS in $((SECONDS - started)) s (failover_ms=$failover_ms)"
+echo "$name: PASS in $((SECONDS - started)) s (failover_ms=$failover_ms lost_ms=$lost_ms)"
