@@ -2,7 +2,8 @@
 # rtotem against Corosync 3 on the same machine, in the same run: N "hosts" as network namespaces on
 # a bridge (lib/netns.sh), an N-node cluster of each system in turn on them (lib/systems.sh), and the
 # very same client loop against both (rtotem-bench on librtotem, cpg-bench on libcpg: bench/
-# group_bench_run.cpp). Rows:
+# group_bench_run.cpp); and rtotem once more with cpg-bench itself, the binary of Corosync's rows,
+# on the drop-in libcpg (rtotem-cpg). Rows:
 #   throughput   every node sends S-byte messages flat out for T s; msgs/s and MB/s delivered at
 #                each node; every node's order hash and count must agree (else the run FAILS)
 #   latency      node 1 sends at a low fixed rate, the others receive; send-to-self-delivery
@@ -21,7 +22,8 @@
 #          [--baseline DIR] [--no-build]
 #   --quick    N=3; sizes 64, 1 KiB, 64 KiB; 3 s runs; latency at 1 KiB; one repetition (< 10 min)
 #   default    N=3 and 5; sizes 64 B .. 1 MiB; 5 s runs; two repetitions
-#   configs    rtotem:udpu|udp:off|on:other[:NETMTU], corosync:knet|udpu:off|on:rr|other (rr =
+#   configs    rtotem:udpu|udp:off|on:other[:NETMTU], rtotem-cpg:... (as rtotem:..., the client
+#              cpg-bench on the drop-in libcpg), corosync:knet|udpu:off|on:rr|other (rr =
 #              corosync's default real-time scheduling, other = sched_rr: no; rtotemd always runs
 #              SCHED_OTHER; NETMTU: rtotem's totem.netmtu, default 1400; crypto on: totem.crypto
 #              with a key from rtotem-keygen, corosync's aes256/sha256), raw:udp:off:other (the
@@ -57,7 +59,7 @@ reps=2
 secs=5
 sizes="64 1024 16384 65536 1047552"  # 1047552: libcpg's largest atomic message (1 MiB - 1 KiB)
 lat_sizes="64 1024 16384 65536 1047552"
-configs="rtotem:udpu:off:other rtotem:udp:off:other corosync:knet:off:rr corosync:knet:off:other corosync:udpu:off:rr corosync:udpu:off:other corosync:knet:on:rr"
+configs="rtotem:udpu:off:other rtotem:udp:off:other rtotem-cpg:udpu:off:other corosync:knet:off:rr corosync:knet:off:other corosync:udpu:off:rr corosync:udpu:off:other corosync:knet:on:rr"
 lat_seconds=10
 mode=full
 baseline=""
@@ -67,7 +69,7 @@ while (($#)); do
   case "$1" in
     --quick)
       mode=quick nodes=3 reps=1 secs=3 sizes="64 1024 65536" lat_sizes=1024 lat_seconds=5
-      configs="rtotem:udpu:off:other rtotem:udp:off:other corosync:knet:off:rr corosync:knet:off:other corosync:udpu:off:other"
+      configs="rtotem:udpu:off:other rtotem:udp:off:other rtotem-cpg:udpu:off:other corosync:knet:off:rr corosync:knet:off:other corosync:udpu:off:other"
       shift ;;
     --out) out=$2; shift 2 ;;
     --nodes) nodes=$2; shift 2 ;;
@@ -102,7 +104,7 @@ log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 # those of the rtotem under test fail the run ("system": "rtotem-base" does not match).
 fail() {
   log "FAIL: $*"
-  if [[ $* == *'"system": "rtotem"'* ]]; then failures=$((failures + 1)); fi
+  if [[ $* == *'"system": "rtotem"'* || $* == *'"system": "rtotem-cpg"'* ]]; then failures=$((failures + 1)); fi
 }
 failures=0
 
@@ -116,7 +118,10 @@ if [[ -n $build ]]; then
   fi
   meson compile -C "$CMP_BUILD" >/dev/null
 fi
-[[ " $configs" != *" corosync:"* || -x $CMP_BUILD/bench/cpg-bench ]] || { echo "compare: $CMP_BUILD has no cpg-bench (libcpg-dev missing at setup?)" >&2; exit 1; }
+if [[ " $configs" == *" corosync:"* || " $configs" == *" rtotem-cpg:"* ]]; then
+  [[ -x $CMP_BUILD/bench/cpg-bench ]] || { echo "compare: $CMP_BUILD has no cpg-bench (libcpg-dev missing at setup?)" >&2; exit 1; }
+fi
+[[ " $configs" != *" rtotem-cpg:"* || -e $CMP_BUILD/src/corosync/libcpg.so.4 ]] || { echo "compare: $CMP_BUILD has no drop-in libcpg.so.4" >&2; exit 1; }
 
 work="$(mktemp -d /tmp/rtotem-compare.XXXXXX)"
 declare -A daemon_pid=()  # node -> pid of its running daemon
@@ -296,7 +301,7 @@ node1_count() {
   local system=$1 pid=$2 file=$3 ns
   ns=$(netns_node 1)
   case "$system" in
-    rtotem | rtotem-base)
+    rtotem | rtotem-cpg | rtotem-base)
       ip netns exec "$ns" "$(rtotem_build "$system")/src/client/rtotemctl" \
         --ipc-name "$(rtotem_ipc_name "$system" 1)" --json stats >"$file" 2>/dev/null || true
       ;;

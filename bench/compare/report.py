@@ -128,11 +128,12 @@ def config_name(r):
         return "raw UDP, sendmmsg/recvmmsg (physical limit)"
     crypto = ", crypto" if r["crypto"] == "on" else ""
     mtu = f', netmtu {r["netmtu"]}' if r.get("netmtu") else ""
-    system = f'rtotem baseline {r.get("build") or "?"}' if r["system"] == "rtotem-base" else r["system"]
+    system = {"rtotem-base": f'rtotem baseline {r.get("build") or "?"}',
+              "rtotem-cpg": "rtotem, cpg-bench on drop-in libcpg,"}.get(r["system"], r["system"])
     return f'{system} {r["transport"]}{crypto}{mtu} ({r["sched_seen"] or r["sched"]})'
 
 
-SYSTEM_ORDER = {"rtotem": 0, "rtotem-base": 1, "corosync": 2}
+SYSTEM_ORDER = {"rtotem": 0, "rtotem-cpg": 1, "rtotem-base": 2, "corosync": 3}
 
 
 def size_name(b):
@@ -190,8 +191,8 @@ def best(table_row, systems, system, higher_is_better):
     return max(medians) if higher_is_better else min(medians)
 
 
-def ratio_text(table_row, systems, higher_is_better, other="corosync"):
-    ours, theirs = (best(table_row, systems, s, higher_is_better) for s in ("rtotem", other))
+def ratio_text(table_row, systems, higher_is_better, other="corosync", ours="rtotem"):
+    ours, theirs = (best(table_row, systems, s, higher_is_better) for s in (ours, other))
     if ours is None or theirs is None or theirs == 0:
         return "–"
     return f"**{ours / theirs:.2f}**"
@@ -202,15 +203,19 @@ def table(title, table_, systems, fmt, higher_is_better, note):
     # Ratio columns beyond rtotem / corosync, each only when its rows ran.
     others = [(s, name) for s, name in (("rtotem-base", "baseline best"), ("raw", "raw UDP"))
               if s in systems.values()]
+    # The same client binary (cpg-bench) on both: rtotem through the drop-in libcpg against Corosync.
+    cpg = "rtotem-cpg" in systems.values()
     lines = [f"### {title}", "", note, "",
              "| N | size | " + " | ".join(configs) + " | rtotem best / corosync best |" +
+             ("" if not cpg else " rtotem via libcpg / corosync best |") +
              "".join(f" rtotem best / {name} |" for _, name in others),
-             "|---|---:|" + "---:|" * (len(configs) + 1 + len(others))]
+             "|---|---:|" + "---:|" * (len(configs) + 1 + cpg + len(others))]
     for (nodes, size) in sorted(table_):
         row = table_[(nodes, size)]
         cells = [cell(row[c], fmt) if row.get(c) else "–" for c in configs]
         lines.append(f"| {nodes} | {size_name(size)} | " + " | ".join(cells) +
                      f" | {ratio_text(row, systems, higher_is_better)} |" +
+                     ("" if not cpg else f" {ratio_text(row, systems, higher_is_better, ours='rtotem-cpg')} |") +
                      "".join(f" {ratio_text(row, systems, higher_is_better, s)} |" for s, _ in others))
     return lines + [""]
 

@@ -1,7 +1,9 @@
 # shellcheck shell=bash
 # The systems under test, behind the same few functions, so that compare.sh treats them alike:
-# rtotem (the build in CMP_BUILD), rtotem-base (another rtotem build, CMP_BASELINE: a same-run A/B
-# against an older commit) and corosync.
+# rtotem (the build in CMP_BUILD), rtotem-cpg (the same daemon, measured with Corosync's row's own
+# client binary, cpg-bench, on the drop-in libcpg: the whole client path a Corosync application
+# gets), rtotem-base (another rtotem build, CMP_BASELINE: a same-run A/B against an older commit)
+# and corosync.
 #   sys_prepare SYSTEM TRANSPORT CRYPTO SCHED N DIR   write node i's config to DIR/n<i>/
 #   sys_start SYSTEM I DIR                            start node I in its namespace; sets SYS_PID
 #   sys_after_kill SYSTEM PID                         remove what a killed daemon leaves in /dev/shm
@@ -54,7 +56,7 @@ sys_prepare() {
     nd="$dir/n$i"
     mkdir -p "$nd/run" "$nd/state"
     case "$system" in
-      rtotem | rtotem-base) rtotem_config "$system" "$transport" "$crypto" "$n" "$dir" >"$nd/rtotem.conf" ;;
+      rtotem | rtotem-cpg | rtotem-base) rtotem_config "$system" "$transport" "$crypto" "$n" "$dir" >"$nd/rtotem.conf" ;;
       corosync) corosync_config "$transport" "$crypto" "$sched" "$n" "$nd" "$dir" >"$nd/corosync.conf" ;;
     esac
   done
@@ -131,7 +133,7 @@ sys_start() {
   local system=$1 i=$2 dir=$3 nd="$3/n$2" ns
   ns=$(netns_node "$i")
   case "$system" in
-    rtotem | rtotem-base)
+    rtotem | rtotem-cpg | rtotem-base)
       ip netns exec "$ns" "$(rtotem_build "$system")/src/daemon/rtotemd" -f -c "$nd/rtotem.conf" \
         --ipc-name "$(rtotem_ipc_name "$system" "$i")" \
         --state-dir "$nd/state" >>"$nd/daemon.log" 2>&1 &
@@ -155,6 +157,8 @@ sys_after_kill() {
 sys_client() {
   case "$1" in
     rtotem | rtotem-base) echo "$(rtotem_build "$1")/bench/rtotem-bench --ipc-name $(rtotem_ipc_name "$1" "$2")" ;;
+    # The drop-ins find the daemon by $RTOTEM_IPC, and librtotem by their rpath.
+    rtotem-cpg) echo "env LD_LIBRARY_PATH=$CMP_BUILD/src/corosync RTOTEM_IPC=$(rtotem_ipc_name "$1" "$2") $CMP_BUILD/bench/cpg-bench" ;;
     corosync) echo "$CMP_BUILD/bench/cpg-bench" ;;
     raw) echo "$CMP_BUILD/bench/rtotem-udp-wire --bind $(netns_addr "$2") --peers $(wire_peers "$2")" ;;
   esac
@@ -168,7 +172,7 @@ wire_peers() {  # wire_peers I: every node's address but node I's, comma-separat
 
 sys_version() {
   case "$1" in
-    rtotem | rtotem-base)
+    rtotem | rtotem-cpg | rtotem-base)
       local dir
       dir=$(rtotem_build "$1")
       echo "rtotem $(rtotem_describe "$dir") ($("$dir/src/daemon/rtotemd" -v 2>&1 | head -1))"
