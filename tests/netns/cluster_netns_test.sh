@@ -111,25 +111,12 @@ check() { echo "check: $*"; }
 
 # ---------------------------------------------------------------- network
 
+# shellcheck source=tests/lib/netns_switch.sh
+source "$repo/tests/lib/netns_switch.sh"
 net_up() {
   local node
-  ip netns add "$(ns sw)" 2>/dev/null || skip "ip netns add failed (no network namespaces here?)"
-  namespaces+=("$(ns sw)")
-  ip -n "$(ns sw)" link set lo up
-  ip -n "$(ns sw)" link add br0 type bridge 2>/dev/null || skip "no bridge support (ip link add type bridge)"
-  ip -n "$(ns sw)" link set br0 up
-  for node in 1 2 3; do
-    ip netns add "$(ns "$node")" || fail "ip netns add $(ns "$node")"
-    namespaces+=("$(ns "$node")")
-    ip -n "$(ns "$node")" link set lo up
-    ip -n "$(ns "$node")" link add rt0 type veth peer name "p$node" netns "$(ns sw)"
-    ip -n "$(ns "$node")" addr add "$subnet.$node/24" dev rt0
-    ip -n "$(ns "$node")" link set rt0 up
-    ip -n "$(ns sw)" link set "p$node" master br0
-    ip -n "$(ns sw)" link set "p$node" up
-    impair "$node"
-  done
-  # IPv4 has no DAD and the bridge runs no STP: ports forward at once.
+  switch_up 1 2 3
+  for node in 1 2 3; do impair "$node"; done
 }
 
 impairment=""  # netem | nft: chosen on node 1, the same on all

@@ -127,23 +127,8 @@ wait_for() {  # wait_for SECONDS CMD...: until CMD succeeds, polling every 0.5 s
 
 # ---------------------------------------------------------------- network and nodes
 
-net_up() {
-  local n
-  ip netns add "$(ns sw)" 2>/dev/null || skip "ip netns add failed (no network namespaces here?)"
-  namespaces+=("$(ns sw)")
-  ip -n "$(ns sw)" link add br0 type bridge 2>/dev/null || skip "no bridge support"
-  ip -n "$(ns sw)" link set br0 up
-  for n in 1 2 3; do
-    ip netns add "$(ns "$n")"
-    namespaces+=("$(ns "$n")")
-    ip -n "$(ns "$n")" link set lo up
-    ip -n "$(ns "$n")" link add rt0 type veth peer name "p$n" netns "$(ns sw)"
-    ip -n "$(ns "$n")" addr add "$subnet.$n/24" dev rt0
-    ip -n "$(ns "$n")" link set rt0 up
-    ip -n "$(ns sw)" link set "p$n" master br0
-    ip -n "$(ns sw)" link set "p$n" up
-  done
-}
+# shellcheck source=tests/lib/netns_switch.sh
+source "$repo/tests/lib/netns_switch.sh"
 
 node_up() {  # node_up N: the node's PID 1 and its mounts; a node that was down boots afresh
   local n=$1 init="" _
@@ -311,7 +296,7 @@ if [[ "$stack" == rtotem ]]; then
     grep -q "$dropin/libcpg.so.4" ||
     fail "user hacluster does not load the drop-in libraries from $dropin (a directory it cannot read?)"
 fi
-net_up
+switch_up 1 2 3
 write_config
 for n in 1 2 3; do node_up "$n"; start_clusterd "$n"; done
 for n in 1 2 3; do wait_for 60 quorate "$n" || fail "node$n: the cluster layer is not quorate"; done
