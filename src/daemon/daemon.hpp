@@ -73,7 +73,7 @@ class Daemon final : private RingListener,
   // clients stay connected and see it as any membership change.
   Result<void> switch_transport(std::unique_ptr<transport::Backend> backend, config::TransportKind kind) {
     if (auto switched = ring_->switch_backend(std::move(backend)); !switched) return switched;
-    setup_.config.transport = kind;  // what status reports
+    setup_.config.link0().transport = kind;  // what status reports
     return {};
   }
 

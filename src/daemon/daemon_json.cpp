@@ -43,7 +43,7 @@ std::string Daemon::status_json() const {
       "\"state\": {}, "
       "\"ring\": {{\"rep\": {}, \"seq\": {}}}, \"members\": [{}], \"clients\": {}, \"groups\": {}, "
       "\"configurations\": {}, \"link\": {}}}",
-      setup_.self.nodeid, json_quoted(setup_.config.cluster_name), json_quoted(config::describe(setup_.config.transport)),
+      setup_.self.nodeid, json_quoted(setup_.config.cluster_name), json_quoted(config::describe(setup_.config.link0().transport)),
       json_quoted(ring_->backend().sealed() ? "on" : "off"), json_quoted(ring_->backend().local_address()), json_quoted(membership::describe(node.state())), node.ring_id().rep,
       node.ring_id().seq, members, ipc_->client_count(), groups_->group_names().size(), configurations_,
       counters_object(ring_->backend().counters()));

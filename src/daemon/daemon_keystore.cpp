@@ -19,8 +19,8 @@ using membership::NodeId;
 
 void Daemon::start_keystore() {
   for (const config::NodeEntry& entry : setup_.config.nodes) {
-    auto address = config::resolve_ring0(setup_.config.path, entry, 0);  // it resolved when the file was read
-    addresses_[entry.nodeid] = address ? address->host_string() : entry.ring0_addr;
+    auto address = config::resolve_ring_addr(setup_.config.path, entry, 0, 0);  // it resolved when the file was read
+    addresses_[entry.nodeid] = address ? address->host_string() : entry.ring0_addr();
   }
   keys_ = std::make_unique<KeyStore>([this](const keystore::KeyChange& change) { key_changed(change); });
   keys_->assign(keystore::kConfigPrefixes, keystore::config_keys(setup_.config, setup_.totem));

@@ -80,7 +80,7 @@ Result<void> plan_rdma(config::DaemonConfig& loaded, const config::NodeEntry& se
   if (!choice) return choice.error();
   if (choice->kind != config::TransportKind::kRdma) {
     qb_log(LOG_WARNING, "%s", choice->warning.c_str());
-    loaded.transport = choice->kind;
+    loaded.link0().transport = choice->kind;
     return {};
   }
   auto rdma = config::rdma_config_for(loaded, self);
@@ -89,7 +89,7 @@ Result<void> plan_rdma(config::DaemonConfig& loaded, const config::NodeEntry& se
   plan.rdma->log = log_rdma_event;
   plan.rdma_device = *device;
   config::DaemonConfig fallback = loaded;
-  fallback.transport = config::TransportKind::kUdp;
+  fallback.link0().transport = config::TransportKind::kUdp;
   auto udp = config::udp_config_for(fallback, self);
   if (!udp) return udp.error();
   plan.udp = std::move(*udp);
@@ -105,7 +105,7 @@ Result<DaemonSetup> prepare(const DaemonOptions& options, TransportPlan& plan) {
   if (!addresses) return addresses.error();
   auto self = config::local_node(*loaded, options.nodeid, *addresses);
   if (!self) return self.error();
-  if (loaded->transport == config::TransportKind::kRdma) {
+  if (loaded->link0().transport == config::TransportKind::kRdma) {
     if (auto planned = plan_rdma(*loaded, *self, plan); !planned) return planned.error();
   }
   if (!plan.rdma) {
@@ -120,6 +120,9 @@ Result<DaemonSetup> prepare(const DaemonOptions& options, TransportPlan& plan) {
   plan.seal_with(*key, 0);
   auto totem = loaded->totem.resolved();
   if (!totem) return Error::make("{}: totem: {}", options.config_path, totem.error().message());
+  auto links = config::check_links(*loaded, totem->token_timeout_ms);
+  if (!links) return links.error();
+  if (!links->empty()) qb_log(LOG_WARNING, "%s", links->c_str());
   plan.size_pools(*totem);
   if (auto fits = check_totem(options, *loaded, *totem, plan.rdma ? plan.rdma->params : plan.udp.params); !fits)
     return fits.error();
@@ -148,7 +151,7 @@ Result<std::unique_ptr<transport::Backend>> open_backend(const DaemonOptions& op
       auto choice = config::choose_transport(setup.config, rdma.error().message());
       if (!choice) return choice.error();
       qb_log(LOG_WARNING, "%s", choice->warning.c_str());
-      setup.config.transport = choice->kind;
+      setup.config.link0().transport = choice->kind;
     }
   }
   if (!backend) {
@@ -219,7 +222,7 @@ int run(const DaemonOptions& options) {
                                         : plan.udp.bind.to_string();
     fmt::print("{}: ok: cluster {}, {} nodes, transport {}, this node {} ({}), ipc name {}, crypto {}\n",
                options.config_path, setup->config.cluster_name, setup->config.nodes.size(),
-               config::describe(setup->config.transport), setup->self.nodeid, where, setup->ipc_name,
+               config::describe(setup->config.link0().transport), setup->self.nodeid, where, setup->ipc_name,
                setup->config.crypto ? fmt::format("on (key {})", setup->config.keyfile) : std::string("off"));
     return kExitOk;
   }

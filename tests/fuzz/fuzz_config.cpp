@@ -47,8 +47,15 @@ void check_accepted(const DaemonConfig& config) {
   membership::NodeId previous = membership::kNoNode;
   for (const NodeEntry& node : config.nodes) {
     RTOTEM_ASSERT(node.nodeid > previous);
-    RTOTEM_ASSERT(!node.ring0_addr.empty());
+    RTOTEM_ASSERT(!node.ring0_addr().empty());
     previous = node.nodeid;
+  }
+  // Link 0 first, each link once, in order, and an address on it for every node.
+  RTOTEM_ASSERT(!config.links.empty() && config.links.size() <= transport::kLinksMax);
+  RTOTEM_ASSERT(config.links.front().number == 0);
+  for (std::size_t i = 0; i < config.links.size(); ++i) {
+    RTOTEM_ASSERT(i == 0 || config.links[i - 1].number < config.links[i].number);
+    for (const NodeEntry& node : config.nodes) RTOTEM_ASSERT(!node.ring_addrs[config.links[i].number].empty());
   }
   for (const std::string& warning : config.warnings) RTOTEM_ASSERT(names_file(warning));
   RTOTEM_ASSERT(sorted_unique(config.ipc.allow.uids));

@@ -1,5 +1,5 @@
 // The section readers parse_config is made of, the totem keys' table, and the one way a node's
-// ring0_addr becomes an address. Internal to rtotemd: the key store lists the totem keys from the
+// ringN_addr becomes an address. Internal to rtotemd: the key store lists the totem keys from the
 // same table, the daemon resolves addresses the same way.
 #pragma once
 
@@ -41,8 +41,9 @@ struct QuorumSection {
 Result<void> read_id_list(const Value& value, IpcAccess& access, bool groups);
 Result<void> read_uidgid(ParseContext& context, const ConfigSection& section, IpcAccess& access);
 
-// getaddrinfo on the node's ring0_addr, the first answer, with `port`; a failure names the file
-// (`origin`), the node and its line.
-Result<transport::InetAddress> resolve_ring0(std::string_view origin, const NodeEntry& node, std::uint16_t port);
+// getaddrinfo on the node's address on `link` (ringN_addr), the first answer, with `port`; a failure
+// names the file (`origin`), the node, its line and the key.
+Result<transport::InetAddress> resolve_ring_addr(std::string_view origin, const NodeEntry& node, transport::LinkId link,
+                                                 std::uint16_t port);
 
 }  // namespace rtotem::config

@@ -21,7 +21,7 @@ std::string crypto_off_warning(const DaemonConfig& config) {
   if (config.crypto) return {};
   return fmt::format("{}: totem.crypto is off: packets travel in the clear and unauthenticated, so any host that "
                      "reaches port {} can read them and inject its own (rtotem-keygen, then crypto: on)",
-                     config.path, config.mcastport);
+                     config.path, config.link0().mcastport);
 }
 
 }  // namespace rtotem::config

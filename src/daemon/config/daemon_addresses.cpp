@@ -20,7 +20,7 @@ constexpr std::string_view kChooseHint = "pass --nodeid to choose one";
 std::string list_nodes(std::span<const NodeEntry* const> nodes) {
   std::string out;
   for (const NodeEntry* node : nodes)
-    out += fmt::format("{}{} ({}, line {})", out.empty() ? "" : ", ", node->nodeid, node->ring0_addr, node->line);
+    out += fmt::format("{}{} ({}, line {})", out.empty() ? "" : ", ", node->nodeid, node->ring0_addr(), node->line);
   return out;
 }
 
@@ -45,9 +45,10 @@ Result<transport::BackendParams> node_params(const DaemonConfig& config, const N
 
 }  // namespace
 
-Result<InetAddress> resolve_ring0(std::string_view origin, const NodeEntry& node, std::uint16_t port) {
-  auto address = InetAddress::parse(node.ring0_addr, port);
-  if (!address) return Error::make("{}:{}: node {}: ring0_addr: {}", origin, node.line, node.nodeid,
+Result<InetAddress> resolve_ring_addr(std::string_view origin, const NodeEntry& node, transport::LinkId link,
+                                      std::uint16_t port) {
+  auto address = InetAddress::parse(node.ring_addrs[link], port);
+  if (!address) return Error::make("{}:{}: node {}: ring{}_addr: {}", origin, node.line, node.nodeid, link,
                                    address.error().message());
   return address;
 }
@@ -58,7 +59,7 @@ Result<NodeEntry> local_node(const DaemonConfig& config, std::optional<membershi
   std::vector<const NodeEntry*> all;
   std::vector<const NodeEntry*> mine;
   for (const NodeEntry& node : config.nodes) {
-    auto address = resolve_ring0(config.path, node, 0);
+    auto address = resolve_ring_addr(config.path, node, 0, 0);
     if (!address) return address.error();
     all.push_back(&node);
     if (std::any_of(local_addresses.begin(), local_addresses.end(),
@@ -90,48 +91,50 @@ Result<std::vector<InetAddress>> host_addresses() {
 }
 
 Result<transport::UdpConfig> udp_config_for(const DaemonConfig& config, const NodeEntry& self) {
-  if (config.transport == TransportKind::kRdma)
-    return Error::make("{}: transport is {}, not udp or udpu", config.path, describe(config.transport));
+  const LinkConfig& link = config.link0();
+  if (link.transport == TransportKind::kRdma)
+    return Error::make("{}: transport is {}, not udp or udpu", config.path, describe(link.transport));
   auto params = node_params(config, self);
   if (!params) return params.error();
   transport::UdpConfig udp;
   udp.params = *params;
-  auto bind = resolve_ring0(config.path, self, config.mcastport);
+  auto bind = resolve_ring_addr(config.path, self, link.number, link.mcastport);
   if (!bind) return bind.error();
   udp.bind = *bind;
   for (const NodeEntry& node : config.nodes) {
-    auto address = resolve_ring0(config.path, node, config.mcastport);
+    auto address = resolve_ring_addr(config.path, node, link.number, link.mcastport);
     if (!address) return address.error();
     udp.peers.push_back(transport::UdpPeer{node.nodeid, *address});
   }
   udp.mode = transport::UdpMode::kUnicast;
-  if (config.transport == TransportKind::kUdp) {
-    auto group = InetAddress::parse(config.mcastaddr, config.mcastport);
+  if (link.transport == TransportKind::kUdp) {
+    auto group = InetAddress::parse(link.mcastaddr, link.mcastport);
     if (!group) return Error::make("{}: totem.interface.mcastaddr: {}", config.path, group.error().message());
     udp.mode = transport::UdpMode::kMulticast;
     udp.group = *group;
-    udp.ttl = config.ttl;
+    udp.ttl = link.ttl;
   }
   if (auto ok = udp.validate(); !ok) return Error::make("{}: {}", config.path, ok.error().message());
   return udp;
 }
 
 Result<transport::RdmaConfig> rdma_config_for(const DaemonConfig& config, const NodeEntry& self) {
-  if (config.transport != TransportKind::kRdma)
-    return Error::make("{}: transport is {}, not rdma", config.path, describe(config.transport));
+  const LinkConfig& link = config.link0();
+  if (link.transport != TransportKind::kRdma)
+    return Error::make("{}: transport is {}, not rdma", config.path, describe(link.transport));
   auto params = node_params(config, self);
   if (!params) return params.error();
   transport::RdmaConfig rdma;
   rdma.params = *params;
-  auto bind = resolve_ring0(config.path, self, 0);
+  auto bind = resolve_ring_addr(config.path, self, link.number, 0);
   if (!bind) return bind.error();
   rdma.bind = *bind;
   for (const NodeEntry& node : config.nodes) {
-    auto address = resolve_ring0(config.path, node, 0);
+    auto address = resolve_ring_addr(config.path, node, 0, 0);
     if (!address) return address.error();
     rdma.peers.push_back(transport::RdmaPeer{node.nodeid, *address});
   }
-  auto group = InetAddress::parse(config.mcastaddr, 0);
+  auto group = InetAddress::parse(link.mcastaddr, 0);
   if (!group) return Error::make("{}: totem.interface.mcastaddr: {}", config.path, group.error().message());
   rdma.group = *group;
   if (auto ok = rdma.validate(); !ok) return Error::make("{}: {}", config.path, ok.error().message());
@@ -139,7 +142,8 @@ Result<transport::RdmaConfig> rdma_config_for(const DaemonConfig& config, const 
 }
 
 Result<TransportChoice> choose_transport(const DaemonConfig& config, std::string_view rdma_unusable) {
-  if (config.transport != TransportKind::kRdma || rdma_unusable.empty()) return TransportChoice{config.transport, {}};
+  const LinkConfig& link = config.link0();
+  if (link.transport != TransportKind::kRdma || rdma_unusable.empty()) return TransportChoice{link.transport, {}};
   if (!config.rdma_fallback)
     return Error::make("{}: transport rdma: {}; not starting (totem.fallback is no)", config.path, rdma_unusable);
   // Multicast, as RDMA would have been: the same group and port, so the fallen-back nodes of a
@@ -148,7 +152,7 @@ Result<TransportChoice> choose_transport(const DaemonConfig& config, std::string
                          fmt::format("{}: transport rdma: {}; running on udp multicast {}:{} instead, in a ring "
                                      "only with nodes on udp: nodes on rdma do not hear this one "
                                      "(with totem.fallback: no it stops instead)",
-                                     config.path, rdma_unusable, config.mcastaddr, config.mcastport)};
+                                     config.path, rdma_unusable, link.mcastaddr, link.mcastport)};
 }
 
 }  // namespace rtotem::config

@@ -164,6 +164,33 @@ Result<DaemonConfig> load_config(const std::string& path) {
   return config;
 }
 
+transport::LinkTiming LinkConfig::timing(std::uint32_t token_ms) const noexcept {
+  transport::LinkTiming timing;
+  timing.pong_count = pong_count;
+  timing.precision = ping_precision;
+  const std::uint32_t timeout_ms = ping_timeout_ms != 0 ? ping_timeout_ms : token_ms / pong_count;
+  const std::uint32_t interval_ms = ping_interval_ms != 0 ? ping_interval_ms : token_ms / (2 * pong_count);
+  timing.ping_timeout = transport::Micros{timeout_ms} * 1000;
+  timing.ping_interval = transport::Micros{interval_ms} * 1000;
+  return timing;
+}
+
+Result<std::string> check_links(const DaemonConfig& config, std::uint32_t token_ms) {
+  for (const LinkConfig& link : config.links) {
+    if (auto valid = link.timing(token_ms).validate(); !valid) {
+      if (link.line == 0) return Error::make("{}: link {}: {}", config.path, link.number, valid.error().message());
+      return Error::make("{}:{}: totem.interface (link {}): {}", config.path, link.line, link.number,
+                         valid.error().message());
+    }
+  }
+  if (config.links.size() == 1) return std::string();
+  std::string others;
+  for (const LinkConfig& link : std::span(config.links).subspan(1))
+    others += fmt::format("{}{}", others.empty() ? "" : ", ", link.number);
+  return fmt::format("{}: links {} configured: rtotemd does not run redundant links yet, so this node runs link 0 "
+                     "alone and a failure of link 0 re-forms the ring", config.path, others);
+}
+
 std::string_view describe(TransportKind kind) noexcept {
   switch (kind) {
     case TransportKind::kUdp: return "udp";

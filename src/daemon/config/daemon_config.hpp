@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -20,6 +21,7 @@
 #include "src/common/key_file.hpp"
 #include "src/daemon/quorum/quorum_config.hpp"
 #include "src/ipc/ipc_protocol.hpp"
+#include "transport/links/link_monitor.hpp"
 #include "transport/result.hpp"
 #include "transport/rdma/rdma_config.hpp"
 #include "transport/udp/inet_address.hpp"
@@ -35,10 +37,47 @@ enum class TransportKind : std::uint8_t {
 
 struct NodeEntry {
   membership::NodeId nodeid = membership::kNoNode;
-  std::string name;        // empty if the file gives none
-  std::string ring0_addr;  // as written: an IPv4/IPv6 literal or a host name
+  std::string name;  // empty if the file gives none
+  // ring0_addr .. ring7_addr as written, an IPv4/IPv6 literal or a host name; empty: no such link.
+  std::array<std::string, transport::kLinksMax> ring_addrs;
   std::uint32_t quorum_votes = 1;
-  int line = 0;            // of the node's "node {"
+  int line = 0;  // of the node's "node {"
+
+  const std::string& ring0_addr() const noexcept { return ring_addrs[0]; }
+};
+
+// How packets use the links that are up (corosync.conf's totem.link_mode).
+enum class LinkMode : std::uint8_t {
+  kPassive,  // each packet on one link: to each node the up link of highest priority
+  kActive,   // each packet on every up link; receivers drop the copies
+};
+
+// A link's UDP port unless its interface gives one: apart from the other links', as corosync's.
+constexpr std::uint16_t default_link_port(transport::LinkId number) noexcept {
+  return static_cast<std::uint16_t>(5405 + number);
+}
+
+// One link: a totem.interface section (or none: every value its default) and every node's
+// ringN_addr for it. Every node has an address on every link.
+struct LinkConfig {
+  transport::LinkId number = 0;
+  // Link 0: totem.transport. Another: the interface's own `transport`, else totem.transport.
+  TransportKind transport = TransportKind::kUdpu;
+  std::string bindnetaddr;  // optional
+  std::string mcastaddr = "239.192.0.1";
+  std::uint16_t mcastport = default_link_port(0);
+  int ttl = 1;
+  std::uint8_t priority = 1;  // passive mode: the up link of highest priority; ties: the lowest number
+  // knet_ping_interval / knet_ping_timeout in ms; 0: derived from the token, as corosync does.
+  std::uint32_t ping_interval_ms = 0;
+  std::uint32_t ping_timeout_ms = 0;
+  std::uint32_t pong_count = 2;
+  std::uint32_t ping_precision = 2048;
+  int line = 0;  // of its totem.interface; 0: it has none
+
+  // The ping timing in force with a token of `token_ms` (the resolved one): corosync's, timeout
+  // token / pong_count and interval half that, where the file gives none.
+  transport::LinkTiming timing(std::uint32_t token_ms) const noexcept;
 };
 
 struct LoggingConfig {
@@ -81,16 +120,17 @@ struct IpcConfig {
 struct DaemonConfig {
   std::string path;          // the file it came from
   std::string cluster_name;  // required
-  TransportKind transport = TransportKind::kUdpu;
+  // totem.transport: every link's, but where its interface names its own.
+  TransportKind totem_transport = TransportKind::kUdpu;
   // totem.fallback: with transport rdma and no usable RDMA device, run on UDP multicast (true) or
   // refuse to start (false).
   bool rdma_fallback = true;
   membership::TotemConfig totem;  // NOT resolved(): the daemon resolves and checks it
   std::uint32_t netmtu = 1400;    // bytes of payload per packet (BackendParams::mtu)
-  std::string bindnetaddr;        // optional, from totem.interface
-  std::string mcastaddr = "239.192.0.1";
-  std::uint16_t mcastport = 5405;
-  int ttl = 1;
+  // Link 0 always; sorted by number, at most kLinksMax. Link 0's transport is totem.transport
+  // (rtotemd sets it to the one it runs when RDMA falls back).
+  std::vector<LinkConfig> links = {LinkConfig{}};
+  LinkMode link_mode = LinkMode::kPassive;
   // totem.crypto: seal every packet with the cluster key in `keyfile` (off: packets travel in
   // the clear, unauthenticated). Corosync's crypto_cipher/crypto_hash set it too.
   bool crypto = false;
@@ -105,6 +145,9 @@ struct DaemonConfig {
   LoggingConfig logging;
   IpcConfig ipc;
   std::vector<std::string> warnings;  // "file:line: key ...: ignored (corosync key rtotem does not support)"
+
+  const LinkConfig& link0() const noexcept { return links.front(); }
+  LinkConfig& link0() noexcept { return links.front(); }
 };
 
 // Parses and checks `text`; `origin` (a file name) opens every message. Resolves each ring0_addr.
@@ -131,6 +174,13 @@ Result<transport::UdpConfig> udp_config_for(const DaemonConfig& config, const No
 Result<transport::RdmaConfig> rdma_config_for(const DaemonConfig& config, const NodeEntry& self);
 
 std::string_view describe(TransportKind kind) noexcept;
+
+// The links as rtotemd runs them with the token `token_ms` (the resolved one): an error if a
+// link's ping timing cannot work. Redundant links are read and checked but not run yet: with more
+// than link 0 the answer is the warning line that says this node runs link 0 alone (an existing
+// corosync.conf still runs, as with the other corosync keys rtotem does not implement); empty
+// otherwise.
+Result<std::string> check_links(const DaemonConfig& config, std::uint32_t token_ms);
 
 // The cluster key when totem.crypto is on (read_key_file's checks: the file exists, is exactly
 // the key size, and group and others cannot access it); null when it is off. An error names the

@@ -41,21 +41,32 @@ constexpr TotemNumber kTotemNumbers[] = {
 };
 
 constexpr std::string_view kTotemCorosyncKeys[] = {
-    "crypto_model", "secauth", "key", "ip_version", "link_mode",
+    "crypto_model", "secauth", "key", "ip_version",
     "knet_*", "config_version", "clear_node_high_bit", "seqno_unchanged_const", "miss_count_const",
     "downcheck", "max_network_delay", "heartbeat_failures_allowed", "rrp_mode", "block_unlisted_ips", "threads",
     "vsftype", "token_coefficient", "token_warning", "cancel_token_hold_on_retransmit",
 };
 constexpr std::string_view kInterfaceCorosyncKeys[] = {"knet_*", "broadcast"};
+constexpr std::string_view kTransportNames[] = {"udp", "udpu", "rdma", "knet"};
+constexpr std::array<TransportKind, 4> kTransportKinds = {TransportKind::kUdp, TransportKind::kUdpu,
+                                                          TransportKind::kRdma, TransportKind::kUdpu};
 
-Result<bool> read_transport(ParseContext& context, const Value& value, DaemonConfig& config) {
-  constexpr std::string_view kNames[] = {"udp", "udpu", "rdma", "knet"};
-  constexpr std::array<TransportKind, 4> kKinds = {TransportKind::kUdp, TransportKind::kUdpu, TransportKind::kRdma,
-                                                   TransportKind::kUdpu};
+// `section`: where the key is, for the warning.
+Result<TransportKind> read_transport_name(ParseContext& context, const Value& value, std::string_view section) {
+  auto index = value.choice(kTransportNames);
+  if (!index) return index.error();
+  if (kTransportNames[*index] == "knet")
+    context.warn(value.line(), fmt::format("{}.transport: knet: using udpu (rtotem has no knet)", section));
+  return kTransportKinds[*index];
+}
+
+Result<bool> read_link_mode(ParseContext& context, const Value& value, DaemonConfig& config) {
+  constexpr std::string_view kNames[] = {"passive", "active", "rr"};
   auto index = value.choice(kNames);
   if (!index) return index.error();
-  config.transport = kKinds[*index];
-  if (kNames[*index] == "knet") context.warn(value.line(), "totem.transport: knet: using udpu (rtotem has no knet)");
+  if (kNames[*index] == "rr")
+    context.warn(value.line(), "totem.link_mode: rr: rtotem has no round robin, using passive");
+  config.link_mode = *index == 1 ? LinkMode::kActive : LinkMode::kPassive;
   return true;
 }
 
@@ -114,29 +125,84 @@ Result<void> read_address(const Value& value, std::string& out, bool multicast) 
   return {};
 }
 
-Result<bool> read_interface_key(const Value& value, DaemonConfig& config) {
+// A totem.interface as read: its link's values, and which it gave (the rest default per link).
+struct InterfaceSection {
+  LinkConfig link;
+  std::optional<TransportKind> transport;
+  bool port_given = false;
+};
+
+Result<bool> read_interface_key(ParseContext& context, const Value& value, InterfaceSection& section) {
   const std::string_view key = value.key();
+  LinkConfig& link = section.link;
   if (key == "linknumber" || key == "ringnumber") {
-    auto link = value.number(0, 255, "");
-    if (!link) return link.error();
-    if (*link != 0) return value.fail("link {}: rtotem runs one ring, on link 0 only", *link);
+    auto number = value.number(0, 255, "");
+    if (!number) return number.error();
+    if (*number >= transport::kLinksMax)
+      return value.fail("link {}: links are numbered 0 to {}, as ring0_addr .. ring{}_addr", *number,
+                        transport::kLinksMax - 1, transport::kLinksMax - 1);
+    link.number = static_cast<transport::LinkId>(*number);
     return true;
   }
-  if (key == "bindnetaddr") return known(read_address(value, config.bindnetaddr, false));
-  if (key == "mcastaddr") return known(read_address(value, config.mcastaddr, true));
+  if (key == "transport") {
+    auto kind = read_transport_name(context, value, "totem.interface");
+    if (!kind) return kind.error();
+    section.transport = *kind;
+    return true;
+  }
+  if (key == "bindnetaddr") return known(read_address(value, link.bindnetaddr, false));
+  if (key == "mcastaddr") return known(read_address(value, link.mcastaddr, true));
   if (key == "mcastport") {
     auto port = value.number(1, 65535, "");
     if (!port) return port.error();
-    config.mcastport = static_cast<std::uint16_t>(*port);
+    link.mcastport = static_cast<std::uint16_t>(*port);
+    section.port_given = true;
     return true;
   }
   if (key == "ttl") {
     auto ttl = value.number(1, 255, "hops");
     if (!ttl) return ttl.error();
-    config.ttl = static_cast<int>(*ttl);
+    link.ttl = static_cast<int>(*ttl);
     return true;
   }
+  if (key == "knet_link_priority") {
+    auto priority = value.number(0, 255, "");
+    if (!priority) return priority.error();
+    link.priority = static_cast<std::uint8_t>(*priority);
+    return true;
+  }
+  // 0, as in corosync, asks for the default.
+  if (key == "knet_ping_interval") return known(value.read(link.ping_interval_ms, 0, kMsMax, "ms"));
+  if (key == "knet_ping_timeout") return known(value.read(link.ping_timeout_ms, 0, kMsMax, "ms"));
+  if (key == "knet_pong_count") return known(value.read(link.pong_count, 0, 255, "pongs"));
+  if (key == "knet_ping_precision") return known(value.read(link.ping_precision, 0, 1'000'000, "samples"));
   return false;
+}
+
+// The links with an interface, each once, with the defaults of what it does not give.
+Result<void> read_interfaces(ParseContext& context, const ConfigSection& totem, DaemonConfig& config) {
+  std::vector<LinkConfig> links;
+  for (const ConfigSection& section : totem.sections) {
+    if (section.name != "interface") return context.fail(section.line, "unknown section 'totem.{}'", section.name);
+    InterfaceSection read;
+    read.link.line = section.line;
+    auto read_key = [&](const Value& value) { return read_interface_key(context, value, read); };
+    if (auto ok = read_entries(context, section, "totem.interface", kInterfaceCorosyncKeys, read_key); !ok) return ok;
+    if (auto ok = refuse_sections(context, section, "totem.interface"); !ok) return ok;
+    LinkConfig& link = read.link;
+    for (const LinkConfig& other : links) {
+      if (other.number == link.number)
+        return context.fail(section.line, "totem.interface: link {} is also the interface on line {} (linknumber "
+                            "tells the links apart; it is 0 when not given)", link.number, other.line);
+    }
+    link.transport = read.transport.value_or(config.totem_transport);
+    if (!read.port_given) link.mcastport = default_link_port(link.number);
+    if (link.pong_count == 0) link.pong_count = LinkConfig{}.pong_count;
+    if (link.ping_precision == 0) link.ping_precision = LinkConfig{}.ping_precision;
+    links.push_back(std::move(link));
+  }
+  config.links = std::move(links);  // the nodelist's reader adds those with addresses and no interface
+  return {};
 }
 
 Result<bool> read_totem_key(ParseContext& context, const Value& value, DaemonConfig& config, CryptoKeys& crypto) {
@@ -149,7 +215,13 @@ Result<bool> read_totem_key(ParseContext& context, const Value& value, DaemonCon
     return true;
   }
   if (key == "cluster_name") return known(value.read(config.cluster_name));
-  if (key == "transport") return read_transport(context, value, config);
+  if (key == "transport") {
+    auto kind = read_transport_name(context, value, "totem");
+    if (!kind) return kind.error();
+    config.totem_transport = *kind;
+    return true;
+  }
+  if (key == "link_mode") return read_link_mode(context, value, config);
   if (key == "fallback") return known(value.read(config.rdma_fallback));
   if (key == "netmtu") return known(value.read(config.netmtu, transport::kMtuMin, transport::kMtuMax, "bytes"));
   if (key == "crypto" || key == "crypto_cipher" || key == "crypto_hash")
@@ -171,20 +243,7 @@ Result<void> read_totem(ParseContext& context, const ConfigSection& totem, Daemo
   if (auto ok = read_entries(context, totem, "totem", kTotemCorosyncKeys, read_key); !ok) return ok;
   if (auto ok = check_crypto_agree(context, crypto); !ok) return ok;
   if (config.cluster_name.empty()) return context.fail(totem.line, "totem: cluster_name is required");
-  const ConfigSection* interface = nullptr;
-  for (const ConfigSection& section : totem.sections) {
-    if (section.name != "interface") return context.fail(section.line, "unknown section 'totem.{}'", section.name);
-    // A corosync file names its links; a second interface here is always a second link.
-    if (interface)
-      return context.fail(section.line, "second totem.interface (first on line {}): rtotem runs one ring, on link 0",
-                          interface->line);
-    interface = &section;
-    auto read_link_key = [&](const Value& value) { return read_interface_key(value, config); };
-    if (auto ok = read_entries(context, section, "totem.interface", kInterfaceCorosyncKeys, read_link_key); !ok)
-      return ok;
-    if (auto ok = refuse_sections(context, section, "totem.interface"); !ok) return ok;
-  }
-  return {};
+  return read_interfaces(context, totem, config);
 }
 
 }  // namespace rtotem::config

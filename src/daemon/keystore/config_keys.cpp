@@ -34,15 +34,27 @@ std::vector<std::pair<std::string, KeyValue>> config_keys(const config::DaemonCo
 
   add("totem.version", KeyValue::u32(2));
   add("totem.cluster_name", KeyValue::string(c.cluster_name));
-  add("totem.transport", KeyValue::string(config::describe(c.transport)));
+  add("totem.transport", KeyValue::string(config::describe(c.totem_transport)));
+  add("totem.link_mode", KeyValue::string(c.link_mode == config::LinkMode::kActive ? "active" : "passive"));
   add("totem.crypto", KeyValue::string(on_off(c.crypto)));
   add("totem.keyfile", KeyValue::string(c.keyfile));
   add("totem.netmtu", KeyValue::u32(c.netmtu));
   add("totem.fallback", KeyValue::string(yes_no(c.rdma_fallback)));
-  add("totem.interface.0.mcastaddr", KeyValue::string(c.mcastaddr));
-  add("totem.interface.0.mcastport", {ipc::KeyType::kUint16, c.mcastport, {}});
-  add("totem.interface.0.ttl", KeyValue::u8(static_cast<std::uint8_t>(c.ttl)));
-  if (!c.bindnetaddr.empty()) add("totem.interface.0.bindnetaddr", KeyValue::string(c.bindnetaddr));
+  for (const config::LinkConfig& link : c.links) {
+    const std::string prefix = fmt::format("totem.interface.{}.", link.number);
+    add(prefix + "mcastaddr", KeyValue::string(link.mcastaddr));
+    add(prefix + "mcastport", {ipc::KeyType::kUint16, link.mcastport, {}});
+    add(prefix + "ttl", KeyValue::u8(static_cast<std::uint8_t>(link.ttl)));
+    if (!link.bindnetaddr.empty()) add(prefix + "bindnetaddr", KeyValue::string(link.bindnetaddr));
+    add(prefix + "knet_link_priority", KeyValue::u8(link.priority));
+    add(prefix + "knet_pong_count", KeyValue::u32(link.pong_count));
+    // As corosync's: what is in force, derived from the token where the file gives none.
+    const transport::LinkTiming timing = link.timing(resolved.token_timeout_ms);
+    add(fmt::format("runtime.config.{}knet_ping_interval", prefix),
+        KeyValue::u32(static_cast<std::uint32_t>(timing.ping_interval / 1000)));
+    add(fmt::format("runtime.config.{}knet_ping_timeout", prefix),
+        KeyValue::u32(static_cast<std::uint32_t>(timing.ping_timeout / 1000)));
+  }
   // The file's totem numbers (0: not given, derived), then what is in force.
   for (const config::TotemNumber& t : config::totem_numbers()) {
     if (c.totem.*t.field != 0) add(fmt::format("totem.{}", t.key), KeyValue::u32(c.totem.*t.field));
@@ -54,7 +66,8 @@ std::vector<std::pair<std::string, KeyValue>> config_keys(const config::DaemonCo
     const config::NodeEntry& n = c.nodes[i];
     add(fmt::format("nodelist.node.{}.nodeid", i), KeyValue::u32(n.nodeid));
     if (!n.name.empty()) add(fmt::format("nodelist.node.{}.name", i), KeyValue::string(n.name));
-    add(fmt::format("nodelist.node.{}.ring0_addr", i), KeyValue::string(n.ring0_addr));
+    for (const config::LinkConfig& link : c.links)
+      add(fmt::format("nodelist.node.{}.ring{}_addr", i, link.number), KeyValue::string(n.ring_addrs[link.number]));
     add(fmt::format("nodelist.node.{}.quorum_votes", i), KeyValue::u32(n.quorum_votes));
   }
 

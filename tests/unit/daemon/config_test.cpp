@@ -173,13 +173,13 @@ TEST(DaemonConfig, DefaultsWhereTheFileIsSilent) {
   const DaemonConfig defaults;
   EXPECT_EQ(config.path, "t.conf");
   EXPECT_EQ(config.cluster_name, "test");
-  EXPECT_EQ(config.transport, TransportKind::kUdpu);
+  EXPECT_EQ(config.link0().transport, TransportKind::kUdpu);
   EXPECT_EQ(config.totem.token_timeout_ms, defaults.totem.token_timeout_ms);
   EXPECT_EQ(config.totem.token_retransmit_ms, 0u);  // derived by resolved(), in the daemon
   EXPECT_EQ(config.netmtu, 1400u);
-  EXPECT_EQ(config.mcastaddr, "239.192.0.1");
-  EXPECT_EQ(config.mcastport, 5405);
-  EXPECT_EQ(config.ttl, 1);
+  EXPECT_EQ(config.link0().mcastaddr, "239.192.0.1");
+  EXPECT_EQ(config.link0().mcastport, 5405);
+  EXPECT_EQ(config.link0().ttl, 1);
   EXPECT_EQ(config.ipc.name, "rtotem");
   EXPECT_EQ(config.ipc.client_queue_bytes, 64u << 20);
   EXPECT_TRUE(config.logging.to_stderr);
@@ -243,7 +243,7 @@ ipc {
 }
 )");
   EXPECT_EQ(config.cluster_name, "prod east");
-  EXPECT_EQ(config.transport, TransportKind::kUdp);
+  EXPECT_EQ(config.link0().transport, TransportKind::kUdp);
   EXPECT_EQ(config.totem.token_timeout_ms, 5000u);
   EXPECT_EQ(config.totem.token_retransmits_before_loss, 6u);
   EXPECT_EQ(config.totem.token_retransmit_ms, 800u);
@@ -259,14 +259,14 @@ ipc {
   EXPECT_EQ(config.totem.send_queue_max, 2048u);
   EXPECT_EQ(config.totem.max_message_size, 500000u);
   EXPECT_EQ(config.netmtu, 9000u);
-  EXPECT_EQ(config.bindnetaddr, "10.0.0.0");
-  EXPECT_EQ(config.mcastaddr, "239.1.2.3");
-  EXPECT_EQ(config.mcastport, 6000);
-  EXPECT_EQ(config.ttl, 4);
+  EXPECT_EQ(config.link0().bindnetaddr, "10.0.0.0");
+  EXPECT_EQ(config.link0().mcastaddr, "239.1.2.3");
+  EXPECT_EQ(config.link0().mcastport, 6000);
+  EXPECT_EQ(config.link0().ttl, 4);
   ASSERT_EQ(config.nodes.size(), 2u);  // sorted by nodeid
   EXPECT_EQ(config.nodes[0].nodeid, 3u);
   EXPECT_EQ(config.nodes[0].name, "three");
-  EXPECT_EQ(config.nodes[0].ring0_addr, "10.0.0.3");
+  EXPECT_EQ(config.nodes[0].ring0_addr(), "10.0.0.3");
   EXPECT_EQ(config.nodes[0].line, 34);
   EXPECT_EQ(config.nodes[1].nodeid, 7u);
   EXPECT_EQ(config.nodes[1].line, 29);
@@ -285,9 +285,9 @@ ipc {
 }
 
 TEST(DaemonConfig, TransportsAndLinknumber) {
-  EXPECT_EQ(parsed(config_text({.totem = "transport: udpu"})).transport, TransportKind::kUdpu);
-  EXPECT_EQ(parsed(config_text({.totem = "transport: rdma"})).transport, TransportKind::kRdma);
-  EXPECT_EQ(parsed(config_text({.totem = "interface {\n linknumber: 0\n}"})).mcastport, 5405);
+  EXPECT_EQ(parsed(config_text({.totem = "transport: udpu"})).link0().transport, TransportKind::kUdpu);
+  EXPECT_EQ(parsed(config_text({.totem = "transport: rdma"})).link0().transport, TransportKind::kRdma);
+  EXPECT_EQ(parsed(config_text({.totem = "interface {\n linknumber: 0\n}"})).link0().mcastport, 5405);
   EXPECT_EQ(describe(TransportKind::kUdp), "udp");
   EXPECT_EQ(describe(TransportKind::kUdpu), "udpu");
   EXPECT_EQ(describe(TransportKind::kRdma), "rdma");
@@ -305,10 +305,10 @@ nodelist {
 }
 )");
   ASSERT_EQ(v6.nodes.size(), 1u);
-  EXPECT_EQ(v6.nodes[0].ring0_addr, "fd00::1");
+  EXPECT_EQ(v6.nodes[0].ring0_addr(), "fd00::1");
   const DaemonConfig named = parsed("totem {\ncluster_name: n\n}\nnodelist {\nnode {\nnodeid: 1\nring0_addr: localhost\n}\n}\n");
   ASSERT_EQ(named.nodes.size(), 1u);
-  EXPECT_EQ(named.nodes[0].ring0_addr, "localhost");
+  EXPECT_EQ(named.nodes[0].ring0_addr(), "localhost");
 }
 
 // ---- Refusals: file, line, key, and what is allowed ---------------------------------------------
@@ -344,8 +344,13 @@ TEST(DaemonConfigRefusal, InterfaceValues) {
     return error_of(config_text({.totem = fmt::format("interface {{\n{}\n}}", line)}));
   };
   // The interface opens on line 3; its key is on line 4.
-  EXPECT_EQ(with_interface("linknumber: 1"), "t.conf:4: totem.interface.linknumber: link 1: rtotem runs one ring, on "
-                                             "link 0 only");
+  EXPECT_EQ(with_interface("linknumber: 8"), "t.conf:4: totem.interface.linknumber: link 8: links are numbered 0 to "
+                                             "7, as ring0_addr .. ring7_addr");
+  EXPECT_EQ(with_interface("linknumber: 1"), "t.conf:3: totem.interface: link 1: no node has a ring1_addr");
+  EXPECT_EQ(with_interface("transport: tcp"), "t.conf:4: totem.interface.transport: 'tcp' is not one of: udp, udpu, "
+                                              "rdma, knet");
+  EXPECT_EQ(with_interface("knet_pong_count: 256"), "t.conf:4: totem.interface.knet_pong_count: 256 is out of range "
+                                                    "[0, 255] pongs");
   EXPECT_EQ(with_interface("mcastaddr: 10.0.0.1"), "t.conf:4: totem.interface.mcastaddr: 10.0.0.1 is not a multicast "
                                                    "address");
   EXPECT_EQ(with_interface("mcastport: 70000"), "t.conf:4: totem.interface.mcastport: 70000 is out of range [1, 65535]");
@@ -354,7 +359,8 @@ TEST(DaemonConfigRefusal, InterfaceValues) {
   EXPECT_EQ(with_interface("sub {\n}"), "t.conf:4: unknown section 'totem.interface.sub' (totem.interface holds keys "
                                         "only)");
   EXPECT_EQ(error_of(config_text({.totem = "interface {\n}\ninterface {\n}"})),
-            "t.conf:5: second totem.interface (first on line 3): rtotem runs one ring, on link 0");
+            "t.conf:5: totem.interface: link 0 is also the interface on line 3 (linknumber tells the links apart; it "
+            "is 0 when not given)");
 }
 
 TEST(DaemonConfigRefusal, UnknownKeysAndSections) {
@@ -407,7 +413,7 @@ TEST(DaemonConfigRefusal, NodesMustDifferInIdAddressAndName) {
             "t.conf:11: nodelist.node (nodeid 2): ring0_addr 10.0.0.1 is also node 1's (line 6)");
   EXPECT_EQ(error_of(replaced(text, "ring0_addr: 10.0.0.2", "ring0_addr: fd00::2")),
             "t.conf:11: nodelist.node (nodeid 2): ring0_addr fd00::2 is not of the address family of node 1 (line 6): "
-            "every node must be IPv4, or every node IPv6");
+            "on a link every node must be IPv4, or every node IPv6");
   EXPECT_EQ(error_of(replaced(config_text({.node1 = "name: a"}), "nodeid: 2", "nodeid: 2\n    name: a")),
             "t.conf:11: nodelist.node (nodeid 2): name 'a' is also node 1's (line 6)");
 }
@@ -474,7 +480,7 @@ logging {
   }
 }
 )");
-  EXPECT_EQ(config.transport, TransportKind::kUdpu);
+  EXPECT_EQ(config.link0().transport, TransportKind::kUdpu);
   ASSERT_TRUE(config.quorum) << "quorum { provider: corosync_votequorum } is read, not ignored";
   EXPECT_EQ(config.quorum->expected_votes, 1u);
   EXPECT_TRUE(config.logging.debug);
@@ -484,9 +490,7 @@ logging {
       "t.conf:4: totem.crypto_cipher: aes256: rtotem seals packets with XChaCha20-Poly1305 (crypto on, key from "
       "totem.keyfile)",
       "t.conf:5: totem.knet_pmtud_interval: ignored (corosync key rtotem does not support)",
-      "t.conf:7: totem.interface.knet_link_priority: ignored (corosync key rtotem does not support)",
       "t.conf:8: totem.interface.broadcast: ignored (corosync key rtotem does not support)",
-      "t.conf:18: nodelist.node.ring1_addr: ignored (corosync key rtotem does not support)",
       "t.conf:22: logging.fileline: ignored (corosync key rtotem does not support)",
       "t.conf:23: logging.debug: trace: accepted as on (rtotem has no trace level)",
       "t.conf:24: logging.timestamp: hires: accepted as on (rtotem's timestamps have one precision)",
@@ -512,7 +516,7 @@ TEST(LocalNode, IsTheOneNodeWithAnAddressOfThisHost) {
   auto self = local_node(config, std::nullopt, host);
   ASSERT_TRUE(self.ok()) << self.error().message();
   EXPECT_EQ(self->nodeid, 2u);
-  EXPECT_EQ(self->ring0_addr, "10.0.0.2");
+  EXPECT_EQ(self->ring0_addr(), "10.0.0.2");
 }
 
 TEST(LocalNode, NodeidChoosesAndMustBeListed) {
@@ -585,7 +589,7 @@ TEST(UdpConfigFor, RefusesRdmaAndAStranger) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().message(), "t.conf: transport is rdma, not udp or udpu");
   const DaemonConfig udpu = parsed(three_nodes("udpu"));
-  NodeEntry stranger{9, "", "10.0.0.9", 1};
+  NodeEntry stranger{9, "", {"10.0.0.9"}, 1};
   EXPECT_FALSE(udp_config_for(udpu, stranger).ok());
 }
 
@@ -606,7 +610,7 @@ TEST(ChooseTransport, RdmaWithoutADeviceFallsBackToUdpMulticastWithOneWarning) {
   EXPECT_EQ(choice->warning, "t.conf: transport rdma: no RDMA device; running on udp multicast 239.192.9.9:6000 "
                              "instead, in a ring only with nodes on udp: nodes on rdma do not hear this one "
                              "(with totem.fallback: no it stops instead)");
-  config.transport = choice->kind;
+  config.link0().transport = choice->kind;
   auto udp = udp_config_for(config, config.nodes[0]);
   ASSERT_TRUE(udp.ok()) << udp.error().message();
   EXPECT_EQ(udp->mode, transport::UdpMode::kMulticast);
@@ -803,9 +807,9 @@ TEST(ExampleFiles, TruncatedAtAnyByteTheyAreHandled) {
 
 TEST(ExampleFiles, RtotemConfIsAThreeNodeUdpuClusterOnTenDotZero) {
   const DaemonConfig config = loaded("conf/rtotem.conf");
-  EXPECT_EQ(config.transport, TransportKind::kUdpu);
+  EXPECT_EQ(config.link0().transport, TransportKind::kUdpu);
   ASSERT_EQ(config.nodes.size(), 3u);
-  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(config.nodes[i].ring0_addr, fmt::format("10.0.0.{}", i + 1));
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(config.nodes[i].ring0_addr(), fmt::format("10.0.0.{}", i + 1));
   EXPECT_EQ(config.totem.token_timeout_ms, 3000u);
   EXPECT_TRUE(udp_config_for(config, config.nodes[0]).ok());
   EXPECT_TRUE(config.totem.resolved().ok());
@@ -813,10 +817,10 @@ TEST(ExampleFiles, RtotemConfIsAThreeNodeUdpuClusterOnTenDotZero) {
 
 TEST(ExampleFiles, UdpAndRdmaFilesNameTheirTransport) {
   const DaemonConfig udp = loaded("conf/rtotem-udp.conf");
-  EXPECT_EQ(udp.transport, TransportKind::kUdp);
+  EXPECT_EQ(udp.link0().transport, TransportKind::kUdp);
   EXPECT_TRUE(udp_config_for(udp, udp.nodes[2]).ok());
   const DaemonConfig rdma = loaded("conf/rtotem-rdma.conf");
-  EXPECT_EQ(rdma.transport, TransportKind::kRdma);
+  EXPECT_EQ(rdma.link0().transport, TransportKind::kRdma);
   EXPECT_EQ(rdma.nodes.size(), 3u);
   auto backend = rdma_config_for(rdma, rdma.nodes[0]);
   ASSERT_TRUE(backend.ok()) << backend.error().message();
@@ -833,7 +837,7 @@ TEST(ExampleFiles, UdpAndRdmaFilesNameTheirTransport) {
 
 TEST(ExampleFiles, DemoIsThreeDaemonsOnLoopback) {
   const DaemonConfig config = loaded("conf/demo-3node.conf");
-  EXPECT_EQ(config.transport, TransportKind::kUdpu);
+  EXPECT_EQ(config.link0().transport, TransportKind::kUdpu);
   EXPECT_EQ(config.totem.token_timeout_ms, 1000u);
   EXPECT_EQ(config.ipc.name, IpcConfig{}.name);  // each daemon gets --ipc-name
   EXPECT_TRUE(config.logging.to_stderr);
@@ -843,7 +847,7 @@ TEST(ExampleFiles, DemoIsThreeDaemonsOnLoopback) {
   const std::vector<InetAddress> loopback = {address("127.0.0.1"), address("127.0.0.2"), address("127.0.0.3")};
   EXPECT_FALSE(local_node(config, std::nullopt, loopback).ok());  // all three local: --nodeid decides
   for (const NodeEntry& node : config.nodes) {
-    EXPECT_EQ(node.ring0_addr, fmt::format("127.0.0.{}", node.nodeid));
+    EXPECT_EQ(node.ring0_addr(), fmt::format("127.0.0.{}", node.nodeid));
     auto self = local_node(config, node.nodeid, loopback);
     ASSERT_TRUE(self.ok());
     EXPECT_TRUE(udp_config_for(config, *self).ok());
@@ -853,7 +857,7 @@ TEST(ExampleFiles, DemoIsThreeDaemonsOnLoopback) {
 TEST(ExampleFiles, ACorosyncConfLoadsWithWarnings) {
   const DaemonConfig config = loaded("tests/data/corosync.conf");
   EXPECT_EQ(config.cluster_name, "hacluster");
-  EXPECT_EQ(config.transport, TransportKind::kUdpu);
+  EXPECT_EQ(config.link0().transport, TransportKind::kUdpu);
   EXPECT_EQ(config.totem.token_retransmits_before_loss, 10u);
   EXPECT_EQ(config.totem.consensus_ms, 3600u);
   ASSERT_EQ(config.nodes.size(), 3u);
@@ -870,7 +874,12 @@ TEST(ExampleFiles, ACorosyncConfLoadsWithWarnings) {
   ASSERT_TRUE(config.quorum);  // quorum { provider: corosync_votequorum; wait_for_all: 1 }
   EXPECT_EQ(config.quorum->expected_votes, 3u);
   EXPECT_TRUE(config.quorum->wait_for_all);
-  EXPECT_GE(config.warnings.size(), 19u);
+  // Its link keys are read: knet_ping_* are the link monitor's.
+  EXPECT_EQ(config.link_mode, LinkMode::kPassive);
+  ASSERT_EQ(config.links.size(), 1u);
+  EXPECT_EQ(config.link0().ping_interval_ms, 200u);
+  EXPECT_EQ(config.link0().ping_timeout_ms, 400u);
+  EXPECT_GE(config.warnings.size(), 15u);
 }
 
 }  // namespace
