@@ -65,7 +65,7 @@ Status Backend::multicast(const SendBufferRef& buffer) noexcept {
     return Status::kQueueFull;
   }
   const Status status = enqueue(kNoNode, buffer);
-  if (status == Status::kOk) loop_back(buffer);
+  if (status == Status::kOk && params_.local_path) loop_back(buffer);
   return status;
 }
 

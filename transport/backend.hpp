@@ -65,6 +65,9 @@ struct BackendParams {
   // drop older epochs). The daemon takes the wall clock in ns (raised past the last one it
   // persisted); the simulator counts incarnations.
   std::uint64_t epoch = 0;
+  // Whether multicast() also hands the packet to this node through the local path. Off for a
+  // link of a LinkSet, which loops its multicasts back once itself.
+  bool local_path = true;
 
   // The largest payload the protocol may put in one packet.
   std::uint32_t payload_mtu() const noexcept {
@@ -141,10 +144,20 @@ class Backend {
   // while it works. A broken link neither sends nor receives again: the host gives up on this
   // backend (rtotemd retires it and goes on over UDP, or exits where it may not fall back).
   std::string_view link_failure() const noexcept { return link_failure_; }
-  bool has_pending_tx() const noexcept { return !tx_.empty(); }
-  // Packets wait on the local path (own multicasts, unicasts to self): no descriptor turns
-  // readable for them, so the host must poll again before it waits.
-  bool has_pending_rx() const noexcept { return loopback_count_ > 0; }
+  bool has_pending_tx() const noexcept { return !tx_.empty() || device_tx_pending(); }
+  // Packets wait on the local path (own multicasts, unicasts to self), or in the device's own
+  // staging: no descriptor turns readable for them, so the host must poll again before it waits.
+  bool has_pending_rx() const noexcept { return loopback_count_ > 0 || device_rx_pending(); }
+  // Room in the transmit queue, in packets.
+  std::size_t tx_room() const noexcept { return kTxQueueMax - tx_.size(); }
+  // A backend with timers of its own (a LinkSet's pings) does their work due at `now_us` and
+  // returns when it must be called again; the host calls it at start and then when it asks. The
+  // others never need it.
+  virtual std::uint64_t on_timer(std::uint64_t now_us) noexcept {
+    (void)now_us;
+    return kNoTimer;
+  }
+  static constexpr std::uint64_t kNoTimer = ~std::uint64_t{0};
 
   Status acquire(SendBufferRef& out) noexcept;
   Status multicast(const SendBufferRef& buffer) noexcept;
@@ -188,6 +201,10 @@ class Backend {
   virtual bool knows(NodeId) const noexcept { return true; }
   virtual void on_close() noexcept {}
   virtual void on_retire() noexcept {}
+  // Packets the device holds that neither the transmit queue nor a descriptor shows (a LinkSet's
+  // links).
+  virtual bool device_tx_pending() const noexcept { return false; }
+  virtual bool device_rx_pending() const noexcept { return false; }
 
   // For receive(): validates the `size` wire bytes the device put in `buffer` (`truncated`: the
   // packet did not fit), checks the sender it names against `source` where the device tells one

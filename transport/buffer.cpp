@@ -30,6 +30,11 @@ void SendBuffer::set_payload_size(std::uint32_t size) noexcept {
   store_payload_len(std::span<std::byte, kWireHeaderSize>(data(), kWireHeaderSize), size);
 }
 
+void SendBuffer::set_header_flags(std::uint8_t flags) noexcept {
+  RTOTEM_ASSERT(refs() == 1);
+  data()[kWireFlagsOffset] = std::byte(flags);
+}
+
 void SendBuffer::stamp_header(const WireHeader& header) noexcept {
   RTOTEM_ASSERT(refs() == 1);
   encode_header(header, std::span<std::byte, kWireHeaderSize>(data(), kWireHeaderSize));

@@ -143,6 +143,8 @@ class SendBuffer final : public Buffer {
   void set_payload_size(std::uint32_t size) noexcept;
   // Writes the whole header; done once when the pool hands the buffer out.
   void stamp_header(const WireHeader& header) noexcept;
+  // Sets the header's flags (kFlagLinkControl), before the buffer is shared.
+  void set_header_flags(std::uint8_t flags) noexcept;
 };
 
 // A buffer a backend received into. Read-only to everyone else; it knows which ring it returns to.

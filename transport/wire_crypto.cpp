@@ -15,8 +15,6 @@ static_assert(kSealNonceSize == crypto_aead_xchacha20poly1305_ietf_NPUBBYTES);
 static_assert(kSealTagSize == crypto_aead_xchacha20poly1305_ietf_ABYTES);
 static_assert(kSealNonceSize == 3 * sizeof(std::uint64_t));
 
-constexpr std::size_t kFlagsOffset = 3;
-
 void put_u64(std::byte* p, std::uint64_t v) noexcept {
   for (int i = 7; i >= 0; --i, v >>= 8) p[i] = std::byte(v & 0xff);
 }
@@ -53,7 +51,7 @@ std::span<const std::byte> WireCrypto::seal(std::span<const std::byte> packet, s
   std::byte* nonce = cipher + plain_len;
   std::byte* tag = nonce + kSealNonceSize;
   std::memcpy(header, packet.data(), kWireHeaderSize);
-  header[kFlagsOffset] |= std::byte(kFlagSealed);
+  header[kWireFlagsOffset] |= std::byte(kFlagSealed);
   store_payload_len(header_of(header), static_cast<std::uint32_t>(plain_len + kSealOverhead));
   put_u64(nonce, epoch_);
   put_u64(nonce + 8, counter_++);
@@ -69,7 +67,7 @@ std::span<const std::byte> WireCrypto::seal(std::span<const std::byte> packet, s
 OpenCheck WireCrypto::open(std::span<std::byte> packet, NodeId sender, std::uint32_t& payload_len) noexcept {
   RTOTEM_ASSERT(packet.size() >= kWireHeaderSize);
   std::byte* header = packet.data();
-  if ((std::uint8_t(header[kFlagsOffset]) & kFlagSealed) == 0) return OpenCheck::kUnsealed;
+  if ((std::uint8_t(header[kWireFlagsOffset]) & kFlagSealed) == 0) return OpenCheck::kUnsealed;
   if (packet.size() < kWireHeaderSize + kSealOverhead) return OpenCheck::kShort;
   const std::size_t plain_len = packet.size() - kWireHeaderSize - kSealOverhead;
   std::byte* cipher = header + kWireHeaderSize;
@@ -86,7 +84,7 @@ OpenCheck WireCrypto::open(std::span<std::byte> packet, NodeId sender, std::uint
   if (window == nullptr) window = replay_.add(sender);
   RTOTEM_ASSERT(window != nullptr);
   window->record(epoch, counter);
-  header[kFlagsOffset] &= ~std::byte(kFlagSealed);
+  header[kWireFlagsOffset] &= ~std::byte(kFlagSealed);
   store_payload_len(header_of(header), static_cast<std::uint32_t>(plain_len));
   payload_len = static_cast<std::uint32_t>(plain_len);
   return OpenCheck::kOk;

@@ -16,9 +16,12 @@ inline constexpr std::uint8_t kWireMagic0 = 'r';
 inline constexpr std::uint8_t kWireMagic1 = 't';
 inline constexpr std::uint8_t kWireVersion = 1;
 inline constexpr std::size_t kWireHeaderSize = 16;
-// flags: the payload is sealed with the cluster key (transport/wire_crypto.hpp); the other bits
-// are 0.
+// flags: the payload is sealed with the cluster key (transport/wire_crypto.hpp); the packet is a
+// link's ping or pong (transport/links/link_set.hpp), for the link layer and never the protocol.
+// The other bits are 0.
 inline constexpr std::uint8_t kFlagSealed = 0x01;
+inline constexpr std::uint8_t kFlagLinkControl = 0x02;
+inline constexpr std::size_t kWireFlagsOffset = 3;
 
 // Layout, network byte order: magic[2] version flags | cluster_id u32 | sender u32 | payload_len u32
 struct WireHeader {

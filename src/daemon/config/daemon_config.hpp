@@ -22,6 +22,7 @@
 #include "src/daemon/quorum/quorum_config.hpp"
 #include "src/ipc/ipc_protocol.hpp"
 #include "transport/links/link_monitor.hpp"
+#include "transport/links/link_set.hpp"
 #include "transport/result.hpp"
 #include "transport/rdma/rdma_config.hpp"
 #include "transport/udp/inet_address.hpp"
@@ -46,11 +47,8 @@ struct NodeEntry {
   const std::string& ring0_addr() const noexcept { return ring_addrs[0]; }
 };
 
-// How packets use the links that are up (corosync.conf's totem.link_mode).
-enum class LinkMode : std::uint8_t {
-  kPassive,  // each packet on one link: to each node the up link of highest priority
-  kActive,   // each packet on every up link; receivers drop the copies
-};
+// How packets use the links that are up: corosync.conf's totem.link_mode.
+using transport::LinkMode;
 
 // A link's UDP port unless its interface gives one: apart from the other links', as corosync's.
 constexpr std::uint16_t default_link_port(transport::LinkId number) noexcept {

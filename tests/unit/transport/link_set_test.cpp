@@ -1,0 +1,227 @@
+// LinkSet over two simulated networks (link 0 and link 1), three nodes: links come up on their
+// pings, passive mode uses one link and leaves a cut one within its ping timeout, active mode
+// sends on every up link, priorities choose, and pings never reach the protocol.
+#include "transport/links/link_set.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "transport/sim/sim_backend.hpp"
+#include "transport/sim/sim_network.hpp"
+
+namespace rtotem::transport {
+namespace {
+
+constexpr Micros kMs = 1000;
+constexpr std::uint32_t kCluster = 77;
+constexpr LinkTiming kTiming{.ping_interval = 100 * kMs, .ping_timeout = 300 * kMs, .pong_count = 2, .precision = 64};
+constexpr std::array<NodeId, 3> kNodes = {1, 2, 3};
+
+struct Collector final : PacketSink {
+  std::vector<std::pair<NodeId, std::string>> packets;
+  void on_packets(std::span<InboundPacket> batch) override {
+    for (const InboundPacket& p : batch)
+      packets.emplace_back(p.from, std::string(reinterpret_cast<const char*>(p.payload.data()), p.payload.size()));
+  }
+  std::size_t count(const std::string& payload) const {
+    return static_cast<std::size_t>(std::ranges::count(packets, payload, &std::pair<NodeId, std::string>::second));
+  }
+};
+
+class LinkSetTest : public ::testing::Test {
+ protected:
+  // `key`: every link seals with it.
+  void open(LinkMode mode, std::array<std::uint8_t, 2> priorities = {1, 1},
+            std::shared_ptr<const ClusterKey> key = nullptr) {
+    for (std::size_t i = 0; i < kNodes.size(); ++i) {
+      const NodeId self = kNodes[i];
+      LinkSetConfig config;
+      config.params.local_node = self;
+      config.params.cluster_id = kCluster;
+      config.params.send_buffers = 512;
+      for (NodeId other : kNodes)
+        if (other != self) config.peers.push_back(other);
+      for (std::uint8_t priority : priorities) config.links.push_back({kTiming, priority});
+      config.mode = mode;
+      config.clock = [this] { return now_; };
+      std::vector<std::unique_ptr<Backend>> links;
+      for (SimNetwork& net : nets_) {
+        BackendParams params;
+        params.local_node = self;
+        params.cluster_id = kCluster;
+        params.send_buffers = 256;
+        params.recv_buffers = 256;
+        params.local_path = false;
+        params.key = key;
+        params.epoch = 1;
+        auto link = net.attach(params);
+        ASSERT_TRUE(link.ok()) << link.error().message();
+        links.push_back(std::move(*link));
+      }
+      auto set = LinkSet::open(config, std::move(links));
+      ASSERT_TRUE(set.ok()) << set.error().message();
+      sets_[i] = std::move(*set);
+    }
+  }
+
+  // Runs every node for `duration` in 1 ms steps: timers, receives, sends.
+  void run_for(Micros duration) {
+    for (const Micros end = now_ + duration; now_ < end;) {
+      now_ += kMs;
+      for (SimNetwork& net : nets_) net.advance_to(now_);
+      for (std::size_t i = 0; i < sets_.size(); ++i) {
+        (void)sets_[i]->on_timer(now_);
+        while (sets_[i]->poll(sinks_[i]) > 0) {
+        }
+        (void)sets_[i]->flush();
+      }
+    }
+  }
+
+  void send(std::size_t from, const std::string& payload, NodeId to = kNoNode) {
+    SendBufferRef buffer;
+    ASSERT_EQ(sets_[from]->acquire(buffer), Status::kOk);
+    std::memcpy(buffer->writable_payload().data(), payload.data(), payload.size());
+    buffer->set_payload_size(static_cast<std::uint32_t>(payload.size()));
+    ASSERT_EQ(to == kNoNode ? sets_[from]->multicast(buffer) : sets_[from]->unicast(to, buffer), Status::kOk);
+    (void)sets_[from]->flush();
+  }
+
+  std::array<SimNetwork, 2> nets_{SimNetwork(1), SimNetwork(2)};
+  Micros now_ = 0;
+  std::array<std::unique_ptr<LinkSet>, 3> sets_;
+  std::array<Collector, 3> sinks_;
+};
+
+TEST_F(LinkSetTest, LinksComeUpOnTheirPingsWhichNeverReachTheProtocol) {
+  open(LinkMode::kPassive);
+  EXPECT_EQ(sets_[0]->links_to(2), 0b11u) << "no link up yet: every link";
+  run_for(500 * kMs);
+  for (const auto& set : sets_) {
+    for (NodeId peer : kNodes) {
+      if (peer == set->local_node()) continue;
+      EXPECT_TRUE(set->monitor().up(peer, 0) && set->monitor().up(peer, 1)) << set->local_node() << " to " << peer;
+    }
+  }
+  for (const Collector& sink : sinks_) EXPECT_TRUE(sink.packets.empty());
+  EXPECT_GT(nets_[1].stats().delivered, 0u) << "link 1 carried its pings";
+}
+
+TEST_F(LinkSetTest, PassiveSendsEachPacketOnceOnTheBestLink) {
+  open(LinkMode::kPassive);
+  run_for(500 * kMs);
+  EXPECT_EQ(sets_[0]->links_to(2), 0b01u) << "equal priorities: the lowest number";
+  send(0, "multicast");
+  send(0, "unicast", 3);
+  run_for(5 * kMs);
+  EXPECT_EQ(sinks_[0].count("multicast"), 1u) << "its own, through the local path, once";
+  EXPECT_EQ(sinks_[1].count("multicast"), 1u);
+  EXPECT_EQ(sinks_[2].count("multicast"), 1u);
+  EXPECT_EQ(sinks_[1].count("unicast"), 0u);
+  EXPECT_EQ(sinks_[2].count("unicast"), 1u) << "once: a copy on link 1 would come up too (active mode shows it)";
+}
+
+TEST_F(LinkSetTest, ACutLinkIsLeftWithinItsPingTimeoutAndTakenBackWhenItHeals) {
+  open(LinkMode::kPassive);
+  run_for(500 * kMs);
+  nets_[0].partition(std::vector<std::vector<NodeId>>{});  // link 0 reaches no one
+  // Down after the timeout plus twice the (sub-ms) latency: before the next ping at most.
+  run_for(kTiming.ping_timeout + kTiming.ping_interval);
+  EXPECT_FALSE(sets_[0]->monitor().up(2, 0));
+  EXPECT_EQ(sets_[0]->links_to(2), 0b10u);
+  send(1, "over link 1");
+  run_for(5 * kMs);
+  EXPECT_EQ(sinks_[0].count("over link 1"), 1u);
+  EXPECT_EQ(sinks_[2].count("over link 1"), 1u);
+  nets_[0].heal();
+  run_for(kTiming.pong_count * kTiming.ping_interval + 50 * kMs);
+  EXPECT_EQ(sets_[0]->links_to(2), 0b01u) << "back to link 0";
+}
+
+TEST_F(LinkSetTest, ActiveSendsEachPacketOnEveryUpLink) {
+  open(LinkMode::kActive);
+  run_for(500 * kMs);
+  EXPECT_EQ(sets_[0]->links_to(3), 0b11u);
+  send(0, "twice");
+  run_for(5 * kMs);
+  EXPECT_EQ(sinks_[0].count("twice"), 1u) << "the local path is one";
+  EXPECT_EQ(sinks_[1].count("twice"), 2u) << "the protocol drops the copy, as a network's duplicate";
+  EXPECT_EQ(sinks_[2].count("twice"), 2u);
+}
+
+// Each link seals what it carries, pings and pongs too: their flag survives sealing.
+TEST_F(LinkSetTest, SealedLinksCarryPingsAndDataAlike) {
+  auto key = ClusterKey::random();
+  ASSERT_TRUE(key.ok());
+  open(LinkMode::kActive, {1, 1}, std::make_shared<const ClusterKey>(std::move(key).value()));
+  run_for(500 * kMs);
+  EXPECT_TRUE(sets_[1]->monitor().up(3, 0) && sets_[1]->monitor().up(3, 1));
+  EXPECT_EQ(sets_[1]->mtu(), sets_[1]->link(0).mtu()) << "what a sealed link carries";
+  send(1, "sealed");
+  run_for(5 * kMs);
+  EXPECT_EQ(sinks_[0].count("sealed"), 2u);
+  EXPECT_EQ(sinks_[2].count("sealed"), 2u);
+  EXPECT_EQ(sinks_[0].packets.size(), 2u) << "and nothing else: no ping came up";
+}
+
+TEST_F(LinkSetTest, PassivePrefersTheHigherPriority) {
+  open(LinkMode::kPassive, {1, 5});
+  run_for(500 * kMs);
+  EXPECT_EQ(sets_[0]->links_to(2), 0b10u);
+}
+
+// Node 1 loses link 0 to node 3 only: its multicasts go on the link up to both (link 1), once.
+TEST_F(LinkSetTest, AOneSidedCutMovesMulticastsToTheLinkUpToEveryPeer) {
+  open(LinkMode::kPassive);
+  run_for(500 * kMs);
+  nets_[0].set_link(1, 3, false);
+  run_for(kTiming.ping_timeout + kTiming.ping_interval);
+  EXPECT_EQ(sets_[0]->links_to(2), 0b01u);
+  EXPECT_EQ(sets_[0]->links_to(3), 0b10u);
+  send(0, "around the cut");
+  run_for(5 * kMs);
+  EXPECT_EQ(sinks_[1].count("around the cut"), 1u);
+  EXPECT_EQ(sinks_[2].count("around the cut"), 1u);
+}
+
+// Node 3 answers nothing on either link (down): node 1 sends to it on every link, and what it
+// multicasts still reaches node 2 once.
+TEST_F(LinkSetTest, APeerWithNoLinkUpIsSentToOnEveryLink) {
+  open(LinkMode::kPassive);
+  run_for(500 * kMs);
+  for (SimNetwork& net : nets_) net.partition(std::vector<std::vector<NodeId>>{{1, 2}});
+  run_for(kTiming.ping_timeout + kTiming.ping_interval);
+  EXPECT_FALSE(sets_[0]->monitor().reachable(3));
+  EXPECT_EQ(sets_[0]->links_to(3), 0b11u);
+  for (SimNetwork& net : nets_) net.heal();
+  send(0, "to all");
+  run_for(5 * kMs);
+  EXPECT_EQ(sinks_[1].count("to all"), 1u);
+  EXPECT_EQ(sinks_[2].count("to all"), 2u) << "on link 0 with the multicast, and on link 1";
+}
+
+TEST(LinkSetOpen, RefusesLinksThatDoNotFit) {
+  SimNetwork net(1);
+  BackendParams params;
+  params.local_node = 1;
+  params.cluster_id = kCluster;
+  auto with_path = net.attach(params);
+  ASSERT_TRUE(with_path.ok());
+  LinkSetConfig config;
+  config.params = params;
+  config.links = {{kTiming, 1}};
+  std::vector<std::unique_ptr<Backend>> links;
+  links.push_back(std::move(*with_path));
+  auto refused = LinkSet::open(config, std::move(links));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message(), "link 0 (sim) has a local path of its own");
+  EXPECT_EQ(LinkSet::open(config, {}).error().message(),
+            "0 links and 1 link settings: 1 to 8 of each, as many of one as of the other");
+}
+
+}  // namespace
+}  // namespace rtotem::transport

@@ -1,0 +1,269 @@
+#include "transport/links/link_set.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <utility>
+
+namespace rtotem::transport {
+namespace {
+
+constexpr std::uint8_t kPing = 1;
+constexpr std::uint8_t kPong = 2;
+
+void put_u64(std::byte* p, std::uint64_t v) noexcept {
+  for (int i = 7; i >= 0; --i, v >>= 8) p[i] = std::byte(v & 0xff);
+}
+
+std::uint64_t get_u64(const std::byte* p) noexcept {
+  std::uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | std::to_integer<std::uint64_t>(p[i]);
+  return v;
+}
+
+// Calls `f(link)` for each bit of `mask`, lowest first.
+template <class F>
+void for_each_link(std::uint32_t mask, F&& f) {
+  for (; mask != 0; mask &= mask - 1) f(static_cast<LinkId>(std::countr_zero(mask)));
+}
+
+}  // namespace
+
+// A link's received batch, taken whole: pings and pongs handled at once, the rest staged.
+class LinkSet::Stager final : public PacketSink {
+ public:
+  Stager(LinkSet& set, LinkId link) : set_(set), link_(link) {}
+  void on_packets(std::span<InboundPacket> batch) override {
+    for (InboundPacket& packet : batch) {
+      if (set_.take_control(packet, link_)) continue;
+      RTOTEM_ASSERT(set_.staged_count_ < set_.staged_.size());
+      Staged& slot = set_.staged_[(set_.staged_head_ + set_.staged_count_) % set_.staged_.size()];
+      slot.packet = std::move(packet);
+      slot.link = link_;
+      ++set_.staged_count_;
+    }
+  }
+
+ private:
+  LinkSet& set_;
+  LinkId link_;
+};
+
+Result<std::unique_ptr<LinkSet>> LinkSet::open(const LinkSetConfig& config, std::vector<std::unique_ptr<Backend>> links) {
+  if (links.empty() || links.size() > kLinksMax || links.size() != config.links.size())
+    return Error::make("{} links and {} link settings: 1 to {} of each, as many of one as of the other", links.size(),
+                       config.links.size(), kLinksMax);
+  BackendParams params = config.params;
+  params.key = nullptr;  // each link seals what it carries
+  params.recv_buffers = static_cast<std::uint32_t>(kRxBatchMax);  // it receives through its links
+  params.mtu = kMtuMax;
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    const Backend& link = *links[i];
+    if (link.local_node() != params.local_node || link.params().cluster_id != params.cluster_id)
+      return Error::make("link {} ({}) is another node's or another cluster's", i, link.name());
+    if (link.params().local_path) return Error::make("link {} ({}) has a local path of its own", i, link.name());
+    if (auto valid = config.links[i].timing.validate(); !valid)
+      return Error::make("link {}: {}", i, valid.error().message());
+    params.mtu = std::min(params.mtu, link.mtu());  // what every link carries, sealed or not
+  }
+  if (auto valid = params.validate(); !valid) return valid.error();
+  const BufferLayout layout = BufferLayout::of(params, 0);
+  auto arena = BufferArena::map(layout.total_bytes());
+  if (!arena) return arena.error();
+  LinkSetConfig own = config;
+  own.params = params;
+  return std::unique_ptr<LinkSet>(new LinkSet(own, std::move(links), std::move(*arena), layout));
+}
+
+LinkSet::LinkSet(const LinkSetConfig& config, std::vector<std::unique_ptr<Backend>> links, BufferArena arena,
+                 const BufferLayout& layout)
+    : Backend(config.params, std::move(arena), layout),
+      config_(config),
+      links_(std::move(links)),
+      monitor_(config.peers, [&] {
+        std::vector<LinkTiming> timings;
+        for (const LinkSpec& spec : config.links) timings.push_back(spec.timing);
+        return timings;
+      }(), *this) {
+  std::ranges::sort(config_.peers);
+  all_links_ = (1u << links_.size()) - 1;
+  up_.assign(config_.peers.size(), 0);
+  routes_.assign(config_.peers.size(), 0);
+  recompute_routes();
+  for (const auto& link : links_) fds_.insert(fds_.end(), link->poll_fds().begin(), link->poll_fds().end());
+}
+
+LinkSet::~LinkSet() {
+  // Staged packets hold the links' receive buffers: home before the links go.
+  for (Staged& staged : staged_) staged.packet.hold.reset();
+}
+
+std::string LinkSet::local_address() const {
+  std::string out;
+  for (std::size_t i = 0; i < links_.size(); ++i)
+    out += fmt::format("{}link {} {} {}", i == 0 ? "" : ", ", i, links_[i]->name(), links_[i]->local_address());
+  return out;
+}
+
+int LinkSet::tx_fd() const noexcept {
+  for (const auto& link : links_) {
+    if (link->has_pending_tx()) return link->tx_fd();
+  }
+  return links_.front()->tx_fd();
+}
+
+std::uint64_t LinkSet::on_timer(std::uint64_t now_us) noexcept { return monitor_.tick(now_us); }
+
+std::uint32_t LinkSet::links_to(NodeId peer) const noexcept {
+  const auto it = std::ranges::lower_bound(config_.peers, peer);
+  if (it == config_.peers.end() || *it != peer) return all_links_;
+  return routes_[static_cast<std::size_t>(it - config_.peers.begin())];
+}
+
+// Of the links in `mask`, the one of highest priority; ties: the lowest number.
+std::uint32_t LinkSet::best_of(std::uint32_t mask) const noexcept {
+  auto best = static_cast<LinkId>(std::countr_zero(mask));
+  for_each_link(mask, [&](LinkId l) {
+    if (config_.links[l].priority > config_.links[best].priority) best = l;
+  });
+  return 1u << best;
+}
+
+// Per peer, the links up to it and those its packets take: passive, the best up link; active,
+// every up link; none up, every link. Multicast: the links up to every reachable peer (passive:
+// the best of them), as multicasts; the peers they miss get unicasts.
+void LinkSet::recompute_routes() noexcept {
+  std::uint32_t common = all_links_;
+  for (std::size_t p = 0; p < config_.peers.size(); ++p) {
+    std::uint32_t up = 0;
+    for (std::size_t l = 0; l < links_.size(); ++l) {
+      if (monitor_.up(config_.peers[p], static_cast<LinkId>(l))) up |= 1u << l;
+    }
+    up_[p] = up;
+    if (up != 0) common &= up;
+    routes_[p] = up == 0 ? all_links_ : config_.mode == LinkMode::kActive ? up : best_of(up);
+  }
+  multicast_ = config_.mode == LinkMode::kActive || common == 0 ? common : best_of(common);
+}
+
+bool LinkSet::route(const TxItem& item) noexcept {
+  std::array<std::size_t, kLinksMax> needed{};
+  std::uint32_t multicast = 0;
+  const auto unicasts_to = [&](std::size_t p) {
+    // Passive: a reachable peer hears the multicast link; an unreachable one every other link too.
+    const bool covered = config_.mode == LinkMode::kPassive && multicast != 0 && up_[p] != 0;
+    return covered ? 0u : routes_[p] & ~multicast;
+  };
+  if (item.dest == kNoNode) {
+    multicast = multicast_;
+    for_each_link(multicast, [&](LinkId l) { ++needed[l]; });
+    for (std::size_t p = 0; p < config_.peers.size(); ++p) for_each_link(unicasts_to(p), [&](LinkId l) { ++needed[l]; });
+  } else {
+    for_each_link(links_to(item.dest), [&](LinkId l) { ++needed[l]; });
+  }
+  for (std::size_t l = 0; l < links_.size(); ++l) {
+    if (needed[l] > links_[l]->tx_room()) (void)links_[l]->flush();
+    if (needed[l] > links_[l]->tx_room()) return false;
+  }
+  // Each link's queue has room: nothing below is refused for want of it (a link that closed
+  // refuses, and its copy is lost as on a dead wire).
+  if (item.dest != kNoNode) {
+    for_each_link(links_to(item.dest), [&](LinkId l) { (void)links_[l]->unicast(item.dest, item.buffer); });
+    return true;
+  }
+  for_each_link(multicast, [&](LinkId l) { (void)links_[l]->multicast(item.buffer); });
+  for (std::size_t p = 0; p < config_.peers.size(); ++p) {
+    const NodeId peer = config_.peers[p];
+    for_each_link(unicasts_to(p), [&](LinkId l) { (void)links_[l]->unicast(peer, item.buffer); });
+  }
+  return true;
+}
+
+std::size_t LinkSet::transmit(std::span<TxItem> items) noexcept {
+  ++counters_.tx_calls;
+  std::size_t done = 0;
+  for (; done < items.size() && route(items[done]); ++done) {
+    ++counters_.tx_packets;
+    counters_.tx_bytes += items[done].wire.size();
+  }
+  for (const auto& link : links_) (void)link->flush();
+  return done;
+}
+
+void LinkSet::reclaim_sent() noexcept {
+  for (const auto& link : links_) (void)link->flush();
+}
+
+bool LinkSet::device_tx_pending() const noexcept {
+  return std::ranges::any_of(links_, [](const auto& link) { return link->has_pending_tx(); });
+}
+
+std::size_t LinkSet::receive(std::span<InboundPacket> out) noexcept {
+  std::size_t n = 0;
+  std::size_t idle = 0;  // links in a row that had nothing
+  while (n < out.size()) {
+    if (staged_count_ > 0) {
+      Staged& staged = staged_[staged_head_];
+      out[n++] = std::move(staged.packet);
+      staged_head_ = (staged_head_ + 1) % staged_.size();
+      --staged_count_;
+      continue;
+    }
+    if (idle == links_.size()) break;
+    const auto link = static_cast<LinkId>(next_link_);
+    next_link_ = (next_link_ + 1) % links_.size();
+    Stager stager(*this, link);
+    const std::size_t polled = links_[link]->poll(stager);
+    // A link that handed a full batch may have more; one that handed a short one is drained.
+    idle = polled == kRxBatchMax ? 0 : idle + 1;
+  }
+  return n;
+}
+
+// Pings are answered on the link they came on; pongs go to the monitor. False: not one of these.
+bool LinkSet::take_control(const InboundPacket& packet, LinkId link) noexcept {
+  const auto flags = std::to_integer<std::uint8_t>(packet.hold->data()[kWireFlagsOffset]);
+  if ((flags & kFlagLinkControl) == 0) return false;
+  const std::span<const std::byte> payload = packet.payload;
+  if (payload.size() != kLinkControlSize || std::to_integer<LinkId>(payload[1]) != link) {
+    ++counters_.drop_bad_length;  // a control packet of another format, or sent on another link
+    return true;
+  }
+  const auto kind = std::to_integer<std::uint8_t>(payload[0]);
+  const Micros stamp = get_u64(payload.data() + 2);
+  if (kind == kPing) send_control(packet.from, link, kPong, stamp);
+  else if (kind == kPong) monitor_.on_pong(packet.from, link, stamp, config_.clock());
+  return true;
+}
+
+void LinkSet::send_control(NodeId peer, LinkId link, std::uint8_t kind, Micros stamp) noexcept {
+  SendBufferRef buffer;
+  if (acquire(buffer) != Status::kOk) return;  // counted; a lost ping is what the monitor allows for
+  std::byte* p = buffer->writable_payload().data();
+  p[0] = std::byte(kind);
+  p[1] = std::byte(link);
+  put_u64(p + 2, stamp);
+  buffer->set_payload_size(kLinkControlSize);
+  buffer->set_header_flags(kFlagLinkControl);
+  if (links_[link]->tx_room() == 0) (void)links_[link]->flush();
+  (void)links_[link]->unicast(peer, buffer);
+}
+
+void LinkSet::send_ping(NodeId peer, LinkId link, Micros stamp) { send_control(peer, link, kPing, stamp); }
+
+void LinkSet::link_changed(NodeId peer, LinkId link, bool up) {
+  recompute_routes();
+  if (config_.log)
+    config_.log(fmt::format("link {} ({}) to node {} is {}", link, links_[link]->name(), peer, up ? "up" : "down"));
+}
+
+void LinkSet::on_close() noexcept {
+  for (const auto& link : links_) link->close();
+}
+
+void LinkSet::on_retire() noexcept {
+  for (const auto& link : links_) link->retire();
+}
+
+}  // namespace rtotem::transport
