@@ -33,6 +33,20 @@ RingHost::RingHost(EventLoop& loop, std::unique_ptr<transport::Backend> backend,
       pump();
     });
   }
+  backend_timer_ = std::make_unique<LoopTimer>(loop_, [this] {
+    run_backend_timer();
+    pump();
+  });
+}
+
+void RingHost::run_backend_timer() {
+  const Time now = monotonic_now();
+  const std::uint64_t next = backend_->on_timer(now);
+  if (next == transport::Backend::kNoTimer) {
+    backend_timer_->cancel();
+    return;
+  }
+  backend_timer_->arm((next > now ? next - now : 0) * 1000);
 }
 
 Result<std::unique_ptr<RingHost>> RingHost::start(EventLoop& loop, std::unique_ptr<transport::Backend> backend,
@@ -51,6 +65,7 @@ Result<std::unique_ptr<RingHost>> RingHost::start(EventLoop& loop, std::unique_p
   if (!pump_job) return pump_job.error();
   host->pump_job_ = std::move(*pump_job);
   host->node_->start(monotonic_now());
+  host->run_backend_timer();
   host->pump();
   return host;
 }
@@ -94,10 +109,10 @@ Result<void> RingHost::switch_backend(std::unique_ptr<transport::Backend> next) 
   retired_.push_back(std::exchange(backend_, std::move(next)));
   link_failure_reported_ = false;
   if (auto watched = watch_descriptors(); !watched) return watched.error();
+  run_backend_timer();
   pump_job_->post();  // the join the Node queued goes out (this may run inside a turn)
   return {};
 }
-
 
 // One turn: everything received is handed to the Node, what it sends is flushed, then the
 // listener retries what the ring refused earlier (its submissions post the next turn).

@@ -62,6 +62,8 @@ class RingHost final : private membership::NodeEvents, private transport::Packet
   // writability while packets wait.
   void pump();
   void watch_tx(bool wanted);
+  // The backend's own timers (a LinkSet's pings): their work now, and the loop timer re-armed.
+  void run_backend_timer();
 
   // NodeEvents
   void arm_timer(membership::TimerId timer, Time deadline) override;
@@ -85,6 +87,7 @@ class RingHost final : private membership::NodeEvents, private transport::Packet
   std::unique_ptr<membership::Node> node_;  // after backend_: destroyed first
   std::array<std::unique_ptr<LoopTimer>, membership::kTimerCount> timers_;
   std::unique_ptr<LoopJob> pump_job_;  // the turn after submissions
+  std::unique_ptr<LoopTimer> backend_timer_;
   bool watching_tx_ = false;
   bool pumping_ = false;
   bool closed_ = false;

@@ -18,6 +18,7 @@
 #include "src/daemon/daemon.hpp"
 #include "src/daemon/daemon_options.hpp"
 #include "src/daemon/logging.hpp"
+#include "transport/links/link_set.hpp"
 #include "transport/rdma/rdma_backend.hpp"
 #include "transport/rdma/rdma_device_probe.hpp"
 #include "transport/udp/udp_backend.hpp"
@@ -34,15 +35,21 @@ constexpr int kExitUsage = 2;
 
 // What the node opens: the configured transport; for rdma also the UDP multicast it falls back to
 // if the RDMA backend cannot open (a failed multicast join, say) and totem.fallback allows it.
+// With several links: a UDP backend per link (link 0's config is `udp`) under a LinkSet.
 struct TransportPlan {
-  transport::UdpConfig udp;                   // udp, udpu, or rdma's fallback
+  transport::UdpConfig udp;                   // udp, udpu, or rdma's fallback; link 0 of several
   std::optional<transport::RdmaConfig> rdma;  // transport rdma on a host with an active RDMA port
   std::string rdma_device;                    // "rxe0 port 1"
+  std::vector<transport::UdpConfig> links;    // several links: each one's, link 0 first
+  std::optional<transport::LinkSetConfig> link_set;
 
-  // Whatever opens seals with the cluster key (null: in the clear) and this start's epoch.
+  // Whatever opens seals with the cluster key (null: in the clear) and this start's epoch; under
+  // a LinkSet each link seals what it carries.
   void seal_with(const std::shared_ptr<const transport::ClusterKey>& key, std::uint64_t epoch) {
-    for (transport::BackendParams* params : {&udp.params, rdma ? &rdma->params : nullptr}) {
-      if (!params) continue;
+    std::vector<transport::BackendParams*> sealing = {&udp.params};
+    if (rdma) sealing.push_back(&rdma->params);
+    for (transport::UdpConfig& link : links) sealing.push_back(&link.params);
+    for (transport::BackendParams* params : sealing) {
       params->key = key;
       params->epoch = epoch;
     }
@@ -50,12 +57,17 @@ struct TransportPlan {
   bool sealed() const noexcept { return udp.params.key != nullptr; }
 
   // Send buffers for the largest message in packets of the MTU each backend runs with: UDP's is
-  // netmtu; RDMA's is netmtu until its port is queried, then what the port carries.
+  // netmtu; RDMA's is netmtu until its port is queried, then what the port carries. Under a
+  // LinkSet the set's buffers are the ones sent: the links keep the fewest a backend may have.
   void size_pools(const membership::TotemConfig& totem) {
     auto size = [totem](transport::BackendParams& params) {
       params.send_buffers = totem.send_buffers_for(params.payload_mtu());
     };
     size(udp.params);
+    if (link_set) {
+      link_set->params.send_buffers = totem.send_buffers_for(udp.params.payload_mtu());
+      for (transport::UdpConfig& link : links) link.params.send_buffers = static_cast<std::uint32_t>(transport::kTxQueueMax);
+    }
     if (!rdma) return;
     size(rdma->params);
     rdma->size_pools = size;
@@ -96,6 +108,29 @@ Result<void> plan_rdma(config::DaemonConfig& loaded, const config::NodeEntry& se
   return {};
 }
 
+// Several links: a UDP backend for each, without a local path, under a LinkSet that judges them
+// by their pings (timed from the token as corosync's knet links are).
+Result<void> plan_links(const config::DaemonConfig& config, const config::NodeEntry& self,
+                        const membership::TotemConfig& totem, TransportPlan& plan) {
+  for (const config::LinkConfig& link : config.links) {
+    auto udp = config::udp_config_for(config, self, link.number);
+    if (!udp) return udp.error();
+    udp->params.local_path = false;
+    plan.links.push_back(std::move(*udp));
+  }
+  transport::LinkSetConfig set;
+  set.params = plan.udp.params;
+  for (const config::NodeEntry& node : config.nodes)
+    if (node.nodeid != self.nodeid) set.peers.push_back(node.nodeid);
+  for (const config::LinkConfig& link : config.links)
+    set.links.push_back({link.timing(totem.token_timeout_ms), link.priority});
+  set.mode = config.link_mode;
+  set.clock = monotonic_now;
+  set.log = [](std::string_view line) { qb_log(LOG_NOTICE, "%.*s", static_cast<int>(line.size()), line.data()); };
+  plan.link_set = std::move(set);
+  return {};
+}
+
 // Everything start-up decides before it opens anything: the config, this node, the protocol.
 Result<DaemonSetup> prepare(const DaemonOptions& options, TransportPlan& plan) {
   auto loaded = config::load_config(options.config_path);
@@ -105,6 +140,9 @@ Result<DaemonSetup> prepare(const DaemonOptions& options, TransportPlan& plan) {
   if (!addresses) return addresses.error();
   auto self = config::local_node(*loaded, options.nodeid, *addresses);
   if (!self) return self.error();
+  auto totem = loaded->totem.resolved();
+  if (!totem) return Error::make("{}: totem: {}", options.config_path, totem.error().message());
+  if (auto links = config::check_links(*loaded, totem->token_timeout_ms); !links) return links.error();
   if (loaded->link0().transport == config::TransportKind::kRdma) {
     if (auto planned = plan_rdma(*loaded, *self, plan); !planned) return planned.error();
   }
@@ -113,16 +151,14 @@ Result<DaemonSetup> prepare(const DaemonOptions& options, TransportPlan& plan) {
     if (!udp_config) return udp_config.error();
     plan.udp = std::move(udp_config).value();
   }
+  if (loaded->links.size() > 1) {
+    if (auto planned = plan_links(*loaded, *self, *totem, plan); !planned) return planned.error();
+  }
   auto key = config::load_cluster_key(*loaded);
   if (!key) return key.error();
   if (const std::string warning = config::crypto_off_warning(*loaded); !warning.empty())
     qb_log(LOG_WARNING, "%s", warning.c_str());
   plan.seal_with(*key, 0);
-  auto totem = loaded->totem.resolved();
-  if (!totem) return Error::make("{}: totem: {}", options.config_path, totem.error().message());
-  auto links = config::check_links(*loaded, totem->token_timeout_ms);
-  if (!links) return links.error();
-  if (!links->empty()) qb_log(LOG_WARNING, "%s", links->c_str());
   plan.size_pools(*totem);
   if (auto fits = check_totem(options, *loaded, *totem, plan.rdma ? plan.rdma->params : plan.udp.params); !fits)
     return fits.error();
@@ -143,6 +179,17 @@ void log_transport(const transport::Backend& backend, const membership::TotemCon
 Result<std::unique_ptr<transport::Backend>> open_backend(const DaemonOptions& options, DaemonSetup& setup,
                                                           const TransportPlan& plan) {
   std::unique_ptr<transport::Backend> backend;
+  if (plan.link_set) {
+    std::vector<std::unique_ptr<transport::Backend>> links;
+    for (const transport::UdpConfig& link : plan.links) {
+      auto udp = transport::UdpBackend::open(link);
+      if (!udp) return udp.error();
+      links.push_back(std::move(*udp));
+    }
+    auto set = transport::LinkSet::open(*plan.link_set, std::move(links));
+    if (!set) return set.error();
+    backend = std::move(*set);
+  }
   if (plan.rdma) {
     auto rdma = transport::RdmaBackend::open(*plan.rdma);
     if (rdma) {

@@ -4,6 +4,11 @@
 # under loss, a cut and restored link (partition and merge), a kill -9 and restart. Nothing touches
 # the host's own namespace.
 #
+# Usage: cluster_netns_test.sh [LINKS]. LINKS 2: every node also has link 1, on a second bridge
+# (br1, rt1 = 10.77.14.N/24, unimpaired), in passive mode; then step l cuts one link of node 3 at
+# a time under traffic (the ring must not change, and the messages still arrive, in order), and
+# step b cuts both.
+#
 # Topology (prefix P = rtn<pid>, unique per run):
 #   P-1, P-2, P-3: lo, and veth rt0 = 10.77.13.N/24; what leaves through rt0 is impaired once:
 #                  tc netem "loss L% delay D" if the kernel has sch_netem, else an nftables rule
@@ -27,8 +32,11 @@ loss_pct="${RTOTEM_NETNS_LOSS_PCT:-5}"
 delay="${RTOTEM_NETNS_DELAY:-2ms 1ms}"
 read -r -a delay_args <<<"$delay"
 
+links="${1:-1}"
+[[ "$links" == 1 || "$links" == 2 ]] || { echo "usage: $0 [1|2] (links per node)"; exit 2; }
 prefix="rtn$$"
 subnet="10.77.13"
+subnet1="10.77.14"  # link 1's network
 group="t"
 token_ms=1000
 change_s=30    # a ring forms, splits or merges within this (token 1 s, consensus 1.2 s)
@@ -116,8 +124,16 @@ source "$repo/tests/lib/netns_switch.sh"
 net_up() {
   local node
   switch_up 1 2 3
+  ((links == 1)) || switch_link 1 "$subnet1" 1 2 3
   for node in 1 2 3; do impair "$node"; done
 }
+
+set_links() {  # set_links NODE up|down LINK...: NODE's switch ports of those links
+  local node=$1 state=$2 link
+  shift 2
+  for link; do ip -n "$(ns sw)" link set "$(switch_port "$link" "$node")" "$state"; done
+}
+all_links() { seq 0 $((links - 1)); }
 
 impairment=""  # netem | nft: chosen on node 1, the same on all
 impair() {  # impair NODE: loss (and delay) on what leaves through NODE's rt0, one pass per packet
@@ -155,7 +171,9 @@ write_config() {
     printf '\tinterface {\n\t\tmcastport: 5405\n\t}\n}\n'
     printf 'nodelist {\n'
     for node in 1 2 3; do
-      printf '\tnode {\n\t\tnodeid: %d\n\t\tring0_addr: %s.%d\n\t}\n' "$node" "$subnet" "$node"
+      printf '\tnode {\n\t\tnodeid: %d\n\t\tring0_addr: %s.%d\n' "$node" "$subnet" "$node"
+      ((links == 1)) || printf '\t\tring1_addr: %s.%d\n' "$subnet1" "$node"
+      printf '\t}\n'
     done
     printf '}\n'
     printf 'logging {\n\tto_stderr: yes\n\tto_syslog: no\n\ttimestamp: on\n}\n'
@@ -333,7 +351,7 @@ check_absent() {  # check_absent TAG NODE...: no message tagged TAG reached thos
 
 # ---------------------------------------------------------------- scenarios
 
-step "network: namespaces $prefix-{1,2,3,sw}, bridge br0, $subnet.1-3/24"
+step "network: namespaces $prefix-{1,2,3,sw}, bridge br0, $subnet.1-3/24$( ((links == 1)) || echo ", bridge br1, $subnet1.1-3/24")"
 net_up
 write_config
 if [[ "$impairment" == netem ]]; then
@@ -368,9 +386,41 @@ done
 ((lost_all > 0)) || fail "no packet was dropped on any link: the loss is not in effect"
 echo "a: PASS: $((3 * messages)) messages, the same order on all three nodes"
 
-step "b. cut node 3's link: [1, 2] and [3]; messages on both sides; restore: one ring again"
+ring_of() { ctl "$1" status 2>/dev/null | sed -n 's/^ring.seq: //p'; }  # ring_of NODE: its ring's seq
+link_lines() { grep -c "link $1 (udp) to node $2 is $3" "$dir/node-1.log" || true; }  # as node 1 logs them
+
+if ((links == 2)); then
+  step "l. node 3 loses link 0, then link 1, each under traffic: the ring stays, every message arrives"
+  declare -A ring_before=()
+  for node in 1 2 3; do ring_before[$node]=$(ring_of "$node"); done
+  for link in 0 1; do
+    ups=$(link_lines "$link" 3 up)
+    set_links 3 down "$link"
+    send_start "l$link" 20 1 2 3
+    send_wait
+    wait_delivered "l$link" 60 1 2 3
+    check_same "l$link" "1 2 3" 20 1 2 3
+    check "node 1 saw link $link to node 3 go down"
+    deadline=$((SECONDS + 5))
+    while (($(link_lines "$link" 3 down) == 0)) && ((SECONDS < deadline)); do sleep 0.2; done
+    (($(link_lines "$link" 3 down) > 0)) || fail "node 1 never logged link $link to node 3 down"
+    set_links 3 up "$link"
+    check "node 1 sees link $link to node 3 up again"
+    deadline=$((SECONDS + 10))
+    while (($(link_lines "$link" 3 up) <= ups)) && ((SECONDS < deadline)); do sleep 0.2; done
+    (($(link_lines "$link" 3 up) > ups)) || fail "link $link to node 3 did not come back up at node 1"
+  done
+  check "no node changed its ring"
+  for node in 1 2 3; do
+    [[ "$(ring_of "$node")" == "${ring_before[$node]}" ]] ||
+      fail "node $node's ring changed (seq ${ring_before[$node]} -> $(ring_of "$node")) for one link's failure"
+  done
+  echo "l: PASS: one link at a time cut: the same ring throughout, 120 messages in the same order at all three"
+fi
+
+step "b. cut node 3's links: [1, 2] and [3]; messages on both sides; restore: one ring again"
 mark 1 2 3
-ip -n "$(ns sw)" link set p3 down
+set_links 3 down $(all_links)
 wait_ring 1 "1 2"
 wait_ring 2 "1 2"
 wait_ring 3 "3"
@@ -387,7 +437,7 @@ check_absent b12 3
 check_absent b3 1 2
 
 mark 1 2 3
-ip -n "$(ns sw)" link set p3 up
+set_links 3 up $(all_links)
 for node in 1 2 3; do wait_ring "$node" "1 2 3"; done
 for node in 1 2; do wait_line "$node" "$(joined_re 3)" "node 3's listener rejoin"; done
 for node in 1 2; do wait_line 3 "$(joined_re "$node")" "node $node's listener rejoin"; done
@@ -429,4 +479,4 @@ check_same e "1 2 3" 20 1 2 3
 echo "c: PASS: survivors formed [1, 3], node 2 restarted and rejoined, agreed again"
 
 daemons_alive
-step "netns-cluster: PASS"
+step "netns-cluster ($links link$( ((links == 1)) || echo s)): PASS"

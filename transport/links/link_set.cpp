@@ -56,8 +56,8 @@ Result<std::unique_ptr<LinkSet>> LinkSet::open(const LinkSetConfig& config, std:
                        config.links.size(), kLinksMax);
   BackendParams params = config.params;
   params.key = nullptr;  // each link seals what it carries
-  params.recv_buffers = static_cast<std::uint32_t>(kRxBatchMax);  // it receives through its links
   params.mtu = kMtuMax;
+  params.recv_buffers = ~std::uint32_t{0};
   for (std::size_t i = 0; i < links.size(); ++i) {
     const Backend& link = *links[i];
     if (link.local_node() != params.local_node || link.params().cluster_id != params.cluster_id)
@@ -66,9 +66,13 @@ Result<std::unique_ptr<LinkSet>> LinkSet::open(const LinkSetConfig& config, std:
     if (auto valid = config.links[i].timing.validate(); !valid)
       return Error::make("link {}: {}", i, valid.error().message());
     params.mtu = std::min(params.mtu, link.mtu());  // what every link carries, sealed or not
+    params.recv_buffers = std::min(params.recv_buffers, link.recv_buffers());  // what the protocol may count on
   }
   if (auto valid = params.validate(); !valid) return valid.error();
-  const BufferLayout layout = BufferLayout::of(params, 0);
+  // It receives through its links: its own receive region is the least a backend has.
+  BackendParams own_buffers = params;
+  own_buffers.recv_buffers = static_cast<std::uint32_t>(kRxBatchMax);
+  const BufferLayout layout = BufferLayout::of(own_buffers, 0);
   auto arena = BufferArena::map(layout.total_bytes());
   if (!arena) return arena.error();
   LinkSetConfig own = config;

@@ -90,8 +90,10 @@ Result<std::vector<InetAddress>> host_addresses() {
   return out;
 }
 
-Result<transport::UdpConfig> udp_config_for(const DaemonConfig& config, const NodeEntry& self) {
-  const LinkConfig& link = config.link0();
+Result<transport::UdpConfig> udp_config_for(const DaemonConfig& config, const NodeEntry& self, transport::LinkId number) {
+  const auto it = std::ranges::find(config.links, number, &LinkConfig::number);
+  if (it == config.links.end()) return Error::make("{}: no link {}", config.path, number);
+  const LinkConfig& link = *it;
   if (link.transport == TransportKind::kRdma)
     return Error::make("{}: transport is {}, not udp or udpu", config.path, describe(link.transport));
   auto params = node_params(config, self);

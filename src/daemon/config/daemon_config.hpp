@@ -162,9 +162,10 @@ Result<NodeEntry> local_node(const DaemonConfig& config, std::optional<membershi
 // Every IPv4/IPv6 address configured on this host's interfaces (getifaddrs), ports 0.
 Result<std::vector<transport::InetAddress>> host_addresses();
 
-// What the UDP backend of node `self` opens, validated. udpu: unicast, bound to self's
-// ring0_addr:mcastport, a peer per node. udp: the same, plus the group mcastaddr:mcastport.
-Result<transport::UdpConfig> udp_config_for(const DaemonConfig& config, const NodeEntry& self);
+// What the UDP backend of node `self` opens for `link`, validated. udpu: unicast, bound to self's
+// ringN_addr and the link's port, a peer per node. udp: the same, plus the link's group and port.
+Result<transport::UdpConfig> udp_config_for(const DaemonConfig& config, const NodeEntry& self,
+                                            transport::LinkId link = 0);
 
 // What the RDMA backend of node `self` opens (transport rdma), validated: bound to self's ring0_addr,
 // the group mcastaddr (IPv4: RoCE v2 GIDs carry IPv4), a peer per node; netmtu is the upper bound
@@ -173,12 +174,10 @@ Result<transport::RdmaConfig> rdma_config_for(const DaemonConfig& config, const 
 
 std::string_view describe(TransportKind kind) noexcept;
 
-// The links as rtotemd runs them with the token `token_ms` (the resolved one): an error if a
-// link's ping timing cannot work. Redundant links are read and checked but not run yet: with more
-// than link 0 the answer is the warning line that says this node runs link 0 alone (an existing
-// corosync.conf still runs, as with the other corosync keys rtotem does not implement); empty
-// otherwise.
-Result<std::string> check_links(const DaemonConfig& config, std::uint32_t token_ms);
+// Whether rtotemd can run the links with the token `token_ms` (the resolved one): each link's ping
+// timing works, and with several links none is rdma (a LinkSet runs UDP links; RDMA's buffers
+// would have to be registered across links, not done yet).
+Result<void> check_links(const DaemonConfig& config, std::uint32_t token_ms);
 
 // The cluster key when totem.crypto is on (read_key_file's checks: the file exists, is exactly
 // the key size, and group and others cannot access it); null when it is off. An error names the
