@@ -158,6 +158,8 @@ class Backend {
     return kNoTimer;
   }
   static constexpr std::uint64_t kNoTimer = ~std::uint64_t{0};
+  // A backend over several links (LinkSet) tells each link's state per peer; the others: null.
+  virtual const class LinkSet* link_set() const noexcept { return nullptr; }
 
   Status acquire(SendBufferRef& out) noexcept;
   Status multicast(const SendBufferRef& buffer) noexcept;

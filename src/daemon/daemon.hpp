@@ -114,6 +114,7 @@ class Daemon final : private RingListener,
   void key_changed(const keystore::KeyChange& change);
   void member_keys(const membership::ConfigChange& change);
   void quorum_keys(const quorum::QuorumState& state);
+  void link_keys(std::string_view asked);  // runtime.links.*, with several links
   void counter_keys(std::string_view asked);  // when `asked` (a key or prefix) reaches runtime.totem.*
   void apply_access();
   // daemon_control.cpp

@@ -6,6 +6,7 @@
 #include "src/common/process_memory.hpp"
 #include "src/daemon/daemon.hpp"
 #include "src/ipc/json_quote.hpp"
+#include "transport/links/link_set.hpp"
 #ifdef RTOTEM_ALLOC_COUNTER
 #include "src/common/alloc_counter.hpp"
 #endif
@@ -32,6 +33,26 @@ std::string processes_array(std::span<const groups::ProcessId> list) {
   return out + "]";
 }
 
+// Each link's transport and address, and per peer whether it is up and its round trip (several
+// links only: with one, the ring itself says whether a node is reachable).
+std::string links_json(const transport::Backend& backend) {
+  const transport::LinkSet* set = backend.link_set();
+  if (set == nullptr) return "null";
+  std::string out = "{";
+  for (std::size_t l = 0; l < set->link_count(); ++l) {
+    const auto link = static_cast<transport::LinkId>(l);
+    std::string nodes = "{";
+    for (NodeId peer : set->monitor().peers()) {
+      const transport::LinkStatus& s = *set->monitor().status(peer, link);
+      nodes += fmt::format("{}\"{}\": {{\"connected\": {}, \"latency_us\": {}, \"went_down\": {}}}",
+                           nodes.size() > 1 ? ", " : "", peer, s.up, s.latency, s.went_down);
+    }
+    out += fmt::format("{}\"{}\": {{\"transport\": {}, \"address\": {}, \"nodes\": {}}}", out.size() > 1 ? ", " : "", l,
+                       json_quoted(set->link(link).name()), json_quoted(set->link(link).local_address()), nodes + "}");
+  }
+  return out + "}";
+}
+
 }  // namespace
 
 std::string Daemon::status_json() const {
@@ -42,11 +63,11 @@ std::string Daemon::status_json() const {
       "{{\"nodeid\": {}, \"cluster_name\": {}, \"transport\": {}, \"crypto\": {}, \"local_address\": {}, "
       "\"state\": {}, "
       "\"ring\": {{\"rep\": {}, \"seq\": {}}}, \"members\": [{}], \"clients\": {}, \"groups\": {}, "
-      "\"configurations\": {}, \"link\": {}}}",
+      "\"configurations\": {}, \"links\": {}, \"link\": {}}}",
       setup_.self.nodeid, json_quoted(setup_.config.cluster_name), json_quoted(config::describe(setup_.config.link0().transport)),
       json_quoted(ring_->backend().sealed() ? "on" : "off"), json_quoted(ring_->backend().local_address()), json_quoted(membership::describe(node.state())), node.ring_id().rep,
       node.ring_id().seq, members, ipc_->client_count(), groups_->group_names().size(), configurations_,
-      counters_object(ring_->backend().counters()));
+      links_json(ring_->backend()), counters_object(ring_->backend().counters()));
 }
 
 void Daemon::group_members(std::string_view group, ipc::BodyWriter& reply) const {

@@ -10,6 +10,7 @@
 #include "src/daemon/daemon.hpp"
 #include "src/daemon/keystore/config_keys.hpp"
 #include "src/daemon/keystore/key_access.hpp"
+#include "transport/links/link_set.hpp"
 
 namespace rtotem::daemon {
 
@@ -27,8 +28,10 @@ void Daemon::start_keystore() {
   keys_->set_own("runtime.votequorum.this_node_id", KeyValue::u32(setup_.self.nodeid));
 }
 
-// Counters change on every packet: they are copied in when a client reads under runtime.totem.
+// Counters change on every packet: they are copied in when a client reads under runtime.totem;
+// so is each link's state per node (several links), under runtime.links.<link>.<nodeid>.
 void Daemon::counter_keys(std::string_view asked) {
+  link_keys(asked);
   constexpr std::string_view kPrefix = "runtime.totem.";
   if (!kPrefix.starts_with(asked) && !asked.starts_with(kPrefix)) return;
   ring_->node().counters().for_each([&](std::string_view name, std::uint64_t value) {
@@ -37,6 +40,20 @@ void Daemon::counter_keys(std::string_view asked) {
   ring_->backend().counters().for_each([&](std::string_view name, std::uint64_t value) {
     keys_->set_own(fmt::format("runtime.totem.link.{}", name), KeyValue::u64(value));
   });
+}
+
+void Daemon::link_keys(std::string_view asked) {
+  constexpr std::string_view kPrefix = "runtime.links.";
+  const transport::LinkSet* set = ring_->backend().link_set();
+  if (set == nullptr || (!kPrefix.starts_with(asked) && !asked.starts_with(kPrefix))) return;
+  for (std::size_t l = 0; l < set->link_count(); ++l) {
+    for (NodeId peer : set->monitor().peers()) {
+      const transport::LinkStatus& s = *set->monitor().status(peer, static_cast<transport::LinkId>(l));
+      const std::string prefix = fmt::format("runtime.links.{}.{}.", l, peer);
+      keys_->set_own(prefix + "connected", KeyValue::u8(s.up ? 1 : 0));
+      keys_->set_own(prefix + "latency_us", KeyValue::u64(s.latency));
+    }
+  }
 }
 
 // corosync's runtime.members.<nodeid>.*: joined or left, the address, how often it joined. Only

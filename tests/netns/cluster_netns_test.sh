@@ -404,6 +404,9 @@ if ((links == 2)); then
     deadline=$((SECONDS + 5))
     while (($(link_lines "$link" 3 down) == 0)) && ((SECONDS < deadline)); do sleep 0.2; done
     (($(link_lines "$link" 3 down) > 0)) || fail "node 1 never logged link $link to node 3 down"
+    check "node 1's status shows link $link to node 3 down, the other link up"
+    ctl 1 status | grep -qx "links.$link.nodes.3.connected: false" || fail "node 1's status: link $link to 3 not down"
+    ctl 1 status | grep -qx "links.$((1 - link)).nodes.3.connected: true" || fail "node 1's status: the other link down"
     set_links 3 up "$link"
     check "node 1 sees link $link to node 3 up again"
     deadline=$((SECONDS + 10))

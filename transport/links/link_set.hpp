@@ -71,6 +71,7 @@ class LinkSet final : public Backend, private LinkEvents {
   int tx_fd() const noexcept override;
   std::uint64_t on_timer(std::uint64_t now_us) noexcept override;
 
+  const LinkSet* link_set() const noexcept override { return this; }
   const LinkMonitor& monitor() const noexcept { return monitor_; }
   std::size_t link_count() const noexcept { return links_.size(); }
   const Backend& link(LinkId id) const noexcept { return *links_[id]; }

@@ -49,7 +49,8 @@ std::string string_key(rtotem_t* h, const std::string& key) {
 }
 
 // nodelist.node.N's ring0_addr for node `nodeid`; false if the nodelist lacks the node.
-bool nodelist_address(rtotem_t* h, uint32_t nodeid, std::string& address) {
+// The node's address on `link` (its ringN_addr); false if the nodelist lacks the node.
+bool nodelist_address(rtotem_t* h, uint32_t nodeid, std::string& address, unsigned link = 0) {
   struct Find {
     rtotem_t* h;
     uint32_t nodeid;
@@ -71,7 +72,7 @@ bool nodelist_address(rtotem_t* h, uint32_t nodeid, std::string& address) {
       },
       &find);
   if (find.prefix.empty()) return false;
-  address = string_key(h, find.prefix + "ring0_addr");
+  address = string_key(h, find.prefix + "ring" + std::to_string(link) + "_addr");
   return true;
 }
 
@@ -175,6 +176,23 @@ CS_EXPORT cs_error_t corosync_cfg_node_status_get(corosync_cfg_handle_t handle, 
   link.mtu = mtu;
   copy_text(link.src_ipaddr, local_address);
   copy_text(link.dst_ipaddr, nodeid == local ? local_address : address);
+  if (nodeid == local) return CS_OK;  // as Corosync: the local node has link 0 only (its loopback)
+  // Several links: each one's own state, as its pings judge it (runtime.links.<link>.<nodeid>.*).
+  for (unsigned n = 0; n < std::size(out.link_status); ++n) {
+    uint8_t connected = 0;
+    size_t size = sizeof connected;
+    const std::string key = "runtime.links." + std::to_string(n) + "." + std::to_string(nodeid) + ".connected";
+    if (rtotem_key_get(h, key.c_str(), &connected, &size, &type) != 0 || type != RTOTEM_KEY_UINT8) break;
+    corosync_knet_link_status_v1& each = out.link_status[n];
+    std::string src, dst;
+    (void)nodelist_address(h, local, src, n);
+    (void)nodelist_address(h, nodeid, dst, n);
+    each.enabled = 1;
+    each.connected = connected;
+    each.mtu = mtu;
+    copy_text(each.src_ipaddr, src);
+    copy_text(each.dst_ipaddr, dst);
+  }
   return CS_OK;
 }
 
