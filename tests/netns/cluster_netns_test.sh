@@ -4,10 +4,11 @@
 # under loss, a cut and restored link (partition and merge), a kill -9 and restart. Nothing touches
 # the host's own namespace.
 #
-# Usage: cluster_netns_test.sh [LINKS]. LINKS 2: every node also has link 1, on a second bridge
-# (br1, rt1 = 10.77.14.N/24, unimpaired), in passive mode; then step l cuts one link of node 3 at
-# a time under traffic (the ring must not change, and the messages still arrive, in order), and
-# step b cuts both.
+# Usage: cluster_netns_test.sh [LINKS [MODE]]. LINKS 2: every node also has link 1, on a second
+# bridge (br1, rt1 = 10.77.14.N/24, unimpaired), in link_mode MODE (passive, the default, or
+# active: every packet on both links, so the protocol gets a copy of each token, join and message
+# and must drop it); then step l cuts one link of node 3 at a time under traffic (the ring must not
+# change, and the messages still arrive, once each, in order), and step b cuts both.
 #
 # Topology (prefix P = rtn<pid>, unique per run):
 #   P-1, P-2, P-3: lo, and veth rt0 = 10.77.13.N/24; what leaves through rt0 is impaired once:
@@ -33,7 +34,9 @@ delay="${RTOTEM_NETNS_DELAY:-2ms 1ms}"
 read -r -a delay_args <<<"$delay"
 
 links="${1:-1}"
-[[ "$links" == 1 || "$links" == 2 ]] || { echo "usage: $0 [1|2] (links per node)"; exit 2; }
+link_mode="${2:-passive}"
+[[ "$links" == 1 || "$links" == 2 ]] && [[ "$link_mode" == passive || "$link_mode" == active ]] ||
+  { echo "usage: $0 [1|2 [passive|active]] (links per node, link mode)"; exit 2; }
 prefix="rtn$$"
 subnet="10.77.13"
 subnet1="10.77.14"  # link 1's network
@@ -168,6 +171,7 @@ write_config() {
   local node
   {
     printf 'totem {\n\tversion: 2\n\tcluster_name: %s\n\ttransport: udpu\n\ttoken: %d\n' "$prefix" "$token_ms"
+    printf '\tlink_mode: %s\n' "$link_mode"
     printf '\tinterface {\n\t\tmcastport: 5405\n\t}\n}\n'
     printf 'nodelist {\n'
     for node in 1 2 3; do
@@ -482,4 +486,4 @@ check_same e "1 2 3" 20 1 2 3
 echo "c: PASS: survivors formed [1, 3], node 2 restarted and rejoined, agreed again"
 
 daemons_alive
-step "netns-cluster ($links link$( ((links == 1)) || echo s)): PASS"
+step "netns-cluster ($links link$( ((links == 1)) || echo "s, $link_mode")): PASS"
