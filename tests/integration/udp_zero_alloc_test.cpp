@@ -2,6 +2,7 @@
 // sink and the releases, counted by the process-wide malloc hook; with a cluster key, sealing and
 // opening every packet too.
 #include "src/common/alloc_counter.hpp"
+#include "transport/links/link_set.hpp"
 #include "tests/integration/udp_test_support.hpp"
 
 namespace rtotem::test {
@@ -15,17 +16,40 @@ struct CountingSink final : PacketSink {
   }
 };
 
-// Null `key`: in the clear. `port`: the first of two.
-void expect_steady_state_allocates_nothing(std::shared_ptr<const ClusterKey> key, int port) {
-  std::vector<UdpPeer> peers = {{1, addr("127.0.0.1", test_port(port))}, {2, addr("127.0.0.1", test_port(port + 1))}};
-  UdpConfig config_a = node_config(1, peers[0].address, peers);
-  UdpConfig config_b = node_config(2, peers[1].address, peers);
-  for (UdpConfig* config : {&config_a, &config_b}) {
-    config->params.key = key;
-    config->params.epoch = 1;
+// Node `id` of two: a UDP backend on ports `port` + id - 1, or with `links` 2 a LinkSet in active
+// mode over two (link 1 on ports `port` + 2 + id - 1), pinging on the clock `now`.
+std::unique_ptr<Backend> open_node(NodeId id, std::shared_ptr<const ClusterKey> key, int port, int links,
+                                   const Micros& now) {
+  std::vector<std::unique_ptr<Backend>> opened;
+  for (int link = 0; link < links; ++link) {
+    const int first = port + 2 * link;
+    std::vector<UdpPeer> peers = {{1, addr("127.0.0.1", test_port(first))}, {2, addr("127.0.0.1", test_port(first + 1))}};
+    UdpConfig config = node_config(id, peers[id - 1].address, peers);
+    config.params.key = key;
+    config.params.epoch = 1;
+    config.params.local_path = links == 1;
+    auto backend = open_or_fail(config);
+    if (!backend) return nullptr;
+    opened.push_back(std::move(backend));
   }
-  auto a = open_or_fail(config_a);
-  auto b = open_or_fail(config_b);
+  if (links == 1) return std::move(opened.front());
+  LinkSetConfig set;
+  set.params = opened.front()->params();
+  set.params.local_path = true;
+  set.peers = {id == 1 ? NodeId{2} : NodeId{1}};
+  set.links.assign(static_cast<std::size_t>(links), LinkSpec{});
+  set.mode = LinkMode::kActive;
+  set.clock = [&now] { return now; };
+  auto opened_set = LinkSet::open(set, std::move(opened));
+  EXPECT_TRUE(opened_set.ok()) << opened_set.error().message();
+  return opened_set ? std::move(*opened_set) : nullptr;
+}
+
+// Null `key`: in the clear. `port`: the first of two per link.
+void expect_steady_state_allocates_nothing(std::shared_ptr<const ClusterKey> key, int port, int links = 1) {
+  Micros now = 1;
+  auto a = open_node(1, key, port, links, now);
+  auto b = open_node(2, key, port, links, now);
   ASSERT_TRUE(a && b);
   CountingSink at_a, at_b;
   std::uint64_t refused = 0;
@@ -41,7 +65,11 @@ void expect_steady_state_allocates_nothing(std::shared_ptr<const ClusterKey> key
       buffer->set_payload_size(1000);
       if (a->multicast(buffer) != Status::kOk) ++refused;
       if (i % 32 == 31) {
+        now += 10'000;  // a LinkSet's pings and pongs go with the traffic: 10 ms a batch
+        (void)a->on_timer(now);
+        (void)b->on_timer(now);
         (void)a->flush();
+        (void)b->flush();
         while (b->poll(at_b) > 0 || a->poll(at_a) > 0) {
         }
       }
@@ -59,12 +87,25 @@ void expect_steady_state_allocates_nothing(std::shared_ptr<const ClusterKey> key
   EXPECT_EQ(allocations, 0u);
   EXPECT_EQ(refused, 0u);
   EXPECT_EQ(at_a.packets, 22000u);  // own multicasts, through the local path
-  EXPECT_GE(at_b.packets, 21000u);  // loopback UDP may drop under a burst; nothing is retried here
+  // Loopback UDP may drop under a burst; nothing is retried here. Active mode: a copy per link.
+  EXPECT_GE(at_b.packets, static_cast<std::uint64_t>(21000 * links));
   EXPECT_GT(heap_allocations(), 0u);  // the hook is live: this very test allocated earlier
   EXPECT_EQ(b->counters().drops(), 0u);
+  if (links > 1) {
+    const LinkSet& set = *b->link_set();
+    for (LinkId link = 0; link < links; ++link)
+      EXPECT_TRUE(set.monitor().up(1, link)) << "link " << int{link} << ": its pings went with the traffic";
+  }
 }
 
 TEST(UdpZeroAlloc, SteadyStateSendAndReceiveAllocateNothing) { expect_steady_state_allocates_nothing(nullptr, 20); }
+
+// Two links in active mode: every packet on both, pings and pongs beside them, sealed by each link.
+TEST(UdpZeroAlloc, TwoLinksInActiveModeAllocateNothing) {
+  auto key = ClusterKey::random();
+  ASSERT_TRUE(key.ok());
+  expect_steady_state_allocates_nothing(std::make_shared<const ClusterKey>(std::move(key).value()), 24, 2);
+}
 
 TEST(UdpZeroAlloc, SealingAndOpeningEveryPacketAllocatesNothing) {
   auto key = ClusterKey::random();
