@@ -71,7 +71,7 @@ Result<std::unique_ptr<RingHost>> RingHost::start(EventLoop& loop, std::unique_p
 }
 
 RingHost::~RingHost() {
-  if (watching_tx_) watch_tx(false);
+  if (watched_tx_fd_ >= 0) watch_tx(false);
   for (int fd : backend_->poll_fds()) loop_.unwatch(fd);
 }
 
@@ -103,7 +103,7 @@ Result<void> RingHost::switch_backend(std::unique_ptr<transport::Backend> next) 
   // Own multicasts still on the old local path reach the Node first: it delivers its own messages.
   while (backend_->has_pending_rx()) (void)backend_->poll(*this);
   if (auto rebound = node_->rebind(*next, monotonic_now()); !rebound) return rebound.error();
-  if (watching_tx_) watch_tx(false);
+  if (watched_tx_fd_ >= 0) watch_tx(false);
   for (int fd : backend_->poll_fds()) loop_.unwatch(fd);
   backend_->retire();
   retired_.push_back(std::exchange(backend_, std::move(next)));
@@ -137,10 +137,12 @@ void RingHost::pump() {
 }
 
 // Writability is watched only while packets wait in the backend's queue; the descriptor may be
-// one we read from too (UDP sends from its unicast socket).
+// one we read from too (UDP sends from its unicast socket). It may change while watched (a
+// LinkSet's is the socket of whichever link is blocked): the one watched is the one let go.
 void RingHost::watch_tx(bool wanted) {
-  const int tx_fd = backend_->tx_fd();
-  if (tx_fd < 0 || wanted == watching_tx_) return;
+  const int tx_fd = wanted ? backend_->tx_fd() : watched_tx_fd_;
+  if (tx_fd < 0 || tx_fd == (wanted ? watched_tx_fd_ : -1)) return;
+  if (wanted && watched_tx_fd_ >= 0) watch_tx(false);
   const auto polled = backend_->poll_fds();
   const bool also_read = std::find(polled.begin(), polled.end(), tx_fd) != polled.end();
   Result<void> changed{};
@@ -155,7 +157,7 @@ void RingHost::watch_tx(bool wanted) {
     qb_log(LOG_ERR, "%s", changed.error().message().c_str());
     return;
   }
-  watching_tx_ = wanted;
+  watched_tx_fd_ = wanted ? tx_fd : -1;
 }
 
 void RingHost::on_packets(std::span<transport::InboundPacket> batch) {

@@ -88,7 +88,7 @@ class RingHost final : private membership::NodeEvents, private transport::Packet
   std::array<std::unique_ptr<LoopTimer>, membership::kTimerCount> timers_;
   std::unique_ptr<LoopJob> pump_job_;  // the turn after submissions
   std::unique_ptr<LoopTimer> backend_timer_;
-  bool watching_tx_ = false;
+  int watched_tx_fd_ = -1;  // watched for writability; -1: none
   bool pumping_ = false;
   bool closed_ = false;
   bool link_failure_reported_ = false;

@@ -7,8 +7,9 @@
 # Usage: cluster_netns_test.sh [LINKS [MODE]]. LINKS 2: every node also has link 1, on a second
 # bridge (br1, rt1 = 10.77.14.N/24, unimpaired), in link_mode MODE (passive, the default, or
 # active: every packet on both links, so the protocol gets a copy of each token, join and message
-# and must drop it); then step l cuts one link of node 3 at a time under traffic (the ring must not
-# change, and the messages still arrive, once each, in order), and step b cuts both.
+# and must drop it); then step l cuts one link of node 3 at a time under traffic, then link 0 from
+# node 3 to node 1 only, one way (the ring must not change, and the messages still arrive, once
+# each, in order), and step b cuts both.
 #
 # Topology (prefix P = rtn<pid>, unique per run):
 #   P-1, P-2, P-3: lo, and veth rt0 = 10.77.13.N/24; what leaves through rt0 is impaired once:
@@ -394,7 +395,7 @@ ring_of() { ctl "$1" status 2>/dev/null | sed -n 's/^ring.seq: //p'; }  # ring_o
 link_lines() { grep -c "link $1 (udp) to node $2 is $3" "$dir/node-1.log" || true; }  # as node 1 logs them
 
 if ((links == 2)); then
-  step "l. node 3 loses link 0, then link 1, each under traffic: the ring stays, every message arrives"
+  step "l. node 3 loses link 0, then link 1, then link 0 to node 1 one way, each under traffic: the ring stays, every message arrives"
   declare -A ring_before=()
   for node in 1 2 3; do ring_before[$node]=$(ring_of "$node"); done
   for link in 0 1; do
@@ -417,12 +418,27 @@ if ((links == 2)); then
     while (($(link_lines "$link" 3 up) <= ups)) && ((SECONDS < deadline)); do sleep 0.2; done
     (($(link_lines "$link" 3 up) > ups)) || fail "link $link to node 3 did not come back up at node 1"
   done
+  # One way, one peer: node 3's link 0 packets to node 1 go nowhere (a blackhole route), the rest
+  # flows. Both ends lose that link's pongs and leave it; node 3 still reaches node 2 on link 0.
+  downs=$(link_lines 0 3 down)
+  ip -n "$(ns 3)" route add blackhole "$subnet.1/32"
+  send_start l2 20 1 2 3
+  send_wait
+  wait_delivered l2 60 1 2 3
+  check_same l2 "1 2 3" 20 1 2 3
+  check "node 1 saw link 0 to node 3 go down, and node 3 kept link 0 to node 2"
+  deadline=$((SECONDS + 5))
+  while (($(link_lines 0 3 down) == downs)) && ((SECONDS < deadline)); do sleep 0.2; done
+  (($(link_lines 0 3 down) > downs)) || fail "node 1 never logged link 0 to node 3 down (one-way cut)"
+  ctl 3 status | grep -qx "links.0.nodes.2.connected: true" || fail "node 3 lost link 0 to node 2 as well"
+  ip -n "$(ns 3)" route del blackhole "$subnet.1/32"
   check "no node changed its ring"
   for node in 1 2 3; do
     [[ "$(ring_of "$node")" == "${ring_before[$node]}" ]] ||
       fail "node $node's ring changed (seq ${ring_before[$node]} -> $(ring_of "$node")) for one link's failure"
   done
-  echo "l: PASS: one link at a time cut: the same ring throughout, 120 messages in the same order at all three"
+  echo "l: PASS: one link at a time cut, then one way to one peer: the same ring throughout, 180 messages in the" \
+    "same order at all three"
 fi
 
 step "b. cut node 3's links: [1, 2] and [3]; messages on both sides; restore: one ring again"

@@ -88,6 +88,51 @@ TEST(ConfigLinks, AnAddressOnEveryNodeIsALinkWithoutAnInterface) {
   EXPECT_EQ(config.links[1].line, 0);
 }
 
+// As pcs writes a two-link knet cluster: the knet keys are the links', knet itself runs as udpu.
+TEST(ConfigLinks, ACorosyncConfWithTwoKnetLinksRunsTwoLinks) {
+  const DaemonConfig config = parsed(R"(totem {
+    version: 2
+    cluster_name: hacluster
+    transport: knet
+    link_mode: passive
+    interface {
+        linknumber: 0
+        knet_transport: udp
+        knet_link_priority: 2
+    }
+    interface {
+        linknumber: 1
+        knet_transport: udp
+        knet_link_priority: 1
+        knet_ping_interval: 200
+        knet_ping_timeout: 600
+    }
+}
+nodelist {
+    node {
+        ring0_addr: 192.168.1.11
+        ring1_addr: 192.168.2.11
+        name: pcmk-1
+        nodeid: 1
+    }
+    node {
+        ring0_addr: 192.168.1.12
+        ring1_addr: 192.168.2.12
+        name: pcmk-2
+        nodeid: 2
+    }
+}
+)");
+  ASSERT_EQ(config.links.size(), 2u);
+  EXPECT_EQ(config.links[0].transport, TransportKind::kUdpu);
+  EXPECT_EQ(config.links[1].transport, TransportKind::kUdpu);
+  EXPECT_EQ(config.links[0].priority, 2);
+  EXPECT_EQ(config.links[1].mcastport, 5406);
+  EXPECT_EQ(config.links[1].timing(1000).ping_timeout, 600'000u);
+  EXPECT_TRUE(check_links(config, 1000).ok());
+  EXPECT_EQ(config.warnings.size(), 3u) << "knet as udpu, and knet_transport twice";
+}
+
 TEST(ConfigLinks, EveryNodeHasAnAddressOnEveryLinkAndNoTwoShareOne) {
   EXPECT_EQ(error_of(two_nodes("", kRing1Node1)),
             "t.conf:11: nodelist.node (nodeid 2): no ring1_addr, which node 1 has (line 6): every node needs an "
