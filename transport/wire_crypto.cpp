@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "transport/assert.hpp"
+#include "transport/byte_order.hpp"
 
 namespace rtotem::transport {
 namespace {
@@ -14,16 +15,6 @@ namespace {
 static_assert(kSealNonceSize == crypto_aead_xchacha20poly1305_ietf_NPUBBYTES);
 static_assert(kSealTagSize == crypto_aead_xchacha20poly1305_ietf_ABYTES);
 static_assert(kSealNonceSize == 3 * sizeof(std::uint64_t));
-
-void put_u64(std::byte* p, std::uint64_t v) noexcept {
-  for (int i = 7; i >= 0; --i, v >>= 8) p[i] = std::byte(v & 0xff);
-}
-
-std::uint64_t get_u64(const std::byte* p) noexcept {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = v << 8 | std::uint64_t(p[i]);
-  return v;
-}
 
 std::span<std::byte, kWireHeaderSize> header_of(std::byte* packet) noexcept {
   return std::span<std::byte, kWireHeaderSize>(packet, kWireHeaderSize);
@@ -53,8 +44,8 @@ std::span<const std::byte> WireCrypto::seal(std::span<const std::byte> packet, s
   std::memcpy(header, packet.data(), kWireHeaderSize);
   header[kWireFlagsOffset] |= std::byte(kFlagSealed);
   store_payload_len(header_of(header), static_cast<std::uint32_t>(plain_len + kSealOverhead));
-  put_u64(nonce, epoch_);
-  put_u64(nonce + 8, counter_++);
+  put_be<std::uint64_t>(nonce, epoch_);
+  put_be<std::uint64_t>(nonce + 8, counter_++);
   std::memcpy(nonce + 16, &salt_, sizeof salt_);
   unsigned long long tag_len = 0;
   (void)crypto_aead_xchacha20poly1305_ietf_encrypt_detached(
@@ -73,8 +64,8 @@ OpenCheck WireCrypto::open(std::span<std::byte> packet, NodeId sender, std::uint
   std::byte* cipher = header + kWireHeaderSize;
   const std::byte* nonce = cipher + plain_len;
   const std::byte* tag = nonce + kSealNonceSize;
-  const std::uint64_t epoch = get_u64(nonce);
-  const std::uint64_t counter = get_u64(nonce + 8);
+  const std::uint64_t epoch = get_be<std::uint64_t>(nonce);
+  const std::uint64_t counter = get_be<std::uint64_t>(nonce + 8);
   // Cheap refusals first: a replay or an unknown sender with no room is not worth a decryption.
   ReplayWindow* window = replay_.find(sender);
   if (window != nullptr ? !window->fresh(epoch, counter) : replay_.full()) return OpenCheck::kReplay;

@@ -6,21 +6,13 @@
 #include <bit>
 #include <utility>
 
+#include "transport/byte_order.hpp"
+
 namespace rtotem::transport {
 namespace {
 
 constexpr std::uint8_t kPing = 1;
 constexpr std::uint8_t kPong = 2;
-
-void put_u64(std::byte* p, std::uint64_t v) noexcept {
-  for (int i = 7; i >= 0; --i, v >>= 8) p[i] = std::byte(v & 0xff);
-}
-
-std::uint64_t get_u64(const std::byte* p) noexcept {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | std::to_integer<std::uint64_t>(p[i]);
-  return v;
-}
 
 // Calls `f(link)` for each bit of `mask`, lowest first.
 template <class F>
@@ -235,7 +227,7 @@ bool LinkSet::take_control(const InboundPacket& packet, LinkId link) noexcept {
     return true;
   }
   const auto kind = std::to_integer<std::uint8_t>(payload[0]);
-  const Micros stamp = get_u64(payload.data() + 2);
+  const Micros stamp = get_be<std::uint64_t>(payload.data() + 2);
   if (kind == kPing) send_control(packet.from, link, kPong, stamp);
   else if (kind == kPong) monitor_.on_pong(packet.from, link, stamp, config_.clock());
   return true;
@@ -247,7 +239,7 @@ void LinkSet::send_control(NodeId peer, LinkId link, std::uint8_t kind, Micros s
   std::byte* p = buffer->writable_payload().data();
   p[0] = std::byte(kind);
   p[1] = std::byte(link);
-  put_u64(p + 2, stamp);
+  put_be<std::uint64_t>(p + 2, stamp);
   buffer->set_payload_size(kLinkControlSize);
   buffer->set_header_flags(kFlagLinkControl);
   if (links_[link]->tx_room() == 0) (void)links_[link]->flush();

@@ -81,7 +81,7 @@ Result<void> check_distinct(const ParseContext& context, const std::vector<NodeE
 
 // The links are those with an interface or an address: every node has an address on each, and a
 // link with an address but no interface gets one of defaults (as corosync's nodelist does).
-Result<void> check_links(const ParseContext& context, const std::vector<NodeEntry>& nodes, DaemonConfig& config) {
+Result<void> resolve_links(const ParseContext& context, const std::vector<NodeEntry>& nodes, DaemonConfig& config) {
   for (std::size_t n = 0; n < transport::kLinksMax; ++n) {
     const auto number = static_cast<transport::LinkId>(n);
     const auto has = [&](const NodeEntry& node) { return !node.ring_addrs[n].empty(); };
@@ -124,7 +124,7 @@ Result<void> read_nodelist(ParseContext& context, const ConfigSection& nodelist,
     nodes.push_back(std::move(*node));
   }
   if (nodes.empty()) return context.fail(nodelist.line, "nodelist: no node (at least one is required)");
-  if (auto ok = check_links(context, nodes, config); !ok) return ok;
+  if (auto ok = resolve_links(context, nodes, config); !ok) return ok;
   if (auto ok = check_distinct(context, nodes, config.links); !ok) return ok;
   std::sort(nodes.begin(), nodes.end(), [](const NodeEntry& a, const NodeEntry& b) { return a.nodeid < b.nodeid; });
   config.nodes = std::move(nodes);
