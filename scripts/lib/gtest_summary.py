@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Sums a test run into one closing line, 'N passed, N failed, N skipped': the GoogleTest cases
 from their XML reports, plus every meson test that is not a GoogleTest binary (the simulator sweep),
-and any test binary that failed without writing a report (a crash, a timeout)."""
+and any test binary that failed without writing a report (a crash, a timeout). A binary run as
+several meson tests names each report 'binary@part.xml'."""
 import json
 import sys
 import xml.etree.ElementTree as ET
@@ -12,7 +13,7 @@ failures = []
 for build in map(Path, sys.argv[1:]):
     reported = set()
     for report in sorted((build / "gtest-xml").glob("*.xml")):
-        reported.add(report.stem)
+        reported.add(report.stem.split("@")[0])  # 'binary@part': one report per part of a binary
         for case in ET.parse(report).getroot().iter("testcase"):
             name = f"{build.name}/{report.stem}: {case.get('classname')}.{case.get('name')}"
             if case.find("failure") is not None:
