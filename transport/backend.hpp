@@ -160,6 +160,13 @@ class Backend {
   static constexpr std::uint64_t kNoTimer = ~std::uint64_t{0};
   // A backend over several links (LinkSet) tells each link's state per peer; the others: null.
   virtual const class LinkSet* link_set() const noexcept { return nullptr; }
+  // Another backend's buffer region (a LinkSet's), whose buffers this one is then given to send
+  // as its own, without a copy. RDMA registers it (a second memory region); the others read
+  // what they send through the kernel or the simulator and need nothing.
+  virtual Result<void> adopt_send_region(std::span<const std::byte> region) {
+    (void)region;
+    return {};
+  }
 
   Status acquire(SendBufferRef& out) noexcept;
   Status multicast(const SendBufferRef& buffer) noexcept;

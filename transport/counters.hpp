@@ -29,7 +29,7 @@ namespace rtotem::transport {
   X(rx_completion_errors) /* receive completions with an error status (RDMA) */      \
   X(rx_posted)            /* receive WRs posted, the start-up fill too (RDMA) */      \
   X(rx_post_calls)        /* ibv_post_recv calls (RDMA) */                            \
-  X(mr_registrations)     /* ibv_reg_mr calls: one, at open (RDMA) */                 \
+  X(mr_registrations)     /* ibv_reg_mr calls: at open, and per adopted region */     \
   X(link_events)          /* device and connection-manager events (RDMA) */           \
   X(link_failures)        /* what broke the link: QP error, port down, device lost */ \
   X(drop_short)           /* shorter than our header (sealed: than a nonce and tag) */ \

@@ -92,6 +92,14 @@ std::string RdmaBackend::local_address() const {
   return fmt::format("{} on {}", config_.bind.host_string(), endpoint_.device());
 }
 
+Result<void> RdmaBackend::adopt_send_region(std::span<const std::byte> region) {
+  if (!pd_) return Error::make("rdma: cannot register a region on a retired backend");
+  adopted_mr_.reset(ibv_reg_mr(pd_.get(), const_cast<std::byte*>(region.data()), region.size(), IBV_ACCESS_LOCAL_WRITE));
+  if (!adopted_mr_) return Error::sys(errno, "rdma: ibv_reg_mr of the links' {:.1f} MiB failed", mebibytes(region.size()));
+  ++counters_.mr_registrations;
+  return {};
+}
+
 Result<void> RdmaBackend::open_queues() {
   ibv_context* context = endpoint_.context();
   pd_.reset(ibv_alloc_pd(context));
@@ -100,7 +108,7 @@ Result<void> RdmaBackend::open_queues() {
   const auto region = buffer_region();
   mr_.reset(ibv_reg_mr(pd_.get(), const_cast<std::byte*>(region.data()), region.size(), IBV_ACCESS_LOCAL_WRITE));
   if (!mr_) return Error::sys(errno, "rdma: ibv_reg_mr of {:.1f} MiB failed", mebibytes(region.size()));
-  ++counters_.mr_registrations;  // and never again: the datapath only posts from this one region
+  ++counters_.mr_registrations;  // the datapath posts from this region (and an adopted one) only
   completion_channel_.reset(ibv_create_comp_channel(context));
   if (!completion_channel_) return Error::sys(errno, "rdma: ibv_create_comp_channel");
   if (auto ok = set_nonblocking(completion_channel_->fd, "the completion channel"); !ok) return ok;
@@ -300,6 +308,7 @@ void RdmaBackend::on_retire() noexcept {
   recv_cq_.reset();
   send_cq_.reset();
   completion_channel_.reset();
+  adopted_mr_.reset();
   mr_.reset();
   pd_.reset();
   endpoint_.close();

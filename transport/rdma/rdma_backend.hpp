@@ -32,6 +32,8 @@ class RdmaBackend final : public Backend, private RecvPoster {
 
   std::string_view name() const noexcept override { return "rdma"; }
   std::string local_address() const override;
+  // A LinkSet's buffers, registered as a second memory region: this link sends them zero-copy.
+  Result<void> adopt_send_region(std::span<const std::byte> region) override;
   // The connection manager's channel, the completion channel, the device's async events.
   std::span<const int> poll_fds() const noexcept override { return fds_; }
 
@@ -66,6 +68,7 @@ class RdmaBackend final : public Backend, private RecvPoster {
   void post_pending() noexcept override;
   std::size_t post_chain(std::span<TxItem> items) noexcept;
   bool fill_send_wr(const TxItem& item, std::size_t slot) noexcept;
+  std::uint32_t lkey_of(std::span<const std::byte> bytes) const noexcept;
   void reap_send_completions() noexcept;
   bool accept_completion(const ibv_wc& wc, InboundPacket& out) noexcept;
   void count_error_completion(const ibv_wc& wc, bool send) noexcept;
@@ -77,6 +80,7 @@ class RdmaBackend final : public Backend, private RecvPoster {
   RdmaEndpoint endpoint_;
   ProtectionDomain pd_;
   MemoryRegion mr_;
+  MemoryRegion adopted_mr_;  // a LinkSet's buffers (adopt_send_region); null when alone
   CompletionChannel completion_channel_;
   CompletionQueue send_cq_;
   CompletionQueue recv_cq_;

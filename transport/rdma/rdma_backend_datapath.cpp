@@ -33,7 +33,7 @@ bool RdmaBackend::fill_send_wr(const TxItem& item, std::size_t slot) noexcept {
   const auto wire = item.wire;  // the buffer's bytes, or their sealed copy in a seal slot
   const bool inline_send = wire.size() <= max_inline_;
   send_sges_[slot] = ibv_sge{reinterpret_cast<std::uintptr_t>(wire.data()), static_cast<std::uint32_t>(wire.size()),
-                             mr_->lkey};
+                             lkey_of(wire)};
   ibv_send_wr& wr = send_wrs_[slot];
   wr = ibv_send_wr{};
   wr.wr_id = window_.next_id() + slot;
@@ -52,6 +52,16 @@ bool RdmaBackend::fill_send_wr(const TxItem& item, std::size_t slot) noexcept {
   }
   wr.wr.ud.remote_qkey = group_.qkey;  // rdma_cm gives every UD QP of the port space this qkey
   return inline_send;
+}
+
+// Sealed packets and a lone backend's buffers are in this backend's arena; under a LinkSet the
+// protocol's buffers are in the set's, the adopted region.
+std::uint32_t RdmaBackend::lkey_of(std::span<const std::byte> bytes) const noexcept {
+  if (adopted_mr_) {
+    const auto* start = static_cast<const std::byte*>(adopted_mr_->addr);
+    if (bytes.data() >= start && bytes.data() < start + adopted_mr_->length) return adopted_mr_->lkey;
+  }
+  return mr_->lkey;
 }
 
 // One ibv_post_send of up to kSendChainMax items, as many as the send queue has room for; the
