@@ -33,8 +33,9 @@ std::string processes_array(std::span<const groups::ProcessId> list) {
   return out + "]";
 }
 
-// Each link's transport and address, and per peer whether it is up and its round trip (several
-// links only: with one, the ring itself says whether a node is reachable).
+// Each link's transport and address, why it carries nothing if so (missing on this node, or
+// broken), and per peer whether it is up and its round trip (several links only: with one, the
+// ring itself says whether a node is reachable).
 std::string links_json(const transport::Backend& backend) {
   const transport::LinkSet* set = backend.link_set();
   if (set == nullptr) return "null";
@@ -47,8 +48,12 @@ std::string links_json(const transport::Backend& backend) {
       nodes += fmt::format("{}\"{}\": {{\"connected\": {}, \"latency_us\": {}, \"went_down\": {}}}",
                            nodes.size() > 1 ? ", " : "", peer, s.up, s.latency, s.went_down);
     }
-    out += fmt::format("{}\"{}\": {{\"transport\": {}, \"address\": {}, \"nodes\": {}}}", out.size() > 1 ? ", " : "", l,
-                       json_quoted(set->link(link).name()), json_quoted(set->link(link).local_address()), nodes + "}");
+    const transport::Backend* backend_of_link = set->link(link);
+    const std::string_view down = set->link_down(link);
+    out += fmt::format("{}\"{}\": {{\"transport\": {}, \"address\": {}, \"out_of_service\": {}, \"nodes\": {}}}",
+                       out.size() > 1 ? ", " : "", l, backend_of_link ? json_quoted(backend_of_link->name()) : "null",
+                       backend_of_link ? json_quoted(backend_of_link->local_address()) : "null",
+                       down.empty() ? "null" : json_quoted(down), nodes + "}");
   }
   return out + "}";
 }

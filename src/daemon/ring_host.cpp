@@ -72,13 +72,31 @@ Result<std::unique_ptr<RingHost>> RingHost::start(EventLoop& loop, std::unique_p
 
 RingHost::~RingHost() {
   if (watched_tx_fd_ >= 0) watch_tx(false);
-  for (int fd : backend_->poll_fds()) loop_.unwatch(fd);
+  unwatch_descriptors();
 }
 
 Result<void> RingHost::watch_descriptors() {
-  for (int fd : backend_->poll_fds())
+  for (int fd : backend_->poll_fds()) {
     if (auto watched = loop_.watch(fd, POLLIN, [this](int) { pump(); }); !watched) return watched.error();
+    watched_fds_.push_back(fd);
+  }
   return {};
+}
+
+void RingHost::unwatch_descriptors() {
+  for (int fd : watched_fds_) loop_.unwatch(fd);
+  watched_fds_.clear();
+}
+
+// The backend's descriptors changed during a turn (a LinkSet retired a broken link, whose
+// descriptors are closed now): watch the ones it has.
+void RingHost::follow_descriptors() {
+  const auto now = backend_->poll_fds();
+  if (std::ranges::equal(now, watched_fds_)) return;
+  if (watched_tx_fd_ >= 0) watch_tx(false);
+  unwatch_descriptors();
+  if (auto watched = watch_descriptors(); !watched)
+    qb_log(LOG_ERR, "after a link left the transport: %s", watched.error().message().c_str());
 }
 
 // Never a turn here: a delivery inside submit would reach the group service and its host in the
@@ -104,7 +122,7 @@ Result<void> RingHost::switch_backend(std::unique_ptr<transport::Backend> next) 
   while (backend_->has_pending_rx()) (void)backend_->poll(*this);
   if (auto rebound = node_->rebind(*next, monotonic_now()); !rebound) return rebound.error();
   if (watched_tx_fd_ >= 0) watch_tx(false);
-  for (int fd : backend_->poll_fds()) loop_.unwatch(fd);
+  unwatch_descriptors();
   backend_->retire();
   retired_.push_back(std::exchange(backend_, std::move(next)));
   link_failure_reported_ = false;
@@ -127,6 +145,7 @@ void RingHost::pump() {
     listener_.deliveries_done();
     (void)backend_->flush();
   } while (backend_->has_pending_rx());
+  follow_descriptors();
   watch_tx(backend_->has_pending_tx());
   listener_.after_turn();
   if (!backend_->link_failure().empty() && !link_failure_reported_) {

@@ -58,6 +58,8 @@ class RingHost final : private membership::NodeEvents, private transport::Packet
  private:
   RingHost(EventLoop& loop, std::unique_ptr<transport::Backend> backend, RingSeqFile seq_file, RingListener& listener);
   Result<void> watch_descriptors();
+  void unwatch_descriptors();
+  void follow_descriptors();
   // Polls until the backend is drained (the local path too), flushes, and watches for
   // writability while packets wait.
   void pump();
@@ -89,6 +91,9 @@ class RingHost final : private membership::NodeEvents, private transport::Packet
   std::unique_ptr<LoopJob> pump_job_;  // the turn after submissions
   std::unique_ptr<LoopTimer> backend_timer_;
   int watched_tx_fd_ = -1;  // watched for writability; -1: none
+  // Watched for readability: the backend's poll_fds() as last seen (a LinkSet's shrink when a link
+  // breaks and is retired).
+  std::vector<int> watched_fds_;
   bool pumping_ = false;
   bool closed_ = false;
   bool link_failure_reported_ = false;

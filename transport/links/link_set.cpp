@@ -50,16 +50,23 @@ Result<std::unique_ptr<LinkSet>> LinkSet::open(const LinkSetConfig& config, std:
   params.key = nullptr;  // each link seals what it carries
   params.mtu = kMtuMax;
   params.recv_buffers = ~std::uint32_t{0};
+  std::size_t present = 0;
   for (std::size_t i = 0; i < links.size(); ++i) {
+    if (auto valid = config.links[i].timing.validate(); !valid)
+      return Error::make("link {}: {}", i, valid.error().message());
+    if (!links[i]) {
+      if (config.links[i].missing.empty()) return Error::make("link {} has no backend, and no reason why", i);
+      continue;
+    }
+    ++present;
     const Backend& link = *links[i];
     if (link.local_node() != params.local_node || link.params().cluster_id != params.cluster_id)
       return Error::make("link {} ({}) is another node's or another cluster's", i, link.name());
     if (link.params().local_path) return Error::make("link {} ({}) has a local path of its own", i, link.name());
-    if (auto valid = config.links[i].timing.validate(); !valid)
-      return Error::make("link {}: {}", i, valid.error().message());
     params.mtu = std::min(params.mtu, link.mtu());  // what every link carries, sealed or not
     params.recv_buffers = std::min(params.recv_buffers, link.recv_buffers());  // what the protocol may count on
   }
+  if (present == 0) return Error::make("no link opened on this node: {}", config.links.front().missing);
   if (auto valid = params.validate(); !valid) return valid.error();
   // It receives through its links: its own receive region is the least a backend has.
   BackendParams own_buffers = params;
@@ -67,6 +74,11 @@ Result<std::unique_ptr<LinkSet>> LinkSet::open(const LinkSetConfig& config, std:
   const BufferLayout layout = BufferLayout::of(own_buffers, 0);
   auto arena = BufferArena::map(layout.total_bytes());
   if (!arena) return arena.error();
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    if (!links[i]) continue;
+    if (auto adopted = links[i]->adopt_send_region(arena->region()); !adopted)
+      return Error::make("link {} ({}): {}", i, links[i]->name(), adopted.error().message());
+  }
   LinkSetConfig own = config;
   own.params = params;
   return std::unique_ptr<LinkSet>(new LinkSet(own, std::move(links), std::move(*arena), layout));
@@ -77,17 +89,26 @@ LinkSet::LinkSet(const LinkSetConfig& config, std::vector<std::unique_ptr<Backen
     : Backend(config.params, std::move(arena), layout),
       config_(config),
       links_(std::move(links)),
+      down_(links_.size()),
       monitor_(config.peers, [&] {
         std::vector<LinkTiming> timings;
         for (const LinkSpec& spec : config.links) timings.push_back(spec.timing);
         return timings;
       }(), *this) {
   std::ranges::sort(config_.peers);
-  all_links_ = (1u << links_.size()) - 1;
+  for (std::size_t l = 0; l < links_.size(); ++l) {
+    if (links_[l]) live_ |= 1u << l;
+    else down_[l] = config_.links[l].missing;
+  }
   up_.assign(config_.peers.size(), 0);
   routes_.assign(config_.peers.size(), 0);
   recompute_routes();
-  for (const auto& link : links_) fds_.insert(fds_.end(), link->poll_fds().begin(), link->poll_fds().end());
+  list_fds();
+}
+
+void LinkSet::list_fds() {
+  fds_.clear();
+  for_each_link(live_, [&](LinkId l) { fds_.insert(fds_.end(), links_[l]->poll_fds().begin(), links_[l]->poll_fds().end()); });
 }
 
 LinkSet::~LinkSet() {
@@ -97,23 +118,26 @@ LinkSet::~LinkSet() {
 
 std::string LinkSet::local_address() const {
   std::string out;
-  for (std::size_t i = 0; i < links_.size(); ++i)
-    out += fmt::format("{}link {} {} {}", i == 0 ? "" : ", ", i, links_[i]->name(), links_[i]->local_address());
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    out += fmt::format("{}link {} ", i == 0 ? "" : ", ", i);
+    out += links_[i] ? fmt::format("{} {}", links_[i]->name(), links_[i]->local_address()) : std::string("missing");
+  }
   return out;
 }
 
 int LinkSet::tx_fd() const noexcept {
-  for (const auto& link : links_) {
-    if (link->has_pending_tx()) return link->tx_fd();
-  }
-  return links_.front()->tx_fd();
+  int fd = -1;
+  for_each_link(live_, [&](LinkId l) {
+    if (fd < 0 && links_[l]->has_pending_tx()) fd = links_[l]->tx_fd();
+  });
+  return fd;
 }
 
 std::uint64_t LinkSet::on_timer(std::uint64_t now_us) noexcept { return monitor_.tick(now_us); }
 
 std::uint32_t LinkSet::links_to(NodeId peer) const noexcept {
   const auto it = std::ranges::lower_bound(config_.peers, peer);
-  if (it == config_.peers.end() || *it != peer) return all_links_;
+  if (it == config_.peers.end() || *it != peer) return live_;
   return routes_[static_cast<std::size_t>(it - config_.peers.begin())];
 }
 
@@ -127,18 +151,18 @@ std::uint32_t LinkSet::best_of(std::uint32_t mask) const noexcept {
 }
 
 // Per peer, the links up to it and those its packets take: passive, the best up link; active,
-// every up link; none up, every link. Multicast: the links up to every reachable peer (passive:
+// every up link; none up, every live link. Multicast: the links up to every reachable peer (passive:
 // the best of them), as multicasts; the peers they miss get unicasts.
 void LinkSet::recompute_routes() noexcept {
-  std::uint32_t common = all_links_;
+  std::uint32_t common = live_;
   for (std::size_t p = 0; p < config_.peers.size(); ++p) {
     std::uint32_t up = 0;
-    for (std::size_t l = 0; l < links_.size(); ++l) {
-      if (monitor_.up(config_.peers[p], static_cast<LinkId>(l))) up |= 1u << l;
-    }
+    for_each_link(live_, [&](LinkId l) {
+      if (monitor_.up(config_.peers[p], l)) up |= 1u << l;
+    });
     up_[p] = up;
     if (up != 0) common &= up;
-    routes_[p] = up == 0 ? all_links_ : config_.mode == LinkMode::kActive ? up : best_of(up);
+    routes_[p] = up == 0 ? live_ : config_.mode == LinkMode::kActive ? up : best_of(up);
   }
   multicast_ = config_.mode == LinkMode::kActive || common == 0 ? common : best_of(common);
 }
@@ -158,10 +182,12 @@ bool LinkSet::route(const TxItem& item) noexcept {
   } else {
     for_each_link(links_to(item.dest), [&](LinkId l) { ++needed[l]; });
   }
-  for (std::size_t l = 0; l < links_.size(); ++l) {
+  bool room = true;
+  for_each_link(live_, [&](LinkId l) {
     if (needed[l] > links_[l]->tx_room()) (void)links_[l]->flush();
-    if (needed[l] > links_[l]->tx_room()) return false;
-  }
+    if (needed[l] > links_[l]->tx_room()) room = false;
+  });
+  if (!room) return false;
   // Each link's queue has room: nothing below is refused for want of it (a link that closed
   // refuses, and its copy is lost as on a dead wire).
   if (item.dest != kNoNode) {
@@ -183,16 +209,39 @@ std::size_t LinkSet::transmit(std::span<TxItem> items) noexcept {
     ++counters_.tx_packets;
     counters_.tx_bytes += items[done].wire.size();
   }
-  for (const auto& link : links_) (void)link->flush();
+  for_each_link(live_, [&](LinkId l) { (void)links_[l]->flush(); });
+  retire_broken();
   return done;
 }
 
 void LinkSet::reclaim_sent() noexcept {
-  for (const auto& link : links_) (void)link->flush();
+  for_each_link(live_, [&](LinkId l) { (void)links_[l]->flush(); });
+  retire_broken();
 }
 
 bool LinkSet::device_tx_pending() const noexcept {
-  return std::ranges::any_of(links_, [](const auto& link) { return link->has_pending_tx(); });
+  bool pending = false;
+  for_each_link(live_, [&](LinkId l) { pending = pending || links_[l]->has_pending_tx(); });
+  return pending;
+}
+
+void LinkSet::retire_broken() noexcept {
+  std::uint32_t broken = 0;
+  for_each_link(live_, [&](LinkId l) {
+    if (!links_[l]->link_failure().empty()) broken |= 1u << l;
+  });
+  if (broken == 0) return;  // the data path: no allocation below this line
+  for_each_link(broken, [&](LinkId l) {
+    // Its device is gone: what it still holds of ours (queued packets) is dropped with it, as
+    // on a dead wire; buffers it handed up stay valid until the protocol lets them go.
+    links_[l]->retire();
+    live_ &= ~(1u << l);
+    down_[l] = std::string(links_[l]->link_failure());
+    if (config_.log) config_.log(fmt::format("link {} ({}) is out of service: {}", l, links_[l]->name(), down_[l]));
+  });
+  list_fds();
+  recompute_routes();
+  if (live_ == 0) set_link_failure(fmt::format("every link failed; link 0: {}", down_[0]));
 }
 
 std::size_t LinkSet::receive(std::span<InboundPacket> out) noexcept {
@@ -209,11 +258,16 @@ std::size_t LinkSet::receive(std::span<InboundPacket> out) noexcept {
     if (idle == links_.size()) break;
     const auto link = static_cast<LinkId>(next_link_);
     next_link_ = (next_link_ + 1) % links_.size();
+    if ((live_ & (1u << link)) == 0) {
+      ++idle;
+      continue;
+    }
     Stager stager(*this, link);
     const std::size_t polled = links_[link]->poll(stager);
     // A link that handed a full batch may have more; one that handed a short one is drained.
     idle = polled == kRxBatchMax ? 0 : idle + 1;
   }
+  retire_broken();
   return n;
 }
 
@@ -234,6 +288,7 @@ bool LinkSet::take_control(const InboundPacket& packet, LinkId link) noexcept {
 }
 
 void LinkSet::send_control(NodeId peer, LinkId link, std::uint8_t kind, Micros stamp) noexcept {
+  if ((live_ & (1u << link)) == 0) return;  // the monitor finds it down, as it would a cut wire
   SendBufferRef buffer;
   if (acquire(buffer) != Status::kOk) return;  // counted; a lost ping is what the monitor allows for
   std::byte* p = buffer->writable_payload().data();
@@ -251,15 +306,16 @@ void LinkSet::send_ping(NodeId peer, LinkId link, Micros stamp) { send_control(p
 void LinkSet::link_changed(NodeId peer, LinkId link, bool up) {
   recompute_routes();
   if (config_.log)
-    config_.log(fmt::format("link {} ({}) to node {} is {}", link, links_[link]->name(), peer, up ? "up" : "down"));
+    config_.log(fmt::format("link {} ({}) to node {} is {}", link, links_[link] ? links_[link]->name() : "missing",
+                            peer, up ? "up" : "down"));
 }
 
 void LinkSet::on_close() noexcept {
-  for (const auto& link : links_) link->close();
+  for_each_link(live_, [&](LinkId l) { links_[l]->close(); });
 }
 
 void LinkSet::on_retire() noexcept {
-  for (const auto& link : links_) link->retire();
+  for_each_link(live_, [&](LinkId l) { links_[l]->retire(); });
 }
 
 }  // namespace rtotem::transport

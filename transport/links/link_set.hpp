@@ -16,6 +16,11 @@
 // Pings and pongs are packets of this layer (header flag kFlagLinkControl), sealed like the rest
 // by the link that carries them, and never reach the protocol.
 //
+// A link may be missing on this node (its device did not open: an RDMA link on a host without
+// RDMA) or break for good while running (the device is removed, its QP fails). Either way it
+// carries nothing from then on and the others carry the ring; the set fails (link_failure) only
+// when no link is left. A broken link is retired at once, and poll_fds() no longer lists it.
+//
 // The links are opened without the local path: this backend loops its own multicasts back once.
 // Lifetime: the links go before this backend's buffers (members before the base).
 #pragma once
@@ -40,6 +45,8 @@ enum class LinkMode : std::uint8_t {
 struct LinkSpec {
   LinkTiming timing;
   std::uint8_t priority = 1;  // passive: the highest up link wins
+  // Why this node has no backend for the link (its entry in open()'s `links` is null).
+  std::string missing;
 };
 
 struct LinkSetConfig {
@@ -60,7 +67,8 @@ inline constexpr std::size_t kLinkControlSize = 10;
 class LinkSet final : public Backend, private LinkEvents {
  public:
   // `links`: open backends, opened with BackendParams::local_path false, of this node and cluster,
-  // one per LinkSpec.
+  // one per LinkSpec; null for a link this node is missing (LinkSpec::missing says why), not all.
+  // Each is given this set's buffer region to send from (Backend::adopt_send_region).
   static Result<std::unique_ptr<LinkSet>> open(const LinkSetConfig& config,
                                                std::vector<std::unique_ptr<Backend>> links);
   ~LinkSet() override;
@@ -74,7 +82,10 @@ class LinkSet final : public Backend, private LinkEvents {
   const LinkSet* link_set() const noexcept override { return this; }
   const LinkMonitor& monitor() const noexcept { return monitor_; }
   std::size_t link_count() const noexcept { return links_.size(); }
-  const Backend& link(LinkId id) const noexcept { return *links_[id]; }
+  // Null for a link this node is missing.
+  const Backend* link(LinkId id) const noexcept { return links_[id].get(); }
+  // Why link `id` carries nothing (missing, or broken and retired); empty while it works.
+  std::string_view link_down(LinkId id) const noexcept { return down_[id]; }
   // The links a packet to `peer` goes on now, as a bit mask (bit i: link i).
   std::uint32_t links_to(NodeId peer) const noexcept;
 
@@ -104,13 +115,17 @@ class LinkSet final : public Backend, private LinkEvents {
   bool take_control(const InboundPacket& packet, LinkId link) noexcept;
   void send_control(NodeId peer, LinkId link, std::uint8_t kind, Micros stamp) noexcept;
   void recompute_routes() noexcept;
+  // Retires each live link whose device broke; the set fails when none is left.
+  void retire_broken() noexcept;
+  void list_fds();
 
   // LinkEvents
   void send_ping(NodeId peer, LinkId link, Micros stamp) override;
   void link_changed(NodeId peer, LinkId link, bool up) override;
 
   LinkSetConfig config_;
-  std::vector<std::unique_ptr<Backend>> links_;
+  std::vector<std::unique_ptr<Backend>> links_;  // null: missing on this node
+  std::vector<std::string> down_;                 // by link: why it carries nothing
   LinkMonitor monitor_;
   std::vector<int> fds_;
   // By peer index (config_.peers, sorted), bit i for link i: the links up to it, and those a
@@ -118,7 +133,7 @@ class LinkSet final : public Backend, private LinkEvents {
   std::vector<std::uint32_t> up_;
   std::vector<std::uint32_t> routes_;
   std::uint32_t multicast_ = 0;  // the links a multicast goes on as one
-  std::uint32_t all_links_ = 0;
+  std::uint32_t live_ = 0;       // the links that carry packets: neither missing nor broken
   std::size_t next_link_ = 0;          // polled first next time: no link starves the others
   std::array<Staged, kRxBatchMax> staged_{};
   std::size_t staged_head_ = 0;

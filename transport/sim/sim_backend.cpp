@@ -27,7 +27,7 @@ SimBackend::~SimBackend() {
 std::string SimBackend::local_address() const { return fmt::format("sim:{}", local_node()); }
 
 SimBackend::Delivery SimBackend::deliver(std::span<const std::byte> wire) noexcept {
-  if (closed()) return Delivery::kClosed;
+  if (closed() || !link_failure().empty()) return Delivery::kClosed;
   RecvBuffer* slot = nullptr;
   if (ring_.peek_posted(std::span(&slot, 1)) == 0) return Delivery::kRingFull;  // an RNR drop
   RTOTEM_ASSERT(inbox_count_ < inbox_.size());
@@ -44,6 +44,10 @@ SimBackend::Delivery SimBackend::deliver(std::span<const std::byte> wire) noexce
 }
 
 std::size_t SimBackend::transmit(std::span<TxItem> items) noexcept {
+  if (!link_failure().empty()) {  // a broken device: what is queued is lost
+    counters_.tx_errors += items.size();
+    return items.size();
+  }
   ++counters_.tx_calls;
   for (const TxItem& item : items) {
     network_.send(local_node(), item.dest, item.buffer, item.wire);
@@ -54,7 +58,7 @@ std::size_t SimBackend::transmit(std::span<TxItem> items) noexcept {
 }
 
 std::size_t SimBackend::receive(std::span<InboundPacket> out) noexcept {
-  if (inbox_count_ == 0) return 0;
+  if (inbox_count_ == 0 || !link_failure().empty()) return 0;
   ++counters_.rx_calls;
   // Rejected packets do not use up the batch: a short batch means the inbox is empty, which is
   // what the simulator's "poll until short" loop relies on.

@@ -50,6 +50,8 @@ class SimBackend final : public Backend {
 
   // For the network: copies `wire` into a posted receive buffer, as a NIC's DMA write would.
   Delivery deliver(std::span<const std::byte> wire) noexcept;
+  // For the network: the device is gone (SimNetwork::break_device).
+  void break_device(std::string reason) noexcept { set_link_failure(std::move(reason)); }
 
   std::size_t transmit(std::span<TxItem> items) noexcept override;
   std::size_t receive(std::span<InboundPacket> out) noexcept override;

@@ -47,6 +47,12 @@ void SimNetwork::set_faults(const SimFaults& faults) {
   faults_ = faults;
 }
 
+void SimNetwork::break_device(NodeId node, std::string reason) {
+  SimBackend* backend = find(node);
+  RTOTEM_ASSERT(backend != nullptr);  // the scenario breaks an attached node's device
+  backend->break_device(std::move(reason));
+}
+
 void SimNetwork::partition(std::span<const std::vector<NodeId>> groups) {
   group_of_.clear();
   for (std::size_t group = 0; group < groups.size(); ++group) {

@@ -27,6 +27,7 @@
 #include <optional>
 #include <set>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -104,6 +105,9 @@ class SimNetwork {
   // membership (IGMP snooping), corosync's classic "failed to receive". heal() ends it too.
   void set_multicast_deaf(NodeId node, bool deaf);
   bool multicast_deaf(NodeId node) const { return multicast_deaf_.contains(node); }
+  // The node's device fails for good, as an RDMA device removed or a QP in the error state: its
+  // backend reports the link failure and neither sends nor receives again.
+  void break_device(NodeId node, std::string reason);
   bool reachable(NodeId from, NodeId to) const;
   // A scripted loss, for scenarios that need one exact packet gone: called for each copy with the
   // sender's packet as the protocol wrote it (before sealing), true loses that copy (counted as

@@ -1,6 +1,7 @@
 // LinkSet over two simulated networks (link 0 and link 1), three nodes: links come up on their
 // pings, passive mode uses one link and leaves a cut one within its ping timeout, active mode
-// sends on every up link, priorities choose, and pings never reach the protocol.
+// sends on every up link, priorities choose, pings never reach the protocol, and a link missing
+// on a node or broken for good leaves the others to carry everything.
 #include "transport/links/link_set.hpp"
 
 #include <gtest/gtest.h>
@@ -49,7 +50,13 @@ class LinkSetTest : public ::testing::Test {
       config.mode = mode;
       config.clock = [this] { return now_; };
       std::vector<std::unique_ptr<Backend>> links;
-      for (SimNetwork& net : nets_) {
+      for (std::size_t l = 0; l < nets_.size(); ++l) {
+        if (missing_[i][l]) {
+          config.links[l].missing = "no RDMA device";
+          links.push_back(nullptr);
+          continue;
+        }
+        SimNetwork& net = nets_[l];
         BackendParams params;
         params.local_node = self;
         params.cluster_id = kCluster;
@@ -92,6 +99,7 @@ class LinkSetTest : public ::testing::Test {
   }
 
   std::array<SimNetwork, 2> nets_{SimNetwork(1), SimNetwork(2)};
+  std::array<std::array<bool, 2>, 3> missing_{};  // by node index and link: opened without it
   Micros now_ = 0;
   std::array<std::unique_ptr<LinkSet>, 3> sets_;
   std::array<Collector, 3> sinks_;
@@ -160,7 +168,7 @@ TEST_F(LinkSetTest, SealedLinksCarryPingsAndDataAlike) {
   open(LinkMode::kActive, {1, 1}, std::make_shared<const ClusterKey>(std::move(key).value()));
   run_for(500 * kMs);
   EXPECT_TRUE(sets_[1]->monitor().up(3, 0) && sets_[1]->monitor().up(3, 1));
-  EXPECT_EQ(sets_[1]->mtu(), sets_[1]->link(0).mtu()) << "what a sealed link carries";
+  EXPECT_EQ(sets_[1]->mtu(), sets_[1]->link(0)->mtu()) << "what a sealed link carries";
   send(1, "sealed");
   run_for(5 * kMs);
   EXPECT_EQ(sinks_[0].count("sealed"), 2u);
@@ -204,6 +212,61 @@ TEST_F(LinkSetTest, APeerWithNoLinkUpIsSentToOnEveryLink) {
   EXPECT_EQ(sinks_[2].count("to all"), 2u) << "on link 0 with the multicast, and on link 1";
 }
 
+// Node 1's link 0 device fails for good (an RDMA device removed): the set retires that link at
+// once and goes on over link 1; the others leave link 0 to node 1 within its ping timeout.
+TEST_F(LinkSetTest, ABrokenLinkIsRetiredAndTheOtherCarriesEverything) {
+  open(LinkMode::kPassive);
+  run_for(500 * kMs);
+  nets_[0].break_device(1, "device removed");
+  run_for(2 * kMs);
+  EXPECT_EQ(sets_[0]->link_down(0), "device removed");
+  EXPECT_EQ(sets_[0]->link_down(1), "");
+  EXPECT_TRUE(sets_[0]->link_failure().empty()) << "link 1 still works: the set does";
+  EXPECT_EQ(sets_[0]->links_to(2), 0b10u) << "at once, not after a ping timeout";
+  send(0, "from the broken side");
+  run_for(5 * kMs);
+  EXPECT_EQ(sinks_[1].count("from the broken side"), 1u);
+  EXPECT_EQ(sinks_[2].count("from the broken side"), 1u);
+  run_for(kTiming.ping_timeout + kTiming.ping_interval);
+  EXPECT_FALSE(sets_[1]->monitor().up(1, 0));
+  EXPECT_EQ(sets_[1]->links_to(1), 0b10u);
+  send(1, "to the broken side");
+  run_for(5 * kMs);
+  EXPECT_EQ(sinks_[0].count("to the broken side"), 1u);
+  EXPECT_EQ(sinks_[2].count("to the broken side"), 1u) << "node 3 by the link up to both";
+}
+
+TEST_F(LinkSetTest, EveryLinkBrokenFailsTheSet) {
+  open(LinkMode::kActive);
+  run_for(500 * kMs);
+  nets_[1].break_device(1, "cable pulled");
+  run_for(2 * kMs);
+  EXPECT_TRUE(sets_[0]->link_failure().empty());
+  nets_[0].break_device(1, "device removed");
+  run_for(2 * kMs);
+  EXPECT_EQ(sets_[0]->link_failure(), "every link failed; link 0: device removed");
+}
+
+// Node 1 has no device for link 0 (RDMA missing on its host): it runs on link 1 alone, in the
+// same ring, and the others reach it there while using link 0 among themselves.
+TEST_F(LinkSetTest, ANodeMissingALinkRunsOnTheOthersInTheSameRing) {
+  missing_[0][0] = true;
+  open(LinkMode::kPassive);
+  EXPECT_EQ(sets_[0]->link(0), nullptr);
+  EXPECT_EQ(sets_[0]->link_down(0), "no RDMA device");
+  EXPECT_EQ(sets_[0]->links_to(2), 0b10u) << "before any ping: only the link it has";
+  run_for(500 * kMs);
+  EXPECT_EQ(sets_[1]->links_to(1), 0b10u);
+  EXPECT_EQ(sets_[1]->links_to(3), 0b01u);
+  send(0, "from the node without");
+  send(1, "to everyone");
+  run_for(5 * kMs);
+  EXPECT_EQ(sinks_[1].count("from the node without"), 1u);
+  EXPECT_EQ(sinks_[2].count("from the node without"), 1u);
+  EXPECT_EQ(sinks_[0].count("to everyone"), 1u) << "the multicast goes on the link up to every peer";
+  EXPECT_EQ(sinks_[2].count("to everyone"), 1u);
+}
+
 TEST(LinkSetOpen, RefusesLinksThatDoNotFit) {
   SimNetwork net(1);
   BackendParams params;
@@ -221,6 +284,11 @@ TEST(LinkSetOpen, RefusesLinksThatDoNotFit) {
   EXPECT_EQ(refused.error().message(), "link 0 (sim) has a local path of its own");
   EXPECT_EQ(LinkSet::open(config, {}).error().message(),
             "0 links and 1 link settings: 1 to 8 of each, as many of one as of the other");
+  std::vector<std::unique_ptr<Backend>> none(1);
+  EXPECT_EQ(LinkSet::open(config, std::move(none)).error().message(), "link 0 has no backend, and no reason why");
+  config.links[0].missing = "no RDMA device";
+  none.resize(1);
+  EXPECT_EQ(LinkSet::open(config, std::move(none)).error().message(), "no link opened on this node: no RDMA device");
 }
 
 }  // namespace
