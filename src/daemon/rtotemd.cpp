@@ -13,6 +13,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <optional>
+#include <variant>
 
 #include "src/common/seal_epoch.hpp"
 #include "src/daemon/daemon.hpp"
@@ -33,14 +34,21 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 
+// One link of several: a UDP backend, or an RDMA one (missing where it does not open).
+using LinkPlan = std::variant<transport::UdpConfig, transport::RdmaConfig>;
+
+transport::BackendParams& params_of(LinkPlan& link) {
+  return std::visit([](auto& config) -> transport::BackendParams& { return config.params; }, link);
+}
+
 // What the node opens: the configured transport; for rdma also the UDP multicast it falls back to
 // if the RDMA backend cannot open (a failed multicast join, say) and totem.fallback allows it.
-// With several links: a UDP backend per link (link 0's config is `udp`) under a LinkSet.
+// With several links: a backend per link under a LinkSet (`udp` and `rdma` unused).
 struct TransportPlan {
-  transport::UdpConfig udp;                   // udp, udpu, or rdma's fallback; link 0 of several
+  transport::UdpConfig udp;                   // udp, udpu, or rdma's fallback
   std::optional<transport::RdmaConfig> rdma;  // transport rdma on a host with an active RDMA port
   std::string rdma_device;                    // "rxe0 port 1"
-  std::vector<transport::UdpConfig> links;    // several links: each one's, link 0 first
+  std::vector<LinkPlan> links;                // several links: each one's, link 0 first
   std::optional<transport::LinkSetConfig> link_set;
 
   // Whatever opens seals with the cluster key (null: in the clear) and this start's epoch; under
@@ -48,7 +56,8 @@ struct TransportPlan {
   void seal_with(const std::shared_ptr<const transport::ClusterKey>& key, std::uint64_t epoch) {
     std::vector<transport::BackendParams*> sealing = {&udp.params};
     if (rdma) sealing.push_back(&rdma->params);
-    for (transport::UdpConfig& link : links) sealing.push_back(&link.params);
+    for (LinkPlan& link : links) sealing.push_back(&params_of(link));
+    if (link_set) sealing.push_back(&link_set->params);  // not to seal with: its payload_mtu is the links'
     for (transport::BackendParams* params : sealing) {
       params->key = key;
       params->epoch = epoch;
@@ -58,16 +67,18 @@ struct TransportPlan {
 
   // Send buffers for the largest message in packets of the MTU each backend runs with: UDP's is
   // netmtu; RDMA's is netmtu until its port is queried, then what the port carries. Under a
-  // LinkSet the set's buffers are the ones sent: the links keep the fewest a backend may have.
+  // LinkSet the set's buffers are the ones sent (an RDMA link must carry netmtu: open_links), and
+  // the links keep the fewest a backend may have.
   void size_pools(const membership::TotemConfig& totem) {
     auto size = [totem](transport::BackendParams& params) {
       params.send_buffers = totem.send_buffers_for(params.payload_mtu());
     };
-    size(udp.params);
     if (link_set) {
-      link_set->params.send_buffers = totem.send_buffers_for(udp.params.payload_mtu());
-      for (transport::UdpConfig& link : links) link.params.send_buffers = static_cast<std::uint32_t>(transport::kTxQueueMax);
+      size(link_set->params);
+      for (LinkPlan& link : links) params_of(link).send_buffers = static_cast<std::uint32_t>(transport::kTxQueueMax);
+      return;
     }
+    size(udp.params);
     if (!rdma) return;
     size(rdma->params);
     rdma->size_pools = size;
@@ -108,18 +119,38 @@ Result<void> plan_rdma(config::DaemonConfig& loaded, const config::NodeEntry& se
   return {};
 }
 
-// Several links: a UDP backend for each, without a local path, under a LinkSet that judges them
-// by their pings (timed from the token as corosync's knet links are).
+// "link 0 rdma 10.0.0.1, link 1 udp 10.1.0.1:5406", for --check.
+std::string links_description(const std::vector<LinkPlan>& links) {
+  std::string out;
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    const auto* udp = std::get_if<transport::UdpConfig>(&links[i]);
+    out += fmt::format("{}link {} {}", i == 0 ? "" : ", ", i,
+                       udp ? fmt::format("udp {}", udp->bind.to_string())
+                           : fmt::format("rdma {}", std::get<transport::RdmaConfig>(links[i]).bind.host_string()));
+  }
+  return out;
+}
+
+// Several links: a backend for each (UDP, or RDMA), without a local path, under a LinkSet that
+// judges them by their pings (timed from the token as corosync's knet links are).
 Result<void> plan_links(const config::DaemonConfig& config, const config::NodeEntry& self,
                         const membership::TotemConfig& totem, TransportPlan& plan) {
   for (const config::LinkConfig& link : config.links) {
-    auto udp = config::udp_config_for(config, self, link.number);
-    if (!udp) return udp.error();
-    udp->params.local_path = false;
-    plan.links.push_back(std::move(*udp));
+    if (link.transport == config::TransportKind::kRdma) {
+      auto rdma = config::rdma_config_for(config, self, link.number);
+      if (!rdma) return rdma.error();
+      rdma->log = log_rdma_event;
+      plan.links.emplace_back(std::move(*rdma));
+    } else {
+      auto udp = config::udp_config_for(config, self, link.number);
+      if (!udp) return udp.error();
+      plan.links.emplace_back(std::move(*udp));
+    }
+    params_of(plan.links.back()).local_path = false;
   }
   transport::LinkSetConfig set;
-  set.params = plan.udp.params;
+  set.params = params_of(plan.links.front());
+  set.params.local_path = true;
   for (const config::NodeEntry& node : config.nodes)
     if (node.nodeid != self.nodeid) set.peers.push_back(node.nodeid);
   for (const config::LinkConfig& link : config.links)
@@ -143,16 +174,17 @@ Result<DaemonSetup> prepare(const DaemonOptions& options, TransportPlan& plan) {
   auto totem = loaded->totem.resolved();
   if (!totem) return Error::make("{}: totem: {}", options.config_path, totem.error().message());
   if (auto links = config::check_links(*loaded, totem->token_timeout_ms); !links) return links.error();
-  if (loaded->link0().transport == config::TransportKind::kRdma) {
-    if (auto planned = plan_rdma(*loaded, *self, plan); !planned) return planned.error();
-  }
-  if (!plan.rdma) {
-    auto udp_config = config::udp_config_for(*loaded, *self);
-    if (!udp_config) return udp_config.error();
-    plan.udp = std::move(udp_config).value();
-  }
   if (loaded->links.size() > 1) {
     if (auto planned = plan_links(*loaded, *self, *totem, plan); !planned) return planned.error();
+  } else {
+    if (loaded->link0().transport == config::TransportKind::kRdma) {
+      if (auto planned = plan_rdma(*loaded, *self, plan); !planned) return planned.error();
+    }
+    if (!plan.rdma) {
+      auto udp_config = config::udp_config_for(*loaded, *self);
+      if (!udp_config) return udp_config.error();
+      plan.udp = std::move(udp_config).value();
+    }
   }
   auto key = config::load_cluster_key(*loaded);
   if (!key) return key.error();
@@ -160,8 +192,9 @@ Result<DaemonSetup> prepare(const DaemonOptions& options, TransportPlan& plan) {
     qb_log(LOG_WARNING, "%s", warning.c_str());
   plan.seal_with(*key, 0);
   plan.size_pools(*totem);
-  if (auto fits = check_totem(options, *loaded, *totem, plan.rdma ? plan.rdma->params : plan.udp.params); !fits)
-    return fits.error();
+  const transport::BackendParams& sent_with =
+      plan.link_set ? plan.link_set->params : plan.rdma ? plan.rdma->params : plan.udp.params;
+  if (auto fits = check_totem(options, *loaded, *totem, sent_with); !fits) return fits.error();
   std::string ipc_name = !options.ipc_name.empty() ? options.ipc_name : loaded->ipc.name;
   return DaemonSetup{std::move(loaded).value(), *totem, *self, std::move(ipc_name), options.state_dir};
 }
@@ -174,19 +207,59 @@ void log_transport(const transport::Backend& backend, const membership::TotemCon
          totem.send_queue_for(backend.mtu()));
 }
 
+// An RDMA link of several, or null with the reason where it does not open (no RDMA device on
+// this host, a failed multicast join) and totem.fallback lets the node run on its other links.
+// It must carry netmtu: every node sends packets of that size on whichever link is up, and a
+// node without RDMA cannot know what the others' ports carry.
+Result<std::unique_ptr<transport::Backend>> open_rdma_link(const config::DaemonConfig& config,
+                                                           const config::LinkConfig& link,
+                                                           const transport::RdmaConfig& rdma, std::string& missing) {
+  auto device = transport::find_active_rdma_port();
+  auto opened = device ? transport::RdmaBackend::open(rdma) : Result<std::unique_ptr<transport::RdmaBackend>>(device.error());
+  if (opened) {
+    if ((*opened)->params().mtu < rdma.params.mtu)
+      return Error::make("{}: link {} (rdma on {}) carries packets of {} bytes, less than totem.netmtu {}: set netmtu to "
+                         "at most {} so that every link carries every packet", config.path, link.number, *device,
+                         (*opened)->params().mtu, rdma.params.mtu, (*opened)->params().mtu);
+    qb_log(LOG_NOTICE, "link %u: rdma on %s", link.number, device->c_str());
+    return std::unique_ptr<transport::Backend>(std::move(*opened));
+  }
+  if (!config.rdma_fallback)
+    return Error::make("{}: link {} (rdma): {}; not starting (totem.fallback is no)", config.path, link.number,
+                       opened.error().message());
+  missing = opened.error().message();
+  qb_log(LOG_WARNING, "%s: link %u (rdma): %s; this node runs on its other links", config.path.c_str(), link.number,
+         missing.c_str());
+  return std::unique_ptr<transport::Backend>();
+}
+
+// Several links: each one's backend, then the LinkSet over them.
+Result<std::unique_ptr<transport::Backend>> open_links(const config::DaemonConfig& config, const TransportPlan& plan) {
+  transport::LinkSetConfig set = *plan.link_set;
+  std::vector<std::unique_ptr<transport::Backend>> links;
+  for (std::size_t i = 0; i < plan.links.size(); ++i) {
+    if (const auto* udp_link = std::get_if<transport::UdpConfig>(&plan.links[i])) {
+      auto udp = transport::UdpBackend::open(*udp_link);
+      if (!udp) return udp.error();
+      links.push_back(std::move(*udp));
+      continue;
+    }
+    auto rdma = open_rdma_link(config, config.links[i], std::get<transport::RdmaConfig>(plan.links[i]), set.links[i].missing);
+    if (!rdma) return rdma.error();
+    links.push_back(std::move(*rdma));
+  }
+  auto opened = transport::LinkSet::open(set, std::move(links));
+  if (!opened) return opened.error();
+  return std::unique_ptr<transport::Backend>(std::move(*opened));
+}
+
 // The RDMA backend when planned, else (or when it fails to open and totem.fallback allows) UDP.
 // The protocol is checked again against what opened: RDMA lowers the mtu to its port's.
 Result<std::unique_ptr<transport::Backend>> open_backend(const DaemonOptions& options, DaemonSetup& setup,
                                                           const TransportPlan& plan) {
   std::unique_ptr<transport::Backend> backend;
   if (plan.link_set) {
-    std::vector<std::unique_ptr<transport::Backend>> links;
-    for (const transport::UdpConfig& link : plan.links) {
-      auto udp = transport::UdpBackend::open(link);
-      if (!udp) return udp.error();
-      links.push_back(std::move(*udp));
-    }
-    auto set = transport::LinkSet::open(*plan.link_set, std::move(links));
+    auto set = open_links(setup.config, plan);
     if (!set) return set.error();
     backend = std::move(*set);
   }
@@ -265,8 +338,9 @@ int run(const DaemonOptions& options) {
     return kExitFailed;
   }
   if (options.check_only) {
-    const std::string where = plan.rdma ? fmt::format("{} on {}", plan.rdma->bind.host_string(), plan.rdma_device)
-                                        : plan.udp.bind.to_string();
+    std::string where = plan.rdma ? fmt::format("{} on {}", plan.rdma->bind.host_string(), plan.rdma_device)
+                                  : plan.udp.bind.to_string();
+    if (plan.link_set) where = links_description(plan.links);
     fmt::print("{}: ok: cluster {}, {} nodes, transport {}, this node {} ({}), ipc name {}, crypto {}\n",
                options.config_path, setup->config.cluster_name, setup->config.nodes.size(),
                config::describe(setup->config.link0().transport), setup->self.nodeid, where, setup->ipc_name,

@@ -120,8 +120,10 @@ Result<transport::UdpConfig> udp_config_for(const DaemonConfig& config, const No
   return udp;
 }
 
-Result<transport::RdmaConfig> rdma_config_for(const DaemonConfig& config, const NodeEntry& self) {
-  const LinkConfig& link = config.link0();
+Result<transport::RdmaConfig> rdma_config_for(const DaemonConfig& config, const NodeEntry& self, transport::LinkId number) {
+  const auto it = std::ranges::find(config.links, number, &LinkConfig::number);
+  if (it == config.links.end()) return Error::make("{}: no link {}", config.path, number);
+  const LinkConfig& link = *it;
   if (link.transport != TransportKind::kRdma)
     return Error::make("{}: transport is {}, not rdma", config.path, describe(link.transport));
   auto params = node_params(config, self);
@@ -132,7 +134,7 @@ Result<transport::RdmaConfig> rdma_config_for(const DaemonConfig& config, const 
   if (!bind) return bind.error();
   rdma.bind = *bind;
   for (const NodeEntry& node : config.nodes) {
-    auto address = resolve_ring_addr(config.path, node, 0, 0);
+    auto address = resolve_ring_addr(config.path, node, link.number, 0);
     if (!address) return address.error();
     rdma.peers.push_back(transport::RdmaPeer{node.nodeid, *address});
   }

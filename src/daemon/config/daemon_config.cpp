@@ -181,9 +181,6 @@ Result<void> check_links(const DaemonConfig& config, std::uint32_t token_ms) {
                                              : fmt::format("{}:{}: totem.interface (link {})", config.path, link.line,
                                                            link.number);
     if (auto valid = link.timing(token_ms).validate(); !valid) return Error::make("{}: {}", where, valid.error().message());
-    if (config.links.size() > 1 && link.transport == TransportKind::kRdma)
-      return Error::make("{}: transport rdma: with several links rtotemd runs udp and udpu links only, for now "
-                         "(one rdma link runs alone)", where);
   }
   return {};
 }

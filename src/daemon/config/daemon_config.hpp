@@ -167,16 +167,16 @@ Result<std::vector<transport::InetAddress>> host_addresses();
 Result<transport::UdpConfig> udp_config_for(const DaemonConfig& config, const NodeEntry& self,
                                             transport::LinkId link = 0);
 
-// What the RDMA backend of node `self` opens (transport rdma), validated: bound to self's ring0_addr,
-// the group mcastaddr (IPv4: RoCE v2 GIDs carry IPv4), a peer per node; netmtu is the upper bound
-// the backend lowers to its port's MTU. Logging is the caller's to set.
-Result<transport::RdmaConfig> rdma_config_for(const DaemonConfig& config, const NodeEntry& self);
+// What the RDMA backend of node `self` opens for `link` (transport rdma), validated: bound to self's
+// ringN_addr, the link's group mcastaddr (IPv4: RoCE v2 GIDs carry IPv4), a peer per node; netmtu
+// is the upper bound the backend lowers to its port's MTU. Logging is the caller's to set.
+Result<transport::RdmaConfig> rdma_config_for(const DaemonConfig& config, const NodeEntry& self,
+                                              transport::LinkId link = 0);
 
 std::string_view describe(TransportKind kind) noexcept;
 
 // Whether rtotemd can run the links with the token `token_ms` (the resolved one): each link's ping
-// timing works, and with several links none is rdma (a LinkSet runs UDP links; RDMA's buffers
-// would have to be registered across links, not done yet).
+// timing works.
 Result<void> check_links(const DaemonConfig& config, std::uint32_t token_ms);
 
 // The cluster key when totem.crypto is on (read_key_file's checks: the file exists, is exactly

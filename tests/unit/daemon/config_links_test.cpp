@@ -185,7 +185,7 @@ TEST(ConfigLinks, PingTimingIsDerivedFromTheTokenWhereNotGiven) {
   EXPECT_EQ(zeros.link0().ping_precision, 2048u);
 }
 
-TEST(ConfigLinks, CheckLinksRefusesATimingThatCannotWorkAndRdmaBesideOtherLinks) {
+TEST(ConfigLinks, CheckLinksRefusesATimingThatCannotWork) {
   const DaemonConfig bad = parsed(two_nodes("interface {\n    knet_ping_interval: 400\n    knet_ping_timeout: 400\n  }"));
   auto refused = check_links(bad, 1000);
   ASSERT_FALSE(refused.ok());
@@ -198,9 +198,21 @@ TEST(ConfigLinks, CheckLinksRefusesATimingThatCannotWorkAndRdmaBesideOtherLinks)
   EXPECT_TRUE(check_links(parsed(two_nodes("")), 1000).ok());
   EXPECT_TRUE(check_links(parsed(two_nodes("transport: rdma")), 1000).ok()) << "one rdma link runs alone";
   EXPECT_TRUE(check_links(parsed(two_nodes("", kRing1Node1, kRing1Node2)), 1000).ok());
-  EXPECT_EQ(check_links(parsed(two_nodes("transport: rdma", kRing1Node1, kRing1Node2)), 1000).error().message(),
-            "t.conf: link 0: transport rdma: with several links rtotemd runs udp and udpu links only, for now (one "
-            "rdma link runs alone)");
+  EXPECT_TRUE(check_links(parsed(two_nodes("transport: rdma", kRing1Node1, kRing1Node2)), 1000).ok())
+      << "rdma beside a udp link";
+}
+
+TEST(ConfigLinks, AnRdmaLinkBesideAUdpLinkHasEachItsOwnAddresses) {
+  const DaemonConfig config = parsed(
+      two_nodes("transport: rdma\n  interface {\n    linknumber: 1\n    transport: udpu\n  }", kRing1Node1, kRing1Node2));
+  auto rdma = rdma_config_for(config, config.nodes[0], 0);
+  ASSERT_TRUE(rdma.ok()) << rdma.error().message();
+  auto udp = udp_config_for(config, config.nodes[0], 1);
+  ASSERT_TRUE(udp.ok()) << udp.error().message();
+  EXPECT_EQ(rdma->bind.host_string(), config.nodes[0].ring_addrs[0]);
+  EXPECT_EQ(udp->bind.host_string(), config.nodes[0].ring_addrs[1]);
+  EXPECT_EQ(rdma->peers[1].address.host_string(), config.nodes[1].ring_addrs[0]);
+  EXPECT_EQ(rdma_config_for(config, config.nodes[0], 1).error().message(), "t.conf: transport is udpu, not rdma");
 }
 
 }  // namespace
