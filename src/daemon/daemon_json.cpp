@@ -58,6 +58,19 @@ std::string links_json(const transport::Backend& backend) {
   return out + "}";
 }
 
+// Each link's own counters (several links only; `link` is then the set's: a packet counted once,
+// however many datagrams its links sent). A link missing on this node: null.
+std::string link_counters_json(const transport::Backend& backend) {
+  const transport::LinkSet* set = backend.link_set();
+  if (set == nullptr) return "null";
+  std::string out = "{";
+  for (std::size_t l = 0; l < set->link_count(); ++l) {
+    const transport::Backend* link = set->link(static_cast<transport::LinkId>(l));
+    out += fmt::format("{}\"{}\": {}", out.size() > 1 ? ", " : "", l, link ? counters_object(link->counters()) : "null");
+  }
+  return out + "}";
+}
+
 }  // namespace
 
 std::string Daemon::status_json() const {
@@ -116,7 +129,7 @@ std::string heap_allocations_json() {
 std::string Daemon::stats_json() const {
   const ProcessMemory memory = process_memory();
   return fmt::format(
-      "{{\"protocol\": {}, \"link\": {}, \"ipc\": {{\"clients\": {}, \"clients_evicted\": {}, "
+      "{{\"protocol\": {}, \"link\": {}, \"links\": {}, \"ipc\": {{\"clients\": {}, \"clients_evicted\": {}, "
       "\"clients_refused\": {}, \"unauthenticated\": {}, \"auth_timeouts\": {}, \"connections_shed\": {}, "
       "\"queue_memory_bytes\": {}, \"queue_memory_peak_bytes\": {}, \"requests_malformed\": {}, "
       "\"group_packets_malformed\": {}, \"join_list_refusals\": {}, \"event_batches\": {}, \"events_batched\": {}, "
@@ -124,7 +137,8 @@ std::string Daemon::stats_json() const {
       "\"orphaned_bytes\": {}, \"orphans_dropped\": {}}}, "
       "\"process\": {{\"heap_allocations\": {}, \"rss_bytes\": {}, \"rss_anon_bytes\": {}, \"rss_shmem_bytes\": {}, "
       "\"rss_peak_bytes\": {}}}}}",
-      counters_object(ring_->node().counters()), counters_object(ring_->backend().counters()), ipc_->client_count(),
+      counters_object(ring_->node().counters()), counters_object(ring_->backend().counters()),
+      link_counters_json(ring_->backend()), ipc_->client_count(),
       ipc_->clients_evicted(), ipc_->clients_refused(), ipc_->admission().unauthenticated(),
       ipc_->admission().auth_timeouts(), ipc_->admission().connections_shed(), ipc_->queue_memory(), ipc_->queue_memory_peak(),
       ipc_->requests_malformed(), groups_->packets_malformed(), groups_->join_list_refusals(), ipc_->batches_sent(),

@@ -49,6 +49,11 @@ TEST(DaemonLinks, NodesWithoutRdmaRunOnTheirUdpLinkInOneRing) {
               std::string::npos)
         << status;
     EXPECT_NE(status.find("\"1\": {\"transport\": \"udp\""), std::string::npos) << status;
+    // Per link: the missing one has no counters, link 1 carried the ring.
+    const std::string stats = cluster.ctl_json(n, "stats");
+    EXPECT_NE(stats.find("\"links\": {\"0\": null, \"1\": {"), std::string::npos) << stats;
+    const std::string link1 = stats.substr(stats.find("\"links\": {\"0\": null, \"1\": {"));
+    EXPECT_GT(json_counter(link1, "tx_packets"), 20u) << "link 1 carried the joins, tokens and messages";
   }
 }
 
