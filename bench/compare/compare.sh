@@ -22,7 +22,8 @@
 #          [--baseline DIR] [--no-build]
 #   --quick    N=3; sizes 64, 1 KiB, 64 KiB; 3 s runs; latency at 1 KiB; one repetition (< 10 min)
 #   default    N=3 and 5; sizes 64 B .. 1 MiB; 5 s runs; two repetitions
-#   configs    rtotem:udpu|udp:off|on:other[:NETMTU], rtotem-cpg:... (as rtotem:..., the client
+#   configs    rtotem:udpu|udp|udpu-2links-active|udpu-2links-passive:off|on:other[:NETMTU] (2links:
+#              a second udpu link on a second bridge, in that link mode), rtotem-cpg:... (as rtotem:..., the client
 #              cpg-bench on the drop-in libcpg), corosync:knet|udpu:off|on:rr|other (rr =
 #              corosync's default real-time scheduling, other = sched_rr: no; rtotemd always runs
 #              SCHED_OTHER; NETMTU: rtotem's totem.netmtu, default 1400; crypto on: totem.crypto

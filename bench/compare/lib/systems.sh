@@ -41,11 +41,13 @@ rtotem_describe() {  # rtotem_describe BUILD_DIR
   echo "$dir"
 }
 
-sys_nodelist() {  # sys_nodelist N: the nodelist section both systems read
-  local n=$1 i
+sys_nodelist() {  # sys_nodelist N [LINKS]: the nodelist section both systems read
+  local n=$1 links=${2:-1} i
   echo "nodelist {"
   for ((i = 1; i <= n; i++)); do
-    printf '\tnode {\n\t\tnodeid: %d\n\t\tname: n%d\n\t\tring0_addr: %s\n\t}\n' "$i" "$i" "$(netns_addr "$i")"
+    printf '\tnode {\n\t\tnodeid: %d\n\t\tname: n%d\n\t\tring0_addr: %s\n' "$i" "$i" "$(netns_addr "$i")"
+    if ((links > 1)); then printf '\t\tring1_addr: %s\n' "$(netns_addr1 "$i")"; fi
+    printf '\t}\n'
   done
   echo "}"
 }
@@ -63,9 +65,16 @@ sys_prepare() {
 }
 
 # Crypto on: one key for the run's nodes, made by the build's rtotem-keygen (mode 0400).
+# TRANSPORT udpu-2links-active (or -passive): two udpu links, on cb0 and cb1, in that link mode.
 rtotem_config() {  # rtotem_config SYSTEM TRANSPORT CRYPTO N RUNDIR
   local system=$1
   shift
+  local links=1 link1_lines=""
+  if [[ $1 =~ ^(udpu)-2links-(active|passive)$ ]]; then
+    links=2
+    link1_lines=$'\tlink_mode: '"${BASH_REMATCH[2]}"$'\n\tinterface {\n\t\tlinknumber: 1\n\t\tmcastport: 5406\n\t}\n'
+    set -- "${BASH_REMATCH[1]}" "${@:2}"
+  fi
   local crypto_lines=$'\tcrypto: off'
   if [[ $2 == on ]]; then
     [[ -s $4/rtotem-authkey ]] || "$(rtotem_build "$system")/src/tools/rtotem-keygen" -k "$4/rtotem-authkey" >/dev/null
@@ -86,14 +95,14 @@ ${CMP_NETMTU:+	netmtu: $CMP_NETMTU
 		mcastaddr: 239.192.77.1
 		mcastport: 5405
 	}
-}
+${link1_lines}}
 logging {
 	to_stderr: yes
 	to_syslog: no
 	timestamp: hires
 }
 EOF
-  sys_nodelist "$3"
+  sys_nodelist "$3" "$links"
 }
 
 corosync_config() {  # corosync_config TRANSPORT CRYPTO SCHED N NODEDIR RUNDIR
