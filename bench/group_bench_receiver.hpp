@@ -23,6 +23,7 @@ struct DeliveryStats {
   std::uint64_t bytes_delivered = 0;
   std::uint64_t first_ns = 0;  // CLOCK_MONOTONIC of the first and last data delivery
   std::uint64_t last_ns = 0;
+  std::uint64_t max_gap_ns = 0;  // the longest time between two data deliveries
   std::uint64_t order_hash = 0;
   std::uint64_t fifo_violations = 0;  // a sender's seq (or run id) not the one expected
   std::uint64_t foreign = 0;          // not ours (no bench header), or senders past kSendersMax

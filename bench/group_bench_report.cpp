@@ -41,6 +41,7 @@ void print_text(const BenchReport& r, const Rates& rate) {
              rate.mb_per_s, d.order_hash, d.fifo_violations);
   fmt::print("foreign: {}\nend_markers_missing: {}\nleft_without_end_marker: {}\nring_changes: {}\n", d.foreign,
              r.end_markers_missing, r.left_without_end_marker, r.ring_changes);
+  fmt::print("max_gap_us: {:.1f}\n", static_cast<double>(d.max_gap_ns) / 1e3);
   if (!r.latency) return;
   const LatencySummary& l = *r.latency;
   fmt::print("samples: {}\nlatency_dropped: {}\np50_us: {:.1f}\np99_us: {:.1f}\np999_us: {:.1f}\nmax_us: {:.1f}\n",
@@ -54,10 +55,12 @@ void print_json(const BenchReport& r, const Rates& rate) {
       "{{\"mode\": \"{}\", \"size\": {}, \"order\": \"{}\", \"duration_s\": {}, \"node\": {}, \"pid\": {}, "
       "\"senders\": {}, \"messages_sent\": {}, \"eagain\": {}, \"messages_delivered\": {}, \"interval_s\": {:.6f}, "
       "\"msgs_per_s\": {:.1f}, \"mb_per_s\": {:.3f}, \"order_hash\": \"{:016x}\", \"fifo_violations\": {}, "
-      "\"foreign\": {}, \"end_markers_missing\": {}, \"left_without_end_marker\": {}, \"ring_changes\": {}",
+      "\"foreign\": {}, \"end_markers_missing\": {}, \"left_without_end_marker\": {}, \"ring_changes\": {}, "
+      "\"max_gap_us\": {:.1f}",
       mode_name(o.mode), o.size_bytes, order_name(o.order), o.duration_s, r.node, r.pid, o.senders, r.messages_sent,
       r.eagain, d.data_delivered, rate.interval_s, rate.msgs_per_s, rate.mb_per_s, d.order_hash, d.fifo_violations,
-      d.foreign, r.end_markers_missing, r.left_without_end_marker, r.ring_changes);
+      d.foreign, r.end_markers_missing, r.left_without_end_marker, r.ring_changes,
+      static_cast<double>(d.max_gap_ns) / 1e3);
   if (r.latency) {
     const LatencySummary& l = *r.latency;
     out += fmt::format(

@@ -10,6 +10,9 @@
 #                p50/p99/p99.9 (10,000 samples up to 16 KiB; fewer above, where the rate must drop)
 #   failure      kill -9 of node N's daemon; time until every survivor's client has the group
 #                change (watch mode), with equal token (1000 ms) and consensus (1200 ms)
+#   link failure configs with two links only: node 1 sends 1 KiB at 1000/s for 9 s; at 3 s node
+#                N's link 0 is cut (its bridge port down, both ways), at 6 s restored; the longest
+#                time between two deliveries at any node, and whether the ring changed
 #   costs        in the middle of each throughput run: CPU time (user + system, all threads) of
 #                every daemon and of every client per delivered message; rtotem: node 1's sendmmsg
 #                calls (link.tx_calls), datagrams (link.tx_packets), heap allocations per message
@@ -23,7 +26,8 @@
 #   --quick    N=3; sizes 64, 1 KiB, 64 KiB; 3 s runs; latency at 1 KiB; one repetition (< 10 min)
 #   default    N=3 and 5; sizes 64 B .. 1 MiB; 5 s runs; two repetitions
 #   configs    rtotem:udpu|udp|udpu-2links-active|udpu-2links-passive:off|on:other[:NETMTU] (2links:
-#              a second udpu link on a second bridge, in that link mode), rtotem-cpg:... (as rtotem:..., the client
+#              a second udpu link on a second bridge, in that link mode; corosync's is
+#              knet-2links-active|passive), rtotem-cpg:... (as rtotem:..., the client
 #              cpg-bench on the drop-in libcpg), corosync:knet|udpu:off|on:rr|other (rr =
 #              corosync's default real-time scheduling, other = sched_rr: no; rtotemd always runs
 #              SCHED_OTHER; NETMTU: rtotem's totem.netmtu, default 1400; crypto on: totem.crypto
@@ -229,6 +233,19 @@ latency_rate() {  # a low load: 1000/s up to 16 KiB (10,000 samples in 10 s), th
   if ((size <= 16384)); then echo 1000; else echo $((16000000 / size > 0 ? 16000000 / size : 1)); fi
 }
 
+# Link 0 of node N cut under a steady load and restored; each client's longest gap between two
+# deliveries (max_gap_us) and ring changes go to results.jsonl as the row "linkfail".
+run_link_failure() {  # run_link_failure LABEL SYSTEM N
+  local label=$1 system=$2 n=$3 i cutter
+  local -a per_node=("--mode latency --senders $n --size 1024 --rate 1000 --duration 9 --group lf")
+  for ((i = 2; i <= n; i++)); do per_node+=("--mode receive --senders $n --size 1024 --duration 9 --group lf"); done
+  { sleep 4; netns_link0 "$n" down; sleep 3; netns_link0 "$n" up; } &
+  cutter=$!
+  run_clients "$label" "$system" "$n" "${per_node[@]}" || true
+  wait "$cutter" || true
+  netns_link0 "$n" up
+}
+
 # One line per survivor: its client's detection time, from the kill to the group change that
 # took node N out (report.py detection parses the watch output).
 run_failure() {  # run_failure LABEL SYSTEM N
@@ -383,6 +400,9 @@ run_config() {  # run_config CONFIG N REP
     for ((i = 2; i <= n; i++)); do per_node+=("--mode receive --senders $n --size $size --duration $lat_seconds --group l$size-$rep"); done
     run_clients "$label" "$system" "$n" "${per_node[@]}" || true
   done
+  if [[ $transport == *-2links-* ]]; then
+    run_link_failure "$base, \"row\": \"linkfail\", \"bytes\": 1024" "$system" "$n"
+  fi
   run_failure "$base, \"row\": \"failure\", \"bytes\": 0" "$system" "$n"
   cluster_down
 }

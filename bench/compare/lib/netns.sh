@@ -43,6 +43,10 @@ netns_up() {  # netns_up N
   done
 }
 
+netns_link0() {  # netns_link0 NODE up|down: node NODE's link 0 (its port on br0), both ways
+  ip -n "$CMP_PREFIX-sw" link set "p$1" "$2"
+}
+
 # Kills whatever still runs in our namespaces (only ours: the names carry this run's prefix), then
 # deletes them.
 netns_down() {

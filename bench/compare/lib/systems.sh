@@ -105,8 +105,13 @@ EOF
   sys_nodelist "$3" "$links"
 }
 
+# TRANSPORT knet-2links-passive (or -active): two knet links, on cb0 and cb1, in that link mode.
 corosync_config() {  # corosync_config TRANSPORT CRYPTO SCHED N NODEDIR RUNDIR
-  local transport=$1 crypto=$2 sched=$3 n=$4 nd=$5 dir=$6 crypto_lines
+  local transport=$1 crypto=$2 sched=$3 n=$4 nd=$5 dir=$6 crypto_lines links=1 link_lines=""
+  if [[ $transport =~ ^(knet)-2links-(active|passive)$ ]]; then
+    transport=${BASH_REMATCH[1]} links=2
+    link_lines=$'\tlink_mode: '"${BASH_REMATCH[2]}"$'\n\tinterface {\n\t\tlinknumber: 0\n\t}\n\tinterface {\n\t\tlinknumber: 1\n\t}\n'
+  fi
   crypto_lines=$'\tcrypto_cipher: none\n\tcrypto_hash: none'
   if [[ $crypto == on ]]; then
     [[ -s $dir/authkey ]] || { head -c 256 /dev/urandom >"$dir/authkey" && chmod 400 "$dir/authkey"; }
@@ -122,7 +127,7 @@ totem {
 	token_coefficient: 0
 	consensus: $CMP_CONSENSUS_MS
 $crypto_lines
-}
+${link_lines}}
 logging {
 	to_stderr: no
 	to_syslog: no
@@ -135,7 +140,7 @@ system {
 	sched_rr: $([[ $sched == rr ]] && echo yes || echo no)
 }
 EOF
-  sys_nodelist "$n"
+  sys_nodelist "$n" "$links"
 }
 
 sys_start() {
