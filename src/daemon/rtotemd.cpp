@@ -43,7 +43,8 @@ transport::BackendParams& params_of(LinkPlan& link) {
 
 // What the node opens: the configured transport; for rdma also the UDP multicast it falls back to
 // if the RDMA backend cannot open (a failed multicast join, say) and totem.fallback allows it.
-// With several links: a backend per link under a LinkSet (`udp` and `rdma` unused).
+// With several links: a backend per link under a LinkSet (`rdma` unused; `udp` only carries the
+// key that seal_with hands to every link).
 struct TransportPlan {
   transport::UdpConfig udp;                   // udp, udpu, or rdma's fallback
   std::optional<transport::RdmaConfig> rdma;  // transport rdma on a host with an active RDMA port
