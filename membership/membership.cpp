@@ -126,6 +126,14 @@ void Node::on_join(InboundPacket& packet, Time now) {
     return;
   }
   if (contains(failed_set_, join.sender)) return;  // given up on for this round
+  // Sent before its sender heard of our ring (every join of ours carries at least its seq): a
+  // leftover of an older round, whose verdicts are not this round's. Taken, a late one failing
+  // us would make us fail its sender back, and two connected nodes would go on failing each
+  // other. Its next join, once it hears ours, carries our seq. A node leaving says so only once.
+  if (join.ring_seq < ring_.id.seq && !contains(join.failed_set, join.sender)) {
+    ++counters_.joins_stale;
+    return;
+  }
   if (equal(join.proc_set, proc_set_) && equal(join.failed_set, failed_set_)) {
     insert(consensus_, join.sender);
     check_consensus(now);

@@ -34,7 +34,7 @@ namespace rtotem::membership {
   X(packets_spoofed)       /* a join or merge naming another sender than its packet's */ \
   X(gathers)               /* Gather entered (or re-entered with new sets) */     \
   X(joins_sent)            /* join messages multicast */                          \
-  X(joins_stale)           /* a member's join sent before it saw our ring */      \
+  X(joins_stale)           /* a join sent before it saw our ring        */      \
   X(joins_deferred)        /* a stranger's join while our ring is being formed */ \
   X(joins_failing_us)      /* a join that lists us as failed, outside Gather */  \
   X(consensus_timeouts)    /* Gather ran out of time: the silent declared failed */ \

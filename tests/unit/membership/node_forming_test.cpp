@@ -100,6 +100,16 @@ struct NodeFormingTest : ::testing::Test {
     }
     return got.packets.size();
   }
+  // The last join node 2 has received since it was last asked.
+  Join last_join_at_2() {
+    Collected got(PacketType::kJoin);
+    while (b2->poll(got) == transport::kRxBatchMax) {
+    }
+    Join join;
+    EXPECT_FALSE(got.packets.empty());
+    if (!got.packets.empty()) EXPECT_EQ(decode_join(got.packets.back().second, join), DecodeError::kNone);
+    return join;
+  }
 };
 
 // Node 2 agrees on ring {1, 2} again; node 1, its representative, sends it the commit token,
@@ -122,6 +132,38 @@ TEST_F(NodeFormingTest, ALateOldRingMulticastFromTheSuccessorDoesNotStopTheCommi
   timer(TimerId::kTokenRetransmit);
   EXPECT_EQ(received_at_2(PacketType::kCommit), 1u);
   EXPECT_EQ(node.counters().tokens_retransmitted, 1u);
+}
+
+// Node 3 ended its last round (seq 4) failing us, and formed a ring of its own; now it merges
+// with us (node 2 heard it first). Its last join of that round, still in flight, reaches us after our Gather began: its
+// seq is below our ring's, so it is the old round's verdict, not node 3's word in this one. Taken
+// as this round's, we would fail node 3 back, and the two of us would fail each other round after
+// round (seed 155044: two connected nodes stayed singletons for 1.4 s).
+TEST_F(NodeFormingTest, AJoinFromBeforeOurRingDoesNotFailItsSenderInOurGather) {
+  join_from(*b2, ring.seq, list({1, 2, 3}), {});  // node 2 heard node 3's merge detection
+  step();
+  ASSERT_EQ(node.state(), MemberState::kGather);
+  join_from(*b3, ring.seq - 1, list({1, 2, 3}), list({1, 2}));  // the late one
+  step();
+  EXPECT_EQ(node.counters().joins_stale, 1u);
+  timer(TimerId::kJoin);
+  const Join ours = last_join_at_2();
+  EXPECT_EQ(ours.failed_set.count, 0u) << "node 3 failed for an old round's verdict";
+  EXPECT_TRUE(contains(ours.proc_set, 3));
+}
+
+// Yet a node leaving names itself failed in its last join, whatever its seq: that word is its
+// last, and waiting for it would cost the round a consensus timeout.
+TEST_F(NodeFormingTest, ALeavingJoinIsTakenWhateverItsSeq) {
+  join_from(*b2, ring.seq, list({1, 2, 3}), {});
+  step();
+  ASSERT_EQ(node.state(), MemberState::kGather);
+  join_from(*b3, ring.seq - 1, list({1, 2, 3}), list({3}));
+  step();
+  EXPECT_EQ(node.counters().joins_stale, 0u);
+  timer(TimerId::kJoin);
+  const Join ours = last_join_at_2();
+  EXPECT_TRUE(contains(ours.failed_set, 3));
 }
 
 // A join tells of a ring seq above ours. Had we not stored it, a quick restart would bring us
