@@ -286,7 +286,7 @@ void Node::on_commit(InboundPacket& packet, Time now) {
     fill_commit_entry(commit_.members[index]);
     new_members_ = named;
     state_ = MemberState::kCommit;
-      events_.cancel_timer(TimerId::kJoin);
+    events_.cancel_timer(TimerId::kJoin);
     events_.cancel_timer(TimerId::kConsensus);
     events_.arm_timer(TimerId::kTokenLoss, now + ms_to_time(config_.token_timeout_ms));
     forward_commit(now);
