@@ -109,10 +109,20 @@ void Node::on_join(InboundPacket& packet, Time now) {
       ++counters_.joins_deferred;
       return;
     }
-    // Its round goes on without us; answering would make us fail it, and each side's joins
-    // would restart the other's round forever. Its ring's merge detection brings us together.
+    // A stranger that gave up on us: its round goes on without us; answering would make us fail
+    // it, and each side's joins would restart the other's round forever. Its ring's merge
+    // detection brings us together. A member of our ring (or of the one being formed) that gave
+    // up on us has left it (it failed to receive): it will not pass the token, so waiting for the
+    // token timeout only delays the ring we form without it. It ignores our joins (it failed us),
+    // so the two rounds cannot restart each other.
     if (contains(join.failed_set, self_)) {
-      ++counters_.joins_failing_us;
+      const bool member = contains(state_ == MemberState::kOperational ? ring_.members : new_members_, join.sender);
+      if (!member) {
+        ++counters_.joins_failing_us;
+        return;
+      }
+      merge_join_sets(join);  // it goes into our failed set
+      gather_enter(now);
       return;
     }
     // A stranger's join: ours to merge with once every member hears it (merge_vote.cpp); a

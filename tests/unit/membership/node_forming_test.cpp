@@ -135,10 +135,10 @@ TEST_F(NodeFormingTest, ALateOldRingMulticastFromTheSuccessorDoesNotStopTheCommi
 }
 
 // Node 3 ended its last round (seq 4) failing us, and formed a ring of its own; now it merges
-// with us (node 2 heard it first). Its last join of that round, still in flight, reaches us after our Gather began: its
-// seq is below our ring's, so it is the old round's verdict, not node 3's word in this one. Taken
-// as this round's, we would fail node 3 back, and the two of us would fail each other round after
-// round (seed 155044: two connected nodes stayed singletons for 1.4 s).
+// with us (node 2 heard it first). Its last join of that round, still in flight, reaches us after
+// our Gather began: its seq is below our ring's, so it is the old round's verdict, not node 3's
+// word in this one. Taken as this round's, we would fail node 3 back, and the two of us would
+// fail each other round after round (seed 155044: two connected nodes stayed singletons 1.4 s).
 TEST_F(NodeFormingTest, AJoinFromBeforeOurRingDoesNotFailItsSenderInOurGather) {
   join_from(*b2, ring.seq, list({1, 2, 3}), {});  // node 2 heard node 3's merge detection
   step();
@@ -164,6 +164,20 @@ TEST_F(NodeFormingTest, ALeavingJoinIsTakenWhateverItsSeq) {
   timer(TimerId::kJoin);
   const Join ours = last_join_at_2();
   EXPECT_TRUE(contains(ours.failed_set, 3));
+}
+
+// Node 2, a member of our ring, failed to receive and left it: its joins name us failed. We go
+// to Gather at once, without it, rather than wait out the token timeout for a token it no longer
+// passes (seed 139748: that wait broke the liveness bound). A stranger's such join changes
+// nothing (below).
+TEST_F(NodeFormingTest, AMemberWhoseJoinFailsUsHasLeftOurRingAndWeGatherAtOnce) {
+  ASSERT_EQ(node.state(), MemberState::kOperational);
+  join_from(*b2, ring.seq, list({1, 2}), list({1}));
+  step();
+  EXPECT_EQ(node.state(), MemberState::kGather);
+  EXPECT_EQ(node.counters().joins_failing_us, 0u);
+  timer(TimerId::kConsensus);  // nobody else to agree with: a ring of our own, without node 2
+  EXPECT_EQ(node.state(), MemberState::kCommit);
 }
 
 // A join tells of a ring seq above ours. Had we not stored it, a quick restart would bring us
