@@ -111,13 +111,12 @@ void Node::on_join(InboundPacket& packet, Time now) {
     }
     // A stranger that gave up on us: its round goes on without us; answering would make us fail
     // it, and each side's joins would restart the other's round forever. Its ring's merge
-    // detection brings us together. A member of our ring (or of the one being formed) that gave
-    // up on us has left it (it failed to receive): it will not pass the token, so waiting for the
-    // token timeout only delays the ring we form without it. It ignores our joins (it failed us),
-    // so the two rounds cannot restart each other.
+    // detection brings us together. A member of our ring (or, past the deferral above, of the one
+    // being formed) that gave up on us has left it (it failed to receive, or timed us out): it
+    // will not pass the token, so waiting for the token timeout only delays the ring we form
+    // without it. It ignores our joins (it failed us), so the two rounds cannot restart each other.
     if (contains(join.failed_set, self_)) {
-      const bool member = contains(state_ == MemberState::kOperational ? ring_.members : new_members_, join.sender);
-      if (!member) {
+      if (state_ == MemberState::kOperational && !contains(ring_.members, join.sender)) {
         ++counters_.joins_failing_us;
         return;
       }
@@ -137,9 +136,10 @@ void Node::on_join(InboundPacket& packet, Time now) {
   }
   if (contains(failed_set_, join.sender)) return;  // given up on for this round
   // Sent before its sender heard of our ring (every join of ours carries at least its seq): a
-  // leftover of an older round, whose verdicts are not this round's. Taken, a late one failing
-  // us would make us fail its sender back, and two connected nodes would go on failing each
-  // other. Its next join, once it hears ours, carries our seq. A node leaving says so only once.
+  // leftover of an older round, or the word of a node that has not heard us yet; either way not
+  // this round's verdict. Taken, a late one failing us would make us fail its sender back, and
+  // two connected nodes would go on failing each other. Its next join, once it hears ours,
+  // carries our seq. A leaving node's join is its last (leave() sends it twice, then nothing).
   if (join.ring_seq < ring_.id.seq && !contains(join.failed_set, join.sender)) {
     ++counters_.joins_stale;
     return;

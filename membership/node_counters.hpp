@@ -34,9 +34,9 @@ namespace rtotem::membership {
   X(packets_spoofed)       /* a join or merge naming another sender than its packet's */ \
   X(gathers)               /* Gather entered (or re-entered with new sets) */     \
   X(joins_sent)            /* join messages multicast */                          \
-  X(joins_stale)           /* a join sent before its sender saw our ring */    \
+  X(joins_stale)           /* a join sent before its sender saw our ring */       \
   X(joins_deferred)        /* a stranger's join while our ring is being formed */ \
-  X(joins_failing_us)      /* a stranger's join failing us, outside Gather */    \
+  X(joins_failing_us)      /* a stranger's join failing us, while operational */ \
   X(consensus_timeouts)    /* Gather ran out of time: the silent declared failed */ \
   X(commits_ignored)       /* a commit token for another view, state or hop */    \
   X(rings_too_large)       /* consensus on more members than a commit token holds */ \

@@ -180,6 +180,15 @@ TEST_F(NodeFormingTest, AMemberWhoseJoinFailsUsHasLeftOurRingAndWeGatherAtOnce) 
   EXPECT_EQ(node.state(), MemberState::kCommit);
 }
 
+// But a member's join from before our ring, failing us, is left over from the round that formed
+// it: the ring stays.
+TEST_F(NodeFormingTest, AMembersFailingJoinFromBeforeOurRingLeavesItAlone) {
+  join_from(*b2, ring.seq - 1, list({1, 2}), list({1}));
+  step();
+  EXPECT_EQ(node.state(), MemberState::kOperational);
+  EXPECT_EQ(node.counters().joins_stale, 1u);
+}
+
 // A join tells of a ring seq above ours. Had we not stored it, a quick restart would bring us
 // back below a ring we were then put on (a commit token's seq is persisted only if it is above
 // the seq we held), and our joins would look stale to its members.
