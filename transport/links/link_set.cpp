@@ -182,23 +182,36 @@ bool LinkSet::route(const TxItem& item) noexcept {
   } else {
     for_each_link(links_to(item.dest), [&](LinkId l) { ++needed[l]; });
   }
-  bool room = true;
+  std::uint32_t full = 0;
   for_each_link(live_, [&](LinkId l) {
     if (needed[l] > links_[l]->tx_room()) (void)links_[l]->flush();
-    if (needed[l] > links_[l]->tx_room()) room = false;
+    if (needed[l] > links_[l]->tx_room()) full |= 1u << l;
   });
-  if (!room) return false;
-  // Each link's queue has room: nothing below is refused for want of it (a link that closed
+  if (full != 0 && !reaches_all_without(item, full)) return false;
+  // Each link used has room: nothing below is refused for want of it (a link that closed
   // refuses, and its copy is lost as on a dead wire).
+  if (full != 0) ++counters_.tx_queue_full;  // a copy refused for want of room, as a single link counts it
+  const std::uint32_t usable = ~full;
   if (item.dest != kNoNode) {
-    for_each_link(links_to(item.dest), [&](LinkId l) { (void)links_[l]->unicast(item.dest, item.buffer); });
+    for_each_link(links_to(item.dest) & usable, [&](LinkId l) { (void)links_[l]->unicast(item.dest, item.buffer); });
     return true;
   }
-  for_each_link(multicast, [&](LinkId l) { (void)links_[l]->multicast(item.buffer); });
+  for_each_link(multicast & usable, [&](LinkId l) { (void)links_[l]->multicast(item.buffer); });
   for (std::size_t p = 0; p < config_.peers.size(); ++p) {
     const NodeId peer = config_.peers[p];
-    for_each_link(unicasts_to(p), [&](LinkId l) { (void)links_[l]->unicast(peer, item.buffer); });
+    for_each_link(unicasts_to(p) & usable, [&](LinkId l) { (void)links_[l]->unicast(peer, item.buffer); });
   }
+  return true;
+}
+
+// Active mode, a link whose queue stays full (its device stopped draining, its pings not yet
+// timed out): the packet may leave it out if every destination still gets a copy on another link.
+// Passive mode sends each packet on one link, and waits for it as a single link would.
+bool LinkSet::reaches_all_without(const TxItem& item, std::uint32_t full) const noexcept {
+  if (config_.mode != LinkMode::kActive) return false;
+  if (item.dest != kNoNode) return (links_to(item.dest) & ~full) != 0;
+  for (std::size_t p = 0; p < config_.peers.size(); ++p)
+    if (((multicast_ | routes_[p]) & ~full) == 0) return false;
   return true;
 }
 

@@ -9,7 +9,9 @@
 //   number); a multicast goes as one multicast on the best link that is up to every reachable
 //   peer, else as a unicast to each peer on its own best link;
 // - active: each packet on every link that is up to its destination; receivers drop the copies
-//   (the protocol does, as it does a network's duplicates).
+//   (the protocol does, as it does a network's duplicates). A link whose send queue stays full
+//   is left out of a packet that every destination still gets on another link, so one stalled
+//   device does not hold the others back until its pings time out.
 // A peer with no link up (not yet, or no longer) is sent to on every link: joins reach a node
 // whose links are coming up, and a node cut off on one link still hears the others.
 //
@@ -109,8 +111,10 @@ class LinkSet final : public Backend, private LinkEvents {
   void on_close() noexcept override;
   void on_retire() noexcept override;
 
-  // Queues `item` on every link its route takes; false (nothing queued) if one of them is full.
+  // Queues `item` on every link its route takes; false (nothing queued) if one of them is full,
+  // unless reaches_all_without() lets the packet leave the full ones out.
   bool route(const TxItem& item) noexcept;
+  bool reaches_all_without(const TxItem& item, std::uint32_t full) const noexcept;
   std::uint32_t best_of(std::uint32_t mask) const noexcept;
   bool take_control(const InboundPacket& packet, LinkId link) noexcept;
   void send_control(NodeId peer, LinkId link, std::uint8_t kind, Micros stamp) noexcept;

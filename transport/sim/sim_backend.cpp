@@ -49,6 +49,7 @@ std::size_t SimBackend::transmit(std::span<TxItem> items) noexcept {
     return items.size();
   }
   ++counters_.tx_calls;
+  if (stalled_) return 0;  // Backend::flush counts it as tx_would_block and keeps the queue
   for (const TxItem& item : items) {
     network_.send(local_node(), item.dest, item.buffer, item.wire);
     ++counters_.tx_packets;

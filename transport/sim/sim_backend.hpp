@@ -66,6 +66,7 @@ class SimBackend final : public Backend {
   std::vector<Arrival> inbox_;
   std::size_t inbox_head_ = 0;
   std::size_t inbox_count_ = 0;
+  bool stalled_ = false;  // SimNetwork::stall_device
 };
 
 }  // namespace rtotem::transport

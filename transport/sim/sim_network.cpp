@@ -53,6 +53,12 @@ void SimNetwork::break_device(NodeId node, std::string reason) {
   backend->break_device(std::move(reason));
 }
 
+void SimNetwork::stall_device(NodeId node, bool stalled) {
+  SimBackend* backend = find(node);
+  RTOTEM_ASSERT(backend != nullptr);  // the scenario stalls an attached node's device
+  backend->stalled_ = stalled;
+}
+
 void SimNetwork::partition(std::span<const std::vector<NodeId>> groups) {
   group_of_.clear();
   for (std::size_t group = 0; group < groups.size(); ++group) {

@@ -108,6 +108,9 @@ class SimNetwork {
   // The node's device fails for good, as an RDMA device removed or a QP in the error state: its
   // backend reports the link failure and neither sends nor receives again.
   void break_device(NodeId node, std::string reason);
+  // The node's device stops draining its send queue (a hung port, a pause storm) while it still
+  // receives: its backend's transmit takes nothing until the stall ends.
+  void stall_device(NodeId node, bool stalled);
   bool reachable(NodeId from, NodeId to) const;
   // A scripted loss, for scenarios that need one exact packet gone: called for each copy with the
   // sender's packet as the protocol wrote it (before sealing), true loses that copy (counted as

@@ -4,6 +4,7 @@
 // on a node or broken for good leaves the others to carry everything.
 #include "transport/links/link_set.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -159,6 +160,34 @@ TEST_F(LinkSetTest, ActiveSendsEachPacketOnEveryUpLink) {
   EXPECT_EQ(sinks_[0].count("twice"), 1u) << "the local path is one";
   EXPECT_EQ(sinks_[1].count("twice"), 2u) << "the protocol drops the copy, as a network's duplicate";
   EXPECT_EQ(sinks_[2].count("twice"), 2u);
+}
+
+// A link whose device stops draining (a hung port) while its pings have not yet timed out: in
+// active mode every destination still has the other link, so packets go on without waiting for
+// the stalled link's queue, long before its ping timeout would take it out of the routes.
+TEST_F(LinkSetTest, ActiveModeSendsPastAStalledLink) {
+  open(LinkMode::kActive);
+  run_for(500 * kMs);
+  nets_[0].stall_device(1, true);
+  constexpr int kPackets = 2 * static_cast<int>(kTxQueueMax);  // more than link 0's queue holds
+  for (int i = 0; i < kPackets; ++i) {
+    send(0, fmt::format("m{}", i));
+    send(0, fmt::format("u{}", i), 3);
+    if (i % 32 == 31) run_for(kMs);
+  }
+  run_for(5 * kMs);
+  ASSERT_LT(now_, 500 * kMs + kTiming.ping_timeout) << "judged before the stalled link could go down";
+  EXPECT_TRUE(sets_[0]->monitor().up(2, 0)) << "link 0 is still up to node 2: only its queue is stuck";
+  for (int i = 0; i < kPackets; ++i) {
+    EXPECT_EQ(sinks_[1].count(fmt::format("m{}", i)), 1u) << "multicast " << i << " on link 1 alone";
+    EXPECT_EQ(sinks_[2].count(fmt::format("u{}", i)), 1u) << "unicast " << i << " on link 1 alone";
+  }
+  EXPECT_GT(sets_[0]->counters().tx_queue_full, 0u) << "each packet left out of the stalled link counts";
+  nets_[0].stall_device(1, false);
+  run_for(5 * kMs);
+  send(0, "both again");
+  run_for(5 * kMs);
+  EXPECT_EQ(sinks_[1].count("both again"), 2u) << "the drained link carries its copy again";
 }
 
 // Each link seals what it carries, pings and pongs too: their flag survives sealing.
