@@ -107,7 +107,9 @@ struct NodeFormingTest : ::testing::Test {
     }
     Join join;
     EXPECT_FALSE(got.packets.empty());
-    if (!got.packets.empty()) EXPECT_EQ(decode_join(got.packets.back().second, join), DecodeError::kNone);
+    if (!got.packets.empty()) {
+      EXPECT_EQ(decode_join(got.packets.back().second, join), DecodeError::kNone);
+    }
     return join;
   }
 };
