@@ -191,6 +191,42 @@ TEST_F(NodeFormingTest, AMembersFailingJoinFromBeforeOurRingLeavesItAlone) {
   EXPECT_EQ(node.counters().joins_stale, 1u);
 }
 
+// A join at exactly our ring's seq was sent by a node that has heard of our ring: it is this
+// round's word, the stale rule's boundary (only seqs below ours are dropped).
+TEST_F(NodeFormingTest, AJoinAtOurRingsSeqIsTakenInGather) {
+  join_from(*b2, ring.seq, list({1, 2, 3}), {});
+  step();
+  ASSERT_EQ(node.state(), MemberState::kGather);
+  join_from(*b3, ring.seq, list({1, 2, 3}), list({1}));
+  step();
+  EXPECT_EQ(node.counters().joins_stale, 0u);
+  timer(TimerId::kJoin);
+  const Join ours = last_join_at_2();
+  EXPECT_TRUE(contains(ours.failed_set, 3)) << "node 3 gave up on us this round: we cannot share a ring";
+}
+
+// Forming ring {1, 2} (Commit): node 2, a member of that ring, gives up on us. It will not pass
+// the commit token on, so we gather again at once. A stranger's failing join is deferred, as
+// every stranger's join is while a ring is being formed.
+TEST_F(NodeFormingTest, InCommitAMembersFailingJoinGathersAndAStrangersIsDeferred) {
+  join_from(*b2, ring.seq, list({1, 2}), {});
+  step();
+  timer(TimerId::kJoin);
+  ASSERT_EQ(node.state(), MemberState::kCommit);
+  const Seq forming = node.ring_seq();
+  join_from(*b3, forming, list({1, 2, 3}), list({1}));
+  step();
+  EXPECT_EQ(node.state(), MemberState::kCommit) << "a stranger's word does not abort the ring being formed";
+  EXPECT_EQ(node.counters().joins_deferred, 1u);
+  join_from(*b2, forming, list({1, 2}), list({1}));
+  step();
+  EXPECT_EQ(node.state(), MemberState::kGather);
+  timer(TimerId::kJoin);
+  const Join ours = last_join_at_2();
+  EXPECT_TRUE(contains(ours.failed_set, 2));
+  EXPECT_FALSE(contains(ours.proc_set, 3)) << "the deferred join was not taken";
+}
+
 // A join tells of a ring seq above ours. Had we not stored it, a quick restart would bring us
 // back below a ring we were then put on (a commit token's seq is persisted only if it is above
 // the seq we held), and our joins would look stale to its members.
@@ -198,6 +234,7 @@ TEST_F(NodeFormingTest, ARingSeqLearnedFromAJoinIsPersistedBeforeItIsUsed) {
   join_from(*b3, 40, list({3}), list({1}));  // a stranger that gave up on us: nothing else changes
   step();
   EXPECT_EQ(node.counters().joins_failing_us, 1u);
+  EXPECT_EQ(node.state(), MemberState::kOperational);
   EXPECT_EQ(node.ring_seq(), 40u);
   EXPECT_EQ(events.persisted, std::vector<Seq>{40});
   join_from(*b3, 30, list({3}), list({1}));  // lower: nothing to store
