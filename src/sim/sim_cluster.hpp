@@ -55,8 +55,12 @@ inline constexpr std::size_t kPendingMax = 512;
 static_assert(kBurstMaxLimit <= kPendingMax);
 inline constexpr double kFaultRateMax = 10;       // partitions, crashes or pauses per virtual second
 inline constexpr double kClockSkewMax = 0.1;      // clock_skew: up to 10% fast or slow
-// The checker's progress rule counts nodes as connected only on a network losing at most this.
+// The checker's progress rule counts nodes as connected only on a network losing at most this of
+// the copies, and at most kProgressRotationLossMax token hops a rotation (loss x nodes): each lost
+// hop waits a token retransmit period, so the chance that a rotation outlasts the token timeout
+// grows with the ring (sim_cluster.cpp, report_connectivity).
 inline constexpr double kProgressLossMax = 0.05;
+inline constexpr double kProgressRotationLossMax = 0.2;  // 5 % on 4 nodes, 2.5 % on 8
 // The simulated max_message_size: 25 pieces at the default mtu, splits without the cost of 1 MiB.
 inline constexpr std::uint32_t kSimMessageSizeMax = 32 << 10;
 

@@ -489,7 +489,10 @@ TEST(Membership, DrawnPartitionsAndCrashesKeepEveryGuarantee) {
 //   nodes 1, 2 and 3 connected, a majority of 4, and found no ring of them delivering;
 // 155044 (the long sweep, --lose-state 0.5): nodes 1 and 3, connected, failed each other in every
 //   round for 1.4 s. Each formed a ring alone; when they merged, the last join of node 1's old
-//   round (failing node 3) was still in flight and node 3 took it as this round's word.
+//   round (failing node 3) was still in flight and node 3 took it as this round's word;
+// 185001 (the long sweep): a checker failure, not the protocol's. At 4.1 % loss on 8 nodes the
+//   token lost 5 hops in 12, each waiting a retransmit period; the progress rule judged the run
+//   as if the copy loss alone (under 5 %) said how often a rotation stalls.
 TEST(Regression, SeedsThatOnceFailedHoldEveryProperty) {
   // Printed before issue 18's faults: they replay exactly with those given as 0.
   const std::string before_issue_18 = " --late 0 --corrupt 0 --pauses 0 --clock-skew 0 --slow 0 --torn 0";
@@ -514,6 +517,9 @@ TEST(Regression, SeedsThatOnceFailedHoldEveryProperty) {
       "rtotem-sim --seed 155044 --nodes 3 --duration 5 --loss 0.034 --dup 0.029 --reorder 0.95 --delay-us 160 "
       "--rate 513 --safe 0.2 --token-timeout-ms 1000 --partitions 0.45 --crashes 0 --stops 0.2 --late 0 "
       "--corrupt 0 --pauses 0 --clock-skew 0.009 --slow 0 --torn 0.7 --lose-state 0.5",
+      "rtotem-sim --seed 185001 --nodes 8 --duration 5 --loss 0.041 --dup 0.005 --reorder 0.76 --delay-us 38 "
+      "--rate 398 --safe 1 --token-timeout-ms 1000 --partitions 0 --crashes 0 --stops 0 --late 0.009 "
+      "--corrupt 0.016 --pauses 0 --clock-skew 0 --slow 0 --torn 0.9",
   };
   for (const std::string& command : commands) {
     const auto options = parse_command(command);
