@@ -12,7 +12,8 @@
 #                change (watch mode), with equal token (1000 ms) and consensus (1200 ms)
 #   link failure configs with two links only: node 1 sends 1 KiB at 1000/s for 9 s; at 3 s node
 #                N's link 0 is cut (its bridge port down, both ways), at 6 s restored; the longest
-#                time between two deliveries at any node, and whether the ring changed
+#                time between two deliveries at any node, and whether the ring changed; first the
+#                same load without the cut (row "linksteady"), the control
 #   costs        in the middle of each throughput run: CPU time (user + system, all threads) of
 #                every daemon and of every client per delivered message; rtotem: node 1's sendmmsg
 #                calls (link.tx_calls), datagrams (link.tx_packets), heap allocations per message
@@ -234,15 +235,19 @@ latency_rate() {  # a low load: 1000/s up to 16 KiB (10,000 samples in 10 s), th
 }
 
 # Link 0 of node N cut under a steady load and restored; each client's longest gap between two
-# deliveries (max_gap_us) and ring changes go to results.jsonl as the row "linkfail".
-run_link_failure() {  # run_link_failure LABEL SYSTEM N
-  local label=$1 system=$2 n=$3 i cutter
+# deliveries (max_gap_us) and ring changes go to results.jsonl as the row "linkfail". With CUT
+# "no", the same load without a cut: the row "linksteady", the control that tells the failover's
+# share of the gap from this machine's scheduling.
+run_link_failure() {  # run_link_failure LABEL SYSTEM N CUT
+  local label=$1 system=$2 n=$3 cut=$4 i cutter=""
   local -a per_node=("--mode latency --senders $n --size 1024 --rate 1000 --duration 9 --group lf")
   for ((i = 2; i <= n; i++)); do per_node+=("--mode receive --senders $n --size 1024 --duration 9 --group lf"); done
-  { sleep 4; netns_link0 "$n" down; sleep 3; netns_link0 "$n" up; } &
-  cutter=$!
+  if [[ $cut == yes ]]; then
+    { sleep 4; netns_link0 "$n" down; sleep 3; netns_link0 "$n" up; } &
+    cutter=$!
+  fi
   run_clients "$label" "$system" "$n" "${per_node[@]}" || true
-  wait "$cutter" || true
+  [[ -z $cutter ]] || wait "$cutter" || true
   netns_link0 "$n" up
 }
 
@@ -401,7 +406,8 @@ run_config() {  # run_config CONFIG N REP
     run_clients "$label" "$system" "$n" "${per_node[@]}" || true
   done
   if [[ $transport == *-2links-* ]]; then
-    run_link_failure "$base, \"row\": \"linkfail\", \"bytes\": 1024" "$system" "$n"
+    run_link_failure "$base, \"row\": \"linksteady\", \"bytes\": 1024" "$system" "$n" no
+    run_link_failure "$base, \"row\": \"linkfail\", \"bytes\": 1024" "$system" "$n" yes
   fi
   run_failure "$base, \"row\": \"failure\", \"bytes\": 0" "$system" "$n"
   cluster_down

@@ -254,6 +254,13 @@ def report(out):
                        "Node 1 sends 1 KiB messages at 1000/s for 9 s; node N's link 0 is cut at about 3 s of "
                        "the run and restored 3 s later; the longest time between two deliveries at the "
                        "slowest node. A run whose ring changed is listed under Runs left out.")
+    t, systems, b = per_run(results, "linksteady", lambda rs: max(r["max_gap_us"] for r in rs) / 1e3)
+    bad += b
+    if t:
+        lines += table("Two links, no failure: longest delivery gap, ms (the control)", t, systems,
+                       lambda v: f"{v:,.0f}", False,
+                       "The same load as the row above, in the same cluster just before it, with no cut: "
+                       "the gap this machine's scheduling alone makes.")
     t, systems, b = per_run(results, "failure", lambda rs: max(r["detection_ms"] for r in rs))
     bad += b
     lines += table("Failure detection, ms (kill -9 of node N's daemon)", t, systems, lambda v: f"{v:,.0f}", False,
