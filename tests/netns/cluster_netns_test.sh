@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
-# Three real rtotemd daemons, one per network namespace, joined by a bridge in a fourth namespace,
+# N real rtotemd daemons (3 unless told), one per network namespace, joined by a bridge in another
+# namespace,
 # with packet loss (and delay, where the kernel has netem) on every node's link: agreed delivery
 # under loss, a cut and restored link (partition and merge), a kill -9 and restart. Nothing touches
 # the host's own namespace.
 #
-# Usage: cluster_netns_test.sh [LINKS [MODE]]. LINKS 2: every node also has link 1, on a second
-# bridge (br1, rt1 = 10.77.14.N/24, unimpaired), in link_mode MODE (passive, the default, or
+# Usage: cluster_netns_test.sh [LINKS [MODE [NODES]]]. LINKS 2: every node also has link 1, on a
+# second bridge (br1, rt1 = 10.77.14.N/24, unimpaired), in link_mode MODE (passive, the default, or
 # active: every packet on both links, so the protocol gets a copy of each token, join and message
-# and must drop it); then step l cuts one link of node 3 at a time under traffic, then link 0 from
-# node 3 to node 1 only, one way (the ring must not change, and the messages still arrive, once
-# each, in order), and step b cuts both.
+# and must drop it); then step l cuts one link of the last node at a time under traffic, then its
+# link 0 to node 1 only, one way (the ring must not change, and the messages still arrive, once
+# each, in order), and step b cuts both. NODES: 3 (the default) to 9.
 #
-# Topology (prefix P = rtn<pid>, unique per run):
-#   P-1, P-2, P-3: lo, and veth rt0 = 10.77.13.N/24; what leaves through rt0 is impaired once:
+# Topology (prefix P = rtn<pid>, unique per run; the last node, N, is the one cut off):
+#   P-1 .. P-N:    lo, and veth rt0 = 10.77.13.N/24; what leaves through rt0 is impaired once:
 #                  tc netem "loss L% delay D" if the kernel has sch_netem, else an nftables rule
 #                  that drops L% at random (loss only: nftables cannot delay)
-#   P-sw:          bridge br0 with the peers p1, p2, p3 (cutting node 3 = p3 down)
+#   P-sw:          bridge br0 with the peers p1 .. pN (cutting node N = pN down)
 # Every process started is recorded by pid and killed on exit, every namespace made is deleted,
 # and the daemons' leftover /dev/shm/qb-<pid>-* directories are removed, on failure too.
 #
@@ -36,8 +37,14 @@ read -r -a delay_args <<<"$delay"
 
 links="${1:-1}"
 link_mode="${2:-passive}"
-[[ "$links" == 1 || "$links" == 2 ]] && [[ "$link_mode" == passive || "$link_mode" == active ]] ||
-  { echo "usage: $0 [1|2 [passive|active]] (links per node, link mode)"; exit 2; }
+nodes="${3:-3}"
+[[ "$links" == 1 || "$links" == 2 ]] && [[ "$link_mode" == passive || "$link_mode" == active ]] &&
+  [[ "$nodes" =~ ^[3-9]$ ]] ||
+  { echo "usage: $0 [1|2 [passive|active [3..9]]] (links per node, link mode, nodes)"; exit 2; }
+all=$(seq -s ' ' 1 "$nodes")        # every node: "1 2 3"
+last=$nodes                          # the node cut off in steps l and b
+rest=$(seq -s ' ' 1 $((nodes - 1)))  # the majority it leaves: "1 2"
+but_2=$(seq -s ' ' 1 "$nodes" | sed 's/^1 2 /1 /')  # the survivors of node 2's kill: "1 3"
 prefix="rtn$$"
 subnet="10.77.13"
 subnet1="10.77.14"  # link 1's network
@@ -59,7 +66,7 @@ declare -A daemon_pid=() # node -> pid of its running daemon
 declare -A listen_pid=() # node -> pid of its running listener
 helper_pids=()           # sender loops
 
-ns() { echo "$prefix-$1"; }  # ns 1..3 | ns sw
+ns() { echo "$prefix-$1"; }  # ns 1..N | ns sw
 ipc() { echo "$prefix-$1"; }
 
 # ---------------------------------------------------------------- cleanup and failure
@@ -104,7 +111,7 @@ trap 'exit 130' INT TERM
 
 show_logs() {
   local node
-  for node in 1 2 3; do
+  for node in $all; do
     echo "--- node $node: daemon log (tail) ---"
     tail -n 25 "$dir/node-$node.log" 2>/dev/null || true
     echo "--- node $node: listener (tail) ---"
@@ -127,9 +134,9 @@ check() { echo "check: $*"; }
 source "$repo/tests/lib/netns_switch.sh"
 net_up() {
   local node
-  switch_up 1 2 3
-  ((links == 1)) || switch_link 1 "$subnet1" 1 2 3
-  for node in 1 2 3; do impair "$node"; done
+  switch_up $all
+  ((links == 1)) || switch_link 1 "$subnet1" $all
+  for node in $all; do impair "$node"; done
 }
 
 set_links() {  # set_links NODE up|down LINK...: NODE's switch ports of those links
@@ -175,7 +182,7 @@ write_config() {
     printf '\tlink_mode: %s\n' "$link_mode"
     printf '\tinterface {\n\t\tmcastport: 5405\n\t}\n}\n'
     printf 'nodelist {\n'
-    for node in 1 2 3; do
+    for node in $all; do
       printf '\tnode {\n\t\tnodeid: %d\n\t\tring0_addr: %s.%d\n' "$node" "$subnet" "$node"
       ((links == 1)) || printf '\t\tring1_addr: %s.%d\n' "$subnet1" "$node"
       printf '\t}\n'
@@ -224,7 +231,7 @@ listen_start() {  # listen_start NODE: a listener on group $group, output to lis
   listen_pid[$node]=$!
 }
 
-members_of() {  # members_of NODE: "1 2 3" if operational, else empty
+members_of() {  # members_of NODE: "1 2 3" (its ring's members) if operational, else empty
   local status
   status=$(ctl "$1" status 2>/dev/null) || return 0
   grep -qx "state: operational" <<<"$status" || return 0
@@ -356,7 +363,7 @@ check_absent() {  # check_absent TAG NODE...: no message tagged TAG reached thos
 
 # ---------------------------------------------------------------- scenarios
 
-step "network: namespaces $prefix-{1,2,3,sw}, bridge br0, $subnet.1-3/24$( ((links == 1)) || echo ", bridge br1, $subnet1.1-3/24")"
+step "network: namespaces $prefix-{1..$nodes,sw}, bridge br0, $subnet.1-$nodes/24$( ((links == 1)) || echo ", bridge br1, $subnet1.1-$nodes/24")"
 net_up
 write_config
 if [[ "$impairment" == netem ]]; then
@@ -365,141 +372,139 @@ else
   echo "every node's rt0: nftables drops $loss_pct% at random; NO delay (this kernel has no sch_netem)"
 fi
 
-step "a. a ring of 3 forms over the bridge under loss; $messages messages per node, agreed order"
-for node in 1 2 3; do daemon_start "$node"; done
-for node in 1 2 3; do wait_ring "$node" "1 2 3"; done
-for node in 1 2 3; do listen_start "$node"; done
-wait_group_size 1 3
-for node in 1 2 3; do wait_group_size "$node" 3; done
-send_start a "$messages" 1 2 3
+step "a. a ring of $nodes forms over the bridge under loss; $messages messages per node, agreed order"
+for node in $all; do daemon_start "$node"; done
+for node in $all; do wait_ring "$node" "$all"; done
+for node in $all; do listen_start "$node"; done
+wait_group_size 1 "$nodes"
+for node in $all; do wait_group_size "$node" "$nodes"; done
+send_start a "$messages" $all
 send_wait
-wait_delivered a $((3 * messages)) 1 2 3
-check_same a "1 2 3" "$messages" 1 2 3
+wait_delivered a $((nodes * messages)) $all
+check_same a "$all" "$messages" $all
 check "the listeners' whole outputs agree, delivery numbers included"
-for node in 2 3; do
+for node in ${all#1 }; do
   diff <(grep -E '^[0-9]+ ' "$dir/listen-1.txt") <(grep -E '^[0-9]+ ' "$dir/listen-$node.txt") >/dev/null ||
     fail "node $node's numbered deliveries differ from node 1's"
 done
-check "the impairment dropped packets (on ~100 packets a node, 0 at one node is possible, not at all three)"
+check "the impairment dropped packets (on ~100 packets a node, 0 at one node is possible, not at all of them)"
 lost_all=0
-for node in 1 2 3; do
+for node in $all; do
   lost=$(dropped "$node")
   lost_all=$((lost_all + ${lost:-0}))
   echo "node $node: ${lost:-?} packets dropped;" \
     "$(ctl "$node" stats | grep -E '(retransmits_requested|retransmits_sent|tokens_retransmitted):' | tr '\n' ' ')"
 done
 ((lost_all > 0)) || fail "no packet was dropped on any link: the loss is not in effect"
-echo "a: PASS: $((3 * messages)) messages, the same order on all three nodes"
+echo "a: PASS: $((nodes * messages)) messages, the same order on all $nodes nodes"
 
 ring_of() { ctl "$1" status 2>/dev/null | sed -n 's/^ring.seq: //p'; }  # ring_of NODE: its ring's seq
 link_lines() { grep -c "link $1 (udp) to node $2 is $3" "$dir/node-1.log" || true; }  # as node 1 logs them
 
 if ((links == 2)); then
-  step "l. node 3 loses link 0, then link 1, then link 0 to node 1 one way, each under traffic: the ring stays, every message arrives"
+  step "l. node $last loses link 0, then link 1, then link 0 to node 1 one way, each under traffic: the ring stays, every message arrives"
   declare -A ring_before=()
-  for node in 1 2 3; do ring_before[$node]=$(ring_of "$node"); done
+  for node in $all; do ring_before[$node]=$(ring_of "$node"); done
   for link in 0 1; do
-    ups=$(link_lines "$link" 3 up)
-    set_links 3 down "$link"
-    send_start "l$link" 20 1 2 3
+    ups=$(link_lines "$link" "$last" up)
+    set_links "$last" down "$link"
+    send_start "l$link" 20 $all
     send_wait
-    wait_delivered "l$link" 60 1 2 3
-    check_same "l$link" "1 2 3" 20 1 2 3
-    check "node 1 saw link $link to node 3 go down"
+    wait_delivered "l$link" $((20 * nodes)) $all
+    check_same "l$link" "$all" 20 $all
+    check "node 1 saw link $link to node $last go down"
     deadline=$((SECONDS + 5))
-    while (($(link_lines "$link" 3 down) == 0)) && ((SECONDS < deadline)); do sleep 0.2; done
-    (($(link_lines "$link" 3 down) > 0)) || fail "node 1 never logged link $link to node 3 down"
-    check "node 1's status shows link $link to node 3 down, the other link up"
-    ctl 1 status | grep -qx "links.$link.nodes.3.connected: false" || fail "node 1's status: link $link to 3 not down"
-    ctl 1 status | grep -qx "links.$((1 - link)).nodes.3.connected: true" || fail "node 1's status: the other link down"
-    set_links 3 up "$link"
-    check "node 1 sees link $link to node 3 up again"
+    while (($(link_lines "$link" "$last" down) == 0)) && ((SECONDS < deadline)); do sleep 0.2; done
+    (($(link_lines "$link" "$last" down) > 0)) || fail "node 1 never logged link $link to node $last down"
+    check "node 1's status shows link $link to node $last down, the other link up"
+    ctl 1 status | grep -qx "links.$link.nodes.$last.connected: false" || fail "node 1's status: link $link to $last not down"
+    ctl 1 status | grep -qx "links.$((1 - link)).nodes.$last.connected: true" || fail "node 1's status: the other link down"
+    set_links "$last" up "$link"
+    check "node 1 sees link $link to node $last up again"
     deadline=$((SECONDS + 10))
-    while (($(link_lines "$link" 3 up) <= ups)) && ((SECONDS < deadline)); do sleep 0.2; done
-    (($(link_lines "$link" 3 up) > ups)) || fail "link $link to node 3 did not come back up at node 1"
+    while (($(link_lines "$link" "$last" up) <= ups)) && ((SECONDS < deadline)); do sleep 0.2; done
+    (($(link_lines "$link" "$last" up) > ups)) || fail "link $link to node $last did not come back up at node 1"
   done
-  # One way, one peer: node 3's link 0 packets to node 1 go nowhere (a blackhole route), the rest
-  # flows. Both ends lose that link's pongs and leave it; node 3 still reaches node 2 on link 0.
-  downs=$(link_lines 0 3 down)
-  ip -n "$(ns 3)" route add blackhole "$subnet.1/32"
-  send_start l2 20 1 2 3
+  # One way, one peer: node N's link 0 packets to node 1 go nowhere (a blackhole route), the rest
+  # flows. Both ends lose that link's pongs and leave it; node N still reaches node 2 on link 0.
+  downs=$(link_lines 0 "$last" down)
+  ip -n "$(ns "$last")" route add blackhole "$subnet.1/32"
+  send_start l2 20 $all
   send_wait
-  wait_delivered l2 60 1 2 3
-  check_same l2 "1 2 3" 20 1 2 3
-  check "node 1 saw link 0 to node 3 go down, and node 3 kept link 0 to node 2"
+  wait_delivered l2 $((20 * nodes)) $all
+  check_same l2 "$all" 20 $all
+  check "node 1 saw link 0 to node $last go down, and node $last kept link 0 to node 2"
   deadline=$((SECONDS + 5))
-  while (($(link_lines 0 3 down) == downs)) && ((SECONDS < deadline)); do sleep 0.2; done
-  (($(link_lines 0 3 down) > downs)) || fail "node 1 never logged link 0 to node 3 down (one-way cut)"
-  ctl 3 status | grep -qx "links.0.nodes.2.connected: true" || fail "node 3 lost link 0 to node 2 as well"
-  ip -n "$(ns 3)" route del blackhole "$subnet.1/32"
+  while (($(link_lines 0 "$last" down) == downs)) && ((SECONDS < deadline)); do sleep 0.2; done
+  (($(link_lines 0 "$last" down) > downs)) || fail "node 1 never logged link 0 to node $last down (one-way cut)"
+  ctl "$last" status | grep -qx "links.0.nodes.2.connected: true" || fail "node $last lost link 0 to node 2 as well"
+  ip -n "$(ns "$last")" route del blackhole "$subnet.1/32"
   check "no node changed its ring"
-  for node in 1 2 3; do
+  for node in $all; do
     [[ "$(ring_of "$node")" == "${ring_before[$node]}" ]] ||
       fail "node $node's ring changed (seq ${ring_before[$node]} -> $(ring_of "$node")) for one link's failure"
   done
-  echo "l: PASS: one link at a time cut, then one way to one peer: the same ring throughout, 180 messages in the" \
-    "same order at all three"
+  echo "l: PASS: one link at a time cut, then one way to one peer: the same ring throughout, $((60 * nodes))" \
+    "messages in the same order at all $nodes"
 fi
 
-step "b. cut node 3's links: [1, 2] and [3]; messages on both sides; restore: one ring again"
-mark 1 2 3
-set_links 3 down $(all_links)
-wait_ring 1 "1 2"
-wait_ring 2 "1 2"
-wait_ring 3 "3"
-for node in 1 2; do wait_line "$node" "$(left_re 3)" "node 3's listener leave"; done
-wait_line 3 "^group $group: members \[3:${listen_pid[3]}\] " "itself alone in the group"
-send_start b12 20 1 2
-send_start b3 20 3
+step "b. cut node $last's links: [$rest] and [$last]; messages on both sides; restore: one ring again"
+mark $all
+set_links "$last" down $(all_links)
+for node in $rest; do wait_ring "$node" "$rest"; done
+wait_ring "$last" "$last"
+for node in $rest; do wait_line "$node" "$(left_re "$last")" "node $last's listener leave"; done
+wait_line "$last" "^group $group: members \[$last:${listen_pid[$last]}\] " "itself alone in the group"
+send_start bmaj 20 $rest
+send_start bcut 20 "$last"
 send_wait
-wait_delivered b12 40 1 2
-wait_delivered b3 20 3
-check_same b12 "1 2" 20 1 2
-check_same b3 "3" 20 3
-check_absent b12 3
-check_absent b3 1 2
+wait_delivered bmaj $((20 * (nodes - 1))) $rest
+wait_delivered bcut 20 "$last"
+check_same bmaj "$rest" 20 $rest
+check_same bcut "$last" 20 "$last"
+check_absent bmaj "$last"
+check_absent bcut $rest
 
-mark 1 2 3
-set_links 3 up $(all_links)
-for node in 1 2 3; do wait_ring "$node" "1 2 3"; done
-for node in 1 2; do wait_line "$node" "$(joined_re 3)" "node 3's listener rejoin"; done
-for node in 1 2; do wait_line 3 "$(joined_re "$node")" "node $node's listener rejoin"; done
-send_start c 20 1 2 3
+mark $all
+set_links "$last" up $(all_links)
+for node in $all; do wait_ring "$node" "$all"; done
+for node in $rest; do wait_line "$node" "$(joined_re "$last")" "node $last's listener rejoin"; done
+for node in $rest; do wait_line "$last" "$(joined_re "$node")" "node $node's listener rejoin"; done
+send_start c 20 $all
 send_wait
-wait_delivered c 60 1 2 3
-check_same c "1 2 3" 20 1 2 3
-check_absent b12 3
-check_absent b3 1 2
-echo "b: PASS: split into [1, 2] and [3], each side delivered its own, merged, agreed again"
+wait_delivered c $((20 * nodes)) $all
+check_same c "$all" 20 $all
+check_absent bmaj "$last"
+check_absent bcut $rest
+echo "b: PASS: split into [$rest] and [$last], each side delivered its own, merged, agreed again"
 
-step "c. kill -9 node 2's daemon under loss; [1, 3]; restart it; [1, 2, 3]"
+step "c. kill -9 node 2's daemon under loss; [$but_2]; restart it; [$all]"
 old_listener=${listen_pid[2]}
-mark 1 3
+mark $but_2
 daemons_alive
 daemon_kill9 2
 check "node 2's listener exits when its daemon dies"
 timeout 10 tail --pid="$old_listener" -f /dev/null || fail "node 2's listener still runs without its daemon"
 wait "$old_listener" 2>/dev/null || true
 unset "listen_pid[2]"
-wait_ring 1 "1 3"
-wait_ring 3 "1 3"
-for node in 1 3; do wait_line "$node" "$(left_re 2 "$old_listener")" "node 2's listener leave"; done
-send_start d 10 1 3
+for node in $but_2; do wait_ring "$node" "$but_2"; done
+for node in $but_2; do wait_line "$node" "$(left_re 2 "$old_listener")" "node 2's listener leave"; done
+send_start d 10 $but_2
 send_wait
-wait_delivered d 20 1 3
-check_same d "1 3" 10 1 3
+wait_delivered d $((10 * (nodes - 1))) $but_2
+check_same d "$but_2" 10 $but_2
 
-mark 1 3
+mark $but_2
 daemon_start 2
-for node in 1 2 3; do wait_ring "$node" "1 2 3"; done
+for node in $all; do wait_ring "$node" "$all"; done
 listen_start 2
-for node in 1 2 3; do wait_group_size "$node" 3; done
-for node in 1 3; do wait_line "$node" "$(joined_re 2)" "node 2's new listener join"; done
-send_start e 20 1 2 3
+for node in $all; do wait_group_size "$node" "$nodes"; done
+for node in $but_2; do wait_line "$node" "$(joined_re 2)" "node 2's new listener join"; done
+send_start e 20 $all
 send_wait
-wait_delivered e 60 1 2 3
-check_same e "1 2 3" 20 1 2 3
-echo "c: PASS: survivors formed [1, 3], node 2 restarted and rejoined, agreed again"
+wait_delivered e $((20 * nodes)) $all
+check_same e "$all" 20 $all
+echo "c: PASS: survivors formed [$but_2], node 2 restarted and rejoined, agreed again"
 
 daemons_alive
-step "netns-cluster ($links link$( ((links == 1)) || echo "s, $link_mode")): PASS"
+step "netns-cluster ($nodes nodes, $links link$( ((links == 1)) || echo "s, $link_mode")): PASS"
