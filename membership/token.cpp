@@ -162,7 +162,9 @@ bool Node::retransmit(const StoredMessage& message) {
     std::memcpy(buffer->writable_payload().data(), message.packet.data(), message.packet.size());
     buffer->set_payload_size(static_cast<std::uint32_t>(message.packet.size()));
   }
-  if (backend_->multicast(buffer) != Status::kOk) {
+  // On every link: the node that asked has missed it, perhaps on a link that failed before the
+  // pings found out (passive mode sends the rest on one link).
+  if (backend_->multicast(buffer, transport::Spread::kEveryLink) != Status::kOk) {
     ++counters_.send_refused;
     return false;
   }

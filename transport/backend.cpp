@@ -58,13 +58,13 @@ Status Backend::acquire(SendBufferRef& out) noexcept {
   return status;
 }
 
-Status Backend::multicast(const SendBufferRef& buffer) noexcept {
+Status Backend::multicast(const SendBufferRef& buffer, Spread spread) noexcept {
   // Room on both paths first, so a multicast is never half-queued.
   if (loopback_count_ == kLoopbackMax) {
     ++counters_.tx_queue_full;
     return Status::kQueueFull;
   }
-  const Status status = enqueue(kNoNode, buffer);
+  const Status status = enqueue(kNoNode, buffer, spread);
   if (status == Status::kOk && params_.local_path) loop_back(buffer);
   return status;
 }
@@ -90,7 +90,7 @@ Status Backend::unicast(NodeId dest, const SendBufferRef& buffer) noexcept {
   return enqueue(dest, buffer);
 }
 
-Status Backend::enqueue(NodeId dest, const SendBufferRef& buffer) noexcept {
+Status Backend::enqueue(NodeId dest, const SendBufferRef& buffer, Spread spread) noexcept {
   RTOTEM_ASSERT(buffer && buffer->kind() == BufferKind::kSend);
   if (closed_) return Status::kClosed;
   if (buffer->payload().size() > mtu()) {
@@ -102,7 +102,7 @@ Status Backend::enqueue(NodeId dest, const SendBufferRef& buffer) noexcept {
     ++counters_.tx_queue_full;
     return Status::kQueueFull;
   }
-  tx_.push(dest, buffer);
+  tx_.push(dest, buffer, spread);
   return Status::kOk;
 }
 

@@ -169,7 +169,9 @@ class Backend {
   }
 
   Status acquire(SendBufferRef& out) noexcept;
-  Status multicast(const SendBufferRef& buffer) noexcept;
+  // `spread`: a backend over several links sends a kEveryLink packet on each link up (the
+  // protocol's retransmissions: the copies a node missed must not wait for a failover).
+  Status multicast(const SendBufferRef& buffer, Spread spread = Spread::kRoute) noexcept;
   Status unicast(NodeId dest, const SendBufferRef& buffer) noexcept;
   // kOk: queue empty. kWouldBlock: the rest stays queued; call again when writable.
   Status flush() noexcept;
@@ -233,7 +235,7 @@ class Backend {
   BackendCounters counters_;
 
  private:
-  Status enqueue(NodeId dest, const SendBufferRef& buffer) noexcept;
+  Status enqueue(NodeId dest, const SendBufferRef& buffer, Spread spread = Spread::kRoute) noexcept;
   void loop_back(const SendBufferRef& buffer) noexcept;
   std::span<TxItem> seal_front(std::span<TxItem> items) noexcept;
   bool open_sealed(RecvBuffer& buffer, std::size_t size, const WireHeader& header,

@@ -13,12 +13,19 @@ namespace rtotem::transport {
 
 inline constexpr std::size_t kTxQueueMax = 256;
 
+// Where a backend over several links sends a packet (LinkSet); one link ignores it.
+enum class Spread : std::uint8_t {
+  kRoute,      // the link mode's choice
+  kEveryLink,  // every link up to its destinations, in any mode: recovery traffic
+};
+
 struct TxItem {
   NodeId dest = kNoNode;  // kNoNode: multicast to the ring
   SendBufferRef buffer;
   // The bytes to send: the buffer's own wire bytes, or (with a key) the sealed copy in a seal slot
   // that Backend::flush made for this transmit call.
   std::span<const std::byte> wire;
+  Spread spread = Spread::kRoute;
 };
 
 class TxQueue {
@@ -27,11 +34,11 @@ class TxQueue {
   bool full() const noexcept { return tail_ - head_ == kTxQueueMax; }
   std::size_t size() const noexcept { return tail_ - head_; }
 
-  void push(NodeId dest, SendBufferRef buffer) noexcept {
+  void push(NodeId dest, SendBufferRef buffer, Spread spread = Spread::kRoute) noexcept {
     RTOTEM_ASSERT(!full());
     if (tail_ == kTxQueueMax) compact();
     const auto wire = buffer->wire();  // a queued buffer is shared, so never rewritten: stable
-    items_[tail_++] = TxItem{dest, std::move(buffer), wire};
+    items_[tail_++] = TxItem{dest, std::move(buffer), wire, spread};
   }
   // The queued items, oldest first, contiguous so a backend can walk them into one batch.
   std::span<TxItem> pending() noexcept { return {items_.data() + head_, tail_ - head_}; }

@@ -5,9 +5,10 @@
 //
 // Which links work is judged by each link's own pings (LinkMonitor), never by the token, so traffic
 // leaves a failed link within its ping timeout, well before the token would be missed.
-// - passive: a packet to a node goes on its up link of highest priority (ties: the lowest
-//   number); a multicast goes as one multicast on the best link that is up to every reachable
-//   peer, else as a unicast to each peer on its own best link;
+// - passive: a multicast goes as one multicast on the best link (highest priority, ties: the
+//   lowest number) that is up to every reachable peer, else as a unicast to each peer on its own
+//   best link; a unicast (the protocol's token) goes on every link up to its node, so that a link
+//   failing before its pings notice never costs the token (unicast_links);
 // - active: each packet on every link that is up to its destination; receivers drop the copies
 //   (the protocol does, as it does a network's duplicates). A link whose send queue stays full
 //   is left out of a packet that every destination still gets on another link, so one stalled
@@ -88,7 +89,9 @@ class LinkSet final : public Backend, private LinkEvents {
   const Backend* link(LinkId id) const noexcept { return links_[id].get(); }
   // Why link `id` carries nothing (missing, or broken and retired); empty while it works.
   std::string_view link_down(LinkId id) const noexcept { return down_[id]; }
-  // The links a packet to `peer` goes on now, as a bit mask (bit i: link i).
+  // The links `peer`'s share of the traffic goes on now, as a bit mask (bit i: link i): passive,
+  // its best up link; active, every up link; none up, every live link. Unicasts go on every up
+  // link in both modes (see the top of this file).
   std::uint32_t links_to(NodeId peer) const noexcept;
 
  private:
@@ -115,6 +118,9 @@ class LinkSet final : public Backend, private LinkEvents {
   // unless reaches_all_without() lets the packet leave the full ones out.
   bool route(const TxItem& item) noexcept;
   bool reaches_all_without(const TxItem& item, std::uint32_t full) const noexcept;
+  std::uint32_t unicast_links(NodeId peer) const noexcept;
+  bool every_link(const TxItem& item) const noexcept;
+  std::uint32_t peer_links(std::size_t p, bool every) const noexcept;
   std::uint32_t best_of(std::uint32_t mask) const noexcept;
   bool take_control(const InboundPacket& packet, LinkId link) noexcept;
   void send_control(NodeId peer, LinkId link, std::uint8_t kind, Micros stamp) noexcept;
@@ -133,10 +139,11 @@ class LinkSet final : public Backend, private LinkEvents {
   LinkMonitor monitor_;
   std::vector<int> fds_;
   // By peer index (config_.peers, sorted), bit i for link i: the links up to it, and those a
-  // packet to it goes on (links_to()); both follow the monitor (recompute_routes).
+  // traffic to it goes on (links_to()); both follow the monitor (recompute_routes).
   std::vector<std::uint32_t> up_;
   std::vector<std::uint32_t> routes_;
   std::uint32_t multicast_ = 0;  // the links a multicast goes on as one
+  std::uint32_t common_ = 0;     // the links up to every reachable peer (kEveryLink multicasts)
   std::uint32_t live_ = 0;       // the links that carry packets: neither missing nor broken
   std::size_t next_link_ = 0;          // polled first next time: no link starves the others
   std::array<Staged, kRxBatchMax> staged_{};

@@ -77,6 +77,13 @@ void SimNetwork::heal() {
   multicast_deaf_.clear();
 }
 
+void SimNetwork::set_port(NodeId node, bool up) {
+  if (up)
+    ports_down_.erase(node);
+  else
+    ports_down_.insert(node);
+}
+
 void SimNetwork::set_link(NodeId from, NodeId to, bool up) {
   if (up)
     down_links_.erase({from, to});
@@ -93,7 +100,7 @@ void SimNetwork::set_multicast_deaf(NodeId node, bool deaf) {
 
 bool SimNetwork::reachable(NodeId from, NodeId to) const {
   if (from == to) return true;  // a node always reaches itself (its own packets never travel)
-  if (down_links_.contains({from, to})) return false;
+  if (down_links_.contains({from, to}) || ports_down_.contains(from) || ports_down_.contains(to)) return false;
   if (!partitioned_) return true;
   const auto a = group_of_.find(from);
   const auto b = group_of_.find(to);

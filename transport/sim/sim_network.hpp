@@ -101,6 +101,11 @@ class SimNetwork {
   void heal();
   // One direction only: from -> to.
   void set_link(NodeId from, NodeId to, bool up);
+  // The node's port on this network goes down (both ways) or comes back: one link of a node with
+  // several (a NIC or switch port failing). heal() leaves ports as they are: a port is the
+  // hardware of one link, a partition the state of the network between nodes.
+  void set_port(NodeId node, bool up);
+  bool port_up(NodeId node) const { return !ports_down_.contains(node); }
   // A node that no multicast reaches while unicasts still do: a switch that dropped its group
   // membership (IGMP snooping), corosync's classic "failed to receive". heal() ends it too.
   void set_multicast_deaf(NodeId node, bool deaf);
@@ -178,6 +183,7 @@ class SimNetwork {
   std::map<NodeId, std::size_t> group_of_;  // while partitioned_: each grouped node's group
   std::set<std::pair<NodeId, NodeId>> down_links_;
   std::set<NodeId> multicast_deaf_;
+  std::set<NodeId> ports_down_;
   Damage damage_;
   bool crashed_copies_land_ = false;
   std::vector<std::byte> damaged_;  // scratch: the copy being damaged

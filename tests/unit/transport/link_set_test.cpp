@@ -90,12 +90,12 @@ class LinkSetTest : public ::testing::Test {
     }
   }
 
-  void send(std::size_t from, const std::string& payload, NodeId to = kNoNode) {
+  void send(std::size_t from, const std::string& payload, NodeId to = kNoNode, Spread spread = Spread::kRoute) {
     SendBufferRef buffer;
     ASSERT_EQ(sets_[from]->acquire(buffer), Status::kOk);
     std::memcpy(buffer->writable_payload().data(), payload.data(), payload.size());
     buffer->set_payload_size(static_cast<std::uint32_t>(payload.size()));
-    ASSERT_EQ(to == kNoNode ? sets_[from]->multicast(buffer) : sets_[from]->unicast(to, buffer), Status::kOk);
+    ASSERT_EQ(to == kNoNode ? sets_[from]->multicast(buffer, spread) : sets_[from]->unicast(to, buffer), Status::kOk);
     (void)sets_[from]->flush();
   }
 
@@ -120,7 +120,7 @@ TEST_F(LinkSetTest, LinksComeUpOnTheirPingsWhichNeverReachTheProtocol) {
   EXPECT_GT(nets_[1].stats().delivered, 0u) << "link 1 carried its pings";
 }
 
-TEST_F(LinkSetTest, PassiveSendsEachPacketOnceOnTheBestLink) {
+TEST_F(LinkSetTest, PassiveSendsEachMulticastOnceOnTheBestLinkAndUnicastsOnEvery) {
   open(LinkMode::kPassive);
   run_for(500 * kMs);
   EXPECT_EQ(sets_[0]->links_to(2), 0b01u) << "equal priorities: the lowest number";
@@ -131,7 +131,26 @@ TEST_F(LinkSetTest, PassiveSendsEachPacketOnceOnTheBestLink) {
   EXPECT_EQ(sinks_[1].count("multicast"), 1u);
   EXPECT_EQ(sinks_[2].count("multicast"), 1u);
   EXPECT_EQ(sinks_[1].count("unicast"), 0u);
-  EXPECT_EQ(sinks_[2].count("unicast"), 1u) << "once: a copy on link 1 would come up too (active mode shows it)";
+  EXPECT_EQ(sinks_[2].count("unicast"), 2u) << "a unicast (the protocol's token) goes on every up link";
+}
+
+// A link that fails (its port down) carries a passive set's multicasts until the pings find out,
+// up to a ping timeout. A token, or a retransmission (Spread::kEveryLink), sent meanwhile must not
+// wait for that: its copy on the other link arrives at once.
+TEST_F(LinkSetTest, PassiveSendsTokensAndRetransmissionsPastALinkItsPingsStillThinkUp) {
+  open(LinkMode::kPassive);
+  run_for(500 * kMs);
+  nets_[0].set_port(3, false);
+  send(0, "token", 3);
+  send(0, "multicast");
+  send(0, "retransmission", kNoNode, Spread::kEveryLink);
+  run_for(5 * kMs);
+  ASSERT_TRUE(sets_[0]->monitor().up(3, 0)) << "the pings have not noticed yet";
+  EXPECT_EQ(sinks_[2].count("token"), 1u) << "on link 1";
+  EXPECT_EQ(sinks_[2].count("multicast"), 0u) << "the bulk keeps to link 0 until the pings say otherwise";
+  EXPECT_EQ(sinks_[1].count("multicast"), 1u);
+  EXPECT_EQ(sinks_[2].count("retransmission"), 1u) << "on link 1";
+  EXPECT_EQ(sinks_[1].count("retransmission"), 2u) << "on both links to a node both reach";
 }
 
 TEST_F(LinkSetTest, ACutLinkIsLeftWithinItsPingTimeoutAndTakenBackWhenItHeals) {
