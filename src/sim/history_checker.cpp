@@ -102,7 +102,8 @@ Kind kind_of(Property property) noexcept {
     case Property::kAgreement:
     case Property::kSelfDelivery:
     case Property::kLiveness:
-    case Property::kProgress: return Kind::kLiveness;
+    case Property::kProgress:
+    case Property::kLinkFailover: return Kind::kLiveness;
   }
   return Kind::kSafety;
 }
@@ -121,6 +122,7 @@ std::string_view name_of(Property property) noexcept {
     case Property::kPrefix: return "prefix";
     case Property::kFifo: return "fifo";
     case Property::kProgress: return "progress";
+    case Property::kLinkFailover: return "link-failover";
     case Property::kGroupViews: return "group-views";
     case Property::kGroupSender: return "group-sender";
     case Property::kGroupNodeDown: return "group-nodedown";
@@ -227,6 +229,10 @@ void HistoryChecker::check_safe(Time now, NodeId node, const Delivered& message,
 
 void HistoryChecker::record_stall(Time now, std::string detail) {
   report(Property::kLiveness, now, {}, std::nullopt, std::move(detail));
+}
+
+void HistoryChecker::record_link_failover(Time now, std::vector<NodeId> nodes, std::string detail) {
+  report(Property::kLinkFailover, now, std::move(nodes), std::nullopt, std::move(detail));
 }
 
 // Nothing more is owed for it: given up with its crashed origin, or accepted and delivered at its

@@ -72,6 +72,8 @@ enum class Property : std::uint8_t {
   kFifo,               // every node delivers a sender's messages in the order it submitted them
   kProgress,           // while a majority of the nodes stays pairwise connected for longer than a
                        // bound, a ring of such a majority delivers, at least once a bound
+  kLinkFailover,       // several links, and link failures the only membership faults: once every
+                       // node is on one ring, no other ring forms (each link fails over first)
   // Process groups (group_checker.hpp): views agree at equal places in the order; a group message
   // comes from a member; NODEDOWN comes with the regular configuration, after the node's messages.
   kGroupViews,
@@ -142,6 +144,8 @@ class HistoryChecker {
   void end_connectivity(Time now);
   // The run could not go on (e.g. virtual time stopped advancing): a liveness failure.
   void record_stall(Time now, std::string detail);
+  // A ring formed that kLinkFailover says must not have (SimCluster judges the rings it saw).
+  void record_link_failover(Time now, std::vector<NodeId> nodes, std::string detail);
   // The end of the liveness phase; `live`: the nodes alive now (sorted). Checks self-delivery,
   // agreement in the final configuration, liveness, the pairwise order of whole histories, safe
   // delivery at every member, and that every member listed in a transitional configuration

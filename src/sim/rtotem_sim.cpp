@@ -63,6 +63,7 @@ struct Totals {
   std::uint64_t stops = 0;
   std::uint64_t states_lost = 0;  // restarts without their state (--lose-state)
   std::uint64_t partitions = 0;
+  std::uint64_t link_cuts = 0;
   std::uint64_t pauses = 0;
   std::uint64_t torn = 0;        // crashes struck between a call into the Node and its flush
   std::uint64_t late = 0;        // packet copies delayed by the heavy tail
@@ -98,6 +99,7 @@ void print_summary(const RunParams& params, const SimResult& r) {
   if (params.groups)
     fmt::print("  groups: {} changes, {} messages, {} views compared\n", r.group_changes, r.group_messages,
                r.group_views_compared);
+  if (params.links > 1) fmt::print("  links: {}, {} link cuts\n", params.links, r.link_cuts);
   if (!params.quorum.empty())
     fmt::print("  quorum: {} states, {} rings in sync ({} by the sync timeout), {} quorate, {} decisions compared\n",
                r.quorum_states, r.synced_rings, r.silent_rings, r.quorate_rings, r.quorum_decisions_compared);
@@ -157,6 +159,7 @@ bool run_one(const SimOptions& options, std::uint64_t seed, Totals& totals) {
   totals.stops += result.stops;
   totals.states_lost += result.states_lost;
   totals.partitions += result.partitions;
+  totals.link_cuts += result.link_cuts;
   totals.pauses += result.pauses;
   totals.torn += result.torn;
   totals.late += result.network.late;
@@ -212,6 +215,8 @@ int main(int argc, char** argv) {
                totals.configurations, totals.rings, totals.crashes, totals.stops, totals.torn, totals.states_lost,
                totals.partitions, totals.pauses, totals.split, totals.restarted, totals.deaf_left, totals.late,
                totals.corrupted, seconds(totals.virtual_us));
+  if (options->range && options->links > 1)
+    fmt::print("links: {} a node, {} link cuts\n", options->links, totals.link_cuts);
   if (options->range && options->groups)
     fmt::print("groups: {} changes, {} messages, {} views compared\n", totals.group_changes, totals.group_messages,
                totals.group_views_compared);

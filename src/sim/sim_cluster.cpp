@@ -41,12 +41,15 @@ Result<void> check_script(const SimSpec& spec) {
     previous_us = fault.at_us;
     const bool names_node = fault.kind == ScriptedFault::Kind::kCrash || fault.kind == ScriptedFault::Kind::kStop ||
                             fault.kind == ScriptedFault::Kind::kRestart || fault.kind == ScriptedFault::Kind::kCutLink ||
-                            fault.kind == ScriptedFault::Kind::kPause || fault.kind == ScriptedFault::Kind::kDeaf;
+                            fault.kind == ScriptedFault::Kind::kPause || fault.kind == ScriptedFault::Kind::kDeaf ||
+                            fault.kind == ScriptedFault::Kind::kPortDown;
     if (names_node && !valid_node(spec, fault.node))
       return Error::make("script[{}]: node {} is not one of 1..{}", i, fault.node, spec.nodes);
     if (fault.kind == ScriptedFault::Kind::kCutLink && (!valid_node(spec, fault.to) || fault.to == fault.node))
       return Error::make("script[{}]: a link from {} to {} is not between two of 1..{}", i, fault.node, fault.to,
                          spec.nodes);
+    if (fault.kind == ScriptedFault::Kind::kPortDown && fault.link >= spec.links)
+      return Error::make("script[{}]: link {} is not one of the run's {} links", i, fault.link, spec.links);
     std::vector<NodeId> seen;
     for (const auto& group : fault.groups)
       for (NodeId id : group) {
@@ -75,6 +78,11 @@ Result<void> check_spec(const SimSpec& spec) {
   if (!(spec.lose_state >= 0 && spec.lose_state <= 1))
     return Error::make("lose_state: {} is outside [0, 1]", spec.lose_state);
   if (auto ok = check_rate("pauses", spec.pauses_per_s); !ok) return ok;
+  if (spec.links < 1 || spec.links > kSimLinksMax)
+    return Error::make("links: {} is outside [1, {}]", spec.links, kSimLinksMax);
+  if (auto ok = check_rate("link_cuts", spec.link_cuts_per_s); !ok) return ok;
+  if (spec.link_cuts_per_s > 0 && spec.links < 2)
+    return Error::make("link_cuts: {} a second needs at least 2 links", spec.link_cuts_per_s);
   const bool shares_ok = spec.torn_share >= 0 && spec.torn_share <= 1 && spec.slow_share >= 0 &&
                          spec.slow_share <= 1 && spec.clock_skew >= 0 && spec.clock_skew <= kClockSkewMax;
   if (!shares_ok)
@@ -112,10 +120,16 @@ Result<std::unique_ptr<SimCluster>> SimCluster::create(const SimSpec& given) {
     cluster->quorum_ = std::move(config).value();
     cluster->quorum_->sync_timeout_ms = quorum::kSyncTimeouts * totem->token_timeout_ms;
   }
-  cluster->network_.set_damage([sealed = spec.crypto](std::span<std::byte> wire, transport::Rng& rng) {
-    return damage_packet(wire, rng, sealed);
+  // Each further link draws from a seed of its own: link 0's draws stay those of a one-link run.
+  for (std::uint32_t l = 1; l < spec.links; ++l)
+    cluster->more_links_.push_back(
+        std::make_unique<transport::SimNetwork>(spec.seed ^ (0x9e3779b97f4a7c15ULL * l), spec.faults));
+  cluster->each_network([&](transport::SimNetwork& net) {
+    net.set_damage([sealed = spec.crypto](std::span<std::byte> wire, transport::Rng& rng) {
+      return damage_packet(wire, rng, sealed);
+    });
+    net.set_crashed_copies_land(spec.crashed_copies_land);
   });
-  cluster->network_.set_crashed_copies_land(spec.crashed_copies_land);
   cluster->draw_node_traits();
   for (NodeId id : cluster->ids_) {
     auto made = cluster->make_member(id);
@@ -169,15 +183,16 @@ SimResult SimCluster::run() {
   while (step(spec_.duration_us)) {}
   if (!stalled_) {
     // Liveness phase: a healed, fault-free network, every node up, no new messages.
-    if (network_.now_us() < spec_.duration_us) network_.advance_to(spec_.duration_us);
+    if (network_.now_us() < spec_.duration_us) advance_to(spec_.duration_us);
     checker_.end_connectivity(network_.now_us());
     generating_ = false;
     end_faults(network_.now_us());
     const Time bound_us = spec_.duration_us + spec_.liveness_bound_us;
     while (!converged() && step(bound_us)) {}
     // Nothing more was due before the bound: it ran out. The checker says what did not converge.
-    if (!converged() && !stalled_ && network_.now_us() < bound_us) network_.advance_to(bound_us);
+    if (!converged() && !stalled_ && network_.now_us() < bound_us) advance_to(bound_us);
   }
+  judge_link_failover();
   checker_.finish(network_.now_us(), live_);
   group_checker_.finish(network_.now_us(), live_);
   return result();
@@ -194,7 +209,7 @@ bool SimCluster::step(Time limit_us) {
     checker_.record_stall(now, fmt::format("virtual time stopped: {} steps at this instant", kStepsPerInstantMax));
     return false;
   }
-  network_.advance_to(now);
+  advance_to(now);
   retire_stopped(now);
   const std::optional<Time> fault_us = next_fault_us();
   run_due_faults(now);
@@ -204,6 +219,7 @@ bool SimCluster::step(Time limit_us) {
   // A node waking from a pause fires what came due while it slept before it reads what arrived
   // since: in time order, the timers went off first. (Only a pause leaves a timer overdue.)
   fire_due_timers(now, true);
+  fire_due_link_timers(now);
   for (NodeId id : live_) {
     Member& m = *member(id);
     if (!m.may_poll(now)) continue;
@@ -227,6 +243,7 @@ std::optional<Time> SimCluster::next_event_us() const {
   auto consider = [&next](std::optional<Time> t) {
     if (t) next = std::min(next.value_or(*t), *t);
   };
+  for (const auto& more : more_links_) consider(more->next_delivery_us());
   for (NodeId id : live_) {
     const Member& m = *member(id);
     // The local path: now. What arrived while a node was paused, or a slow receiver was busy,
@@ -236,11 +253,27 @@ std::optional<Time> SimCluster::next_event_us() const {
     if (m.poll_at_us > now) consider(m.awake_at(m.poll_at_us));
     if (m.paused_until_us > now) consider(m.paused_until_us);
     for (const auto& deadline : m.timers) consider(m.awake_at(deadline));
+    consider(m.awake_at(m.link_timer));
     consider(m.awake_at(m.quorum_deadline_us()));
     consider(m.awake_at(m.next_traffic_us(generating_)));
   }
   consider(next_fault_us());
   return next;
+}
+
+void SimCluster::advance_to(Time t) {
+  each_network([t](transport::SimNetwork& net) { net.advance_to(t); });
+}
+
+// A LinkSet's pings and link timeouts (Backend::on_timer), on virtual time; a paused node's wait.
+void SimCluster::fire_due_link_timers(Time now) {
+  for (NodeId id : live_) {
+    Member& m = *member(id);
+    if (!m.link_timer || *m.link_timer > now || !m.awake(now)) continue;
+    const std::uint64_t next = m.backend->on_timer(now);
+    m.link_timer = next == transport::Backend::kNoTimer ? std::nullopt : std::optional<Time>(std::max(next, now + 1));
+    (void)m.backend->flush();
+  }
 }
 
 // Deadline order, ties by node id then timer id. A timer armed while these fire waits for the
@@ -359,7 +392,9 @@ void SimCluster::report_connectivity(Time now) {
     for (NodeId b : live_) {
       const bool hears = a == b || (reliable && awake(a) && awake(b) && !network_.multicast_deaf(a) &&
                                     !network_.multicast_deaf(b));
-      if (hears && network_.reachable(a, b) && network_.reachable(b, a)) links[a - 1] |= std::uint64_t{1} << (b - 1);
+      bool both_ways = network_.reachable(a, b) && network_.reachable(b, a);
+      for (const auto& more : more_links_) both_ways = both_ways || (more->reachable(a, b) && more->reachable(b, a));
+      if (hears && both_ways) links[a - 1] |= std::uint64_t{1} << (b - 1);
     }
   checker_.record_connectivity(now, links);
 }
@@ -403,6 +438,7 @@ SimResult SimCluster::result() const {
   r.stops = stops_;
   r.states_lost = states_lost_;
   r.partitions = partitions_;
+  r.link_cuts = link_cuts_;
   r.pauses = pauses_;
   r.torn = torn_;
   r.timers_overdue = timers_overdue_;

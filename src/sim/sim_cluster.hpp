@@ -42,6 +42,7 @@
 #include "src/sim/group_checker.hpp"
 #include "src/sim/history_checker.hpp"
 #include "src/sim/quorum_checker.hpp"
+#include "transport/links/link_set.hpp"
 #include "transport/result.hpp"
 #include "transport/sim/sim_network.hpp"
 
@@ -63,6 +64,7 @@ inline constexpr double kProgressLossMax = 0.05;
 inline constexpr double kProgressRotationLossMax = 0.2;  // 5 % on 4 nodes, 2.5 % on 8
 // The simulated max_message_size: 25 pieces at the default mtu, splits without the cost of 1 MiB.
 inline constexpr std::uint32_t kSimMessageSizeMax = 32 << 10;
+inline constexpr std::uint32_t kSimLinksMax = 4;
 
 // How SimFaults::corrupt damages a copy (sim_cluster_damage.cpp); returns the bytes that remain.
 // `sealed` (a run with --crypto): anything, a bit anywhere or a cut anywhere, since the seal
@@ -80,12 +82,14 @@ struct ScriptedFault {
     kCutLink,    // the link `node` -> `to` goes down, one way, until a kHeal (none: to the end)
     kPause,      // `node` (if alive) is paused for `length_us`: no poll, no timer, no traffic
     kDeaf,       // no multicast reaches `node` (tokens still do) until a kHeal
+    kPortDown,   // `node`'s port on link `link` goes down (spec.links > 1) until the faults end
   };
   Time at_us = 0;
   Kind kind = Kind::kHeal;
   NodeId node = transport::kNoNode;
   std::vector<std::vector<NodeId>> groups;
   NodeId to = transport::kNoNode;  // kCutLink
+  std::uint32_t link = 0;          // kPortDown
   Time length_us = 0;              // kPause
 };
 
@@ -121,6 +125,16 @@ struct SimSpec {
   // its receive ring is the smallest its Node accepts (8 windows: 400 packets at the default
   // window, not 1,024), so bursts overflow it.
   double slow_share = 0;
+  // Links per node, 1..kSimLinksMax. Above 1 each node's Node runs on a LinkSet (in link_mode)
+  // over one SimBackend per link, each link a SimNetwork of its own with the same faults drawn
+  // apart; partitions, cut links and deafness strike every link (they are the node's whole
+  // connectivity), link cuts one link.
+  std::uint32_t links = 1;
+  transport::LinkMode link_mode = transport::LinkMode::kPassive;
+  // Link failures per virtual second: one node's port on one link goes down for 0.2..4 token
+  // timeouts, one at a time, so every two nodes keep a link up. The property kLinkFailover then
+  // holds the ring to its members. 0: none.
+  double link_cuts_per_s = 0;
   std::vector<ScriptedFault> script;       // in time order, within the fault phase
   double rate_per_s = 200;                 // messages each node's application submits, on average
   std::uint32_t burst_max = 8;             // they come in bursts of 1..burst_max
@@ -205,6 +219,7 @@ struct SimResult {
   std::uint64_t stops = 0;                 // of the crashes, graceful stops (Node::leave first)
   std::uint64_t states_lost = 0;           // restarts without the stored ring seq (spec.lose_state)
   std::uint64_t partitions = 0;            // network splits: partitions and one-way link cuts
+  std::uint64_t link_cuts = 0;             // spec.link_cuts_per_s: one node's port on one link down
   std::uint64_t pauses = 0;
   std::uint64_t torn = 0;                  // of the crashes, those struck before a flush
   std::uint64_t timers_overdue = 0;        // fired after their deadline: by a node waking from a pause
@@ -257,9 +272,12 @@ class SimCluster {
   // sim_cluster_nodes.cpp: each node's hardware, and its incarnations.
   void draw_node_traits();
   Result<std::unique_ptr<Member>> make_member(NodeId id);
+  Result<std::unique_ptr<transport::Backend>> open_backend(const transport::BackendParams& params);
 
   // sim_cluster.cpp: the loop, and what the Nodes report.
   bool step(Time limit_us);  // false when nothing is due at or before `limit_us`
+  void advance_to(Time t);   // every link's network
+  void fire_due_link_timers(Time now);
   std::optional<Time> next_event_us() const;
   void fire_due_timers(Time now, bool overdue_only);
   // Quorum services whose last_man_standing window has run out, by their node's clock.
@@ -287,6 +305,16 @@ class SimCluster {
   void run_scripted(const ScriptedFault& fault, Time now);
   void split_network(Time now);
   void cut_links();
+  void cut_port(Time now);
+  void heal_port();
+  // Every link's network: node-level faults strike them all.
+  template <class F>
+  void each_network(F&& f) {
+    f(network_);
+    for (auto& more : more_links_) f(*more);
+  }
+  // Judges kLinkFailover at the end of a run whose only membership faults were link cuts.
+  void judge_link_failover();
   void crash_drawn(Time now);
   // `graceful`: the node leaves the ring (Node::leave) before it goes.
   void crash(NodeId id, Time now, bool graceful = false);
@@ -301,7 +329,9 @@ class SimCluster {
   SimSpec spec_;
   membership::TotemConfig totem_;          // resolved
   std::vector<NodeId> ids_;                // 1..nodes
-  transport::SimNetwork network_;          // first: outlives every backend
+  transport::SimNetwork network_;          // first: outlives every backend; link 0
+  // Links 1.. (spec.links > 1): networks of their own, with their own draws.
+  std::vector<std::unique_ptr<transport::SimNetwork>> more_links_;
   HistoryChecker checker_;
   GroupChecker group_checker_;             // judges nothing unless spec_.groups
   std::optional<quorum::QuorumConfig> quorum_;  // spec_.quorum, resolved
@@ -331,6 +361,10 @@ class SimCluster {
   std::optional<Time> heal_at_us_;         // the drawn split in force heals then
   std::optional<Time> crash_at_us_;        // the next drawn crash
   std::optional<Time> pause_at_us_;        // the next drawn pause
+  std::optional<Time> link_cut_at_us_;     // the next drawn link cut
+  std::optional<Time> link_heal_at_us_;    // the link cut in force heals then
+  std::pair<std::size_t, NodeId> port_down_{0, transport::kNoNode};  // link, node: the cut in force
+  std::uint64_t link_cuts_ = 0;
   std::size_t script_next_ = 0;            // into spec_.script
   std::uint64_t crashes_ = 0;
   std::uint64_t stops_ = 0;

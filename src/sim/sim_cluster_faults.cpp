@@ -45,20 +45,27 @@ void SimCluster::begin_faults(Time now) {
   if (spec_.partitions_per_s > 0) split_at_us_ = now + draw_fault_gap_us(rng, spec_.partitions_per_s);
   if (spec_.crashes_per_s > 0) crash_at_us_ = now + draw_fault_gap_us(rng, spec_.crashes_per_s);
   if (spec_.pauses_per_s > 0) pause_at_us_ = now + draw_fault_gap_us(rng, spec_.pauses_per_s);
+  if (spec_.link_cuts_per_s > 0) link_cut_at_us_ = now + draw_fault_gap_us(rng, spec_.link_cuts_per_s);
 }
 
 // The liveness phase: nothing new, nothing in force. Packets are no longer lost or duplicated but
 // keep the spec's delays: SimFaults{}'s own would reorder a network the spec keeps in order.
 void SimCluster::end_faults(Time now) {
-  network_.heal();
   transport::SimFaults delays_only = spec_.faults;
   delays_only.loss = 0;
   delays_only.duplicate = 0;
   delays_only.late = 0;
   delays_only.corrupt = 0;
-  network_.set_faults(delays_only);
+  each_network([&](transport::SimNetwork& net) {
+    net.heal();
+    net.set_faults(delays_only);
+    for (NodeId id : ids_) net.set_port(id, true);
+  });
+  heal_port();
   split_at_us_.reset();
   heal_at_us_.reset();
+  link_cut_at_us_.reset();
+  link_heal_at_us_.reset();
   crash_at_us_.reset();
   pause_at_us_.reset();  // a pause in force runs out: it is bounded
   for (NodeId id : live_) member(id)->torn = false;
@@ -76,6 +83,8 @@ std::optional<Time> SimCluster::next_fault_us() const {
   consider(heal_at_us_);
   consider(crash_at_us_);
   consider(pause_at_us_);
+  consider(link_cut_at_us_);
+  consider(link_heal_at_us_);
   if (script_next_ < spec_.script.size()) consider(spec_.script[script_next_].at_us);
   for (const Slot& slot : slots_) consider(slot.restart_at_us);
   return next;
@@ -87,7 +96,15 @@ void SimCluster::run_due_faults(Time now) {
     run_scripted(spec_.script[script_next_++], now);
   if (heal_at_us_ && *heal_at_us_ <= now) {
     heal_at_us_.reset();
-    network_.heal();
+    each_network([](transport::SimNetwork& net) { net.heal(); });
+  }
+  if (link_heal_at_us_ && *link_heal_at_us_ <= now) {
+    heal_port();  // one cut at a time: the next is drawn from here
+    link_cut_at_us_ = now + draw_fault_gap_us(network_.rng(), spec_.link_cuts_per_s);
+  }
+  if (link_cut_at_us_ && *link_cut_at_us_ <= now) {
+    link_cut_at_us_.reset();
+    cut_port(now);
   }
   if (split_at_us_ && *split_at_us_ <= now) {
     split_network(now);
@@ -112,20 +129,24 @@ void SimCluster::run_scripted(const ScriptedFault& fault, Time now) {
   switch (fault.kind) {
     case ScriptedFault::Kind::kPartition:
       ++partitions_;
-      network_.partition(fault.groups);
+      each_network([&](transport::SimNetwork& net) { net.partition(fault.groups); });
       return;
-    case ScriptedFault::Kind::kHeal: network_.heal(); return;
+    case ScriptedFault::Kind::kHeal: each_network([](transport::SimNetwork& net) { net.heal(); }); return;
     case ScriptedFault::Kind::kCrash: crash(fault.node, now); return;
     case ScriptedFault::Kind::kStop: crash(fault.node, now, true); return;
     case ScriptedFault::Kind::kRestart: restart(fault.node, now); return;
     case ScriptedFault::Kind::kCutLink:
       ++partitions_;
-      network_.set_link(fault.node, fault.to, false);
+      each_network([&](transport::SimNetwork& net) { net.set_link(fault.node, fault.to, false); });
       return;
     case ScriptedFault::Kind::kPause: pause(fault.node, now, fault.length_us); return;
     case ScriptedFault::Kind::kDeaf:
       ++partitions_;
-      network_.set_multicast_deaf(fault.node, true);
+      each_network([&](transport::SimNetwork& net) { net.set_multicast_deaf(fault.node, true); });
+      return;
+    case ScriptedFault::Kind::kPortDown:
+      ++link_cuts_;
+      (fault.link == 0 ? network_ : *more_links_[fault.link - 1]).set_port(fault.node, false);
       return;
   }
 }
@@ -139,14 +160,15 @@ void SimCluster::split_network(Time now) {
   if (n < 2) return;  // one node: nothing to split
   transport::Rng& rng = network_.rng();
   ++partitions_;
-  network_.heal();
+  each_network([](transport::SimNetwork& net) { net.heal(); });
   heal_at_us_ = now + draw_between_us(kSplitMinTimeouts, kSplitMaxTimeouts);
   if (rng.uniform(kLinkCutOneIn) == 0) {
     cut_links();
     return;
   }
   if (rng.uniform(kDeafOneIn) == 0) {
-    network_.set_multicast_deaf(ids_[rng.uniform(n)], true);
+    const NodeId deaf = ids_[rng.uniform(n)];
+    each_network([&](transport::SimNetwork& net) { net.set_multicast_deaf(deaf, true); });
     return;
   }
   std::vector<NodeId> order = ids_;
@@ -159,7 +181,7 @@ void SimCluster::split_network(Time now) {
   split.emplace_back(order.begin() + first_end, order.begin() + second_end);
   if (groups == 3) split.emplace_back(order.begin() + second_end, order.end());
   for (auto& group : split) std::sort(group.begin(), group.end());
-  network_.partition(split);
+  each_network([&](transport::SimNetwork& net) { net.partition(split); });
 }
 
 // 1..kLinksCutMax links, each one way: `to` no longer hears `from`, though `from` still hears `to`.
@@ -171,8 +193,45 @@ void SimCluster::cut_links() {
     const std::size_t from = rng.uniform(n);
     std::size_t to = rng.uniform(n - 1);
     if (to >= from) ++to;
-    network_.set_link(ids_[from], ids_[to], false);
+    each_network([&](transport::SimNetwork& net) { net.set_link(ids_[from], ids_[to], false); });
   }
+}
+
+// One node's port on one link goes down: a NIC or switch port, not the node's connectivity. One
+// at a time, so every two nodes keep a link up between them.
+void SimCluster::cut_port(Time now) {
+  transport::Rng& rng = network_.rng();
+  const std::size_t link = rng.uniform(spec_.links);
+  const NodeId node = ids_[rng.uniform(ids_.size())];
+  (link == 0 ? network_ : *more_links_[link - 1]).set_port(node, false);
+  port_down_ = {link, node};
+  link_heal_at_us_ = now + draw_between_us(kSplitMinTimeouts, kSplitMaxTimeouts);
+  ++link_cuts_;
+}
+
+void SimCluster::heal_port() {
+  link_heal_at_us_.reset();
+  const auto [link, node] = std::exchange(port_down_, {0, transport::kNoNode});
+  if (node != transport::kNoNode) (link == 0 ? network_ : *more_links_[link - 1]).set_port(node, true);
+}
+
+// Link cuts the only membership faults (no partition, crash, stop or pause, drawn or scripted):
+// once a ring of every node has formed, another ring means a link's failure reached the
+// membership, which failover below the token timeout must prevent. Judged only where the progress
+// rule counts the nodes connected at all (kProgressRotationLossMax): on a lossier network the
+// token is lost for want of luck, whatever the links do.
+void SimCluster::judge_link_failover() {
+  if (spec_.links < 2 || link_cuts_ == 0 || partitions_ + crashes_ + pauses_ != 0) return;
+  if (spec_.faults.loss * static_cast<double>(ids_.size()) > kProgressRotationLossMax) return;
+  const auto whole = std::find_if(rings_.begin(), rings_.end(), [&](const FormedRing& r) { return r.members == ids_; });
+  if (whole == rings_.end() || whole + 1 == rings_.end()) return;  // never whole: liveness says so
+  const FormedRing& after = *(whole + 1);
+  checker_.record_link_failover(
+      after.formed_us, after.members,
+      fmt::format("ring {}/{} formed at t={} us after ring {}/{} of every node, while every two nodes kept a "
+                  "link up ({} link cuts, {} links, {} mode)",
+                  after.ring_id.rep, after.ring_id.seq, after.formed_us, whole->ring_id.rep, whole->ring_id.seq,
+                  link_cuts_, spec_.links, spec_.link_mode == transport::LinkMode::kActive ? "active" : "passive"));
 }
 
 // A random live node, never the last one: a cluster with no node left has nothing to check (a

@@ -56,7 +56,7 @@ class SimCluster::Member final : public membership::NodeEvents,
                                   public groups::GroupEvents,
                                   public quorum::QuorumEvents {
  public:
-  Member(SimCluster& cluster, std::unique_ptr<transport::SimBackend> backend_in,
+  Member(SimCluster& cluster, std::unique_ptr<transport::Backend> backend_in,
          const membership::TotemConfig& totem, Seq stored_ring_seq, Time now, NodeClock clock_in)
       : owner(cluster),
         id(backend_in->local_node()),
@@ -151,8 +151,10 @@ class SimCluster::Member final : public membership::NodeEvents,
   const NodeId id;
   const Time started_us;
   const NodeClock clock;
-  std::unique_ptr<transport::SimBackend> backend;
+  // A SimBackend, or a LinkSet over one per link (spec.links > 1).
+  std::unique_ptr<transport::Backend> backend;
   std::array<std::optional<Time>, membership::kTimerCount> timers{};  // absolute deadlines
+  std::optional<Time> link_timer;  // a LinkSet's pings: Backend::on_timer is due then (virtual)
   std::unique_ptr<membership::Node> node;  // after backend: goes first, dropping its buffer Refs
   std::unique_ptr<groups::GroupService> groups;  // spec.groups only; submits to node
   std::unique_ptr<quorum::QuorumService> quorum;  // spec.quorum only; submits to node

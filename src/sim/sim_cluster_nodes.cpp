@@ -34,6 +34,40 @@ void SimCluster::draw_node_traits() {
   }
 }
 
+// One link: a SimBackend on the network. Several: a LinkSet over a SimBackend on each link's
+// network, with the ping timing rtotemd derives from the token (knet's: an interval of a quarter
+// of it, a timeout of half), timed by virtual time.
+Result<std::unique_ptr<transport::Backend>> SimCluster::open_backend(const transport::BackendParams& params) {
+  if (spec_.links == 1) {
+    auto backend = network_.attach(params);
+    if (!backend) return backend.error();
+    return std::unique_ptr<transport::Backend>(std::move(backend).value());
+  }
+  transport::LinkSetConfig set;
+  set.params = params;
+  for (NodeId other : ids_)
+    if (other != params.local_node) set.peers.push_back(other);
+  const Time token_us = Time{totem_.token_timeout_ms} * 1000;
+  const transport::LinkTiming timing{.ping_interval = token_us / 4, .ping_timeout = token_us / 2, .pong_count = 2};
+  set.mode = spec_.link_mode;
+  set.clock = [this] { return network_.now_us(); };
+  std::vector<std::unique_ptr<transport::Backend>> links;
+  transport::BackendParams link_params = params;
+  link_params.local_path = false;
+  link_params.send_buffers = static_cast<std::uint32_t>(transport::kTxQueueMax);  // the set's are sent
+  std::optional<Error> failed;
+  each_network([&](transport::SimNetwork& net) {
+    set.links.push_back({timing, 1});
+    auto link = net.attach(link_params);
+    if (!link) failed = Error::make("link {}: {}", links.size(), link.error().message());
+    links.push_back(link ? std::move(link).value() : nullptr);
+  });
+  if (failed) return *failed;
+  auto opened = transport::LinkSet::open(set, std::move(links));
+  if (!opened) return opened.error();
+  return std::unique_ptr<transport::Backend>(std::move(opened).value());
+}
+
 // A fresh incarnation of node `id`: a new backend on the network, a Node given the stored ring seq
 // or the wall clock's floor, whichever is higher (as rtotemd). Virtual time is every node's wall
 // clock, whatever its skewed monotonic one: no skew, no steps back (the floor's limits,
@@ -48,11 +82,12 @@ Result<std::unique_ptr<SimCluster::Member>> SimCluster::make_member(NodeId id) {
   // A skewed clock reads from an offset of its own: a monotonic clock starts anew at each boot.
   NodeClock clock{0, slot.clock_ppm};
   if (spec_.clock_skew > 0) clock.offset_us = network_.rng().uniform_range(0, kClockOffsetMaxUs);
-  auto backend = network_.attach(params);
+  auto backend = open_backend(params);
   if (!backend) return Error::make("node {}: {}", id, backend.error().message());
   const Seq ring_seq = std::max(slot.stored_ring_seq, membership::ring_seq_floor(network_.now_us() * 1000));
   auto made = std::make_unique<Member>(*this, std::move(backend).value(), totem_, ring_seq, network_.now_us(), clock);
   made->poll_gap_us = slot.poll_gap_us;
+  if (spec_.links > 1) made->link_timer = network_.now_us();  // the pings start at once
   if (made->node->max_message_size() < kStampSize)
     return Error::make("mtu {}: a message cannot hold the {}-byte stamp", params.mtu, kStampSize);
   return made;

@@ -33,7 +33,8 @@ constexpr std::string_view kOptionNames[] = {"--seed",  "--seeds", "--nodes",   
                                            "--rate",  "--safe",  "--token-timeout-ms",
                                            "--partitions", "--crashes", "--stops", "--late",
                                            "--corrupt", "--pauses", "--clock-skew", "--slow", "--torn",
-                                           "--message-size", "--lose-state", "--quorum"};
+                                           "--message-size", "--lose-state", "--quorum", "--links",
+                                           "--link-mode", "--link-cuts"};
 
 constexpr std::string_view kUsage =
     "usage: rtotem-sim [--seed S | --seeds A..B] [options]\n"
@@ -70,6 +71,14 @@ constexpr std::string_view kUsage =
     "                         per message, 5% of them split in pieces\n"
     "  --lose-state P         the share of restarts that come back without their state directory\n"
     "                         (the stored ring seq lost); never drawn (default 0)\n"
+    "  --links N              links per node, 1..4, each a network of its own with the same faults\n"
+    "                         drawn apart; partitions, cuts and deafness strike every link. The\n"
+    "                         nodes run rtotemd's LinkSet, pinging as it does; never drawn\n"
+    "  --link-mode MODE       passive (default) or active, as totem.link_mode\n"
+    "  --link-cuts RATE       link failures per virtual second, 0..10: one node's port on one link\n"
+    "                         down for 0.2..4 token timeouts, one at a time; with no other\n"
+    "                         membership fault, the checker then wants one ring throughout\n"
+    "                         (link-failover)\n"
     "  The faults below are each drawn off in half the seeds:\n"
     "  --late P               share of packet copies delayed 0.5..5 token timeouts, a heavy\n"
     "                         tail behind the jitter (drawn: 0.001..0.02)\n"
@@ -205,6 +214,23 @@ Result<void> apply_option(SimOptions& options, std::string_view name, std::strin
     options.quorum = value;
     return {};
   }
+  if (name == "--links") {
+    auto links = parse_integer(name, value, 1, kSimLinksMax);
+    if (!links) return links.error();
+    options.links = static_cast<std::uint32_t>(*links);
+    return {};
+  }
+  if (name == "--link-mode") {
+    if (value != "passive" && value != "active") return Error::make("{}: '{}' is neither passive nor active", name, value);
+    options.link_active = value == "active";
+    return {};
+  }
+  if (name == "--link-cuts") {
+    auto rate = parse_real(name, value, 0, kFaultRateMax);
+    if (!rate) return rate.error();
+    options.link_cuts = *rate;
+    return {};
+  }
   if (name == "--lose-state") {
     auto share = parse_real(name, value, 0, 1);
     if (!share) return share.error();
@@ -302,6 +328,9 @@ RunParams resolve(const SimOptions& options, std::uint64_t seed) {
   p.message_size_low = options.message_size_low;
   p.message_size_high = options.message_size_high;
   p.lose_state = options.lose_state;
+  p.links = options.links;
+  p.link_active = options.link_active;
+  p.link_cuts = options.link_cuts;
   p.quorum = options.quorum;
   return p;
 }
@@ -337,6 +366,9 @@ SimSpec to_spec(const RunParams& params) {
   spec.message_size = params.message_size_low;
   spec.message_size_max = params.message_size_high;
   spec.lose_state = params.lose_state;
+  spec.links = params.links;
+  spec.link_mode = params.link_active ? transport::LinkMode::kActive : transport::LinkMode::kPassive;
+  spec.link_cuts_per_s = params.link_cuts;
   if (!params.quorum.empty()) {
     auto features = parse_quorum_features(params.quorum, params.nodes, params.token_timeout_ms);
     RTOTEM_ASSERT(features.ok());  // checked when the option was parsed
@@ -355,7 +387,11 @@ std::string command_line(const RunParams& p) {
       p.seed, p.nodes, p.duration_s, p.loss, p.dup, p.reorder, p.delay_us, p.rate, p.safe, p.token_timeout_ms,
       p.partitions, p.crashes, p.stops, p.late, p.corrupt, p.pauses, p.clock_skew, p.slow, p.torn) +
       (p.lose_state > 0 ? fmt::format(" --lose-state {}", p.lose_state) : "") + (p.crypto ? " --crypto" : "") +
-      (p.groups ? " --groups" : "") + (p.quorum.empty() ? std::string() : " --quorum " + p.quorum) +
+      (p.groups ? " --groups" : "") +
+      (p.links == 1 ? std::string()
+                    : fmt::format(" --links {} --link-mode {} --link-cuts {}", p.links,
+                                  p.link_active ? "active" : "passive", p.link_cuts)) +
+      (p.quorum.empty() ? std::string() : " --quorum " + p.quorum) +
       (p.message_size_low == 0 ? std::string() : fmt::format(" --message-size {}..{}", p.message_size_low, p.message_size_high));
 }
 

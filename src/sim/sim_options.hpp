@@ -54,6 +54,11 @@ struct RunParams {
   std::uint32_t message_size_low = 0;
   std::uint32_t message_size_high = 0;
   double lose_state = 0;    // the share of restarts without their state (never drawn: --lose-state)
+  // Never drawn (--links, --link-mode, --link-cuts): links per node, their mode, and link
+  // failures per virtual second (SimSpec).
+  std::uint32_t links = 1;
+  bool link_active = false;
+  double link_cuts = 0;
   std::string quorum;       // votequorum's features on every node (sim_quorum.hpp); empty: none
 };
 
@@ -81,6 +86,9 @@ struct SimOptions {
   std::optional<double> slow;
   std::optional<double> torn;
   double lose_state = 0;          // --lose-state P
+  std::uint32_t links = 1;        // --links N
+  bool link_active = false;       // --link-mode active
+  double link_cuts = 0;           // --link-cuts RATE
   bool crypto = false;            // --crypto: seal every packet
   bool groups = false;            // --groups: process groups on every node
   std::string quorum;             // --quorum FEATURES (sim_quorum.hpp)

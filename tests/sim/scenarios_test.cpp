@@ -565,6 +565,29 @@ TEST(Options, LoseStateIsCheckedAndThePrintedCommandKeepsIt) {
   EXPECT_FALSE(parse_words({"--lose-state", "1.5"}));
 }
 
+// Links are never drawn either: given, the printed command keeps them; a link cut needs two links.
+TEST(Options, LinksAreCheckedAndThePrintedCommandKeepsThem) {
+  auto given = parse_words({"--links", "2", "--link-mode", "active", "--link-cuts", "1.5"});
+  ASSERT_TRUE(given) << given.error().message();
+  const std::string command = command_line(resolve(*given, 9));
+  EXPECT_TRUE(command.ends_with(" --links 2 --link-mode active --link-cuts 1.5")) << command;
+  auto parsed = parse_command(command);
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  const SimSpec spec = to_spec(resolve(*parsed, 9));
+  EXPECT_EQ(spec.links, 2u);
+  EXPECT_EQ(spec.link_mode, transport::LinkMode::kActive);
+  EXPECT_EQ(spec.link_cuts_per_s, 1.5);
+  EXPECT_EQ(command_line(resolve(SimOptions{}, 9)).find("--links"), std::string::npos);
+  EXPECT_FALSE(parse_words({"--links", "5"}));
+  EXPECT_FALSE(parse_words({"--link-mode", "rr"}));
+  EXPECT_FALSE(parse_words({"--link-cuts", "11"}));
+  auto one_link = parse_words({"--link-cuts", "1"});
+  ASSERT_TRUE(one_link);
+  auto refused = SimCluster::create(to_spec(resolve(*one_link, 9)));
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("2 links"), std::string::npos) << refused.error().message();
+}
+
 // Giving one value changes no other: every draw is made whether or not its option is given.
 TEST(Options, AGivenFaultRateLeavesTheOtherDrawsAlone) {
   for (std::uint64_t seed = 0; seed < 100; ++seed) {
