@@ -141,17 +141,6 @@ std::uint32_t LinkSet::links_to(NodeId peer) const noexcept {
   return routes_[static_cast<std::size_t>(it - config_.peers.begin())];
 }
 
-// A unicast goes on every link up to its node, in either mode: the protocol unicasts only its
-// token, whose loss stops the ring, and a copy on each link lets it pass a link that failed before
-// the pings have found out (a ping timeout, up to half the token timeout, plus a retransmit period
-// would come close to the token timeout). Tokens are few and small; the bulk, multicast, keeps to
-// the mode's links.
-std::uint32_t LinkSet::unicast_links(NodeId peer) const noexcept {
-  const auto it = std::ranges::lower_bound(config_.peers, peer);
-  if (it == config_.peers.end() || *it != peer) return live_;
-  return peer_links(static_cast<std::size_t>(it - config_.peers.begin()), true);
-}
-
 // Of the links in `mask`, the one of highest priority; ties: the lowest number.
 std::uint32_t LinkSet::best_of(std::uint32_t mask) const noexcept {
   auto best = static_cast<LinkId>(std::countr_zero(mask));
@@ -175,25 +164,33 @@ void LinkSet::recompute_routes() noexcept {
     if (up != 0) common &= up;
     routes_[p] = up == 0 ? live_ : config_.mode == LinkMode::kActive ? up : best_of(up);
   }
-  common_ = common;
   multicast_ = config_.mode == LinkMode::kActive || common == 0 ? common : best_of(common);
+}
+
+// A unicast (the protocol's token, whose loss stops the ring) and a Spread::kEveryLink multicast
+// (its retransmissions, which a node that missed the first copy waits for) go on every live link,
+// in either mode and whatever the pings say: the monitor lags the wire both ways (a ping timeout
+// to see a link fail, pong_count pings to see it back), and a link that has just failed while
+// another has just healed would otherwise leave such a packet on the dead one until the token is
+// lost. They are few and small; a dead link drops its copy. The bulk keeps to the mode's links.
+bool LinkSet::everywhere(const TxItem& item) noexcept {
+  return item.dest != kNoNode || item.spread == Spread::kEveryLink;
 }
 
 bool LinkSet::route(const TxItem& item) noexcept {
   std::array<std::size_t, kLinksMax> needed{};
-  std::uint32_t multicast = 0;
-  const bool every = every_link(item);
+  const bool anywhere = everywhere(item);
+  const std::uint32_t multicast = item.dest != kNoNode ? 0 : anywhere ? live_ : multicast_;
   const auto unicasts_to = [&](std::size_t p) {
     // Passive: a reachable peer hears the multicast link; an unreachable one every other link too.
-    const bool covered = !every && multicast != 0 && up_[p] != 0;
-    return covered ? 0u : peer_links(p, every) & ~multicast;
+    const bool covered = anywhere || (config_.mode == LinkMode::kPassive && multicast != 0 && up_[p] != 0);
+    return covered ? 0u : routes_[p] & ~multicast;
   };
   if (item.dest == kNoNode) {
-    multicast = every ? common_ : multicast_;
     for_each_link(multicast, [&](LinkId l) { ++needed[l]; });
     for (std::size_t p = 0; p < config_.peers.size(); ++p) for_each_link(unicasts_to(p), [&](LinkId l) { ++needed[l]; });
   } else {
-    for_each_link(unicast_links(item.dest), [&](LinkId l) { ++needed[l]; });
+    for_each_link(live_, [&](LinkId l) { ++needed[l]; });
   }
   std::uint32_t full = 0;
   for_each_link(live_, [&](LinkId l) {
@@ -206,7 +203,7 @@ bool LinkSet::route(const TxItem& item) noexcept {
   if (full != 0) ++counters_.tx_queue_full;  // a copy refused for want of room, as a single link counts it
   const std::uint32_t usable = ~full;
   if (item.dest != kNoNode) {
-    for_each_link(unicast_links(item.dest) & usable, [&](LinkId l) { (void)links_[l]->unicast(item.dest, item.buffer); });
+    for_each_link(live_ & usable, [&](LinkId l) { (void)links_[l]->unicast(item.dest, item.buffer); });
     return true;
   }
   for_each_link(multicast & usable, [&](LinkId l) { (void)links_[l]->multicast(item.buffer); });
@@ -217,28 +214,16 @@ bool LinkSet::route(const TxItem& item) noexcept {
   return true;
 }
 
-// A packet sent on every up link (active mode, unicasts, recovery traffic) may leave out a link
-// whose queue stays full (its device stopped draining, its pings not yet timed out) if every
-// destination still gets a copy on another link. A passive multicast goes on one link, and waits
-// for it as a single link would.
+// A packet sent on several links (everywhere(), or active mode) may leave out a link whose queue
+// stays full (its device stopped draining, its pings not yet timed out) if every destination
+// still gets a copy on another link. A passive multicast goes on one link, and waits for it as a
+// single link would.
 bool LinkSet::reaches_all_without(const TxItem& item, std::uint32_t full) const noexcept {
-  if (item.dest == kNoNode && !every_link(item)) return false;
-  if (item.dest != kNoNode) return (unicast_links(item.dest) & ~full) != 0;
+  if (everywhere(item)) return (live_ & ~full) != 0;
+  if (config_.mode != LinkMode::kActive) return false;
   for (std::size_t p = 0; p < config_.peers.size(); ++p)
-    if (((common_ | peer_links(p, true)) & ~full) == 0) return false;
+    if (((multicast_ | routes_[p]) & ~full) == 0) return false;
   return true;
-}
-
-// Every link up to its destinations: active mode, and recovery traffic (Spread::kEveryLink) in any.
-bool LinkSet::every_link(const TxItem& item) const noexcept {
-  return config_.mode == LinkMode::kActive || item.spread == Spread::kEveryLink;
-}
-
-// Peer p's links for a packet: every one up to it, or its route (passive: the best); none up,
-// every live link.
-std::uint32_t LinkSet::peer_links(std::size_t p, bool every) const noexcept {
-  if (!every) return routes_[p];
-  return up_[p] != 0 ? up_[p] : live_;
 }
 
 std::size_t LinkSet::transmit(std::span<TxItem> items) noexcept {

@@ -7,14 +7,15 @@
 // leaves a failed link within its ping timeout, well before the token would be missed.
 // - passive: a multicast goes as one multicast on the best link (highest priority, ties: the
 //   lowest number) that is up to every reachable peer, else as a unicast to each peer on its own
-//   best link; a unicast (the protocol's token) goes on every link up to its node, so that a link
-//   failing before its pings notice never costs the token (unicast_links);
+//   best link;
 // - active: each packet on every link that is up to its destination; receivers drop the copies
 //   (the protocol does, as it does a network's duplicates). A link whose send queue stays full
 //   is left out of a packet that every destination still gets on another link, so one stalled
 //   device does not hold the others back until its pings time out.
 // A peer with no link up (not yet, or no longer) is sent to on every link: joins reach a node
 // whose links are coming up, and a node cut off on one link still hears the others.
+// In both modes a unicast (the protocol's token) and a Spread::kEveryLink multicast (its
+// retransmissions) go on every live link, whatever the pings say (everywhere()).
 //
 // Pings and pongs are packets of this layer (header flag kFlagLinkControl), sealed like the rest
 // by the link that carries them, and never reach the protocol.
@@ -90,8 +91,8 @@ class LinkSet final : public Backend, private LinkEvents {
   // Why link `id` carries nothing (missing, or broken and retired); empty while it works.
   std::string_view link_down(LinkId id) const noexcept { return down_[id]; }
   // The links `peer`'s share of the traffic goes on now, as a bit mask (bit i: link i): passive,
-  // its best up link; active, every up link; none up, every live link. Unicasts go on every up
-  // link in both modes (see the top of this file).
+  // its best up link; active, every up link; none up, every live link. Unicasts and
+  // retransmissions go on every live link in both modes (see the top of this file).
   std::uint32_t links_to(NodeId peer) const noexcept;
 
  private:
@@ -118,9 +119,7 @@ class LinkSet final : public Backend, private LinkEvents {
   // unless reaches_all_without() lets the packet leave the full ones out.
   bool route(const TxItem& item) noexcept;
   bool reaches_all_without(const TxItem& item, std::uint32_t full) const noexcept;
-  std::uint32_t unicast_links(NodeId peer) const noexcept;
-  bool every_link(const TxItem& item) const noexcept;
-  std::uint32_t peer_links(std::size_t p, bool every) const noexcept;
+  static bool everywhere(const TxItem& item) noexcept;
   std::uint32_t best_of(std::uint32_t mask) const noexcept;
   bool take_control(const InboundPacket& packet, LinkId link) noexcept;
   void send_control(NodeId peer, LinkId link, std::uint8_t kind, Micros stamp) noexcept;
@@ -143,7 +142,6 @@ class LinkSet final : public Backend, private LinkEvents {
   std::vector<std::uint32_t> up_;
   std::vector<std::uint32_t> routes_;
   std::uint32_t multicast_ = 0;  // the links a multicast goes on as one
-  std::uint32_t common_ = 0;     // the links up to every reachable peer (kEveryLink multicasts)
   std::uint32_t live_ = 0;       // the links that carry packets: neither missing nor broken
   std::size_t next_link_ = 0;          // polled first next time: no link starves the others
   std::array<Staged, kRxBatchMax> staged_{};

@@ -209,6 +209,24 @@ TEST_F(LinkSetTest, ActiveModeSendsPastAStalledLink) {
   EXPECT_EQ(sinks_[1].count("both again"), 2u) << "the drained link carries its copy again";
 }
 
+// The monitor lags the wire both ways: link 1 to node 3 has just healed (its pings have not yet
+// brought it back up) when link 0 to node 3 fails (its pings have not yet noticed). A token goes
+// on every live link whatever the monitor says, so it takes link 1, which works.
+TEST_F(LinkSetTest, ATokenGoesOnALinkThePingsHaveNotYetBroughtBackUp) {
+  open(LinkMode::kPassive);
+  run_for(500 * kMs);
+  nets_[1].set_port(3, false);
+  run_for(kTiming.ping_timeout + kTiming.ping_interval);
+  ASSERT_FALSE(sets_[0]->monitor().up(3, 1));
+  nets_[1].set_port(3, true);
+  nets_[0].set_port(3, false);
+  send(0, "token", 3);
+  run_for(5 * kMs);
+  ASSERT_FALSE(sets_[0]->monitor().up(3, 1)) << "not back up yet";
+  ASSERT_TRUE(sets_[0]->monitor().up(3, 0)) << "not seen down yet";
+  EXPECT_EQ(sinks_[2].count("token"), 1u);
+}
+
 // Each link seals what it carries, pings and pongs too: their flag survives sealing.
 TEST_F(LinkSetTest, SealedLinksCarryPingsAndDataAlike) {
   auto key = ClusterKey::random();
