@@ -342,6 +342,9 @@ for n in 1 2 3; do
 done
 
 step "cut off the node running d"
+# Until the rejoined node's probe comes back, its status from before the kill still shows d
+# running there too: wait for the CIB to settle on one node.
+wait_for 60 d_on_one_of 1 node1 node2 node3 || fail "d is not running on exactly one node ($(where_d 1))"
 c="$(where_d 1)"; c="${c#node}"
 [[ "$c" =~ ^[123]$ ]] || fail "d is not running on exactly one node ($(where_d 1))"
 mapfile -t rest < <(others "$c")
