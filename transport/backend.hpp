@@ -169,7 +169,7 @@ class Backend {
   }
 
   Status acquire(SendBufferRef& out) noexcept;
-  // `spread`: a backend over several links sends a kEveryLink packet on each link up (the
+  // `spread`: a backend over several links sends a kEveryLink packet on every live link (the
   // protocol's retransmissions: the copies a node missed must not wait for a failover).
   Status multicast(const SendBufferRef& buffer, Spread spread = Spread::kRoute) noexcept;
   Status unicast(NodeId dest, const SendBufferRef& buffer) noexcept;

@@ -16,7 +16,7 @@ inline constexpr std::size_t kTxQueueMax = 256;
 // Where a backend over several links sends a packet (LinkSet); one link ignores it.
 enum class Spread : std::uint8_t {
   kRoute,      // the link mode's choice
-  kEveryLink,  // every link up to its destinations, in any mode: recovery traffic
+  kEveryLink,  // every live link, in any mode: recovery traffic
 };
 
 struct TxItem {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <ranges>
 #include <utility>
 
 #include "transport/byte_order.hpp"
@@ -219,7 +220,15 @@ bool LinkSet::route(const TxItem& item) noexcept {
 // still gets a copy on another link. A passive multicast goes on one link, and waits for it as a
 // single link would.
 bool LinkSet::reaches_all_without(const TxItem& item, std::uint32_t full) const noexcept {
-  if (everywhere(item)) return (live_ & ~full) != 0;
+  if (everywhere(item)) {
+    // Every destination keeps a link its pings have up (any live one if none is): a copy only on
+    // links known down would be no copy at all.
+    const auto keeps_one = [&](std::size_t p) { return ((up_[p] != 0 ? up_[p] : live_) & ~full) != 0; };
+    if (item.dest == kNoNode) return std::ranges::all_of(std::views::iota(std::size_t{0}, config_.peers.size()), keeps_one);
+    const auto it = std::ranges::lower_bound(config_.peers, item.dest);
+    if (it == config_.peers.end() || *it != item.dest) return (live_ & ~full) != 0;
+    return keeps_one(static_cast<std::size_t>(it - config_.peers.begin()));
+  }
   if (config_.mode != LinkMode::kActive) return false;
   for (std::size_t p = 0; p < config_.peers.size(); ++p)
     if (((multicast_ | routes_[p]) & ~full) == 0) return false;

@@ -42,8 +42,8 @@
 namespace rtotem::transport {
 
 enum class LinkMode : std::uint8_t {
-  kPassive,  // each packet on one link: to each node the up link of highest priority
-  kActive,   // each packet on every up link; receivers drop the copies
+  kPassive,  // each multicast on one link: the up link of highest priority (tokens: everywhere())
+  kActive,   // each multicast on every up link; receivers drop the copies
 };
 
 struct LinkSpec {

@@ -227,6 +227,24 @@ TEST_F(LinkSetTest, ATokenGoesOnALinkThePingsHaveNotYetBroughtBackUp) {
   EXPECT_EQ(sinks_[2].count("token"), 1u);
 }
 
+// A token whose only other link is one the pings know is down waits for room on the up link,
+// rather than go out on the dead one alone.
+TEST_F(LinkSetTest, ATokenWaitsForItsUpLinkRatherThanGoOnlyOnADownOne) {
+  open(LinkMode::kPassive);
+  run_for(500 * kMs);
+  nets_[1].set_port(3, false);
+  run_for(kTiming.ping_timeout + kTiming.ping_interval);
+  ASSERT_FALSE(sets_[0]->monitor().up(3, 1));
+  nets_[0].stall_device(1, true);
+  for (std::size_t i = 0; i < kTxQueueMax; ++i) send(0, "bulk");  // fills link 0's queue
+  send(0, "token", 3);
+  run_for(5 * kMs);
+  EXPECT_EQ(sinks_[2].count("token"), 0u) << "still waiting for link 0";
+  nets_[0].stall_device(1, false);
+  run_for(5 * kMs);
+  EXPECT_EQ(sinks_[2].count("token"), 1u) << "out on link 0 once it drained";
+}
+
 // Each link seals what it carries, pings and pongs too: their flag survives sealing.
 TEST_F(LinkSetTest, SealedLinksCarryPingsAndDataAlike) {
   auto key = ClusterKey::random();
