@@ -383,9 +383,7 @@ void SimCluster::note_operational(Member& m, bool operational) {
 // judged by the liveness phase. Bit b - 1 of links[a - 1] for nodes a and b (self included: up).
 void SimCluster::report_connectivity(Time now) {
   std::vector<std::uint64_t> links(ids_.size());
-  const double loss = spec_.faults.loss;
-  const bool reliable =
-      loss <= kProgressLossMax && loss * static_cast<double>(ids_.size()) <= kProgressRotationLossMax;
+  const bool reliable = reliable_network();
   // A paused node hears no one; its pause's end is reported too.
   const auto awake = [&](NodeId id) { return member(id)->paused_until_us <= now; };
   for (NodeId a : live_)
@@ -397,6 +395,11 @@ void SimCluster::report_connectivity(Time now) {
       if (hears && both_ways) links[a - 1] |= std::uint64_t{1} << (b - 1);
     }
   checker_.record_connectivity(now, links);
+}
+
+bool SimCluster::reliable_network() const noexcept {
+  const double loss = spec_.faults.loss;
+  return loss <= kProgressLossMax && loss * static_cast<double>(ids_.size()) <= kProgressRotationLossMax;
 }
 
 // One ring of every live node, nothing waiting anywhere, everything delivered: the run is done.

@@ -289,6 +289,9 @@ class SimCluster {
   bool converged() const;
   SimResult result() const;
   void report_connectivity(Time now);
+  // A network the progress rule (and link-failover) judges: kProgressLossMax and
+  // kProgressRotationLossMax (see report_connectivity).
+  bool reliable_network() const noexcept;
 
   // sim_cluster_traffic.cpp: the application (one Member at a time).
   void run_due_traffic(Time now);

@@ -218,11 +218,11 @@ void SimCluster::heal_port() {
 // Link cuts the only membership faults (no partition, crash, stop or pause, drawn or scripted):
 // once a ring of every node has formed, another ring means a link's failure reached the
 // membership, which failover below the token timeout must prevent. Judged only where the progress
-// rule counts the nodes connected at all (kProgressRotationLossMax): on a lossier network the
+// rule counts the nodes connected at all (reliable_network): on a lossier network the
 // token is lost for want of luck, whatever the links do.
 void SimCluster::judge_link_failover() {
   if (spec_.links < 2 || link_cuts_ == 0 || partitions_ + crashes_ + pauses_ != 0) return;
-  if (spec_.faults.loss * static_cast<double>(ids_.size()) > kProgressRotationLossMax) return;
+  if (!reliable_network()) return;
   const auto whole = std::find_if(rings_.begin(), rings_.end(), [&](const FormedRing& r) { return r.members == ids_; });
   if (whole == rings_.end() || whole + 1 == rings_.end()) return;  // never whole: liveness says so
   const FormedRing& after = *(whole + 1);
