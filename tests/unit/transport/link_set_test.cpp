@@ -99,6 +99,13 @@ class LinkSetTest : public ::testing::Test {
     (void)sets_[from]->flush();
   }
 
+  // Node 3's port on link 1 fails, and stays down until node 1's pings have seen it.
+  void take_down_link_1_to_3() {
+    nets_[1].set_port(3, false);
+    run_for(kTiming.ping_timeout + kTiming.ping_interval);
+    ASSERT_FALSE(sets_[0]->monitor().up(3, 1));
+  }
+
   std::array<SimNetwork, 2> nets_{SimNetwork(1), SimNetwork(2)};
   std::array<std::array<bool, 2>, 3> missing_{};  // by node index and link: opened without it
   Micros now_ = 0;
@@ -215,9 +222,7 @@ TEST_F(LinkSetTest, ActiveModeSendsPastAStalledLink) {
 TEST_F(LinkSetTest, ATokenGoesOnALinkThePingsHaveNotYetBroughtBackUp) {
   open(LinkMode::kPassive);
   run_for(500 * kMs);
-  nets_[1].set_port(3, false);
-  run_for(kTiming.ping_timeout + kTiming.ping_interval);
-  ASSERT_FALSE(sets_[0]->monitor().up(3, 1));
+  ASSERT_NO_FATAL_FAILURE(take_down_link_1_to_3());
   nets_[1].set_port(3, true);
   nets_[0].set_port(3, false);
   send(0, "token", 3);
@@ -232,9 +237,7 @@ TEST_F(LinkSetTest, ATokenGoesOnALinkThePingsHaveNotYetBroughtBackUp) {
 TEST_F(LinkSetTest, ATokenWaitsForItsUpLinkRatherThanGoOnlyOnADownOne) {
   open(LinkMode::kPassive);
   run_for(500 * kMs);
-  nets_[1].set_port(3, false);
-  run_for(kTiming.ping_timeout + kTiming.ping_interval);
-  ASSERT_FALSE(sets_[0]->monitor().up(3, 1));
+  ASSERT_NO_FATAL_FAILURE(take_down_link_1_to_3());
   nets_[0].stall_device(1, true);
   for (std::size_t i = 0; i < kTxQueueMax; ++i) send(0, "bulk");  // fills link 0's queue
   send(0, "token", 3);
