@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <ranges>
 #include <utility>
 
 #include "transport/byte_order.hpp"
@@ -224,7 +223,11 @@ bool LinkSet::reaches_all_without(const TxItem& item, std::uint32_t full) const 
     // Every destination keeps a link its pings have up (any live one if none is): a copy only on
     // links known down would be no copy at all.
     const auto keeps_one = [&](std::size_t p) { return ((up_[p] != 0 ? up_[p] : live_) & ~full) != 0; };
-    if (item.dest == kNoNode) return std::ranges::all_of(std::views::iota(std::size_t{0}, config_.peers.size()), keeps_one);
+    if (item.dest == kNoNode) {
+      for (std::size_t p = 0; p < config_.peers.size(); ++p)
+        if (!keeps_one(p)) return false;
+      return true;
+    }
     const auto it = std::ranges::lower_bound(config_.peers, item.dest);
     if (it == config_.peers.end() || *it != item.dest) return (live_ & ~full) != 0;
     return keeps_one(static_cast<std::size_t>(it - config_.peers.begin()));
