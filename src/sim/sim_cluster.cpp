@@ -129,6 +129,7 @@ Result<std::unique_ptr<SimCluster>> SimCluster::create(const SimSpec& given) {
       return damage_packet(wire, rng, sealed);
     });
     net.set_crashed_copies_land(spec.crashed_copies_land);
+    net.set_drop_rule(spec.drop_rule);  // a copy between two nodes, on whichever link
   });
   cluster->draw_node_traits();
   for (NodeId id : cluster->ids_) {
@@ -155,7 +156,6 @@ SimCluster::SimCluster(const SimSpec& spec, const membership::TotemConfig& totem
       slots_(spec.nodes) {
   if (spec_.liveness_bound_us == 0) spec_.liveness_bound_us = kLivenessBoundTimeouts * totem_.token_timeout_ms * 1000;
   live_.reserve(ids_.size());
-  network_.set_drop_rule(spec_.drop_rule);
 }
 
 SimCluster::~SimCluster() = default;  // slots_ (Nodes, then backends) go before network_
@@ -468,7 +468,7 @@ SimResult SimCluster::result() const {
     RTOTEM_NODE_COUNTERS(RTOTEM_SUM_COUNTER)
 #undef RTOTEM_SUM_COUNTER
   }
-  r.network = network_.stats();
+  each_network([&](const transport::SimNetwork& net) { r.network += net.stats(); });
   return r;
 }
 

@@ -163,7 +163,8 @@ struct SimSpec {
   // them. Not set: no quorum.
   std::optional<quorum::QuorumOptions> quorum;
   std::vector<std::uint32_t> quorum_votes;
-  // Scenarios only (never drawn): loses the copies it picks, as SimNetwork::set_drop_rule says.
+  // Scenarios only (never drawn): loses the copies it picks, as SimNetwork::set_drop_rule says,
+  // on every link (each network holds a copy of it).
   transport::SimNetwork::DropRule drop_rule;
   // After the fault phase. 0: 30 x token_timeout (a token loss, consensus, commit and recovery).
   Time liveness_bound_us = 0;
@@ -310,13 +311,21 @@ class SimCluster {
   void cut_links();
   void cut_port(Time now);
   void heal_port();
+  // Every two nodes share a link on which both their ports are up.
+  bool ports_keep_every_pair() const;
   // Every link's network: node-level faults strike them all.
   template <class F>
   void each_network(F&& f) {
     f(network_);
     for (auto& more : more_links_) f(*more);
   }
-  // Judges kLinkFailover at the end of a run whose only membership faults were link cuts.
+  template <class F>
+  void each_network(F&& f) const {
+    f(network_);
+    for (const auto& more : more_links_) f(*more);
+  }
+  // Judges kLinkFailover at the end of a run whose only membership faults were link cuts that
+  // left every two nodes a common link.
   void judge_link_failover();
   void crash_drawn(Time now);
   // `graceful`: the node leaves the ring (Node::leave) before it goes.
@@ -368,6 +377,7 @@ class SimCluster {
   std::optional<Time> link_heal_at_us_;    // the link cut in force heals then
   std::pair<std::size_t, NodeId> port_down_{0, transport::kNoNode};  // link, node: the cut in force
   std::uint64_t link_cuts_ = 0;
+  bool ports_split_ = false;  // scripted ports down left two nodes no common link: not judged
   std::size_t script_next_ = 0;            // into spec_.script
   std::uint64_t crashes_ = 0;
   std::uint64_t stops_ = 0;

@@ -147,6 +147,7 @@ void SimCluster::run_scripted(const ScriptedFault& fault, Time now) {
     case ScriptedFault::Kind::kPortDown:
       ++link_cuts_;
       (fault.link == 0 ? network_ : *more_links_[fault.link - 1]).set_port(fault.node, false);
+      ports_split_ = ports_split_ || !ports_keep_every_pair();
       return;
   }
 }
@@ -198,12 +199,20 @@ void SimCluster::cut_links() {
 }
 
 // One node's port on one link goes down: a NIC or switch port, not the node's connectivity. One
-// at a time, so every two nodes keep a link up between them.
+// at a time, so every two nodes keep a link up between them; beside a scripted port down, a cut
+// that would leave two nodes no common link is not made (the next is drawn instead).
 void SimCluster::cut_port(Time now) {
   transport::Rng& rng = network_.rng();
   const std::size_t link = rng.uniform(spec_.links);
   const NodeId node = ids_[rng.uniform(ids_.size())];
-  (link == 0 ? network_ : *more_links_[link - 1]).set_port(node, false);
+  transport::SimNetwork& net = link == 0 ? network_ : *more_links_[link - 1];
+  const bool was_up = net.port_up(node);  // if down, the script's: its heal is not ours
+  net.set_port(node, false);
+  if (!was_up || !ports_keep_every_pair()) {
+    net.set_port(node, was_up);
+    link_cut_at_us_ = now + draw_fault_gap_us(rng, spec_.link_cuts_per_s);
+    return;
+  }
   port_down_ = {link, node};
   link_heal_at_us_ = now + draw_between_us(kSplitMinTimeouts, kSplitMaxTimeouts);
   ++link_cuts_;
@@ -215,13 +224,25 @@ void SimCluster::heal_port() {
   if (node != transport::kNoNode) (link == 0 ? network_ : *more_links_[link - 1]).set_port(node, true);
 }
 
+bool SimCluster::ports_keep_every_pair() const {
+  for (std::size_t a = 0; a < ids_.size(); ++a)
+    for (std::size_t b = a + 1; b < ids_.size(); ++b) {
+      bool shared = false;
+      each_network([&](const transport::SimNetwork& net) {
+        shared = shared || (net.port_up(ids_[a]) && net.port_up(ids_[b]));
+      });
+      if (!shared) return false;
+    }
+  return true;
+}
+
 // Link cuts the only membership faults (no partition, crash, stop or pause, drawn or scripted):
 // once a ring of every node has formed, another ring means a link's failure reached the
 // membership, which failover below the token timeout must prevent. Judged only where the progress
 // rule counts the nodes connected at all (reliable_network): on a lossier network the
 // token is lost for want of luck, whatever the links do.
 void SimCluster::judge_link_failover() {
-  if (spec_.links < 2 || link_cuts_ == 0 || partitions_ + crashes_ + pauses_ != 0) return;
+  if (spec_.links < 2 || link_cuts_ == 0 || ports_split_ || partitions_ + crashes_ + pauses_ != 0) return;
   if (!reliable_network()) return;
   const auto whole = std::find_if(rings_.begin(), rings_.end(), [&](const FormedRing& r) { return r.members == ids_; });
   if (whole == rings_.end() || whole + 1 == rings_.end()) return;  // never whole: liveness says so

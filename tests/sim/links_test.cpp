@@ -37,10 +37,10 @@ TEST(Links, OneLinkCutAtATimeNeverChangesTheRing) {
   }
 }
 
-// A hand-made violation: node 3's port on link 1 goes down, and every token copy to node 3 on
-// link 0 is dropped (a planted fault below the ring: link 0's pings still pass, so the link stays
-// up). The token cannot reach node 3, the ring re-forms without it, and kLinkFailover, which sees
-// only link faults in the run, reports the ring change.
+// A hand-made violation: node 3's port on link 1 goes down, and for two seconds every token copy
+// to node 3 is dropped (a planted fault below the ring, on every link: link 0's pings still pass,
+// so it stays up). The token cannot reach node 3, the ring re-forms without it, and kLinkFailover,
+// which sees only link faults in the run, reports the ring change.
 TEST(Links, ARingChangeUnderLinkFaultsAloneBreaksLinkFailover) {
   SimSpec spec = links_spec(3, 3, transport::LinkMode::kPassive);
   spec.link_cuts_per_s = 0;
@@ -49,14 +49,44 @@ TEST(Links, ARingChangeUnderLinkFaultsAloneBreaksLinkFailover) {
   spec.drop_rule = [](Time now_us, NodeId, NodeId to, std::span<const std::byte> packet) {
     membership::PacketType type{};
     membership::DecodeError error{};
-    return now_us >= kSecondUs && to == 3 && membership::peek_type(packet, type, error) &&
+    return now_us >= kSecondUs && now_us < 3 * kSecondUs && to == 3 && membership::peek_type(packet, type, error) &&
            type == membership::PacketType::kToken;
   };
   const SimResult r = run(spec);
   ASSERT_FALSE(r.ok()) << explain(spec, r);
   EXPECT_EQ(r.link_cuts, 1u);
+  EXPECT_GT(r.network.cut, 0u) << "the counts are every link's: link 1's copies to node 3 were cut";
   EXPECT_TRUE(std::ranges::any_of(r.violations, [](const Violation& v) { return v.property == Property::kLinkFailover; }))
       << explain(spec, r);
+}
+
+// Two scripted ports down, node 1's on link 0 and node 2's on link 1, leave those two nodes no
+// link in common: a split, which may change the ring, not a link failover to judge.
+TEST(Links, ScriptedPortsThatLeaveTwoNodesNoLinkAreASplitNotAFailover) {
+  SimSpec spec = links_spec(5, 3, transport::LinkMode::kPassive);
+  spec.link_cuts_per_s = 0;
+  spec.script.push_back({.at_us = kSecondUs, .kind = ScriptedFault::Kind::kPortDown, .node = 1, .link = 0});
+  spec.script.push_back({.at_us = kSecondUs, .kind = ScriptedFault::Kind::kPortDown, .node = 2, .link = 1});
+  const SimResult r = run(spec);
+  EXPECT_TRUE(r.ok()) << explain(spec, r);
+  EXPECT_GT(rings_with(r, all_of(spec), 0, ~Time{0}), 1u) << "the split changed the ring: " << explain(spec, r);
+  expect_one_ring_of_all(spec, r);
+}
+
+// With a scripted port down from the start, before any drawn cut, a drawn cut that would leave two nodes no common
+// link is not made: the drawn cuts stay failovers, and the ring never changes for them.
+TEST(Links, DrawnCutsBesideAScriptedPortNeverSplitTheCluster) {
+  std::uint64_t cuts = 0;
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    SimSpec spec = links_spec(seed, 3, transport::LinkMode::kPassive);
+    spec.link_cuts_per_s = 6;
+    spec.script.push_back({.at_us = 1, .kind = ScriptedFault::Kind::kPortDown, .node = 1, .link = 0});
+    const SimResult r = run(spec);
+    EXPECT_TRUE(r.ok()) << explain(spec, r);
+    EXPECT_EQ(rings_with(r, all_of(spec), 0, ~Time{0}), 1u) << explain(spec, r);
+    cuts += r.link_cuts;
+  }
+  EXPECT_GE(cuts, 8u) << "drawn cuts beside the scripted one";
 }
 
 }  // namespace

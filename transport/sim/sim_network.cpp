@@ -70,6 +70,21 @@ void SimNetwork::partition(std::span<const std::vector<NodeId>> groups) {
   partitioned_ = true;
 }
 
+SimNetworkStats& SimNetworkStats::operator+=(const SimNetworkStats& other) noexcept {
+  sent += other.sent;
+  delivered += other.delivered;
+  lost += other.lost;
+  duplicated += other.duplicated;
+  cut += other.cut;
+  no_receiver += other.no_receiver;
+  ring_full += other.ring_full;
+  crashed += other.crashed;
+  late += other.late;
+  corrupted += other.corrupted;
+  from_dead_incarnation += other.from_dead_incarnation;
+  return *this;
+}
+
 void SimNetwork::heal() {
   partitioned_ = false;
   group_of_.clear();

@@ -71,6 +71,7 @@ struct SimNetworkStats {
   std::uint64_t from_dead_incarnation = 0;
 
   bool operator==(const SimNetworkStats&) const = default;
+  SimNetworkStats& operator+=(const SimNetworkStats& other) noexcept;  // two networks' counts
 };
 
 class SimNetwork {
