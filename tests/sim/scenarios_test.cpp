@@ -404,32 +404,59 @@ Time all_operational_us(const SimResult& r, const std::vector<NodeId>& nodes, Ti
   return total;
 }
 
-// Node 2's packets stop reaching node 3 for 60 s; every other direction works. 3 gives up on 2,
-// 1 and 3 form a ring without it, and keep it for the rest of the cut: 2, which hears them both,
-// stays out (were its merge detection let in, each round would fail it again, every merge
-// period). Healed, the three merge.
-TEST(Membership, APersistentOneWayCutLeavesTheTwoWayRingAlone) {
+// Node 2's packets stop reaching node 3 for 60 s; every other direction works. The first
+// re-formation costs a token timeout and a consensus timeout (2.2 token timeouts), and makes a
+// ring of two: node 1 and one of 2 and 3. Healed, the three merge.
+struct OneWayCut {
+  std::vector<NodeId> ring;   // the first ring of two formed in the cut
+  std::size_t formations = 0;  // of that ring in the cut
+  double share = 0;            // its operational share of the whole cut
+};
+
+OneWayCut one_way_cut(std::uint32_t token_timeout_ms) {
   SimSpec spec = spec_of(28, 3, faults_of(0, 0, 20, 200), 50);
+  spec.totem.token_timeout_ms = token_timeout_ms;
   spec.duration_us = 66 * kSecondUs;
   const Time cut = 2 * kSecondUs, heal = 62 * kSecondUs;
   spec.script = {cut_link_at(cut, 2, 3), heal_at(heal)};
   const SimResult r = run(spec);
   EXPECT_TRUE(r.ok()) << explain(spec, r);
-  EXPECT_EQ(rings_with(r, {1, 3}, cut, heal), 1u) << explain(spec, r);
-  const auto first = std::find_if(r.rings.begin(), r.rings.end(), [&](const FormedRing& ring) {
-    return ring.members == std::vector<NodeId>{1, 3} && ring.formed_us >= cut;
-  });
-  ASSERT_NE(first, r.rings.end()) << explain(spec, r);
-  const Time formed = first->formed_us;
-  const Time up = all_operational_us(r, {1, 3}, formed, heal);
-  const double share_after = static_cast<double>(up) / static_cast<double>(heal - formed);
-  const double share_whole = static_cast<double>(all_operational_us(r, {1, 3}, cut, heal)) / static_cast<double>(heal - cut);
-  RecordProperty("share_after_reform", fmt::format("{:.4f}", share_after));
-  RecordProperty("share_of_cut", fmt::format("{:.4f}", share_whole));
-  EXPECT_GE(share_after, 0.99) << "ring {1,3} first formed at " << formed << " us; operational " << up
-                               << " us after it, " << share_whole << " of the whole cut";
   EXPECT_GE(rings_with(r, all_of(spec), heal, r.end_us), 1u) << explain(spec, r);
   expect_one_ring_of_all(spec, r);
+  const auto first = std::find_if(r.rings.begin(), r.rings.end(), [&](const FormedRing& ring) {
+    return ring.members.size() == 2 && ring.formed_us >= cut;
+  });
+  if (first == r.rings.end()) {
+    ADD_FAILURE() << "no ring of two in the cut: " << explain(spec, r);
+    return {};
+  }
+  OneWayCut out{first->members, rings_with(r, first->members, cut, heal), 0};
+  out.share = static_cast<double>(all_operational_us(r, out.ring, cut, heal)) / static_cast<double>(heal - cut);
+  return out;
+}
+
+// With the simulator's 1 s token, 1 and 3 form the ring; 2, which hears them both, stays out:
+// 3 does not hear it, so the merge vote never passes (were 2's merge detection let in, each round
+// would fail it again, every merge period). One ring for the whole cut.
+TEST(Membership, APersistentOneWayCutLeavesTheTwoWayRingAlone) {
+  const OneWayCut cut = one_way_cut(1000);
+  RecordProperty("share_of_cut", fmt::format("{:.4f}", cut.share));
+  EXPECT_EQ(cut.ring, (std::vector<NodeId>{1, 3}));
+  EXPECT_EQ(cut.formations, 1u);
+  EXPECT_GE(cut.share, 0.96);  // all but the first re-formation's 2.2 s
+}
+
+// With a 250 ms token the first re-formation makes {1,2}, and the stranger, 3, is heard by both:
+// the vote passes, 3 comes, fails 2 (it does not hear it), and the ring forms again without it.
+// The stranger's backoff doubles from one merge period to 64 (12.8 s), so the ring forms 11
+// times in the 60 s and is up 89 % of it (without the backoff: every merge period, under 1 %).
+// Issue 18's 99 % needs the members to learn that the stranger does not hear one of them: not yet.
+TEST(Membership, AOneWayCutWhoseStrangerIsHeardByAllBacksOffItsMerges) {
+  const OneWayCut cut = one_way_cut(250);
+  RecordProperty("share_of_cut", fmt::format("{:.4f}", cut.share));
+  EXPECT_EQ(cut.ring, (std::vector<NodeId>{1, 2}));
+  EXPECT_LE(cut.formations, 12u);  // 2 ^ 6 merge periods: six doublings, then one every 12.8 s
+  EXPECT_GE(cut.share, 0.88);
 }
 
 // Node 3 stops hearing multicasts for 5 s (tokens still reach it) on a ring that loses 3 % of its
