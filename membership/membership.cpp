@@ -26,6 +26,7 @@ void Node::gather_enter(Time now) {
   cancel_token_timers();
   events_.cancel_timer(TimerId::kTokenLoss);
   events_.cancel_timer(TimerId::kMergeDetect);
+  announcing_ = false;
   ++counters_.gathers;
   if (config_.send_join_ms == 0) {
     send_join();
@@ -98,6 +99,8 @@ void Node::on_join(InboundPacket& packet, Time now) {
     events_.persist_ring_seq(ring_seq_);
   }
   if (state_ != MemberState::kGather) {
+    if (!contains(ring_.members, join.sender))
+      strangers_.join_heard(join.sender, contains(join.proc_set, self_) && !contains(join.failed_set, self_), now);
     if (join_is_stale(join)) {
       ++counters_.joins_stale;
       return;
@@ -134,6 +137,9 @@ void Node::on_join(InboundPacket& packet, Time now) {
     if (equal(join.proc_set, proc_set_) && equal(join.failed_set, failed_set_)) insert(consensus_, join.sender);
     return;
   }
+  // It gave up on us though we hear it: if this round leaves it outside, it must show it hears
+  // us before we merge with it (merge_vote.cpp).
+  if (contains(join.failed_set, self_) && !contains(join.failed_set, join.sender)) strangers_.failed_us(join.sender, now);
   if (contains(failed_set_, join.sender)) return;  // given up on for this round
   // Sent before its sender heard of our ring (every join of ours carries at least its seq): a
   // leftover of an older round, or the word of a node that has not heard us yet; either way not
@@ -230,7 +236,9 @@ void Node::on_consensus_timeout(Time now) {
 }
 
 void Node::send_merge_detect(Time now) {
-  if (state_ != MemberState::kOperational || ring_.id.rep != self_) return;
+  // The representative announces its ring; a member a stranger waits to hear, itself.
+  announcing_ = state_ == MemberState::kOperational && ring_.id.rep != self_ && awaited(now);
+  if (state_ != MemberState::kOperational || (ring_.id.rep != self_ && !announcing_)) return;
   MergeDetect merge_detect;
   merge_detect.ring_id = ring_.id;
   merge_detect.sender = self_;

@@ -227,6 +227,8 @@ class Node {
   // merge_vote.cpp
   Time stranger_window() const noexcept;
   bool note_stranger(NodeId node, Time now) noexcept;
+  // A stranger heard lately that failed us waits to hear us: we announce ourselves.
+  bool awaited(Time now) const noexcept;
   bool vote_on_merge(Time now);
   // recovery.cpp
   void recovery_enter(Time now);
@@ -298,6 +300,7 @@ class Node {
   // what shows our reception is back. Cleared once we are on a ring with others.
   bool deaf_ = false;
   StrangerLog strangers_;      // nodes outside our ring heard lately: the merge vote's evidence
+  bool announcing_ = false;    // not the representative, merge detection armed: awaited()
   std::uint32_t retransmitted_this_visit_ = 0;
   NodeCounters counters_;
 };

@@ -129,7 +129,9 @@ void Node::operational_enter(Time now) {
   proc_set_ = ring_.members;
   failed_set_ = NodeList{};
   if (ring_.members.count > 1) deaf_ = false;
-  if (self_ == ring_.id.rep && !deaf_) events_.arm_timer(TimerId::kMergeDetect, now + ms_to_time(config_.merge_ms));
+  announcing_ = self_ != ring_.id.rep && !deaf_ && awaited(now);
+  if ((self_ == ring_.id.rep && !deaf_) || announcing_)
+    events_.arm_timer(TimerId::kMergeDetect, now + ms_to_time(config_.merge_ms));
   deliver_ready();
 }
 
