@@ -75,7 +75,9 @@ TEST_F(RdmaDevice, ZeroCopySendsHoldTheirBuffersUntilTheirCompletionIsReaped) {
 // still in flight unless its completions came meanwhile: on rxe it stops short (kWouldBlock) in
 // every run so far. With a key each packet in flight also holds one of the 64 seal slots: a flush
 // of more than 64 always stops short. UD has no flow control: a round is what the lab's virtual
-// network carries without loss (bursts of 2048 lost a fifth), so each waits for the last.
+// network carries without loss (bursts of 2048 lost a fifth), so each waits for the last to land,
+// for 2 s at most. What is asserted of node 2 is what UD promises: packets intact, once each, in
+// order; of them, all but a few (rxe has lost 20 of 768 in a round the lab carries).
 TEST_P(RdmaDeviceLimits, SendsBeyondTheWindowWaitForCompletionsAndAllGoOut) {
   constexpr std::uint32_t kRound = 2 * kSendQueueDepth, kRounds = 4, kPackets = kRounds * kRound;
   ASSERT_NO_FATAL_FAILURE(open_both_maybe_sealed([](NodeId node, RdmaConfig& config) {
@@ -97,10 +99,10 @@ TEST_P(RdmaDeviceLimits, SendsBeyondTheWindowWaitForCompletionsAndAllGoOut) {
     ASSERT_LT(Clock::now(), deadline) << "stuck at " << seq << ": " << nonzero(node1->counters());
     const Status status = queue(*node1, 2, seq, node1->mtu());
     if (status == Status::kOk) {
-      if (++seq % kRound == 0) {  // the round out and arrived before the next
-        ASSERT_TRUE(pump(sink1, sink2, [&] { return !node1->has_pending_tx() && sink2.count_from(1) == seq; }))
-            << "round to " << seq << ": node 1: " << nonzero(node1->counters())
-            << "\nnode 2: " << nonzero(node2->counters());
+      if (++seq % kRound == 0) {  // the round out, and landed before the next
+        ASSERT_TRUE(pump(sink1, sink2, [&] { return !node1->has_pending_tx(); }))
+            << "round to " << seq << ": node 1: " << nonzero(node1->counters());
+        (void)pump(sink1, sink2, [&] { return sink2.count_from(1) == seq; }, 2s);
       }
       continue;
     }
@@ -111,7 +113,12 @@ TEST_P(RdmaDeviceLimits, SendsBeyondTheWindowWaitForCompletionsAndAllGoOut) {
   const BackendCounters& sender = node1->counters();
   std::printf("%s: %zu enqueues answered back-pressure; node 1: %s\n", sealed() ? "sealed" : "clear", back_pressure,
               nonzero(sender).c_str());
-  EXPECT_EQ(sink2.seqs_from(1), range(0, kPackets));
+  const std::vector<std::int64_t> got = sink2.seqs_from(1), sent = range(0, kPackets);
+  const bool ascending = std::adjacent_find(got.begin(), got.end(), std::greater_equal<>()) == got.end();
+  EXPECT_TRUE(ascending && std::includes(sent.begin(), sent.end(), got.begin(), got.end()))
+      << "node 2 got packets damaged, twice, out of order or never sent";
+  EXPECT_GE(got.size(), kPackets - kPackets / 20) << "node 2 got " << got.size() << " of " << kPackets << ": "
+                                                   << nonzero(node2->counters());
   EXPECT_EQ(sender.tx_packets, kPackets);
   EXPECT_GE(sender.tx_calls, kPackets / kSendChainMax);
   EXPECT_EQ(sender.tx_errors + sender.tx_completion_errors, 0u);
