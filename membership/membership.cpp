@@ -137,9 +137,6 @@ void Node::on_join(InboundPacket& packet, Time now) {
     if (equal(join.proc_set, proc_set_) && equal(join.failed_set, failed_set_)) insert(consensus_, join.sender);
     return;
   }
-  // It gave up on us though we hear it: if this round leaves it outside, it must show it hears
-  // us before we merge with it (merge_vote.cpp).
-  if (contains(join.failed_set, self_) && !contains(join.failed_set, join.sender)) strangers_.failed_us(join.sender, now);
   if (contains(failed_set_, join.sender)) return;  // given up on for this round
   // Sent before its sender heard of our ring (every join of ours carries at least its seq): a
   // leftover of an older round, or the word of a node that has not heard us yet; either way not
@@ -150,6 +147,10 @@ void Node::on_join(InboundPacket& packet, Time now) {
     ++counters_.joins_stale;
     return;
   }
+  // It gave up on us, this round, though we hear it and have not given up on it: if the round
+  // leaves it outside, it must show it hears us before we merge with it (merge_vote.cpp).
+  if (contains(join.failed_set, self_) && !contains(join.failed_set, join.sender))
+    strangers_.failed_us(join.sender, now);
   if (equal(join.proc_set, proc_set_) && equal(join.failed_set, failed_set_)) {
     insert(consensus_, join.sender);
     check_consensus(now);
@@ -237,8 +238,9 @@ void Node::on_consensus_timeout(Time now) {
 
 void Node::send_merge_detect(Time now) {
   // The representative announces its ring; a member a stranger waits to hear, itself.
-  announcing_ = state_ == MemberState::kOperational && ring_.id.rep != self_ && awaited(now);
-  if (state_ != MemberState::kOperational || (ring_.id.rep != self_ && !announcing_)) return;
+  const bool rep = ring_.id.rep == self_;
+  announcing_ = state_ == MemberState::kOperational && !rep && awaited(now);
+  if (state_ != MemberState::kOperational || (!rep && !announcing_)) return;
   MergeDetect merge_detect;
   merge_detect.ring_id = ring_.id;
   merge_detect.sender = self_;

@@ -39,7 +39,7 @@ enum class TimerId : std::uint8_t {
   kTokenHold,        // an idle ring: pass the held token on
   kJoin,             // Gather: send our join again
   kConsensus,        // Gather: who has not agreed by now is declared failed
-  kMergeDetect,      // the representative tells other rings this one exists
+  kMergeDetect,      // the representative tells other rings this one exists (an awaited member, itself)
 };
 inline constexpr std::size_t kTimerCount = 6;
 

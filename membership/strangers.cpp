@@ -35,7 +35,6 @@ NodeId StrangerLog::propose(Time heard_since, Time proposed_before, const NodeLi
 }
 
 void StrangerLog::installed(const NodeList& attempted, const NodeList& members, Time now, Time backoff) noexcept {
-  constexpr std::uint32_t kDoublingsMax = 6;  // 64 x backoff
   for (Entry& e : entries_) {
     if (e.node == kNoNode || !contains(attempted, e.node)) continue;
     if (contains(members, e.node)) {
@@ -46,7 +45,7 @@ void StrangerLog::installed(const NodeList& attempted, const NodeList& members, 
       continue;
     }
     ++e.failures;
-    e.not_before = now + (backoff << std::min(e.failures - 1, kDoublingsMax));
+    e.not_before = now + (backoff << std::min(e.failures - 1, kBackoffDoublingsMax));
   }
 }
 

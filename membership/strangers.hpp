@@ -15,6 +15,7 @@ namespace rtotem::membership {
 class StrangerLog {
  public:
   using Time = std::uint64_t;
+  static constexpr std::uint32_t kBackoffDoublingsMax = 6;  // the longest backoff: 64 x the first
 
   void heard(NodeId node, Time now) noexcept;
   // Heard since `since`, and not backing off: a vote for it.

@@ -463,6 +463,24 @@ TEST(Membership, AOneWayCutWhoseStrangerIsHeardByAllIsNotMergedWithWhileItLeaves
   EXPECT_LE(cut.down_us, 650'000u);  // 2.2 token timeouts and the commit
 }
 
+// Node 2 announces itself to a stranger that failed it for as long as that stranger is heard,
+// and 64 merge periods (12.8 s) after it last was: 3, cut off from 2 at 2 s, crashes at 10 s and
+// is not heard again until the liveness phase restarts it at 40 s. About 100 announcements in
+// all, not the ~190 of announcing until the end.
+TEST(Membership, AMemberStopsAnnouncingItselfToAStrangerGoneSilent) {
+  SimSpec spec = spec_of(28, 3, faults_of(0, 0, 20, 200), 50);
+  spec.totem.token_timeout_ms = 250;  // {1,2} forms, and 3 fails 2 (as in the test above)
+  spec.duration_us = 40 * kSecondUs;
+  spec.script = {cut_link_at(2 * kSecondUs, 2, 3), crash_at(10 * kSecondUs, 3)};
+  const SimResult r = run(spec);
+  EXPECT_TRUE(r.ok()) << explain(spec, r);
+  EXPECT_EQ(rings_with(r, {1, 2}, 2 * kSecondUs, 40 * kSecondUs), 1u) << explain(spec, r);
+  const std::uint64_t announced = r.nodes[1].counters.merge_detects_sent;
+  EXPECT_GE(announced, 80u) << "2 announced itself while 3 was heard";
+  EXPECT_LE(announced, 120u) << "and stopped 12.8 s after 3 went silent";
+  expect_one_ring_of_all(spec, r);
+}
+
 // Node 3 stops hearing multicasts for 5 s (tokens still reach it) on a ring that loses 3 % of its
 // copies. It holds the ring's aru back, so nothing is delivered anywhere, and each lost token hop
 // stalls the rotation for a token retransmit period (238 ms): the token visits it a few dozen
