@@ -26,7 +26,6 @@ void Node::gather_enter(Time now) {
   cancel_token_timers();
   events_.cancel_timer(TimerId::kTokenLoss);
   events_.cancel_timer(TimerId::kMergeDetect);
-  announcing_ = false;
   ++counters_.gathers;
   if (config_.send_join_ms == 0) {
     send_join();
@@ -99,8 +98,6 @@ void Node::on_join(InboundPacket& packet, Time now) {
     events_.persist_ring_seq(ring_seq_);
   }
   if (state_ != MemberState::kGather) {
-    if (!contains(ring_.members, join.sender))
-      strangers_.join_heard(join.sender, contains(join.proc_set, self_) && !contains(join.failed_set, self_), now);
     if (join_is_stale(join)) {
       ++counters_.joins_stale;
       return;
@@ -147,10 +144,6 @@ void Node::on_join(InboundPacket& packet, Time now) {
     ++counters_.joins_stale;
     return;
   }
-  // It gave up on us, this round, though we hear it and have not given up on it: if the round
-  // leaves it outside, it must show it hears us before we merge with it (merge_vote.cpp).
-  if (contains(join.failed_set, self_) && !contains(join.failed_set, join.sender))
-    strangers_.failed_us(join.sender, now);
   if (equal(join.proc_set, proc_set_) && equal(join.failed_set, failed_set_)) {
     insert(consensus_, join.sender);
     check_consensus(now);
@@ -237,10 +230,7 @@ void Node::on_consensus_timeout(Time now) {
 }
 
 void Node::send_merge_detect(Time now) {
-  // The representative announces its ring; a member a stranger waits to hear, itself.
-  const bool rep = ring_.id.rep == self_;
-  announcing_ = state_ == MemberState::kOperational && !rep && awaited(now);
-  if (state_ != MemberState::kOperational || (!rep && !announcing_)) return;
+  if (state_ != MemberState::kOperational || ring_.id.rep != self_) return;
   MergeDetect merge_detect;
   merge_detect.ring_id = ring_.id;
   merge_detect.sender = self_;

@@ -14,14 +14,8 @@
 // hear stays out until they all hear it, e.g. until its link heals; a node alone on its ring
 // merges at once, as before. A stranger every member hears but that does not hear us (the link
 // cut its way) does not come to the merge: the ring forms again without it, and it is proposed
-// again only after a backoff that doubles, from a merge period up to 64 of them. Better still, a
-// round shows it: the stranger's join fails a member that hears it. That member announces itself
-// every merge period from then on (until the stranger merges, or is silent for the longest
-// backoff), and as long as the stranger's joins leave it out it neither proposes nor votes for
-// the stranger; a join naming it opens the way (strangers.hpp). The others may still propose
-// it; that member's missing vote loses it. A one-way link then costs the ring one re-formation
-// however it falls, not one per backoff. Only when a merge starts changes: Gather, consensus
-// and the commit are as they were, so safety does not rest on this.
+// again only after a backoff that doubles, from a merge period up to 64 of them. Only when a merge starts changes: Gather, consensus and the commit
+// are as they were, so safety does not rest on this.
 #include <algorithm>
 
 #include "membership/node.hpp"
@@ -33,8 +27,6 @@ namespace {
 // A stranger's rep announces its ring every merge period; a node in Gather sends joins more
 // often. Two periods let one announcement be lost without a vote failing.
 constexpr Time kHeardWindows = 2;
-// An awaited member announces itself while its stranger was heard within the longest backoff.
-constexpr Time kAnnounceWindows = Time{1} << StrangerLog::kBackoffDoublingsMax;
 
 }  // namespace
 
@@ -48,20 +40,9 @@ Time Node::stranger_window() const noexcept {
 bool Node::note_stranger(NodeId node, Time now) noexcept {
   if (state_ == MemberState::kOperational && ring_.members.count > 1) {
     strangers_.heard(node, now);
-    if (!announcing_ && ring_.id.rep != self_ && awaited(now)) {  // it is back
-      announcing_ = true;
-      events_.arm_timer(TimerId::kMergeDetect, now + ms_to_time(config_.merge_ms));
-    }
     return false;
   }
   return true;
-}
-
-// Announced for as long as the backoff's longest: a stranger silent that long may be gone, and
-// its next packet starts the announcements again.
-bool Node::awaited(Time now) const noexcept {
-  const Time window = kAnnounceWindows * ms_to_time(config_.merge_ms);
-  return strangers_.awaits_us(now > window ? now - window : 0);
 }
 
 bool Node::vote_on_merge(Time now) {

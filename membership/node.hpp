@@ -39,7 +39,7 @@ enum class TimerId : std::uint8_t {
   kTokenHold,        // an idle ring: pass the held token on
   kJoin,             // Gather: send our join again
   kConsensus,        // Gather: who has not agreed by now is declared failed
-  kMergeDetect,      // the representative tells other rings this one exists (an awaited member, itself)
+  kMergeDetect,      // the representative tells other rings this one exists
 };
 inline constexpr std::size_t kTimerCount = 6;
 
@@ -227,8 +227,6 @@ class Node {
   // merge_vote.cpp
   Time stranger_window() const noexcept;
   bool note_stranger(NodeId node, Time now) noexcept;
-  // A stranger heard lately that failed us waits to hear us: we announce ourselves.
-  bool awaited(Time now) const noexcept;
   bool vote_on_merge(Time now);
   // recovery.cpp
   void recovery_enter(Time now);
@@ -300,7 +298,6 @@ class Node {
   // what shows our reception is back. Cleared once we are on a ring with others.
   bool deaf_ = false;
   StrangerLog strangers_;      // nodes outside our ring heard lately: the merge vote's evidence
-  bool announcing_ = false;    // not the representative, merge detection armed: awaited()
   std::uint32_t retransmitted_this_visit_ = 0;
   NodeCounters counters_;
 };

@@ -27,9 +27,7 @@ enum class PacketType : std::uint8_t {
   kToken = 2,        // the regular token, unicast to the ring successor
   kJoin = 3,         // Gather phase: my process set and failed set
   kCommit = 4,       // the commit token, unicast around the new ring twice
-  // A representative's "my ring exists" (or an awaited member's "I exist"): lets separate
-  // rings find each other.
-  kMergeDetect = 5,
+  kMergeDetect = 5,  // a representative's "my ring exists": lets separate rings find each other
 };
 
 struct RingId {

@@ -129,9 +129,7 @@ void Node::operational_enter(Time now) {
   proc_set_ = ring_.members;
   failed_set_ = NodeList{};
   if (ring_.members.count > 1) deaf_ = false;
-  announcing_ = self_ != ring_.id.rep && awaited(now);  // a ring of two or more: not deaf_
-  if ((self_ == ring_.id.rep && !deaf_) || announcing_)
-    events_.arm_timer(TimerId::kMergeDetect, now + ms_to_time(config_.merge_ms));
+  if (self_ == ring_.id.rep && !deaf_) events_.arm_timer(TimerId::kMergeDetect, now + ms_to_time(config_.merge_ms));
   deliver_ready();
 }
 

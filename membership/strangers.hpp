@@ -5,7 +5,6 @@
 
 #include <array>
 #include <cstdint>
-#include <optional>
 
 #include "membership/node_set.hpp"
 #include "membership/packets.hpp"
@@ -15,7 +14,6 @@ namespace rtotem::membership {
 class StrangerLog {
  public:
   using Time = std::uint64_t;
-  static constexpr std::uint32_t kBackoffDoublingsMax = 6;  // the longest backoff: 64 x the first
 
   void heard(NodeId node, Time now) noexcept;
   // Heard since `since`, and not backing off: a vote for it.
@@ -31,17 +29,6 @@ class StrangerLog {
   void installed(const NodeList& attempted, const NodeList& members, Time now, Time backoff) noexcept;
   // It left (its join names itself failed): nothing to merge with.
   void forget(NodeId node) noexcept;
-  // In a Gather the node's join failed us, though we heard it: it may not hear us (a link cut
-  // its way). Kept if it does not come to the ring formed: while its joins leave us out (or fail
-  // us) we neither propose nor vote for it; a join naming us, failing us not, opens the way
-  // again, and so does its silence (a ring at rest sends no joins: the backoff rules it). Each
-  // member judges only what it saw of itself, so the one that waits is the one that announces.
-  void failed_us(NodeId node, Time now) noexcept;
-  // A stranger's join, heard outside Gather: whether it says it hears us.
-  void join_heard(NodeId node, bool names_us, Time now) noexcept;
-  // A stranger heard since `heard_since` failed us and has not merged with us since: we announce
-  // ourselves (merge detection) so that it hears us once the link is back.
-  bool awaits_us(Time heard_since) const noexcept;
 
  private:
   struct Entry {
@@ -51,16 +38,7 @@ class StrangerLog {
     bool ever_proposed = false;
     std::uint32_t failures = 0;  // merges in a row it did not come to
     Time not_before = 0;         // not proposed before then
-    bool failed_us = false;         // in a round it did not come out of with us
-    std::optional<Time> omitted;    // its last join that left us out or failed us
-    std::optional<Time> named_us;   // its last join that named us, failing us not
-    // Not known, since `since`, to leave us out, unless known to name us.
-    bool may_hear_us(Time since) const noexcept {
-      return !failed_us || !omitted || *omitted < since || (named_us && *named_us >= since);
-    }
   };
-  // The node's entry; a new one replaces the longest silent.
-  Entry& entry_of(NodeId node, Time now) noexcept;
   std::array<Entry, kMembersMax> entries_{};
 };
 

@@ -411,7 +411,6 @@ struct OneWayCut {
   std::vector<NodeId> ring;   // the first ring of two formed in the cut
   std::size_t formations = 0;  // of that ring in the cut
   double share = 0;            // its operational share of the whole cut
-  Time down_us = 0;            // of the cut, the time it was not operational
 };
 
 OneWayCut one_way_cut(std::uint32_t token_timeout_ms) {
@@ -432,53 +431,32 @@ OneWayCut one_way_cut(std::uint32_t token_timeout_ms) {
     return {};
   }
   OneWayCut out{first->members, rings_with(r, first->members, cut, heal), 0};
-  const Time up_us = all_operational_us(r, out.ring, cut, heal);
-  out.share = static_cast<double>(up_us) / static_cast<double>(heal - cut);
-  out.down_us = heal - cut - up_us;
+  out.share = static_cast<double>(all_operational_us(r, out.ring, cut, heal)) / static_cast<double>(heal - cut);
   return out;
 }
 
 // With the simulator's 1 s token, 1 and 3 form the ring; 2, which hears them both, stays out:
 // 3 does not hear it, so the merge vote never passes (were 2's merge detection let in, each round
-// would fail it again, every merge period). One ring for the whole cut, down only for its first
-// re-formation (96.5 % of the cut).
+// would fail it again, every merge period). One ring for the whole cut.
 TEST(Membership, APersistentOneWayCutLeavesTheTwoWayRingAlone) {
   const OneWayCut cut = one_way_cut(1000);
-  RecordProperty("share_of_cut", fmt::format("{:.6f}", cut.share));
+  RecordProperty("share_of_cut", fmt::format("{:.4f}", cut.share));
   EXPECT_EQ(cut.ring, (std::vector<NodeId>{1, 3}));
   EXPECT_EQ(cut.formations, 1u);
-  EXPECT_LE(cut.down_us, 2'300'000u);  // the first re-formation: 2.2 token timeouts and the commit
+  EXPECT_GE(cut.share, 0.96);  // all but the first re-formation's 2.2 s
 }
 
-// With a 250 ms token the first re-formation makes {1,2} instead, and the stranger, 3, is heard
-// by both. In that round 3 failed 2, so 2 announces itself every merge period, and while 3's
-// joins leave 2 out no member proposes or votes for it: one ring for the whole cut, down only
-// for its first re-formation, 0.6 s (98.998 % of the cut; before, each merge failed and only
-// the backoff bounded it: 11 rings, 89 %).
-TEST(Membership, AOneWayCutWhoseStrangerIsHeardByAllIsNotMergedWithWhileItLeavesAMemberOut) {
+// With a 250 ms token the first re-formation makes {1,2}, and the stranger, 3, is heard by both:
+// the vote passes, 3 comes, fails 2 (it does not hear it), and the ring forms again without it.
+// The stranger's backoff doubles from one merge period to 64 (12.8 s), so the ring forms 11
+// times in the 60 s and is up 89 % of it (without the backoff: every merge period, under 1 %).
+// Issue 18's 99 % needs the members to learn that the stranger does not hear one of them: not yet.
+TEST(Membership, AOneWayCutWhoseStrangerIsHeardByAllBacksOffItsMerges) {
   const OneWayCut cut = one_way_cut(250);
-  RecordProperty("share_of_cut", fmt::format("{:.6f}", cut.share));
+  RecordProperty("share_of_cut", fmt::format("{:.4f}", cut.share));
   EXPECT_EQ(cut.ring, (std::vector<NodeId>{1, 2}));
-  EXPECT_EQ(cut.formations, 1u);
-  EXPECT_LE(cut.down_us, 650'000u);  // 2.2 token timeouts and the commit
-}
-
-// Node 2 announces itself to a stranger that failed it for as long as that stranger is heard,
-// and 64 merge periods (12.8 s) after it last was: 3, cut off from 2 at 2 s, crashes at 10 s and
-// is not heard again until the liveness phase restarts it at 40 s. About 100 announcements in
-// all, not the ~190 of announcing until the end.
-TEST(Membership, AMemberStopsAnnouncingItselfToAStrangerGoneSilent) {
-  SimSpec spec = spec_of(28, 3, faults_of(0, 0, 20, 200), 50);
-  spec.totem.token_timeout_ms = 250;  // {1,2} forms, and 3 fails 2 (as in the test above)
-  spec.duration_us = 40 * kSecondUs;
-  spec.script = {cut_link_at(2 * kSecondUs, 2, 3), crash_at(10 * kSecondUs, 3)};
-  const SimResult r = run(spec);
-  EXPECT_TRUE(r.ok()) << explain(spec, r);
-  EXPECT_EQ(rings_with(r, {1, 2}, 2 * kSecondUs, 40 * kSecondUs), 1u) << explain(spec, r);
-  const std::uint64_t announced = r.nodes[1].counters.merge_detects_sent;
-  EXPECT_GE(announced, 80u) << "2 announced itself while 3 was heard";
-  EXPECT_LE(announced, 120u) << "and stopped 12.8 s after 3 went silent";
-  expect_one_ring_of_all(spec, r);
+  EXPECT_LE(cut.formations, 12u);  // 2 ^ 6 merge periods: six doublings, then one every 12.8 s
+  EXPECT_GE(cut.share, 0.88);
 }
 
 // Node 3 stops hearing multicasts for 5 s (tokens still reach it) on a ring that loses 3 % of its

@@ -58,38 +58,5 @@ TEST(StrangerLog, AForgottenStrangerIsNoCandidate) {
   EXPECT_EQ(log.propose(0, 100, list_of({1}), 100), kNoNode);
 }
 
-// In the round that left it out, stranger 7 failed us (a link cut our way to it): we announce
-// ourselves, and while 7's joins leave us out (or fail us) we neither propose nor vote for it.
-// A join naming us opens the way; so does 7's silence; a merge it comes to clears it all.
-TEST(StrangerLog, AStrangerWhoseJoinsLeaveUsOutAfterItFailedUsIsNoCandidateUntilItNamesUs) {
-  StrangerLog log;
-  const NodeList ring = list_of({1, 2}), attempted = list_of({1, 2, 7});
-  constexpr StrangerLog::Time kBackoff = 100;
-  EXPECT_FALSE(log.awaits_us(0));
-  log.failed_us(7, 900);
-  log.installed(attempted, ring, 1000, kBackoff);
-  EXPECT_TRUE(log.awaits_us(900));
-  EXPECT_FALSE(log.awaits_us(901)) << "not heard since 901: it may be gone";
-  log.heard(7, 1200);  // past its backoff
-  log.join_heard(7, false, 1200);  // it does not hear us
-  EXPECT_FALSE(log.votes_for(7, 1000, 1200));
-  EXPECT_EQ(log.propose(1000, 2000, ring, 1200), kNoNode);
-  log.join_heard(7, true, 1300);  // it hears us again: the link is back
-  EXPECT_TRUE(log.votes_for(7, 1000, 1300));
-  EXPECT_EQ(log.propose(1000, 2000, ring, 1300), 7u);
-  EXPECT_TRUE(log.awaits_us(1200));  // until it comes
-
-  log.join_heard(7, false, 1400);
-  EXPECT_FALSE(log.votes_for(7, 1301, 1400)) << "named us at 1300, left us out since";
-  log.heard(7, 1450);  // its ring's merge detection, say
-  EXPECT_TRUE(log.votes_for(7, 1401, 1450)) << "no join of it since 1401: its ring at rest";
-
-  log.installed(attempted, list_of({1, 2, 7}), 1500, kBackoff);  // it came
-  EXPECT_FALSE(log.awaits_us(0));
-  log.heard(7, 1600);
-  log.join_heard(7, false, 1600);
-  EXPECT_TRUE(log.votes_for(7, 1500, 1600)) << "nothing to show any more";
-}
-
 }  // namespace
 }  // namespace rtotem::membership
