@@ -59,6 +59,16 @@ else
   [[ -x /usr/sbin/corosync ]] || skip "/usr/sbin/corosync missing (apt-get install corosync)"
 fi
 
+# Nothing a node mounts may show on the host. The host's mount points, but for the netns ones:
+host_mounts() { awk '$5 !~ /^\/run\/netns/ { print $5 }' /proc/self/mountinfo | sort; }
+unmount() {  # unmount WHY MOUNT_POINT...: lazily, from the host, saying so
+  local why=$1 m; shift
+  for m; do echo "$name: $why: $m; unmounted"; umount -l "$m" 2>/dev/null; done
+}
+# An earlier run's leaked bind mounts (over /var/lib/pacemaker, say) would fail this one's.
+mapfile -t stale < <(awk 'index($4, "/tmp/rtotem-pcmk.") == 1 { print $5 }' /proc/self/mountinfo)
+unmount "an earlier run's mount is still on the host" "${stale[@]}"
+host_mounts_before="$(host_mounts)"
 dir="$(mktemp -d /tmp/rtotem-pcmk.XXXXXX)"  # not under /run: each node mounts its own /run
 chmod 755 "$dir"
 namespaces=()
@@ -86,6 +96,11 @@ cleanup() {
   set +e
   for n in "${!unshared[@]}"; do node_down "$n"; done
   for n in "${namespaces[@]}"; do ip netns del "$n" 2>/dev/null; done
+  mapfile -t leaked < <(comm -13 <(echo "$host_mounts_before") <(host_mounts) | tac)
+  if ((${#leaked[@]} > 0)); then
+    unmount "a node's mount showed on the host" "${leaked[@]}"
+    ((status != 0)) || { echo "$name: FAIL: the nodes' mounts showed on the host"; status=1; }
+  fi
   if [[ "${RTOTEM_PCMK_KEEP:-0}" == 1 ]]; then echo "$name: kept $dir"; else rm -rf "$dir"; fi
   exit "$status"
 }
@@ -137,17 +152,24 @@ node_up() {  # node_up N: the node's PID 1 and its mounts; a node that was down 
   nsenter --net="/run/netns/$(ns "$n")" -- \
     unshare --mount --uts --pid --fork --kill-child --mount-proc --propagation private -- sleep infinity &
   unshared[$n]=$!
+  # The node's PID 1 is ready once it runs sleep: unshare's child makes its mounts private and
+  # mounts /proc before that exec, and a mount made earlier could propagate to the host.
   for _ in $(seq 100); do
     init="$(ps -o pid= --ppid "${unshared[$n]}" | tr -d ' ' || true)"
-    [[ -n "$init" ]] && break
+    [[ -n "$init" && "$(cat "/proc/$init/comm" 2>/dev/null)" == sleep ]] && break
+    init=""
     kill -0 "${unshared[$n]}" 2>/dev/null || break
     sleep 0.1
   done
   [[ -n "$init" ]] || skip "unshare --pid --mount-proc refused here"
+  [[ "$(readlink "/proc/$init/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ]] ||
+    fail "node$n: its PID 1 ($init) shares the host's mount namespace"
   holder[$n]=$init
   # /var/run and /var/lock are links into /run on Debian 12. The state bind mount is the cluster
-  # daemon's: rtotemd's --state-dir, Corosync's /var/lib/corosync.
+  # daemon's: rtotemd's --state-dir, Corosync's /var/lib/corosync. Private again first, whatever
+  # the host's propagation: nothing mounted here may show on the host.
   in_node "$n" sh -ec "
+    mount --make-rprivate /
     mount -t tmpfs -o mode=0755 tmpfs /run
     install -d -m 1777 /run/lock
     mount -t tmpfs -o mode=1777 tmpfs /dev/shm
