@@ -263,7 +263,8 @@ void Daemon::group_message(const groups::GroupMessage& message) {
   head.clear();
   head.u32(message.sender.node);
   head.u32(message.sender.pid);
-  head.u8(message.order == Delivery::kSafe ? 1 : 0);
+  head.u8(static_cast<std::uint8_t>((message.order == Delivery::kSafe ? ipc::kModeSafe : 0) |
+                                     (message.piece ? ipc::kModePiece : 0)));
   head.string(message.group);
   local_members_.clear();
   for (const auto& member : groups_->members(message.group)) {

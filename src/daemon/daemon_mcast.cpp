@@ -36,7 +36,8 @@ int Daemon::multicast(IpcClient& client, const IpcRequest& request, ipc::BodyWri
   int rc = mcast_check(client, request);
   if (rc == 0 && (!ring_in_sync() || !submit_staged(client))) rc = -EAGAIN;
   if (rc == 0)
-    rc = errno_of(groups_->multicast(request.group, static_cast<std::uint32_t>(client.pid), request.data, request.order));
+    rc = errno_of(groups_->multicast(request.group, static_cast<std::uint32_t>(client.pid), request.data, request.order,
+                                      request.piece));
   put_mcast_reply(client, reply);
   return rc;
 }
@@ -60,7 +61,7 @@ int Daemon::sync(IpcClient& client, ipc::BodyWriter& reply) {
 
 bool Daemon::offer(IpcClient* client, std::uint32_t pid, const IpcRequest& request) {
   if (!ring_in_sync()) return false;  // as the ring's back-pressure: staged, offered again later
-  const int rc = errno_of(groups_->multicast(request.group, pid, request.data, request.order));
+  const int rc = errno_of(groups_->multicast(request.group, pid, request.data, request.order, request.piece));
   if (rc == -EAGAIN) return false;
   if (client == nullptr) return true;  // orphaned: no one to credit or tell
   if (rc != 0) async_failed(*client, request, rc);

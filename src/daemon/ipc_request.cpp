@@ -22,12 +22,13 @@ bool read_group_only(membership::WireReader& body, IpcRequest& out) {
   return true;
 }
 
-// u8 order, the group, then the data to the end of the message.
+// u8 mode, the group, then the data to the end of the message.
 bool read_mcast(membership::WireReader& body, IpcRequest& out) {
-  const std::uint8_t order = body.get_u8();
+  const std::uint8_t mode = body.get_u8();
   const auto group = ipc::read_string(body, groups::kGroupNameMax);
-  if (!group || order > 1) return false;
-  out.order = order == 1 ? membership::Delivery::kSafe : membership::Delivery::kAgreed;
+  if (!group || (mode & ~(ipc::kModeSafe | ipc::kModePiece)) != 0) return false;
+  out.order = (mode & ipc::kModeSafe) != 0 ? membership::Delivery::kSafe : membership::Delivery::kAgreed;
+  out.piece = (mode & ipc::kModePiece) != 0;
   out.group = *group;
   out.data = body.get_rest();
   return true;

@@ -19,6 +19,7 @@ struct IpcRequest {
   ipc::RequestId id{};
   std::string_view group;  // kJoin, kLeave, kMcast (up to kGroupNameMax bytes); kMembers (empty: all)
   membership::Delivery order = membership::Delivery::kAgreed;  // kMcast
+  bool piece = false;                                           // kMcast: ipc::kModePiece
   std::span<const std::byte> data;                              // kMcast, kMcastAsync: the rest of the body
   std::span<const std::byte> message;                           // the whole request, header included
   std::uint8_t quorum_what = 0;  // kQuorumSet: ipc::kQuorumSetVotes or kQuorumSetExpected

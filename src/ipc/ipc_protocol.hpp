@@ -32,10 +32,17 @@ inline constexpr std::size_t kBufferOverhead = 64 * 1024;
 // it asked for the least: a daemon still admits clients built against it.
 inline constexpr std::size_t kLegacyClientBufferBytes = (1u << 20) + kBufferOverhead;
 
+// A multicast's mode byte, in kMcast (and kMcastAsync) and in kDeliver: safe order (else agreed),
+// and whether the data is one piece of a message larger than one multicast takes. librtotem
+// splits such a message and joins its pieces (src/client/message_pieces.hpp); rtotemd only
+// carries the mark.
+inline constexpr std::uint8_t kModeSafe = 1;
+inline constexpr std::uint8_t kModePiece = 2;
+
 enum class RequestId : std::int32_t {
   kJoin = 1,         // group
   kLeave = 2,        // group
-  kMcast = 3,        // u8 order (0 agreed, 1 safe), group, data (the rest)
+  kMcast = 3,        // u8 mode (kModeSafe, kModePiece bits), group, data (the rest)
   kLocalNodeId = 4,  // -> u32 node id
   kStatus = 5,       // -> JSON text
   kMembers = 6,      // group (empty: every group) -> JSON text
@@ -118,7 +125,7 @@ constexpr std::uint64_t credit_cost(std::size_t request_size) noexcept {
 constexpr bool answered(RequestId id) noexcept { return id != RequestId::kMcastAsync; }
 
 enum class EventId : std::int32_t {
-  kDeliver = 101,      // u32 node, u32 pid, u8 order, group, data (the rest)
+  kDeliver = 101,      // u32 node, u32 pid, u8 mode (as kMcast's), group, data (the rest)
   kGroupChange = 102,  // group, members, joined, left (each: u32 count, then u32 node, u32 pid; left adds u8 reason)
   kRingChange = 103,   // u32 representative, u64 ring seq, u8 transitional, u32 count, u32 node ids
   kBatch = 104,        // events in order, each a qb_ipc_response_header and its body (never a batch)

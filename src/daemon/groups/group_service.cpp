@@ -63,11 +63,11 @@ Status GroupService::leave(std::string_view group, std::uint32_t pid, Reason why
 }
 
 Status GroupService::multicast(std::string_view group, std::uint32_t pid, std::span<const std::byte> data,
-                               Delivery order) {
+                               Delivery order, bool piece) {
   // Against the longest name, so what a client may send does not depend on its group's name.
   if (data.size() > data_max(max_message_size_)) return Status::kTooLarge;
   const std::span<std::byte> head = packet_buffer(group_mcast_size(group, 0));
-  encode_group_mcast({group, pid, {}}, head);  // the header alone: the data follows it on the wire
+  encode_group_mcast({group, pid, {}, piece}, head);  // the header alone: the data follows it on the wire
   return submit_({head, data}, order);
 }
 
@@ -96,7 +96,7 @@ void GroupService::on_deliver(const membership::Delivered& message) {
                    // its daemon's join list does: it is reported joining first, so no client hears
                    // from a process it does not know (the join list then adds nothing for it).
                    on_join({sender, mcast.pid}, mcast.group);
-                   events_.group_message({mcast.group, {sender, mcast.pid}, message.delivery, mcast.data});
+                   events_.group_message({mcast.group, {sender, mcast.pid}, message.delivery, mcast.data, mcast.piece});
                  },
                  [&](const GroupJoinList& list) { on_join_list(sender, list); },
              },

@@ -53,6 +53,7 @@ struct GroupMessage {
   ProcessId sender;
   membership::Delivery order = membership::Delivery::kAgreed;
   std::span<const std::byte> data;  // valid during the call
+  bool piece = false;               // one piece of a larger message (librtotem joins them)
 };
 
 struct GroupChange {
@@ -99,8 +100,9 @@ class GroupService {
   // by the caller with valid_group_name().
   Status join(std::string_view group, std::uint32_t pid);
   Status leave(std::string_view group, std::uint32_t pid, Reason why);  // kLeave or kProcDown
+  // `piece`: the data is one piece of a larger message, passed on marked (GroupMessage::piece).
   Status multicast(std::string_view group, std::uint32_t pid, std::span<const std::byte> data,
-                   membership::Delivery order);
+                   membership::Delivery order, bool piece = false);
   // Largest `data` multicast() takes when the ring carries messages up to `max_message_size`.
   static std::size_t data_max(std::size_t max_message_size) noexcept;
 

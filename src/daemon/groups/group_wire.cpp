@@ -50,7 +50,7 @@ GroupDecodeError get_header(WireReader& r, GroupPacketType& type) noexcept {
   if (r.short_read()) return kTooShort;
   if (version != kGroupWireVersion) return kBadVersion;
   if (raw_type < static_cast<std::uint8_t>(GroupPacketType::kJoin) ||
-      raw_type > static_cast<std::uint8_t>(GroupPacketType::kJoinList)) {
+      raw_type > static_cast<std::uint8_t>(GroupPacketType::kPiece)) {
     return kBadType;
   }
   type = static_cast<GroupPacketType>(raw_type);
@@ -91,9 +91,10 @@ GroupDecodeError get_leave(WireReader& r, GroupLeave& leave) noexcept {
   return close_packet(r);
 }
 
-GroupDecodeError get_mcast(WireReader& r, GroupMcast& mcast) noexcept {
+GroupDecodeError get_mcast(WireReader& r, GroupMcast& mcast, bool piece) noexcept {
   if (auto e = get_name_and_pid(r, mcast.group, mcast.pid); e != kNone) return e;
   mcast.data = r.get_rest();
+  mcast.piece = piece;
   return kNone;
 }
 
@@ -171,7 +172,7 @@ std::size_t encode_group_leave(const GroupLeave& leave, std::span<std::byte> out
 std::size_t encode_group_mcast(const GroupMcast& mcast, std::span<std::byte> out) noexcept {
   RTOTEM_ASSERT(out.size() >= group_mcast_size(mcast.group, mcast.data.size()));
   WireWriter w(out);
-  put_header(w, GroupPacketType::kMcast);
+  put_header(w, mcast.piece ? GroupPacketType::kPiece : GroupPacketType::kMcast);
   put_name(w, mcast.group);
   w.put_u32(mcast.pid);
   if (!mcast.data.empty()) std::memcpy(out.data() + w.written(), mcast.data.data(), mcast.data.size());
@@ -198,10 +199,11 @@ GroupDecodeError decode_group_packet(std::span<const std::byte> message, GroupPa
   switch (type) {
     case GroupPacketType::kJoin: return get_join(r, out.emplace<GroupJoin>());
     case GroupPacketType::kLeave: return get_leave(r, out.emplace<GroupLeave>());
-    case GroupPacketType::kMcast: return get_mcast(r, out.emplace<GroupMcast>());
+    case GroupPacketType::kMcast: return get_mcast(r, out.emplace<GroupMcast>(), false);
     case GroupPacketType::kJoinList: return get_join_list(r, out.emplace<GroupJoinList>());
+    case GroupPacketType::kPiece: return get_mcast(r, out.emplace<GroupMcast>(), true);
   }
-  return kBadType;  // get_header admits only the four types
+  return kBadType;  // get_header admits only the five types
 }
 
 }  // namespace rtotem::groups

@@ -6,6 +6,8 @@
 //   JOIN      name | u32 pid
 //   LEAVE     name | u32 pid | u8 reason (kLeave or kProcDown)
 //   MCAST     name | u32 pid | data to the end of the message
+//   PIECE     as MCAST: data that is one piece of a message larger than one (librtotem splits and
+//             joins them; the daemons pass them on as they do MCAST, marked)
 //   JOINLIST  u16 count | count x (name | u32 pid), strictly increasing by (name, pid)
 // The sender's node id and agreed/safe come with the ring's Delivered, so no packet repeats them.
 #pragma once
@@ -24,7 +26,7 @@ namespace rtotem::groups {
 
 inline constexpr auto kGroupWireVersion = static_cast<std::uint8_t>(RingService::kGroups);
 
-enum class GroupPacketType : std::uint8_t { kJoin = 1, kLeave = 2, kMcast = 3, kJoinList = 4 };
+enum class GroupPacketType : std::uint8_t { kJoin = 1, kLeave = 2, kMcast = 3, kJoinList = 4, kPiece = 5 };
 
 inline constexpr std::size_t kGroupHeaderSize = 2;
 inline constexpr std::size_t kJoinListFixedSize = kGroupHeaderSize + 2;
@@ -53,6 +55,7 @@ struct GroupMcast {
   std::string_view group;
   std::uint32_t pid = 0;
   std::span<const std::byte> data;
+  bool piece = false;  // a PIECE packet
 };
 
 struct JoinListEntry {

@@ -596,6 +596,15 @@ TEST(GroupWire, EveryPacketDecodesToWhatWasEncoded) {
   EXPECT_EQ(mcast.pid, 9u);
   EXPECT_EQ(text_of(mcast.data), "payload");
   EXPECT_EQ(mcast.data.data(), mcast_bytes.data() + mcast_bytes.size() - data.size());  // a view, not a copy
+  EXPECT_FALSE(mcast.piece);
+
+  // A piece of a larger message: an MCAST marked as such, passed on as it came.
+  Bytes piece_bytes(group_mcast_size("grp", data.size()));
+  ASSERT_EQ(encode_group_mcast({"grp", 9, data, true}, piece_bytes), piece_bytes.size());
+  EXPECT_NE(piece_bytes, mcast_bytes);
+  ASSERT_EQ(decode_group_packet(piece_bytes, packet), GroupDecodeError::kNone);
+  EXPECT_TRUE(std::get<GroupMcast>(packet).piece);
+  EXPECT_EQ(text_of(std::get<GroupMcast>(packet).data), "payload");
 
   const Bytes list_bytes = join_list_sample();
   ASSERT_EQ(decode_group_packet(list_bytes, packet), GroupDecodeError::kNone);
@@ -635,7 +644,7 @@ TEST(GroupWire, AnotherVersionOrAnUnknownTypeIsRefused) {
     bytes[0] = std::byte{version};
     EXPECT_EQ(decode(bytes), GroupDecodeError::kBadVersion);
   }
-  for (std::uint8_t type : {0, 5, 0xff}) {
+  for (std::uint8_t type : {0, 6, 0xff}) {
     Bytes bytes = join_sample();
     bytes[1] = std::byte{type};
     EXPECT_EQ(decode(bytes), GroupDecodeError::kBadType);

@@ -61,7 +61,16 @@ TEST(IpcRequest, McastCarriesOrderGroupAndTheRestAsData) {
     EXPECT_EQ(request.data.size(), 4u);
     EXPECT_EQ(request.message.data(), bytes.data());  // the whole request, kept to stage it
     EXPECT_EQ(request.message.size(), bytes.size());
+    EXPECT_FALSE(request.piece);
   }
+  // A piece of a larger message, in agreed order.
+  ipc::BodyWriter piece;
+  piece.u8(ipc::kModePiece);
+  piece.string("orders");
+  IpcRequest request;
+  ASSERT_TRUE(decode_request(message(RequestId::kMcast, piece), request));
+  EXPECT_TRUE(request.piece);
+  EXPECT_EQ(request.order, membership::Delivery::kAgreed);
   EXPECT_FALSE(ipc::answered(RequestId::kMcastAsync));
   EXPECT_TRUE(ipc::answered(RequestId::kMcast));
 }
@@ -139,7 +148,7 @@ TEST(IpcRequest, RefusesUnknownIdsAndBrokenBodies) {
   const std::string too_long(groups::kGroupNameMax + 1, 'x');
   EXPECT_FALSE(decode_request(message(RequestId::kMembers, group_body(too_long)), request));
   ipc::BodyWriter bad_order;
-  bad_order.u8(2);
+  bad_order.u8(4);  // a mode bit beyond safe and piece
   bad_order.string("g");
   EXPECT_FALSE(decode_request(message(RequestId::kMcast, bad_order), request));
   ipc::BodyWriter short_string;
