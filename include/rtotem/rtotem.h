@@ -14,7 +14,7 @@
  *               room on the ring (retry)
  *   -ENOTCONN   the daemon is gone (or, for rtotem_mcast, the group is not joined: checked in
  *               the library, at once)
- *   -EMSGSIZE   the message is larger than the cluster's totem.max_message_size allows
+ *   -EMSGSIZE   the message is larger than RTOTEM_MESSAGE_MAX
  *   -EEXIST / -ENOENT   already joined / not joined
  *   -ENOSPC     rtotem_join: the connection is in 1,024 groups already
  *   -EACCES / -EMFILE   rtotem_connect: not allowed (root, the daemon's user and those of
@@ -69,6 +69,16 @@ typedef struct rtotem_handle rtotem_t;
 
 /* A group name is 1..RTOTEM_GROUP_NAME_MAX bytes (as Corosync's CPG_MAX_NAME_LENGTH). */
 #define RTOTEM_GROUP_NAME_MAX 128
+
+/* The largest message rtotem_mcast takes. One larger than rtotem_max_message_size (the cluster's
+ * totem.max_message_size, less headers) goes as pieces, one multicast each, and is delivered
+ * whole where its last piece is: to the members that had all of its pieces, which a process that
+ * joined the group after its first piece has not. Its pieces are sent before rtotem_mcast returns,
+ * each waiting for the daemon's answer; when the ring pushes back after the first one, it waits
+ * (up to 30 s, then -ETIMEDOUT: the members drop what came). The sender's own pieces come back to
+ * it as events too: unless it dispatches meanwhile (another thread), its queue in the daemon
+ * (ipc.client_queue_bytes) must hold them. */
+#define RTOTEM_MESSAGE_MAX (64u << 20)
 
 enum rtotem_order { RTOTEM_AGREED = 0, RTOTEM_SAFE = 1 };
 
@@ -147,7 +157,7 @@ RTOTEM_API int rtotem_local_nodeid(rtotem_t *, uint32_t *out);
  * delivered so far left it. 0; -EMSGSIZE: too many to answer at once. */
 typedef int (*rtotem_group_members_fn)(const char *group, const struct rtotem_member *members, size_t n, void *ctx);
 RTOTEM_API int rtotem_group_members(rtotem_t *, const char *group, rtotem_group_members_fn each, void *ctx);
-/* The largest `len` rtotem_mcast takes on this cluster. */
+/* The largest `len` rtotem_mcast sends in one multicast on this cluster (see RTOTEM_MESSAGE_MAX). */
 RTOTEM_API int rtotem_max_message_size(rtotem_t *, size_t *out);
 RTOTEM_API const char *rtotem_strerror(int err);
 

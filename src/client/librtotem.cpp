@@ -1,12 +1,16 @@
 // The C API of include/rtotem/rtotem.h over IpcConnection. Multicasts go without waiting, within
 // the credit window the daemon granted (ipc_protocol.hpp); every other request, and a multicast
-// past the window or too large for it, waits for its answer. Events are decoded into scratch
+// past the window or too large for it, waits for its answer. A message larger than one multicast
+// goes, and comes, in pieces (message_pieces.hpp). Events are decoded into scratch
 // storage owned by the handle, valid for the callback's duration.
 #include <qb/qbipc_common.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <chrono>
+#include <thread>
 #include <cstring>
 #include <set>
 #include <string>
@@ -16,6 +20,7 @@
 
 using rtotem::client::Event;
 using rtotem::client::IpcConnection;
+using rtotem::client::PieceAssembler;
 using rtotem::client::Reply;
 using rtotem::client::call;
 using rtotem::ipc::EventId;
@@ -67,11 +72,16 @@ int handle(rtotem_t* h, const Event& event) {
       rtotem_message m{};
       m.nodeid = in.get_u32();
       m.pid = in.get_u32();
-      m.order = in.get_u8() == 1 ? RTOTEM_SAFE : RTOTEM_AGREED;
+      const std::uint8_t mode = in.get_u8();
+      m.order = (mode & rtotem::ipc::kModeSafe) != 0 ? RTOTEM_SAFE : RTOTEM_AGREED;
       const auto group = rtotem::ipc::read_string(in, RTOTEM_GROUP_NAME_MAX);
-      if (!group) return -EPROTO;
+      if (!group || (mode & ~(rtotem::ipc::kModeSafe | rtotem::ipc::kModePiece)) != 0) return -EPROTO;
       h->group.assign(*group);
-      const auto data = in.get_rest();
+      auto data = in.get_rest();
+      if ((mode & rtotem::ipc::kModePiece) != 0) {
+        if (h->pieces.add({m.nodeid, m.pid}, h->group, data) != PieceAssembler::Outcome::kComplete) return 0;
+        data = h->pieces.message();
+      }
       m.group = h->group.c_str();
       m.data = data.data();
       m.len = data.size();
@@ -84,6 +94,7 @@ int handle(rtotem_t* h, const Event& event) {
           !read_members(in, h->left, &h->reasons))
         return -EPROTO;
       h->group.assign(*group);
+      for (const rtotem_member& gone : h->left) h->pieces.forget(gone, h->group);
       const rtotem_group_change c{h->group.c_str(), h->members.data(), h->members.size(), h->joined.data(),
                                   h->joined.size(), h->left.data(), h->left.size(), h->reasons.data()};
       if (h->callbacks.group_change) h->callbacks.group_change(h, &c, h->ctx);
@@ -182,7 +193,10 @@ void rtotem_disconnect(rtotem_t* h) {
 
 int rtotem_join(rtotem_t* h, const char* group) {
   const int rc = group_request(h, RequestId::kJoin, group);
-  if (rc == 0) h->joined_groups.emplace(group);  // -EEXIST may be another handle of this process
+  if (rc == 0) {
+    h->joined_groups.emplace(group);  // -EEXIST may be another handle of this process
+    h->pieces.forget_group(group);    // begun in an earlier membership: never finished here
+  }
   return rc;
 }
 
@@ -197,24 +211,64 @@ int rtotem_leave(rtotem_t* h, const char* group) {
 
 namespace {
 
+// The request's body before the data: the mode, the group, and a piece's header.
+void mcast_head(rtotem_t* h, const char* group, rtotem_order order, const std::byte* piece_header = nullptr) {
+  rtotem::ipc::BodyWriter& body = h->request;
+  body.clear();
+  const std::uint8_t safe = order == RTOTEM_SAFE ? rtotem::ipc::kModeSafe : 0;
+  body.u8(piece_header != nullptr ? safe | rtotem::ipc::kModePiece : safe);
+  body.string(group);
+  if (piece_header != nullptr) body.bytes(std::span(piece_header, rtotem::client::kPieceHeaderSize));
+}
+
 // The checks the library makes itself, then the request's body (the data follows it uncopied).
+// 1: too large for one multicast (send it in pieces).
 int mcast_prepare(rtotem_t* h, const char* group, const void* data, size_t len, rtotem_order order) {
   if (h == nullptr || !valid_group(group) || (data == nullptr && len > 0) ||
       (order != RTOTEM_AGREED && order != RTOTEM_SAFE))
     return -EINVAL;
   if (!h->joined_groups.contains(std::string_view(group))) return -ENOTCONN;
-  if (h->data_max != 0 && len > h->data_max) return -EMSGSIZE;
-  rtotem::ipc::BodyWriter& body = h->request;
-  body.clear();
-  body.u8(order == RTOTEM_SAFE ? 1 : 0);
-  body.string(group);
+  if (len > RTOTEM_MESSAGE_MAX) return -EMSGSIZE;
+  if (h->data_max == 0 && len > 0) {
+    if (const int rc = rtotem_max_message_size(h, &h->data_max); rc < 0) return rc;
+  }
+  if (len > h->data_max) return h->data_max > rtotem::client::kPieceHeaderSize ? 1 : -EMSGSIZE;
+  mcast_head(h, group, order);
+  return 0;
+}
+
+// A message too large for one multicast: its pieces, each answered. Only the first may be refused
+// for back-pressure (nothing went); a later one is retried, since its members hold the rest.
+int mcast_pieces(rtotem_t* h, const char* group, const void* data, size_t len, rtotem_order order) {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kPieceWaitMax = std::chrono::seconds(30);
+  const auto* bytes = static_cast<const std::byte*>(data);
+  const std::size_t each = h->data_max - rtotem::client::kPieceHeaderSize;
+  std::array<std::byte, rtotem::client::kPieceHeaderSize> header{};
+  const Clock::time_point deadline = Clock::now() + kPieceWaitMax;
+  auto pause = std::chrono::milliseconds(1);
+  for (std::size_t at = 0; at < len;) {
+    const std::size_t size = std::min(each, len - at);
+    rtotem::client::put_piece_header(header, at == 0, len);
+    mcast_head(h, group, order, header.data());
+    const int rc = call_for_credit(h, RequestId::kMcast, h->request.data(), std::span(bytes + at, size));
+    if (rc == -EAGAIN && at > 0) {
+      if (Clock::now() >= deadline) return -ETIMEDOUT;
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(100));
+      continue;
+    }
+    if (rc != 0) return rc;
+    at += size;
+  }
   return 0;
 }
 
 }  // namespace
 
 int rtotem_mcast(rtotem_t* h, const char* group, const void* data, size_t len, rtotem_order order) {
-  if (const int rc = mcast_prepare(h, group, data, len, order); rc != 0) return rc;
+  if (const int rc = mcast_prepare(h, group, data, len, order); rc != 0)
+    return rc == 1 ? mcast_pieces(h, group, data, len, order) : rc;
   const std::span<const std::byte> body = h->request.data();
   const std::span payload(static_cast<const std::byte*>(data), len);
   const std::size_t size = sizeof(qb_ipc_request_header) + body.size() + len;
@@ -229,7 +283,8 @@ int rtotem_mcast(rtotem_t* h, const char* group, const void* data, size_t len, r
 }
 
 int rtotem_mcast_sync(rtotem_t* h, const char* group, const void* data, size_t len, rtotem_order order) {
-  if (const int rc = mcast_prepare(h, group, data, len, order); rc != 0) return rc;
+  if (const int rc = mcast_prepare(h, group, data, len, order); rc != 0)
+    return rc == 1 ? mcast_pieces(h, group, data, len, order) : rc;
   return call_for_credit(h, RequestId::kMcast, h->request.data(), std::span(static_cast<const std::byte*>(data), len));
 }
 
@@ -308,7 +363,8 @@ const char* rtotem_strerror(int err) {
     case -EAGAIN: return "try again: the ring is busy (back-pressure: for rtotem_mcast, its credit window is full), or still forming";
     case -ENOTCONN: return "not connected: the daemon is gone, or the group was not joined";
     case -ECONNREFUSED: return "no rtotemd answers at this IPC name";
-    case -EMSGSIZE: return "message larger than the cluster's totem.max_message_size";
+    case -EMSGSIZE: return "message larger than RTOTEM_MESSAGE_MAX (64 MiB)";
+    case -ETIMEDOUT: return "a message sent in pieces was cut short: the ring refused its rest for 30 s";
     case -EEXIST: return "already joined to that group";
     case -ENOENT: return "not joined to that group";
     case -EINVAL: return "invalid argument (a group name is 1..128 bytes)";

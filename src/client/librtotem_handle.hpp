@@ -13,6 +13,7 @@
 
 #include "rtotem/rtotem.h"
 #include "src/client/ipc_connection.hpp"
+#include "src/client/message_pieces.hpp"
 
 struct rtotem_handle {
   std::unique_ptr<rtotem::client::IpcConnection> connection;
@@ -27,6 +28,7 @@ struct rtotem_handle {
   std::uint64_t sent = 0;
   std::uint64_t taken = 0;
   std::size_t data_max = 0;  // 0: not heard yet (the daemon checks)
+  rtotem::client::PieceAssembler pieces;  // messages delivered in pieces, being put together
   // A request being written, reused: a multicast allocates nothing once it has grown.
   rtotem::ipc::BodyWriter request;
   // Scratch for decoded events, reused.

@@ -1,6 +1,6 @@
 // libcpg, the drop-in, as a CPG application uses it (this test links it as one would), on real
 // rtotemd processes: joins and their confchg, the initial totem confchg, multicasts of several
-// iovecs in one total order, a burst sent without dispatching, membership and iteration, a node's death as NODEDOWN followed by
+// iovecs in one total order, a burst sent without dispatching, a message sent in pieces, membership and iteration, a node's death as NODEDOWN followed by
 // the new ring's totem confchg, a leave, and cpg_finalize from inside the callback of the own
 // leave (what dlm_controld does). corosync-cpgtool lists the groups.
 #include <corosync/cpg.h>
@@ -165,6 +165,22 @@ TEST(CorosyncCpg, AGroupOfThreeAsCorosyncsCpgGivesIt) {
     return true;
   }));
   EXPECT_EQ(members[1].messages.back(), (std::pair<uint32_t, std::string>{1, "burst999"}));
+
+  // Larger than one multicast, of two iovecs: sent in pieces, delivered whole, as libcpg does.
+  uint32_t atomic_max = 0;
+  ASSERT_EQ(cpg_max_atomic_msgsize_get(members[1].handle, &atomic_max), CS_OK);
+  std::string large(2 * std::size_t{atomic_max} + 1000, '\0');
+  for (std::size_t i = 0; i < large.size(); ++i) large[i] = static_cast<char>('a' + i % 23);
+  const iovec halves[2] = {{large.data(), large.size() / 2}, {large.data() + large.size() / 2, large.size() - large.size() / 2}};
+  ASSERT_TRUE(eventually([&] { return cpg_mcast_joined(members[1].handle, CPG_TYPE_AGREED, halves, 2) == CS_OK; }));
+  ASSERT_TRUE(pump(members, [&] {
+    for (const Member& m : members)
+      if (m.messages.size() < 1016) return false;
+    return true;
+  }));
+  for (const Member& m : members)
+    EXPECT_TRUE(m.messages.back() == (std::pair<uint32_t, std::string>{2, large}))
+        << "node " << m.node << ": " << m.messages.back().second.size() << " bytes from node " << m.messages.back().first;
 
   cpg_address list[CPG_MEMBERS_MAX];
   int n_list = 0;

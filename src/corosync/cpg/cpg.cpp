@@ -1,10 +1,10 @@
 // libcpg.so.4 over librtotem's process groups. One group per handle, as CPG has it; a group's
 // name maps to an rtotem group name (group_name.hpp). rtotemd already orders what CPG's users
 // rely on: a departed node's last messages come before the confchg that reports it NODEDOWN,
-// and that confchg before the totem confchg of the new ring. Where rtotem differs: processes that
-// a merge brings in are reported joining with reason JOIN (Corosync: NODEUP), after the totem
-// confchg; and a message larger than the cluster's totem.max_message_size is refused
-// (CS_ERR_TOO_BIG) rather than sent in pieces.
+// and that confchg before the totem confchg of the new ring; and librtotem sends a message larger
+// than one multicast in pieces and puts it back together, as libcpg does. Where rtotem differs:
+// processes that a merge brings in are reported joining with reason JOIN (Corosync: NODEUP),
+// after the totem confchg.
 #include <corosync/cpg.h>
 
 #include <unistd.h>

@@ -1,0 +1,119 @@
+// The library's side of a message sent in pieces: put back together per sender and group, in
+// whatever interleaving the ring delivers; whatever cannot be finished is dropped, never a crash.
+#include "src/client/message_pieces.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace rtotem::client {
+namespace {
+
+using Bytes = std::vector<std::byte>;
+using Outcome = PieceAssembler::Outcome;
+
+// The pieces a sender's library makes of `message`, `each` bytes of it per piece.
+std::vector<Bytes> split(const std::string& message, std::size_t each) {
+  std::vector<Bytes> pieces;
+  for (std::size_t at = 0; at < message.size(); at += each) {
+    Bytes piece(kPieceHeaderSize);
+    put_piece_header(std::span<std::byte, kPieceHeaderSize>(piece.data(), kPieceHeaderSize), at == 0, message.size());
+    const std::string part = message.substr(at, each);
+    for (const char c : part) piece.push_back(static_cast<std::byte>(c));
+    pieces.push_back(std::move(piece));
+  }
+  return pieces;
+}
+
+std::string text(std::span<const std::byte> bytes) { return {reinterpret_cast<const char*>(bytes.data()), bytes.size()}; }
+
+constexpr rtotem_member kA{1, 100};
+constexpr rtotem_member kB{2, 200};
+
+TEST(MessagePieces, InterleavedSendersAreEachPutBackTogetherAtTheirLastPiece) {
+  PieceAssembler assembler;
+  const auto a = split("the first sender's long message", 4);
+  const auto b = split("another one, from node 2", 5);
+  std::vector<std::string> delivered;
+  for (std::size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    if (i < a.size() && assembler.add(kA, "g", a[i]) == Outcome::kComplete) delivered.push_back(text(assembler.message()));
+    if (i < b.size() && assembler.add(kB, "g", b[i]) == Outcome::kComplete) delivered.push_back(text(assembler.message()));
+  }
+  EXPECT_EQ(delivered, (std::vector<std::string>{"another one, from node 2", "the first sender's long message"}));
+  EXPECT_EQ(assembler.pending(), 0u);
+  EXPECT_EQ(assembler.dropped(), 0u);
+}
+
+TEST(MessagePieces, TheSameSenderInTwoGroupsIsTwoMessages) {
+  PieceAssembler assembler;
+  const auto one = split("0123456789", 3);
+  const auto two = split("abcdefghij", 3);
+  for (std::size_t i = 0; i + 1 < one.size(); ++i) {
+    EXPECT_EQ(assembler.add(kA, "g1", one[i]), Outcome::kPending);
+    EXPECT_EQ(assembler.add(kA, "g2", two[i]), Outcome::kPending);
+  }
+  ASSERT_EQ(assembler.add(kA, "g2", two.back()), Outcome::kComplete);
+  EXPECT_EQ(text(assembler.message()), "abcdefghij");
+  ASSERT_EQ(assembler.add(kA, "g1", one.back()), Outcome::kComplete);
+  EXPECT_EQ(text(assembler.message()), "0123456789");
+}
+
+TEST(MessagePieces, AMemberThatMissedTheFirstPieceDropsTheRestAndTakesTheNextMessage) {
+  PieceAssembler assembler;
+  const auto missed = split("begun before this member joined", 8);
+  for (std::size_t i = 1; i < missed.size(); ++i) EXPECT_EQ(assembler.add(kA, "g", missed[i]), Outcome::kDropped);
+  const auto next = split("the next one", 5);
+  Outcome last{};
+  for (const Bytes& piece : next) last = assembler.add(kA, "g", piece);
+  ASSERT_EQ(last, Outcome::kComplete);
+  EXPECT_EQ(text(assembler.message()), "the next one");
+  EXPECT_EQ(assembler.dropped(), missed.size() - 1);
+}
+
+TEST(MessagePieces, ASenderThatLeftMidMessageLeavesNothingBehind) {
+  PieceAssembler assembler;
+  const auto cut = split("cut short by a leave", 6);
+  EXPECT_EQ(assembler.add(kA, "g", cut[0]), Outcome::kPending);
+  EXPECT_EQ(assembler.add(kB, "g", split("kept", 2)[0]), Outcome::kPending);
+  assembler.forget(kA, "g");
+  EXPECT_EQ(assembler.pending(), 1u);
+  EXPECT_EQ(assembler.add(kA, "g", cut[1]), Outcome::kDropped);
+  assembler.forget_group("g");
+  EXPECT_EQ(assembler.pending(), 0u);
+  EXPECT_EQ(assembler.dropped(), 3u);  // A's message, A's stray piece, B's message
+}
+
+TEST(MessagePieces, AFirstPieceWhileAMessageIsUnfinishedStartsAfresh) {
+  PieceAssembler assembler;
+  const auto abandoned = split("abandoned by its library", 5);
+  EXPECT_EQ(assembler.add(kA, "g", abandoned[0]), Outcome::kPending);
+  const auto fresh = split("fresh", 4);
+  EXPECT_EQ(assembler.add(kA, "g", fresh[0]), Outcome::kPending);
+  ASSERT_EQ(assembler.add(kA, "g", fresh[1]), Outcome::kComplete);
+  EXPECT_EQ(text(assembler.message()), "fresh");
+  EXPECT_EQ(assembler.dropped(), 1u);
+}
+
+TEST(MessagePieces, PiecesThatDoNotFitTheirMessageAreDroppedWithIt) {
+  const auto bytes = [](std::initializer_list<int> v) {
+    Bytes out;
+    for (int b : v) out.push_back(static_cast<std::byte>(b));
+    return out;
+  };
+  PieceAssembler assembler;
+  EXPECT_EQ(assembler.add(kA, "g", bytes({1, 0, 0})), Outcome::kDropped);                 // header cut short
+  EXPECT_EQ(assembler.add(kA, "g", bytes({3, 0, 0, 0, 4, 'x'})), Outcome::kDropped);      // an unknown flag
+  EXPECT_EQ(assembler.add(kA, "g", bytes({1, 0xff, 0xff, 0xff, 0xff})), Outcome::kDropped);  // above RTOTEM_MESSAGE_MAX
+  EXPECT_EQ(assembler.add(kA, "g", bytes({1, 0, 0, 0, 4, 'a', 'b'})), Outcome::kPending);
+  EXPECT_EQ(assembler.add(kA, "g", bytes({0, 0, 0, 0, 5, 'c'})), Outcome::kDropped);      // another message's size
+  EXPECT_EQ(assembler.pending(), 0u);
+  EXPECT_EQ(assembler.add(kA, "g", bytes({1, 0, 0, 0, 4, 'a', 'b'})), Outcome::kPending);
+  EXPECT_EQ(assembler.add(kA, "g", bytes({0, 0, 0, 0, 4, 'c', 'd', 'e'})), Outcome::kDropped);  // past its size
+  EXPECT_EQ(assembler.pending(), 0u);
+  EXPECT_EQ(assembler.dropped(), 5u);
+}
+
+}  // namespace
+}  // namespace rtotem::client
