@@ -34,6 +34,7 @@ rtotem_reason reason_of(std::uint32_t cpg_reason) {
     case CPG_REASON_JOIN: return RTOTEM_JOIN;
     case CPG_REASON_NODEDOWN: return RTOTEM_NODEDOWN;
     case CPG_REASON_PROCDOWN: return RTOTEM_PROCDOWN;
+    case CPG_REASON_NODEUP: return RTOTEM_NODEUP;
     default: return RTOTEM_LEAVE;
   }
 }
@@ -125,9 +126,11 @@ class CpgGroupClient final : public GroupClient {
     copy(left, n_left, c.left_);
     c.left_reasons_.clear();
     for (std::size_t i = 0; i < n_left; ++i) c.left_reasons_.push_back(reason_of(left[i].reason));
+    c.joined_reasons_.clear();
+    for (std::size_t i = 0; i < n_joined; ++i) c.joined_reasons_.push_back(reason_of(joined[i].reason));
     c.callbacks_.group_change(rtotem_group_change{c.group_.c_str(), c.members_.data(), c.members_.size(),
                                                   c.joined_.data(), c.joined_.size(), c.left_.data(), c.left_.size(),
-                                                  c.left_reasons_.data()});
+                                                  c.left_reasons_.data(), c.joined_reasons_.data()});
   }
 
   static void on_totem_confchg(cpg_handle_t handle, cpg_ring_id ring_id, std::uint32_t n_members,
@@ -141,7 +144,7 @@ class CpgGroupClient final : public GroupClient {
   Callbacks callbacks_;
   std::string group_;
   std::vector<rtotem_member> members_, joined_, left_;
-  std::vector<rtotem_reason> left_reasons_;
+  std::vector<rtotem_reason> left_reasons_, joined_reasons_;
 };
 
 }  // namespace

@@ -96,7 +96,8 @@ struct rtotem_member {
   uint32_t pid;
 };
 
-enum rtotem_reason { RTOTEM_JOIN = 0, RTOTEM_LEAVE = 1, RTOTEM_NODEDOWN = 2, RTOTEM_PROCDOWN = 3 };
+/* Why a process joined (JOIN: it joined; NODEUP: its node's ring merged with this one) or left. */
+enum rtotem_reason { RTOTEM_JOIN = 0, RTOTEM_LEAVE = 1, RTOTEM_NODEDOWN = 2, RTOTEM_PROCDOWN = 3, RTOTEM_NODEUP = 4 };
 
 struct rtotem_group_change {
   const char *group;
@@ -107,6 +108,7 @@ struct rtotem_group_change {
   const struct rtotem_member *left;
   size_t n_left;
   const enum rtotem_reason *left_reason;
+  const enum rtotem_reason *joined_reason; /* one per joined: RTOTEM_JOIN or RTOTEM_NODEUP */
 };
 
 struct rtotem_ring_change {

@@ -90,13 +90,14 @@ int handle(rtotem_t* h, const Event& event) {
     }
     case EventId::kGroupChange: {
       const auto group = rtotem::ipc::read_string(in, RTOTEM_GROUP_NAME_MAX);
-      if (!group || !read_members(in, h->members, nullptr) || !read_members(in, h->joined, nullptr) ||
+      if (!group || !read_members(in, h->members, nullptr) || !read_members(in, h->joined, &h->joined_reasons) ||
           !read_members(in, h->left, &h->reasons))
         return -EPROTO;
       h->group.assign(*group);
       for (const rtotem_member& gone : h->left) h->pieces.forget(gone, h->group);
       const rtotem_group_change c{h->group.c_str(), h->members.data(), h->members.size(), h->joined.data(),
-                                  h->joined.size(), h->left.data(), h->left.size(), h->reasons.data()};
+                                  h->joined.size(), h->left.data(), h->left.size(), h->reasons.data(),
+                                  h->joined_reasons.data()};
       if (h->callbacks.group_change) h->callbacks.group_change(h, &c, h->ctx);
       return 0;
     }

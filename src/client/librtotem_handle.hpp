@@ -34,7 +34,7 @@ struct rtotem_handle {
   // Scratch for decoded events, reused.
   std::string group;
   std::vector<rtotem_member> members, joined, left;
-  std::vector<rtotem_reason> reasons;
+  std::vector<rtotem_reason> reasons, joined_reasons;
   std::vector<std::uint32_t> nodeids;
   rtotem_quorum_fn quorum_changed = nullptr;  // rtotem_quorum_track's
   std::vector<rtotem_quorum_node> quorum_nodes;

@@ -135,6 +135,7 @@ const char* reason_name(rtotem_reason r) {
     case RTOTEM_LEAVE: return "leave";
     case RTOTEM_NODEDOWN: return "nodedown";
     case RTOTEM_PROCDOWN: return "procdown";
+    case RTOTEM_NODEUP: return "nodeup";
   }
   return "?";
 }
@@ -176,11 +177,12 @@ void on_group_change(rtotem_t*, const rtotem_group_change* c, void* ctx) {
   if (json) {
     fmt::print("{{\"event\": \"group\", \"group\": {}, \"members\": {}, \"joined\": {}, \"left\": {}}}\n",
                rtotem::ipc::json_quoted(c->group),
-               member_list(c->members, c->n_members, true), member_list(c->joined, c->n_joined, true),
+               member_list(c->members, c->n_members, true), member_list(c->joined, c->n_joined, true, c->joined_reason),
                member_list(c->left, c->n_left, true, c->left_reason));
   } else {
     fmt::print("group {}: members [{}] joined [{}] left [{}]\n", c->group, member_list(c->members, c->n_members, false),
-               member_list(c->joined, c->n_joined, false), member_list(c->left, c->n_left, false, c->left_reason));
+               member_list(c->joined, c->n_joined, false, c->joined_reason),
+               member_list(c->left, c->n_left, false, c->left_reason));
   }
   std::fflush(stdout);
 }

@@ -280,7 +280,11 @@ void Daemon::group_change(const groups::GroupChange& change) {
   ipc::BodyWriter body;
   body.string(change.group);
   put_processes(body, change.members);
-  put_processes(body, change.joined);
+  body.u32(static_cast<std::uint32_t>(change.joined.size()));
+  for (std::size_t i = 0; i < change.joined.size(); ++i) {
+    put_process(body, change.joined[i]);
+    body.u8(static_cast<std::uint8_t>(change.joined_reason[i]));
+  }
   body.u32(static_cast<std::uint32_t>(change.left.size()));
   for (std::size_t i = 0; i < change.left.size(); ++i) {
     put_process(body, change.left[i]);

@@ -126,7 +126,7 @@ constexpr bool answered(RequestId id) noexcept { return id != RequestId::kMcastA
 
 enum class EventId : std::int32_t {
   kDeliver = 101,      // u32 node, u32 pid, u8 mode (as kMcast's), group, data (the rest)
-  kGroupChange = 102,  // group, members, joined, left (each: u32 count, then u32 node, u32 pid; left adds u8 reason)
+  kGroupChange = 102,  // group, members, joined, left (each: u32 count, then u32 node, u32 pid; joined and left add u8 reason)
   kRingChange = 103,   // u32 representative, u64 ring seq, u8 transitional, u32 count, u32 node ids
   kBatch = 104,        // events in order, each a qb_ipc_response_header and its body (never a batch)
   kCredit = 105,       // u64 bytes of kMcastAsync requests taken since the connection began

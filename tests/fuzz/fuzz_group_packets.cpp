@@ -167,7 +167,9 @@ class Harness final : public GroupEvents {
     RTOTEM_ASSERT(change.left.size() == change.left_reason.size());
     for (const ProcessId& p : change.joined) RTOTEM_ASSERT(std::ranges::binary_search(change.members, p));
     for (const ProcessId& p : change.left) RTOTEM_ASSERT(!std::ranges::binary_search(change.members, p));
-    for (const Reason why : change.left_reason) RTOTEM_ASSERT(why != Reason::kJoin);
+    for (const Reason why : change.left_reason) RTOTEM_ASSERT(why != Reason::kJoin && why != Reason::kNodeUp);
+    RTOTEM_ASSERT(change.joined.size() == change.joined_reason.size());
+    for (const Reason why : change.joined_reason) RTOTEM_ASSERT(why == Reason::kJoin || why == Reason::kNodeUp);
   }
 
   void check_groups() const {

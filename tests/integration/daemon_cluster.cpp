@@ -181,6 +181,7 @@ void on_group_change(rtotem_t*, const rtotem_group_change* c, void* ctx) {
   e.group = c->group;
   e.members.assign(c->members, c->members + c->n_members);
   e.joined.assign(c->joined, c->joined + c->n_joined);
+  e.joined_reason.assign(c->joined_reason, c->joined_reason + c->n_joined);
   for (std::size_t i = 0; i < c->n_left; ++i) e.left.emplace_back(c->left[i], c->left_reason[i]);
   static_cast<TestClient*>(ctx)->changes.push_back(std::move(e));
 }

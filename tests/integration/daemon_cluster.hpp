@@ -102,6 +102,7 @@ struct GroupEvent {
   std::vector<rtotem_member> members;
   std::vector<std::pair<rtotem_member, rtotem_reason>> left;
   std::vector<rtotem_member> joined;
+  std::vector<rtotem_reason> joined_reason;  // one per joined
 };
 
 class TestClient {

@@ -77,7 +77,10 @@ class GroupCheckerTest : public ::testing::Test {
   void change(NodeId node, std::string_view group, std::vector<ProcessId> members, std::vector<ProcessId> joined,
               std::vector<ProcessId> left = {}, Reason why = Reason::kLeave) {
     const std::vector<Reason> reasons(left.size(), why);
-    checker.record_change(now, node, groups::GroupChange{group, members, joined, left, reasons});
+    const std::vector<Reason> joined_reasons(joined.size(), Reason::kJoin);
+    checker.record_change(now, node,
+                          groups::GroupChange{.group = group, .members = members, .joined = joined,
+                                              .joined_reason = joined_reasons, .left = left, .left_reason = reasons});
   }
   void message(NodeId node, std::string_view group, ProcessId sender) {
     checker.record_message(now, node, groups::GroupMessage{group, sender, Delivery::kAgreed, {}});

@@ -3,8 +3,8 @@
 // rely on: a departed node's last messages come before the confchg that reports it NODEDOWN,
 // and that confchg before the totem confchg of the new ring; and librtotem sends a message larger
 // than one multicast in pieces and puts it back together, as libcpg does. Where rtotem differs:
-// processes that a merge brings in are reported joining with reason JOIN (Corosync: NODEUP),
-// after the totem confchg.
+// processes that a merge brings in (reason NODEUP, as in Corosync) are reported after the totem
+// confchg, not before it.
 #include <corosync/cpg.h>
 
 #include <unistd.h>
@@ -78,6 +78,7 @@ uint32_t cpg_reason(rtotem_reason reason) {
     case RTOTEM_LEAVE: return CPG_REASON_LEAVE;
     case RTOTEM_NODEDOWN: return CPG_REASON_NODEDOWN;
     case RTOTEM_PROCDOWN: return CPG_REASON_PROCDOWN;
+    case RTOTEM_NODEUP: return CPG_REASON_NODEUP;
   }
   return CPG_REASON_UNDEFINED;
 }
@@ -120,7 +121,7 @@ void on_group_change(rtotem_t*, const rtotem_group_change* c, void* ctx) {
   if (s.membership == Membership::kNone || s.rtotem_group != c->group) return;
   fill(s.members, c->members, c->n_members, nullptr, CPG_REASON_UNDEFINED);
   fill(s.left, c->left, c->n_left, c->left_reason, CPG_REASON_UNDEFINED);
-  fill(s.joined, c->joined, c->n_joined, nullptr, CPG_REASON_JOIN);
+  fill(s.joined, c->joined, c->n_joined, c->joined_reason, CPG_REASON_JOIN);
   const bool own_join = has(s.joined, s.local_nodeid, s.pid);
   if (has(s.left, s.local_nodeid, s.pid)) s.membership = Membership::kNone;  // its last event for the group
   if (s.model.cpg_confchg_fn)

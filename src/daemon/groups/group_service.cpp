@@ -86,7 +86,7 @@ void GroupService::on_deliver(const membership::Delivered& message) {
   }
   const NodeId sender = message.sender;
   std::visit(Overloaded{
-                 [&](const GroupJoin& join) { on_join({sender, join.pid}, join.group); },
+                 [&](const GroupJoin& join) { on_join({sender, join.pid}, join.group, Reason::kJoin); },
                  [&](const GroupLeave& leave) {
                    if (sender == self_) own_leave_delivered(leave.group, leave.pid);
                    on_leave({sender, leave.pid}, leave.group, leave.reason);
@@ -95,7 +95,7 @@ void GroupService::on_deliver(const membership::Delivered& message) {
                    // Only a member multicasts to a group. After a merge its message can come before
                    // its daemon's join list does: it is reported joining first, so no client hears
                    // from a process it does not know (the join list then adds nothing for it).
-                   on_join({sender, mcast.pid}, mcast.group);
+                   on_join({sender, mcast.pid}, mcast.group, Reason::kNodeUp);
                    events_.group_message({mcast.group, {sender, mcast.pid}, message.delivery, mcast.data, mcast.piece});
                  },
                  [&](const GroupJoinList& list) { on_join_list(sender, list); },
@@ -103,13 +103,14 @@ void GroupService::on_deliver(const membership::Delivered& message) {
              packet);
 }
 
-void GroupService::on_join(ProcessId process, std::string_view group) {
+void GroupService::on_join(ProcessId process, std::string_view group, Reason why) {
   const auto it = group_for_join(group);
   Members& members = it->second;
   const auto at = std::ranges::lower_bound(members, process);
   if (at != members.end() && *at == process) return;  // a duplicate join changes nothing
   members.insert(at, process);
-  events_.group_change({.group = it->first, .members = members, .joined = std::span(&process, 1)});
+  events_.group_change(
+      {.group = it->first, .members = members, .joined = std::span(&process, 1), .joined_reason = std::span(&why, 1)});
 }
 
 void GroupService::on_leave(ProcessId process, std::string_view group, Reason why) {
@@ -130,6 +131,7 @@ void GroupService::on_leave(ProcessId process, std::string_view group, Reason wh
 // reported as one change, groups in name order.
 void GroupService::on_join_list(NodeId sender, const GroupJoinList& list) {
   std::vector<ProcessId> joined;
+  std::vector<Reason> reasons;
   for (auto run = list.entries.begin(); run != list.entries.end();) {
     const std::string_view group = run->group;
     const auto run_end = std::find_if(run, list.entries.end(),
@@ -144,7 +146,8 @@ void GroupService::on_join_list(NodeId sender, const GroupJoinList& list) {
     if (joined.empty()) continue;
     members.insert(members.end(), joined.begin(), joined.end());
     std::ranges::sort(members);
-    events_.group_change({.group = it->first, .members = members, .joined = joined});
+    reasons.assign(joined.size(), Reason::kNodeUp);
+    events_.group_change({.group = it->first, .members = members, .joined = joined, .joined_reason = reasons});
   }
 }
 

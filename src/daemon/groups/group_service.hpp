@@ -14,9 +14,10 @@
 //   and hears a departed process's last messages before its NODEDOWN, as corosync's CPG has it.
 // - A node that joined: what a daemon still holds of it is stale and leaves (NODEDOWN); then each
 //   daemon submits a join list of its local processes, and a process learnt from a join list is
-//   reported as joining (the two sides of a merge each see the other side join). A message from a
-//   process the daemon does not know yet (its daemon's join list is still on its way) reports
-//   that process joining first: a client never hears from a process it was not told of.
+//   reported as joining with NODEUP (the two sides of a merge each see the other side join, as
+//   corosync's CPG reports them). A message from a process the daemon does not know yet (its
+//   daemon's join list is still on its way) reports that process joining first, NODEUP too: a
+//   client never hears from a process it was not told of. A join delivered as such is JOIN.
 #pragma once
 
 #include <cstdint>
@@ -46,7 +47,7 @@ struct ProcessId {
 };
 
 // Values are the C API's enum rtotem_reason.
-enum class Reason : std::uint8_t { kJoin = 0, kLeave = 1, kNodeDown = 2, kProcDown = 3 };
+enum class Reason : std::uint8_t { kJoin = 0, kLeave = 1, kNodeDown = 2, kProcDown = 3, kNodeUp = 4 };
 
 struct GroupMessage {
   std::string_view group;
@@ -60,6 +61,7 @@ struct GroupChange {
   std::string_view group;
   std::span<const ProcessId> members;  // sorted, after the change
   std::span<const ProcessId> joined;
+  std::span<const Reason> joined_reason;  // one per joined: kJoin, or kNodeUp (learnt across a merge)
   std::span<const ProcessId> left;
   std::span<const Reason> left_reason;  // one per left
 };
@@ -137,7 +139,7 @@ class GroupService {
   };
 
   // What the ring delivers.
-  void on_join(ProcessId process, std::string_view group);
+  void on_join(ProcessId process, std::string_view group, Reason why);  // kJoin or kNodeUp
   void on_leave(ProcessId process, std::string_view group, Reason why);
   void on_join_list(NodeId sender, const GroupJoinList& list);
   void own_leave_delivered(std::string_view group, std::uint32_t pid);

@@ -61,6 +61,7 @@ const char* reason_text(Reason reason) {
     case Reason::kLeave: return "leave";
     case Reason::kNodeDown: return "nodedown";
     case Reason::kProcDown: return "procdown";
+    case Reason::kNodeUp: return "nodeup";
   }
   return "?";
 }
@@ -74,12 +75,17 @@ class Recorder final : public GroupEvents {
   }
   void group_change(const GroupChange& c) override {
     EXPECT_EQ(c.left.size(), c.left_reason.size());
+    EXPECT_EQ(c.joined.size(), c.joined_reason.size());
     EXPECT_TRUE(std::ranges::is_sorted(c.members));
-    std::string left;
+    std::string left, joined;
     for (std::size_t i = 0; i < c.left.size(); ++i)
       left += (i == 0 ? "" : " ") + process_text(c.left[i]) + " " + reason_text(c.left_reason[i]);
-    records.push_back(std::string(c.group) + ": members " + processes_text(c.members) + " joined " +
-                      processes_text(c.joined) + " left [" + left + "]");
+    // A joiner's reason is written where it is not the usual join: "3:30 nodeup".
+    for (std::size_t i = 0; i < c.joined.size(); ++i)
+      joined += (i == 0 ? "" : " ") + process_text(c.joined[i]) +
+                (c.joined_reason[i] == Reason::kJoin ? "" : std::string(" ") + reason_text(c.joined_reason[i]));
+    records.push_back(std::string(c.group) + ": members " + processes_text(c.members) + " joined [" + joined +
+                      "] left [" + left + "]");
   }
   Records records;
 };
@@ -271,8 +277,8 @@ TEST(GroupService, JoinsLeavesAndMessagesAreReportedAlikeByEveryDaemon) {
       "a: 2:20 says 'hi' safe",
       "a: members [2:20] joined [] left [1:10 leave]",
       // Only a member multicasts (the daemon refuses others): one the group does not hold yet is
-      // reported joining before its message.
-      "a: members [2:20 3:30] joined [3:30] left []",
+      // reported joining before its message, NODEUP as when a merge brings it in.
+      "a: members [2:20 3:30] joined [3:30 nodeup] left []",
       "a: 3:30 says 'from outside' agreed",
   };
   for (NodeId id : {1, 2, 3}) EXPECT_EQ(ring.records(id), expected) << "node " << id;
@@ -327,6 +333,7 @@ TEST(GroupService, ADepartedNodesProcessesLeaveAfterItsLastMessagesOneChangePerG
   EXPECT_EQ(ring.service(1).group_names(), std::vector<std::string>{"a"});
 }
 
+// Each side reports the other's processes joining with NODEUP, as corosync's CPG does.
 TEST(GroupService, TwoPartitionsMergeEachSeeingTheOthersProcessesJoinThroughJoinLists) {
   FakeRing ring({1, 2, 3});
   ring.form({{1, 2}, {3}});
@@ -340,14 +347,14 @@ TEST(GroupService, TwoPartitionsMergeEachSeeingTheOthersProcessesJoinThroughJoin
   ring.deliver();
   // Join lists in sequence order: node 1's, node 2's, node 3's; a daemon's own list adds nothing.
   const Records seen_by_1_and_2{
-      "a: members [1:10 3:30] joined [3:30] left []",
-      "b: members [2:20 3:31] joined [3:31] left []",
+      "a: members [1:10 3:30] joined [3:30 nodeup] left []",
+      "b: members [2:20 3:31] joined [3:31 nodeup] left []",
   };
   for (NodeId id : {1, 2})
     EXPECT_EQ(Records(ring.records(id).begin() + long(before_12), ring.records(id).end()), seen_by_1_and_2);
   const Records seen_by_3{
-      "a: members [1:10 3:30] joined [1:10] left []",
-      "b: members [2:20 3:31] joined [2:20] left []",
+      "a: members [1:10 3:30] joined [1:10 nodeup] left []",
+      "b: members [2:20 3:31] joined [2:20 nodeup] left []",
   };
   EXPECT_EQ(Records(ring.records(3).begin() + long(before_3), ring.records(3).end()), seen_by_3);
   expect_agreement(ring, {1, 2, 3});
@@ -369,7 +376,7 @@ TEST(GroupService, AMessageFromAProcessNotYetKnownAfterAMergeComesAfterItsJoin) 
   ring.service(3).retry_pending();  // the join list, now behind the message
   const std::size_t before = ring.records(2).size();
   ring.deliver();
-  const Records seen{"a: members [1:10 3:30] joined [3:30] left []", "a: 3:30 says 'early' agreed"};
+  const Records seen{"a: members [1:10 3:30] joined [3:30 nodeup] left []", "a: 3:30 says 'early' agreed"};
   EXPECT_EQ(Records(ring.records(2).begin() + long(before), ring.records(2).end()), seen);
   EXPECT_EQ(Records(ring.records(1).end() - 2, ring.records(1).end()), seen);
   expect_agreement(ring, {1, 2, 3});
@@ -391,7 +398,7 @@ TEST(GroupService, ARefusedJoinListIsSentOnRetryAndRetryIsIdleOtherwise) {
   ring.service(2).retry_pending();  // nothing waits any more
   ASSERT_EQ(ring.accepted(2).size(), sent + 1);
   ring.deliver();
-  EXPECT_EQ(ring.records(1).back(), "a: members [2:20] joined [2:20] left []");
+  EXPECT_EQ(ring.records(1).back(), "a: members [2:20] joined [2:20 nodeup] left []");
   expect_agreement(ring, {1, 2});
 }
 
