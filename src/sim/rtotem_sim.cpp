@@ -89,12 +89,14 @@ std::string ring_text(const RingId& ring) { return fmt::format("{}/{}", ring.rep
 void print_summary(const RunParams& params, const SimResult& r) {
   fmt::print("seed {}: ok: {} node{}, {} messages delivered ({} deliveries), {} configurations, {} ring{} formed, "
              "{} crash{}, {} partition{}, {} submissions refused and retried, {} token losses, {} token "
-             "retransmits, {} s virtual ({} s to converge); {} pauses ({} timers fired overdue), {} torn crashes, "
+             "retransmits, {} s virtual ({} s to converge{}); {} pauses ({} timers fired overdue), {} torn crashes, "
              "{} packet copies late, {} damaged, {} to a full receive ring, {} from a dead incarnation\n",
              params.seed, params.nodes, plural(params.nodes), r.messages_delivered, r.deliveries, r.configurations,
              r.rings_formed, plural(r.rings_formed), r.crashes, r.crashes == 1 ? "" : "es", r.partitions,
              plural(r.partitions), r.submit_refusals, r.counters.token_losses, r.counters.tokens_retransmitted,
-             seconds(r.end_us), seconds(r.converged_us), r.pauses, r.timers_overdue, r.torn, r.network.late,
+             seconds(r.end_us), seconds(r.converged_us),
+             r.drain_windows > 0 ? fmt::format(", {} drain window{} past the bound", r.drain_windows, plural(r.drain_windows)) : "",
+             r.pauses, r.timers_overdue, r.torn, r.network.late,
              r.network.corrupted, r.network.ring_full, r.network.from_dead_incarnation);
   if (params.groups)
     fmt::print("  groups: {} changes, {} messages, {} views compared\n", r.group_changes, r.group_messages,

@@ -8,7 +8,8 @@
 // after every fault, to judge progress while the faults go on. Liveness phase: the network heals and
 // stops losing and duplicating (its delays stay), every crashed node restarts, no new messages
 // are made (refused ones are still retried), and the run ends once the live nodes are one ring
-// with everything delivered, or at spec.liveness_bound_us.
+// with everything delivered, or at spec.liveness_bound_us; past it, a ring of every live node
+// that still delivers its backlog is given drain windows, up to ten bounds in all.
 //
 // Each step goes to the next event (a network delivery, a timer deadline, an application
 // submission or a fault), then, at that instant: due faults run; every node (in id order) polls
@@ -226,6 +227,7 @@ struct SimResult {
   std::uint64_t timers_overdue = 0;        // fired after their deadline: by a node waking from a pause
   Time end_us = 0;                         // virtual time at the end of the run
   Time converged_us = 0;                   // liveness phase length: end_us - duration
+  std::uint64_t drain_windows = 0;         // windows past the liveness bound a draining ring was given
   membership::NodeCounters counters;       // summed over every incarnation of every node
   std::vector<NodeSnapshot> nodes;
   transport::SimNetworkStats network;
@@ -288,6 +290,13 @@ class SimCluster {
   // Opens or closes the member's span of NodeSnapshot::operational.
   void note_operational(Member& member, bool operational);
   bool converged() const;
+  // The liveness phase's look at a ring past its bound (sim_cluster.cpp: kLivenessDrainBounds).
+  struct Drain {
+    RingId ring_id{};
+    std::uint64_t deliveries = 0;
+    bool looked = false;
+  };
+  bool draining(Drain& last) const;
   SimResult result() const;
   void report_connectivity(Time now);
   // A network the progress rule (and link-failover) judges: kProgressLossMax and
@@ -361,6 +370,7 @@ class SimCluster {
   Time same_instant_us_ = 0;               // the stall guard: steps without time moving
   std::uint64_t same_instant_steps_ = 0;
   bool stalled_ = false;
+  std::uint64_t liveness_extensions_ = 0;  // drain windows the liveness phase was given
   std::vector<FormedRing> rings_;          // every ring a node has been operational in
   std::uint64_t submit_refusals_ = 0;
   membership::NodeCounters crashed_counters_;  // summed over the incarnations that crashed

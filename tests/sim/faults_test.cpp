@@ -255,6 +255,26 @@ TEST(Faults, SixtyFourNodesFormARingLoseOneAndTakeItBack) {
   expect_one_ring_of_all(spec, r);
 }
 
+// Seed 25 at 16 nodes: six slow receivers hold the token, and at the liveness bound the one ring
+// of all 16 still drains its backlog (65..205 messages a node). It is given drain windows while it
+// delivers, and converges; a backlog that outlasts ten bounds is still a liveness failure.
+TEST(Faults, ARingStillDrainingAtTheLivenessBoundIsGivenTimeWhileItDelivers) {
+  SimOptions options;
+  options.nodes = 16;
+  const SimSpec spec = to_spec(resolve(options, 25));
+  const SimResult r = run(spec);
+  EXPECT_TRUE(r.ok()) << explain(spec, r);
+  EXPECT_GT(r.drain_windows, 0u) << "converged within the bound: this seed no longer tests the drain";
+  expect_one_ring_of_all(spec, r);
+
+  SimSpec short_bound = spec;
+  short_bound.liveness_bound_us = 2 * kSecondUs;
+  const SimResult cut = run(short_bound);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_GT(cut.drain_windows, 0u);
+  for (const Violation& v : cut.violations) EXPECT_EQ(kind_of(v.property), Kind::kLiveness) << v.detail;
+}
+
 TEST(Options, TheNewFaultsAreEachOffInAboutHalfTheSeeds) {
   std::array<int, 5> off{};
   constexpr int kSeeds = 400;
