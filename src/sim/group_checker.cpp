@@ -86,10 +86,17 @@ void GroupChecker::record_delivery(Time now, NodeId node, const Delivered& messa
                        message.seq, message.ring_id.rep, message.ring_id.seq, message.sender,
                        fmt::join(state.members, ",")));
   groups::GroupPacket packet;
+  state.delivering.reset();
   if (const auto error = groups::decode_group_packet(message.payload, packet); error != groups::GroupDecodeError::kNone)
     report(Property::kNoCreation, now, {node, message.sender},
            fmt::format("group packet seq {} from node {} does not decode: {}", message.seq, message.sender,
                        groups::describe(error)));
+  else if (const auto* join = std::get_if<groups::GroupJoin>(&packet))
+    state.delivering = Delivering{.sender = message.sender, .join = true, .pid = join->pid};
+  else if (const auto* mcast = std::get_if<groups::GroupMcast>(&packet))
+    state.delivering = Delivering{.sender = message.sender, .pid = mcast->pid};
+  else if (std::holds_alternative<groups::GroupJoinList>(packet))
+    state.delivering = Delivering{.sender = message.sender, .join_list = true};
   if (state.regular && *state.regular == message.ring_id) {
     ++state.delivered;
     const PacketKey key{message.ring_id.rep, message.ring_id.seq, message.seq, message.index};
@@ -117,6 +124,7 @@ void GroupChecker::record_delivery(Time now, NodeId node, const Delivered& messa
 void GroupChecker::begin_configuration(Time, NodeId node, const ConfigChange& change) {
   const std::size_t at = index_of(node);
   NodeState& state = states_[at];
+  state.delivering.reset();  // what a configuration change reports, no packet made
   if (change.transitional) return;
   state.in_regular_change = true;
   state.regular = change.ring_id;
@@ -159,6 +167,14 @@ void GroupChecker::record_change(Time now, NodeId node, const groups::GroupChang
            fmt::format("group '{}': members {} joined {} left {} make {}, not the reported {}", change.group,
                        members_text(before), members_text(change.joined), members_text(change.left),
                        members_text(expected), members_text(change.members)));
+  for (std::size_t i = 0; state.delivering && i < change.joined.size(); ++i) {
+    const groups::Reason why = i < change.joined_reason.size() ? change.joined_reason[i] : groups::Reason::kLeave;
+    const std::string error = join_reason_error(*state.delivering, change.joined[i], why);
+    if (!error.empty())
+      report(Property::kGroupJoinReason, now, {node, change.joined[i].node},
+             fmt::format("process {} joined group '{}' with reason {}: {}", process_text(change.joined[i]),
+                         change.group, static_cast<int>(why), error));
+  }
   for (std::size_t i = 0; i < change.left.size() && i < change.left_reason.size(); ++i) {
     if (change.left_reason[i] != groups::Reason::kNodeDown) continue;
     const ProcessId& process = change.left[i];
@@ -172,6 +188,15 @@ void GroupChecker::record_change(Time now, NodeId node, const groups::GroupChang
     state.views.erase(std::string(change.group));
   else
     state.views.insert_or_assign(std::string(change.group), Members(change.members.begin(), change.members.end()));
+}
+
+std::string GroupChecker::join_reason_error(const Delivering& delivering, const ProcessId& joined, groups::Reason why) {
+  if (joined.node != delivering.sender) return fmt::format("the packet being delivered is node {}'s", delivering.sender);
+  if (delivering.join_list) return why == groups::Reason::kNodeUp ? "" : "at its node's join list, which is a NODEUP";
+  if (delivering.pid != joined.pid)
+    return fmt::format("at the {} of process {}", delivering.join ? "join" : "message", delivering.pid);
+  if (delivering.join) return why == groups::Reason::kJoin ? "" : "at its own join, which is a JOIN";
+  return why == groups::Reason::kNodeUp ? "" : "at its first message, which only a merge makes a join: NODEUP";
 }
 
 void GroupChecker::record_message(Time now, NodeId node, const groups::GroupMessage& message) {

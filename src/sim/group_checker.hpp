@@ -10,6 +10,8 @@
 //   not in its transitional one (departed, or joined and thus stale), and after it no process of
 //   such a node is left. With the packets' check above, a departed node's last messages come
 //   before its processes' NODEDOWN, at every surviving member.
+// - kGroupJoinReason: a process joins where a packet of its node is delivered: with JOIN at its own
+//   join packet, with NODEUP at its node's join list or at a message from it (a merge brought it).
 //
 // Settled: views agree only once each side has learnt a node's processes. A node knows its own
 // first-hand; after a merge, it knows another side's node's processes only once that node's join
@@ -73,6 +75,12 @@ class GroupChecker {
   std::uint64_t views_compared() const noexcept { return views_compared_; }
 
  private:
+  struct Delivering {
+    NodeId sender = transport::kNoNode;
+    bool join = false;      // a JOIN (else a message or a join list: a leave makes no joins)
+    bool join_list = false;
+    std::uint32_t pid = 0;  // a JOIN's or a message's
+  };
   struct NodeState {
     Views views;
     std::optional<RingId> regular;       // the current regular configuration's ring
@@ -85,6 +93,8 @@ class GroupChecker {
     std::uint64_t lists_submitted = 0;
     std::uint64_t lists_self_delivered = 0;
     std::map<NodeId, std::uint64_t> lists_delivered;  // in `regular`, by sender
+    // The group packet being handed to the service, for the reasons of the joins it makes.
+    std::optional<Delivering> delivering;
   };
   // The first node to deliver a packet, as it stood just before.
   struct Seen {
@@ -96,6 +106,9 @@ class GroupChecker {
 
   void report(Property property, Time now, std::vector<NodeId> nodes, std::string detail);
   std::size_t index_of(NodeId node) const;
+  // Why `joined` may join at the packet being delivered; a reason, or "" where it agrees.
+  static std::string join_reason_error(const Delivering& delivering, const groups::ProcessId& joined,
+                                       groups::Reason why);
   bool settled(std::uint64_t mask, NodeId node) const;
   // Where two nodes' views differ on processes both are settled on; "" if nowhere.
   std::string difference(NodeId a_node, const Views& a, NodeId b_node, const Views& b,

@@ -96,6 +96,7 @@ Kind kind_of(Property property) noexcept {
     case Property::kGroupViews:
     case Property::kGroupSender:
     case Property::kGroupNodeDown:
+    case Property::kGroupJoinReason:
     case Property::kQuorumSplit:
     case Property::kQuorumAgreement:
     case Property::kQuorumWaitForAll: return Kind::kSafety;
@@ -126,6 +127,7 @@ std::string_view name_of(Property property) noexcept {
     case Property::kGroupViews: return "group-views";
     case Property::kGroupSender: return "group-sender";
     case Property::kGroupNodeDown: return "group-nodedown";
+    case Property::kGroupJoinReason: return "group-join-reason";
     case Property::kQuorumSplit: return "quorum-split";
     case Property::kQuorumAgreement: return "quorum-agreement";
     case Property::kQuorumWaitForAll: return "quorum-wait-for-all";

@@ -75,10 +75,12 @@ enum class Property : std::uint8_t {
   kLinkFailover,       // several links, and link failures the only membership faults: once every
                        // node is on one ring, no other ring forms (each link fails over first)
   // Process groups (group_checker.hpp): views agree at equal places in the order; a group message
-  // comes from a member; NODEDOWN comes with the regular configuration, after the node's messages.
+  // comes from a member; NODEDOWN comes with the regular configuration, after the node's messages;
+  // a join's reason is the packet's that made it (JOIN: its own join; NODEUP: a merge).
   kGroupViews,
   kGroupSender,
   kGroupNodeDown,
+  kGroupJoinReason,
   // Quorum (quorum_checker.hpp): no two disjoint rings quorate at once; members of a ring reach the
   // same decisions in the same order; wait_for_all holds until every node has been seen.
   kQuorumSplit,

@@ -75,9 +75,9 @@ class GroupCheckerTest : public ::testing::Test {
 
   // What a service reports: `node` sees `group` become `members`.
   void change(NodeId node, std::string_view group, std::vector<ProcessId> members, std::vector<ProcessId> joined,
-              std::vector<ProcessId> left = {}, Reason why = Reason::kLeave) {
+              std::vector<ProcessId> left = {}, Reason why = Reason::kLeave, Reason joined_why = Reason::kJoin) {
     const std::vector<Reason> reasons(left.size(), why);
-    const std::vector<Reason> joined_reasons(joined.size(), Reason::kJoin);
+    const std::vector<Reason> joined_reasons(joined.size(), joined_why);
     checker.record_change(now, node,
                           groups::GroupChange{.group = group, .members = members, .joined = joined,
                                               .joined_reason = joined_reasons, .left = left, .left_reason = reasons});
@@ -95,7 +95,7 @@ class GroupCheckerTest : public ::testing::Test {
     checker.record_submit(3, join_list_packet({}));
     for (NodeId node : kNodes) {
       deliver(node, kRing, 1, 1, join_list_packet({{"g", 10}}));
-      if (node != 1) change(node, "g", {p}, {p});
+      if (node != 1) change(node, "g", {p}, {p}, {}, Reason::kLeave, Reason::kNodeUp);
       deliver(node, kRing, 2, 2, join_list_packet({}));
       deliver(node, kRing, 3, 3, join_list_packet({}));
     }
@@ -183,6 +183,24 @@ TEST_F(GroupCheckerTest, ViewsDifferingAtTheEndBreakGroupViews) {
   change(3, "g", {}, {}, {{1, 10}});
   checker.finish(++now, kNodes);
   EXPECT_EQ(properties(), std::set{Property::kGroupViews});
+}
+
+// A join is a JOIN at the process's own join packet, and NODEUP where a merge brings it in (its
+// node's join list, or its first message before that list): either the other way round is wrong.
+TEST_F(GroupCheckerTest, AJoinReportedWithTheOtherReasonBreaksGroupJoinReason) {
+  const ProcessId p{1, 10};
+  const ProcessId q{2, 20};
+  merge_all();
+  deliver(2, kRing, 1, 1, join_list_packet({{"g", 10}}));
+  change(2, "g", {p}, {p});  // JOIN, at node 1's join list
+  EXPECT_EQ(properties(), std::set{Property::kGroupJoinReason});
+  EXPECT_NE(describe(checker.violations().back()).find("join list"), std::string::npos)
+      << describe(checker.violations().back());
+  deliver(2, kRing, 2, 2, join_packet("h", 20));
+  change(2, "h", {q}, {q}, {}, Reason::kLeave, Reason::kNodeUp);  // NODEUP, at its own join
+  EXPECT_EQ(checker.violation_count(), 2u);
+  EXPECT_NE(describe(checker.violations().back()).find("own join"), std::string::npos)
+      << describe(checker.violations().back());
 }
 
 TEST_F(GroupCheckerTest, AMessageFromAProcessNotInTheGroupBreaksGroupSender) {
