@@ -41,7 +41,8 @@ std::vector<std::byte> encode_body(const IpcRequest& request) {
     case RequestId::kGroupMembers: body.string(request.group); break;
     case RequestId::kMcast:
     case RequestId::kMcastAsync:
-      body.u8(request.order == membership::Delivery::kSafe ? 1 : 0);
+      body.u8(static_cast<std::uint8_t>((request.order == membership::Delivery::kSafe ? ipc::kModeSafe : 0) |
+                                        (request.piece ? ipc::kModePiece : 0)));
       body.string(request.group);
       body.bytes(request.data);
       break;

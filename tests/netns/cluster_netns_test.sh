@@ -278,7 +278,7 @@ wait_line() {  # wait_line NODE REGEX WHAT: until listener NODE prints (after it
 }
 
 joined_re() {  # joined_re NODE [PID]: a group change line in which NODE's listener (PID) joins
-  echo "^group $group: .* joined \[([^]]* )?$1:${2:-${listen_pid[$1]}}[] ]"
+  echo "^group $group: .* joined \[([^]]* )?$1:${2:-${listen_pid[$1]}}\("
 }
 
 left_re() {  # left_re NODE [PID]: a group change line in which NODE's listener (PID) leaves
