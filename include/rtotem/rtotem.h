@@ -15,6 +15,7 @@
  *   -ENOTCONN   the daemon is gone (or, for rtotem_mcast, the group is not joined: checked in
  *               the library, at once)
  *   -EMSGSIZE   the message is larger than RTOTEM_MESSAGE_MAX
+ *   -ETIMEDOUT  a message sent in pieces was cut short (see RTOTEM_MESSAGE_MAX)
  *   -EEXIST / -ENOENT   already joined / not joined
  *   -ENOSPC     rtotem_join: the connection is in 1,024 groups already
  *   -EACCES / -EMFILE   rtotem_connect: not allowed (root, the daemon's user and those of

@@ -41,7 +41,7 @@ class PieceAssembler {
 
   // The sender left the group: what it had begun is never finished.
   void forget(const rtotem_member& sender, std::string_view group);
-  // This member left the group: nothing more of it is delivered here.
+  // This member (re)joins the group: what was begun before it joined is never finished here.
   void forget_group(std::string_view group);
 
   std::uint64_t dropped() const noexcept { return dropped_; }
