@@ -78,9 +78,11 @@ int handle(rtotem_t* h, const Event& event) {
       if (!group || (mode & ~(rtotem::ipc::kModeSafe | rtotem::ipc::kModePiece)) != 0) return -EPROTO;
       h->group.assign(*group);
       auto data = in.get_rest();
+      std::vector<std::byte> whole;  // a message of pieces, freed once its callback returns
       if ((mode & rtotem::ipc::kModePiece) != 0) {
         if (h->pieces.add({m.nodeid, m.pid}, h->group, data) != PieceAssembler::Outcome::kComplete) return 0;
-        data = h->pieces.message();
+        whole = h->pieces.take_message();
+        data = whole;
       }
       m.group = h->group.c_str();
       m.data = data.data();
@@ -222,8 +224,11 @@ void mcast_head(rtotem_t* h, const char* group, rtotem_order order, const std::b
   if (piece_header != nullptr) body.bytes(std::span(piece_header, rtotem::client::kPieceHeaderSize));
 }
 
-// The checks the library makes itself, then the request's body (the data follows it uncopied).
-// 1: too large for one multicast (send it in pieces).
+// mcast_prepare's answer for a message too large for one multicast: send it in pieces.
+constexpr int kSendInPieces = 1;
+
+// The checks the library makes itself, then the request's body (the data follows it uncopied):
+// 0, kSendInPieces, or a negative errno.
 int mcast_prepare(rtotem_t* h, const char* group, const void* data, size_t len, rtotem_order order) {
   if (h == nullptr || !valid_group(group) || (data == nullptr && len > 0) ||
       (order != RTOTEM_AGREED && order != RTOTEM_SAFE))
@@ -233,7 +238,7 @@ int mcast_prepare(rtotem_t* h, const char* group, const void* data, size_t len, 
   if (h->data_max == 0 && len > 0) {
     if (const int rc = rtotem_max_message_size(h, &h->data_max); rc < 0) return rc;
   }
-  if (len > h->data_max) return h->data_max > rtotem::client::kPieceHeaderSize ? 1 : -EMSGSIZE;
+  if (len > h->data_max) return h->data_max > rtotem::client::kPieceHeaderSize ? kSendInPieces : -EMSGSIZE;
   mcast_head(h, group, order);
   return 0;
 }
@@ -269,7 +274,7 @@ int mcast_pieces(rtotem_t* h, const char* group, const void* data, size_t len, r
 
 int rtotem_mcast(rtotem_t* h, const char* group, const void* data, size_t len, rtotem_order order) {
   if (const int rc = mcast_prepare(h, group, data, len, order); rc != 0)
-    return rc == 1 ? mcast_pieces(h, group, data, len, order) : rc;
+    return rc == kSendInPieces ? mcast_pieces(h, group, data, len, order) : rc;
   const std::span<const std::byte> body = h->request.data();
   const std::span payload(static_cast<const std::byte*>(data), len);
   const std::size_t size = sizeof(qb_ipc_request_header) + body.size() + len;
@@ -285,7 +290,7 @@ int rtotem_mcast(rtotem_t* h, const char* group, const void* data, size_t len, r
 
 int rtotem_mcast_sync(rtotem_t* h, const char* group, const void* data, size_t len, rtotem_order order) {
   if (const int rc = mcast_prepare(h, group, data, len, order); rc != 0)
-    return rc == 1 ? mcast_pieces(h, group, data, len, order) : rc;
+    return rc == kSendInPieces ? mcast_pieces(h, group, data, len, order) : rc;
   return call_for_credit(h, RequestId::kMcast, h->request.data(), std::span(static_cast<const std::byte*>(data), len));
 }
 

@@ -31,13 +31,15 @@ class PieceAssembler {
  public:
   enum class Outcome : std::uint8_t {
     kPending,   // taken; more pieces to come
-    kComplete,  // the message is whole: message() until the next call
+    kComplete,  // the message is whole: take_message() hands it over
     kDropped,   // not part of a message this member can put together (counted in dropped())
   };
 
   // One delivered piece of `sender` in `group`.
   Outcome add(const rtotem_member& sender, std::string_view group, std::span<const std::byte> piece);
-  std::span<const std::byte> message() const noexcept { return complete_; }
+  // The message the last add() completed. Handed over, not kept: a handle that once received a
+  // 64 MiB message does not hold that memory until the next one completes.
+  std::vector<std::byte> take_message() noexcept { return std::move(complete_); }
 
   // The sender left the group: what it had begun is never finished.
   void forget(const rtotem_member& sender, std::string_view group);

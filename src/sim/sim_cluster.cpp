@@ -199,7 +199,7 @@ SimResult SimCluster::run() {
       while (!converged() && step(bound_us)) {}
       if (converged() || stalled_ || bound_us >= drain_cap_us || !draining(drain)) break;
       bound_us = std::min(drain_cap_us, bound_us + kDrainWindowTimeouts * totem_.token_timeout_ms * 1000);
-      ++liveness_extensions_;
+      ++drain_windows_;
     }
     // Nothing more was due before the bound: it ran out. The checker says what did not converge.
     if (!converged() && !stalled_ && network_.now_us() < bound_us) advance_to(bound_us);
@@ -475,7 +475,7 @@ SimResult SimCluster::result() const {
   r.timers_overdue = timers_overdue_;
   r.end_us = network_.now_us();
   r.converged_us = r.end_us > spec_.duration_us ? r.end_us - spec_.duration_us : 0;
-  r.drain_windows = liveness_extensions_;
+  r.drain_windows = drain_windows_;
   r.counters = crashed_counters_;
   for (NodeId id : ids_) {
     NodeSnapshot& n = r.nodes.emplace_back();

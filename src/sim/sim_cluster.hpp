@@ -370,7 +370,7 @@ class SimCluster {
   Time same_instant_us_ = 0;               // the stall guard: steps without time moving
   std::uint64_t same_instant_steps_ = 0;
   bool stalled_ = false;
-  std::uint64_t liveness_extensions_ = 0;  // drain windows the liveness phase was given
+  std::uint64_t drain_windows_ = 0;  // windows the liveness phase gave a ring that still delivers
   std::vector<FormedRing> rings_;          // every ring a node has been operational in
   std::uint64_t submit_refusals_ = 0;
   membership::NodeCounters crashed_counters_;  // summed over the incarnations that crashed

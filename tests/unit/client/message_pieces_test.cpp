@@ -38,12 +38,21 @@ TEST(MessagePieces, InterleavedSendersAreEachPutBackTogetherAtTheirLastPiece) {
   const auto b = split("another one, from node 2", 5);
   std::vector<std::string> delivered;
   for (std::size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
-    if (i < a.size() && assembler.add(kA, "g", a[i]) == Outcome::kComplete) delivered.push_back(text(assembler.message()));
-    if (i < b.size() && assembler.add(kB, "g", b[i]) == Outcome::kComplete) delivered.push_back(text(assembler.message()));
+    if (i < a.size() && assembler.add(kA, "g", a[i]) == Outcome::kComplete) delivered.push_back(text(assembler.take_message()));
+    if (i < b.size() && assembler.add(kB, "g", b[i]) == Outcome::kComplete) delivered.push_back(text(assembler.take_message()));
   }
   EXPECT_EQ(delivered, (std::vector<std::string>{"another one, from node 2", "the first sender's long message"}));
   EXPECT_EQ(assembler.pending(), 0u);
   EXPECT_EQ(assembler.dropped(), 0u);
+}
+
+TEST(MessagePieces, AWholeMessageIsHandedOverNotKept) {
+  PieceAssembler assembler;
+  const auto pieces = split("0123456789", 4);
+  for (std::size_t i = 0; i + 1 < pieces.size(); ++i) ASSERT_EQ(assembler.add(kA, "g", pieces[i]), Outcome::kPending);
+  ASSERT_EQ(assembler.add(kA, "g", pieces.back()), Outcome::kComplete);
+  EXPECT_EQ(text(assembler.take_message()), "0123456789");
+  EXPECT_TRUE(assembler.take_message().empty());  // its memory went with it
 }
 
 TEST(MessagePieces, TheSameSenderInTwoGroupsIsTwoMessages) {
@@ -55,9 +64,9 @@ TEST(MessagePieces, TheSameSenderInTwoGroupsIsTwoMessages) {
     EXPECT_EQ(assembler.add(kA, "g2", two[i]), Outcome::kPending);
   }
   ASSERT_EQ(assembler.add(kA, "g2", two.back()), Outcome::kComplete);
-  EXPECT_EQ(text(assembler.message()), "abcdefghij");
+  EXPECT_EQ(text(assembler.take_message()), "abcdefghij");
   ASSERT_EQ(assembler.add(kA, "g1", one.back()), Outcome::kComplete);
-  EXPECT_EQ(text(assembler.message()), "0123456789");
+  EXPECT_EQ(text(assembler.take_message()), "0123456789");
 }
 
 TEST(MessagePieces, AMemberThatMissedTheFirstPieceDropsTheRestAndTakesTheNextMessage) {
@@ -68,7 +77,7 @@ TEST(MessagePieces, AMemberThatMissedTheFirstPieceDropsTheRestAndTakesTheNextMes
   Outcome last{};
   for (const Bytes& piece : next) last = assembler.add(kA, "g", piece);
   ASSERT_EQ(last, Outcome::kComplete);
-  EXPECT_EQ(text(assembler.message()), "the next one");
+  EXPECT_EQ(text(assembler.take_message()), "the next one");
   EXPECT_EQ(assembler.dropped(), missed.size() - 1);
 }
 
@@ -92,7 +101,7 @@ TEST(MessagePieces, AFirstPieceWhileAMessageIsUnfinishedStartsAfresh) {
   const auto fresh = split("fresh", 4);
   EXPECT_EQ(assembler.add(kA, "g", fresh[0]), Outcome::kPending);
   ASSERT_EQ(assembler.add(kA, "g", fresh[1]), Outcome::kComplete);
-  EXPECT_EQ(text(assembler.message()), "fresh");
+  EXPECT_EQ(text(assembler.take_message()), "fresh");
   EXPECT_EQ(assembler.dropped(), 1u);
 }
 
