@@ -194,7 +194,7 @@ SimResult SimCluster::run() {
     end_faults(network_.now_us());
     Time bound_us = spec_.duration_us + spec_.liveness_bound_us;
     const Time drain_cap_us = spec_.duration_us + kLivenessDrainBounds * spec_.liveness_bound_us;
-    Drain drain;
+    Drain drain{.deliveries = checker_.deliveries()};  // the first look compares with the phase's start
     for (;;) {
       while (!converged() && step(bound_us)) {}
       if (converged() || stalled_ || bound_us >= drain_cap_us || !draining(drain)) break;
@@ -424,9 +424,10 @@ bool SimCluster::draining(Drain& last) const {
     if (!node.operational() || !(node.ring_id() == first.ring_id())) return false;
   }
   if (!std::ranges::equal(first.members(), live_)) return false;
-  // The first look has nothing to compare with: one window, to see.
+  // The first look asks for deliveries since the liveness phase began (on whatever ring); later
+  // ones for deliveries on this same ring since the last look.
   const bool progressed =
-      !last.looked || (last.ring_id == first.ring_id() && checker_.deliveries() > last.deliveries);
+      checker_.deliveries() > last.deliveries && (!last.looked || last.ring_id == first.ring_id());
   last = {first.ring_id(), checker_.deliveries(), true};
   return progressed;
 }
