@@ -23,6 +23,7 @@ void Node::gather_enter(Time now) {
   state_ = MemberState::kGather;
   insert(proc_set_, self_);
   consensus_ = single(self_);
+  heard_in_round_ = NodeList{};
   cancel_token_timers();
   events_.cancel_timer(TimerId::kTokenLoss);
   events_.cancel_timer(TimerId::kMergeDetect);
@@ -109,6 +110,8 @@ void Node::on_join(InboundPacket& packet, Time now) {
       ++counters_.joins_deferred;
       return;
     }
+    // A stranger's join names whom it hears (merge_vote.cpp), even one that gave up on us.
+    if (!contains(ring_.members, join.sender)) strangers_.says_live(join.sender, difference(join.proc_set, join.failed_set));
     // A stranger that gave up on us: its round goes on without us; answering would make us fail
     // it, and each side's joins would restart the other's round forever. Its ring's merge
     // detection brings us together. A member of our ring (or, past the deferral above, of the one
@@ -155,10 +158,15 @@ void Node::on_join(InboundPacket& packet, Time now) {
 }
 
 // A join sent by a member of our ring (or of the one being formed) before it learned of that
-// ring: left over from the round that formed it.
+// ring: left over from the round that formed it. Not so, in Commit, a join sent since our last
+// ring that gives up on a member of the new one: its sender never had the commit token (that
+// would have brought the new seq), and the ring will not form. Taken at once, not at the token
+// timeout: a link cut one way loses the commit token, and the round that follows gives up on the
+// node behind it.
 bool Node::join_is_stale(const Join& join) const noexcept {
   if (state_ == MemberState::kOperational) return contains(ring_.members, join.sender) && join.ring_seq < ring_.id.seq;
-  return contains(new_members_, join.sender) && join.ring_seq < commit_.ring_id.seq;
+  if (!contains(new_members_, join.sender) || join.ring_seq >= commit_.ring_id.seq) return false;
+  return !(state_ == MemberState::kCommit && join.ring_seq >= ring_.id.seq && intersects(join.failed_set, new_members_));
 }
 
 // As corosync: a node's failures are adopted only from a member of our last ring. Taking them
@@ -190,6 +198,7 @@ void Node::on_merge_detect(InboundPacket& packet, Time now) {
   }
   if (merge_detect.sender == self_ || merge_detect.ring_id == ring_.id) return;
   heard_foreign(merge_detect.sender, merge_detect.ring_id, now);
+  note_merge_detect(merge_detect, now);
 }
 
 // A node of another ring is alive and reaches us: the rings should become one.
@@ -225,15 +234,18 @@ void Node::on_consensus_timeout(Time now) {
     check_consensus(now);
     return;
   }
+  note_given_up(difference(members, consensus_));
   merge(failed_set_, difference(members, consensus_));
   gather_enter(now);
 }
 
+// The representative's, every merge period; a member's while it announces itself (merge_vote.cpp).
 void Node::send_merge_detect(Time now) {
-  if (state_ != MemberState::kOperational || ring_.id.rep != self_) return;
+  if (state_ != MemberState::kOperational || (ring_.id.rep != self_ && !announcing(now))) return;
   MergeDetect merge_detect;
   merge_detect.ring_id = ring_.id;
   merge_detect.sender = self_;
+  merge_detect.unheard = unheard_;
   SendBufferRef buffer;
   if (backend_->acquire(buffer) == Status::kOk) {
     buffer->set_payload_size(

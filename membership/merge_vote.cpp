@@ -14,8 +14,20 @@
 // hear stays out until they all hear it, e.g. until its link heals; a node alone on its ring
 // merges at once, as before. A stranger every member hears but that does not hear us (the link
 // cut its way) does not come to the merge: the ring forms again without it, and it is proposed
-// again only after a backoff that doubles, from a merge period up to 64 of them. Only when a merge starts changes: Gather, consensus and the commit
-// are as they were, so safety does not rest on this.
+// again only after a backoff that doubles, from a merge period up to 64 of them.
+//
+// Better, the stranger says so. A node that gave up on another at a consensus timeout without a
+// single packet from it in the round (joins are sent every join period), and then saw a node it
+// heard go on to a ring without it, does not hear the first where others do: a link cut its way.
+// (In a partition, all it heard are on its ring.) Until some packet from that node comes, its
+// merge detections name it `unheard`, at once when it installs a ring as representative. No
+// member of a ring holding an unheard node proposes or votes for that stranger; a stranger's join
+// that lists the node live (it hears it now) lifts that. The node named announces itself with
+// merge detections of its own for as long as the stranger keeps naming it, so the stranger hears
+// it as soon as the link is back. A one-way link then costs one re-formation however it falls. It
+// is the stranger's own word about what it receives: two rings cannot hold each other off, since
+// each lifts its word on hearing the other. Only when a merge starts changes: Gather, consensus
+// and the commit are as they were, so safety does not rest on this.
 #include <algorithm>
 
 #include "membership/node.hpp"
@@ -45,6 +57,49 @@ bool Node::note_stranger(NodeId node, Time now) noexcept {
   return true;
 }
 
+void Node::note_sender(NodeId sender) noexcept {
+  if (sender == kNoNode || sender == self_) return;
+  if (state_ == MemberState::kGather) insert(heard_in_round_, sender);
+  if (state_ != MemberState::kOperational) insert(heard_in_formation_, sender);
+  if (unheard_.count != 0) erase(unheard_, sender);
+}
+
+void Node::note_given_up(const NodeList& given_up) noexcept {
+  merge(given_up_unheard_, difference(given_up, heard_in_round_));
+}
+
+// A ring is installed. Those given up on unheard are ours to name only if a node we heard went on
+// without us: then they are heard elsewhere and not here (a link cut their way). In a partition,
+// everyone we heard is on our ring, and no one is named: the merge after it heals waits for no
+// word to be taken back.
+void Node::note_installed() noexcept {
+  const NodeList heard_elsewhere = difference(heard_in_formation_, ring_.members);
+  if (difference(heard_elsewhere, given_up_unheard_).count != 0)
+    merge(unheard_, difference(given_up_unheard_, heard_in_formation_));
+  unheard_ = difference(unheard_, ring_.members);  // on one ring with us: heard
+  heard_in_formation_ = given_up_unheard_ = NodeList{};
+}
+
+// How long a stranger's word that it does not hear a node holds, and how long that node announces
+// itself after the last such word. A stranger alone says it again each time it is operational:
+// every merge period, or after each Gather another ring's merge detection pulls it into. Two of
+// those let one word be lost; a stranger that hears the node again stops saying it.
+Time Node::unheard_word_window() const noexcept {
+  return 2 * (ms_to_time(config_.consensus_ms) + ms_to_time(config_.merge_ms) + ms_to_time(config_.join_ms));
+}
+
+void Node::note_merge_detect(const MergeDetect& merge_detect, Time now) {
+  strangers_.says_unheard(merge_detect.sender, merge_detect.unheard, now + unheard_word_window());
+  if (!contains(merge_detect.unheard, self_)) return;
+  const bool started = !announcing(now);
+  announce_until_ = now + unheard_word_window();
+  // The representative's merge detections run already; a member's start now.
+  if (started && state_ == MemberState::kOperational && ring_.id.rep != self_)
+    events_.arm_timer(TimerId::kMergeDetect, now + ms_to_time(config_.merge_ms));
+}
+
+bool Node::announcing(Time now) const noexcept { return now < announce_until_; }
+
 bool Node::vote_on_merge(Time now) {
   RTOTEM_ASSERT(state_ == MemberState::kOperational);
   Token& token = token_;
@@ -66,7 +121,7 @@ bool Node::vote_on_merge(Time now) {
       token.merge_proposer = token.merge_candidate = kNoNode;
       token.merge_votes = 0;
     } else {
-      if (strangers_.votes_for(token.merge_candidate, heard_since, now))
+      if (strangers_.votes_for(token.merge_candidate, heard_since, ring_.members, now))
         token.merge_votes = static_cast<std::uint16_t>(std::min<std::size_t>(token.merge_votes + 1u, kMembersMax));
       return false;
     }

@@ -142,6 +142,8 @@ void Node::on_packets(std::span<InboundPacket> batch, Time now) {
     if (type == PacketType::kToken) on_token(packet, now);
     if (type == PacketType::kCommit) on_commit(packet, now);
   }
+  // After the packets' effects, so that a Gather they began counts them as heard in it.
+  for (const InboundPacket& packet : batch) note_sender(packet.from);
   deliver_ready();
 }
 

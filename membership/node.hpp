@@ -39,7 +39,7 @@ enum class TimerId : std::uint8_t {
   kTokenHold,        // an idle ring: pass the held token on
   kJoin,             // Gather: send our join again
   kConsensus,        // Gather: who has not agreed by now is declared failed
-  kMergeDetect,      // the representative tells other rings this one exists
+  kMergeDetect,      // the representative tells other rings this one exists (or a member, itself)
 };
 inline constexpr std::size_t kTimerCount = 6;
 
@@ -228,6 +228,12 @@ class Node {
   Time stranger_window() const noexcept;
   bool note_stranger(NodeId node, Time now) noexcept;
   bool vote_on_merge(Time now);
+  void note_sender(NodeId sender) noexcept;
+  void note_given_up(const NodeList& given_up) noexcept;
+  void note_installed() noexcept;
+  void note_merge_detect(const MergeDetect& merge_detect, Time now);
+  bool announcing(Time now) const noexcept;
+  Time unheard_word_window() const noexcept;
   // recovery.cpp
   void recovery_enter(Time now);
   void recovery_abort();
@@ -298,6 +304,15 @@ class Node {
   // what shows our reception is back. Cleared once we are on a ring with others.
   bool deaf_ = false;
   StrangerLog strangers_;      // nodes outside our ring heard lately: the merge vote's evidence
+  // merge_vote.cpp. Since the last Gather entry, and since we left our last ring: the senders of
+  // any packet; since we left it, the nodes given up on at a consensus timeout without a packet
+  // from them in that round. The nodes we say we do not hear, until one of their packets comes;
+  // and until when we announce ourselves to a stranger that says it does not hear us.
+  NodeList heard_in_round_;
+  NodeList heard_in_formation_;
+  NodeList given_up_unheard_;
+  NodeList unheard_;
+  Time announce_until_ = 0;
   std::uint32_t retransmitted_this_visit_ = 0;
   NodeCounters counters_;
 };

@@ -29,6 +29,18 @@ inline void merge(NodeList& into, const NodeList& from) noexcept {
   for (NodeId id : from.view()) insert(into, id);
 }
 
+inline void erase(NodeList& set, NodeId id) noexcept {
+  auto* end = set.ids.begin() + set.count;
+  auto* at = std::lower_bound(set.ids.begin(), end, id);
+  if (at == end || *at != id) return;
+  std::move(at + 1, end, at);
+  --set.count;
+}
+
+inline bool intersects(const NodeList& a, const NodeList& b) noexcept {
+  return std::ranges::any_of(a.view(), [&](NodeId id) { return contains(b, id); });
+}
+
 inline bool is_subset(const NodeList& part, const NodeList& whole) noexcept {
   const auto p = part.view();
   const auto w = whole.view();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "membership/node_set.hpp"
 #include "membership/wire_io.hpp"
 #include "transport/assert.hpp"
 
@@ -20,12 +21,12 @@ constexpr std::size_t kJoinFixedSize = kPacketPrefixSize + 4 + 8 + 2 + 2;
 constexpr std::size_t kNodeIdSize = 4;
 constexpr std::size_t kCommitFixedSize = kPacketPrefixSize + kRingIdSize + 8 + 2 + 2;
 constexpr std::size_t kCommitMemberSize = 4 + kRingIdSize + 8 + 8;
-constexpr std::size_t kMergeDetectSize = kPacketPrefixSize + kRingIdSize + 4;
+constexpr std::size_t kMergeDetectFixedSize = kPacketPrefixSize + kRingIdSize + 4;
 static_assert(kMcastHeaderSize == 28);
 static_assert(kTokenFixedSize == 72);
 static_assert(kJoinFixedSize == 20);
 static_assert(kCommitFixedSize == 28 && kCommitMemberSize == 32);
-static_assert(kMergeDetectSize == 20);
+static_assert(kMergeDetectFixedSize == 20);
 // Counts travel as u16; the bounds must fit.
 static_assert(kRtrMax <= UINT16_MAX && kMembersMax <= UINT16_MAX);
 
@@ -192,7 +193,11 @@ std::size_t commit_size(const Commit& commit) noexcept {
   return kCommitFixedSize + commit.count * kCommitMemberSize;
 }
 
-std::size_t merge_detect_size() noexcept { return kMergeDetectSize; }
+// The unheard list only when there is one: a merge detection without it is the 20 bytes it
+// always was, so that nodes of the version before merge with ours.
+std::size_t merge_detect_size(const MergeDetect& merge) noexcept {
+  return kMergeDetectFixedSize + (merge.unheard.count == 0 ? 0 : 2 + merge.unheard.count * kNodeIdSize);
+}
 
 std::size_t members_max_for_mtu(std::size_t mtu) noexcept {
   if (mtu < kCommitFixedSize) return 0;
@@ -277,11 +282,13 @@ std::size_t encode_commit(const Commit& commit, std::span<std::byte> out) noexce
 
 std::size_t encode_merge_detect(const MergeDetect& merge, std::span<std::byte> out) noexcept {
   RTOTEM_ASSERT(merge.sender != kNoNode);
-  RTOTEM_ASSERT(out.size() >= kMergeDetectSize);
+  RTOTEM_ASSERT(out.size() >= merge_detect_size(merge));
+  RTOTEM_ASSERT(!contains(merge.unheard, merge.sender));
   WireWriter w(out);
   put_prefix(w, PacketType::kMergeDetect, kNoFlags);
   put_ring_id(w, merge.ring_id);
   w.put_u32(merge.sender);
+  if (merge.unheard.count != 0) put_node_list(w, merge.unheard);
   return w.written();
 }
 
@@ -365,6 +372,11 @@ DecodeError decode_merge_detect(std::span<const std::byte> packet, MergeDetect& 
   if (auto e = open_packet(r, PacketType::kMergeDetect, kNoFlags, flags); e != kNone) return e;
   if (auto e = get_ring_id(r, out.ring_id); e != kNone) return e;
   if (auto e = get_node(r, out.sender); e != kNone) return e;
+  out.unheard = NodeList{};
+  if (r.remaining() == 0) return kNone;
+  if (auto e = get_node_list(r, out.unheard); e != kNone) return e;
+  // One form per packet: an empty list is no list. And a node hears itself.
+  if (out.unheard.count == 0 || contains(out.unheard, out.sender)) return kBadValue;
   return close_packet(r);
 }
 

@@ -27,7 +27,9 @@ enum class PacketType : std::uint8_t {
   kToken = 2,        // the regular token, unicast to the ring successor
   kJoin = 3,         // Gather phase: my process set and failed set
   kCommit = 4,       // the commit token, unicast around the new ring twice
-  kMergeDetect = 5,  // a representative's "my ring exists": lets separate rings find each other
+  // A representative's "my ring exists" (or a member's "I exist" to a node that does not hear
+  // it): lets separate rings find each other.
+  kMergeDetect = 5,
 };
 
 struct RingId {
@@ -99,6 +101,10 @@ struct Commit {
 struct MergeDetect {
   RingId ring_id;
   NodeId sender = kNoNode;
+  // Nodes the sender gave up on without hearing them at all (a link cut their way), until it
+  // hears them again: a ring holding one of them does not merge with it (merge_vote.cpp). On
+  // the wire only when not empty.
+  NodeList unheard;
 };
 
 // Why a packet was refused. Every refusal is counted by the caller; none is a crash.
@@ -127,7 +133,7 @@ std::size_t mcast_header_size() noexcept;
 std::size_t token_size(const Token& token) noexcept;
 std::size_t join_size(const Join& join) noexcept;
 std::size_t commit_size(const Commit& commit) noexcept;
-std::size_t merge_detect_size() noexcept;
+std::size_t merge_detect_size(const MergeDetect& merge) noexcept;
 
 std::size_t encode_mcast_header(const McastHeader& header, std::span<std::byte> out) noexcept;
 std::size_t encode_token(const Token& token, std::span<std::byte> out) noexcept;

@@ -108,7 +108,7 @@ void check_packet(Bytes packet, bool inner) {
     case PacketType::kJoin: check_reencodes(packet, join, join_size(join), encode_join); break;
     case PacketType::kCommit: check_reencodes(packet, commit, commit_size(commit), encode_commit); break;
     case PacketType::kMergeDetect:
-      check_reencodes(packet, merge, merge_detect_size(), encode_merge_detect);
+      check_reencodes(packet, merge, merge_detect_size(merge), encode_merge_detect);
       break;
   }
 }

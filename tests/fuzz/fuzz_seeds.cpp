@@ -105,8 +105,8 @@ void packet_seeds() {
   for (NodeId n = 1; n <= 3; ++n) commit.members[n - 1] = {n, {1, 8}, 10 + n, 9 + n};
   write("fuzz_packets", "commit_three_members", encoded(commit, commit_size(commit), encode_commit));
 
-  const MergeDetect merge{{1, 8}, 1};
-  write("fuzz_packets", "merge_detect", encoded(merge, merge_detect_size(), encode_merge_detect));
+  const MergeDetect merge{{1, 8}, 1, nodes({3})};
+  write("fuzz_packets", "merge_detect", encoded(merge, merge_detect_size(merge), encode_merge_detect));
 
   // A whole datagram: the transport header of cluster "fuzz" (the target's), then the token.
   const Bytes payload = encoded(token, token_size(token), encode_token);

@@ -435,28 +435,32 @@ OneWayCut one_way_cut(std::uint32_t token_timeout_ms) {
   return out;
 }
 
-// With the simulator's 1 s token, 1 and 3 form the ring; 2, which hears them both, stays out:
-// 3 does not hear it, so the merge vote never passes (were 2's merge detection let in, each round
-// would fail it again, every merge period). One ring for the whole cut.
+// With the simulator's 1 s token. The commit token of the first round is lost on the cut link; 3
+// then gives up on 2 at its consensus timeout, and 1, still in Commit, takes that join at once
+// (join_is_stale) rather than at the token timeout: 1 and 2 form the ring. 3 heard 1 go on
+// without it and never heard 2, so it names 2 unheard, and the merge vote never passes (below).
+// One ring for the whole cut; all that is lost is the first re-formation (1.25 s of 60).
 TEST(Membership, APersistentOneWayCutLeavesTheTwoWayRingAlone) {
   const OneWayCut cut = one_way_cut(1000);
   RecordProperty("share_of_cut", fmt::format("{:.4f}", cut.share));
-  EXPECT_EQ(cut.ring, (std::vector<NodeId>{1, 3}));
+  EXPECT_EQ(cut.ring, (std::vector<NodeId>{1, 2}));
   EXPECT_EQ(cut.formations, 1u);
-  EXPECT_GE(cut.share, 0.96);  // all but the first re-formation's 2.2 s
+  EXPECT_GE(cut.share, 0.975);
 }
 
-// With a 250 ms token the first re-formation makes {1,2}, and the stranger, 3, is heard by both:
-// the vote passes, 3 comes, fails 2 (it does not hear it), and the ring forms again without it.
-// The stranger's backoff doubles from one merge period to 64 (12.8 s), so the ring forms 11
-// times in the 60 s and is up 89 % of it (without the backoff: every merge period, under 1 %).
-// Issue 18's 99 % needs the members to learn that the stranger does not hear one of them: not yet.
-TEST(Membership, AOneWayCutWhoseStrangerIsHeardByAllBacksOffItsMerges) {
+// With a 250 ms token, the same: {1,2}, and the stranger, 3, is heard by both. Were it let in, it
+// would fail 2 (it does not hear it) and the ring would form again without it, every backoff (11
+// rings, 89 % of the cut, before 3 said so). 3 gave up on 2 at the consensus timeout without a
+// packet from it, while a node it heard (1) went on without it: its merge detections name 2
+// unheard. No member of a ring holding 2 proposes or votes for 3, and 2, named, announces itself
+// to 3 until 3 hears it (merge_vote.cpp). One ring for the whole cut, up 99.4 % of it (issue 18
+// asks 99 %); healed, the three merge.
+TEST(Membership, AOneWayCutsStrangerNamesWhomItDoesNotHearAndStaysOut) {
   const OneWayCut cut = one_way_cut(250);
   RecordProperty("share_of_cut", fmt::format("{:.4f}", cut.share));
   EXPECT_EQ(cut.ring, (std::vector<NodeId>{1, 2}));
-  EXPECT_LE(cut.formations, 12u);  // 2 ^ 6 merge periods: six doublings, then one every 12.8 s
-  EXPECT_GE(cut.share, 0.88);
+  EXPECT_EQ(cut.formations, 1u);
+  EXPECT_GE(cut.share, 0.99);
 }
 
 // Node 3 stops hearing multicasts for 5 s (tokens still reach it) on a ring that loses 3 % of its

@@ -161,7 +161,7 @@ std::size_t make_packet(const FloodOptions& o, std::uint64_t n, std::mt19937_64&
         len = encode_join(join, payload);
         break;
       }
-      case 1: len = encode_merge_detect(MergeDetect{ring, o.as}, payload); break;
+      case 1: len = encode_merge_detect(MergeDetect{ring, o.as, {}}, payload); break;
       case 2: {
         Token token;
         token.ring_id = ring;

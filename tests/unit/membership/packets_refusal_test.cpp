@@ -21,7 +21,9 @@ TEST(Packets, EveryTruncationIsTooShortAndReadsNothingPastTheCut) {
     for (std::size_t n = 0; n < whole.size(); ++n) {
       // A copy of its own, sized to the cut, so AddressSanitizer sees any read past it.
       const Bytes cut(whole.begin(), whole.begin() + long(n));
-      EXPECT_EQ(decode_as(type, cut), kTooShort) << "type " << int(type) << " cut at " << n;
+      // A merge detection cut before its unheard list is one without it (its 20 bytes of old).
+      const bool without_list = type == PacketType::kMergeDetect && n == merge_detect_size(MergeDetect{});
+      EXPECT_EQ(decode_as(type, cut), without_list ? kNone : kTooShort) << "type " << int(type) << " cut at " << n;
     }
   }
 }

@@ -103,7 +103,8 @@ inline Commit sample_commit(std::size_t count) {
   return commit;
 }
 
-inline MergeDetect sample_merge_detect() { return {.ring_id = {4, 77}, .sender = 4}; }
+inline MergeDetect sample_merge_detect() { return {.ring_id = {4, 77}, .sender = 4, .unheard = node_list({2, 9})}; }
+inline MergeDetect full_merge_detect() { return {.ring_id = {4, 77}, .sender = 4, .unheard = full_node_list(5)}; }
 
 // Each encoder, into a buffer of exactly its announced size.
 template <class Packet, class Encode>
@@ -119,7 +120,7 @@ inline Bytes encoded(const Token& t) { return encoded_into(token_size(t), encode
 inline Bytes encoded(const Join& j) { return encoded_into(join_size(j), encode_join, j); }
 inline Bytes encoded(const Commit& c) { return encoded_into(commit_size(c), encode_commit, c); }
 inline Bytes encoded(const MergeDetect& m) {
-  return encoded_into(merge_detect_size(), encode_merge_detect, m);
+  return encoded_into(merge_detect_size(m), encode_merge_detect, m);
 }
 
 // A valid packet of each type; `full` fills every list to its bound.
@@ -129,7 +130,7 @@ inline Bytes sample_bytes(PacketType type, bool full) {
     case PacketType::kToken: return encoded(sample_token(full ? kRtrMax : 3));
     case PacketType::kJoin: return encoded(full ? full_join() : small_join());
     case PacketType::kCommit: return encoded(sample_commit(full ? kMembersMax : 3));
-    case PacketType::kMergeDetect: return encoded(sample_merge_detect());
+    case PacketType::kMergeDetect: return encoded(full ? full_merge_detect() : sample_merge_detect());
   }
   return {};
 }

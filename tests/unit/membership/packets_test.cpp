@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "membership/node_set.hpp"
 #include "membership/wire_io.hpp"
 #include "tests/unit/membership/packets_samples.hpp"
 
@@ -104,11 +105,26 @@ TEST(Packets, MergeDetectRoundTrips) {
   ASSERT_EQ(decode_merge_detect(encoded(sample_merge_detect()), got), kNone);
   EXPECT_EQ(got.ring_id, sample_merge_detect().ring_id);
   EXPECT_EQ(got.sender, sample_merge_detect().sender);
+  EXPECT_TRUE(equal(got.unheard, sample_merge_detect().unheard));
+}
+
+TEST(Packets, AMergeDetectionNamingItsOwnSenderUnheardOrAnEmptyListIsRefused) {
+  Bytes bytes = encoded(sample_merge_detect());
+  put_be(bytes, bytes.size() - 4, 4, 4);  // unheard {2, 9} becomes {2, 4}: 4 is the sender
+  MergeDetect got;
+  EXPECT_EQ(decode_merge_detect(bytes, got), kBadValue);
+  Bytes empty = encoded(MergeDetect{.ring_id = {4, 77}, .sender = 4});
+  ASSERT_EQ(decode_merge_detect(empty, got), kNone);  // no list: nobody unheard
+  EXPECT_EQ(got.unheard.count, 0u);
+  empty.push_back(std::byte{0});
+  empty.push_back(std::byte{0});  // a list of none: not the packet's one form
+  EXPECT_EQ(decode_merge_detect(empty, got), kBadValue);
 }
 
 TEST(Packets, SizesAreExactAndEncodersWriteNothingPastThem) {
   EXPECT_EQ(mcast_header_size(), 28u);
-  EXPECT_EQ(merge_detect_size(), 20u);
+  EXPECT_EQ(merge_detect_size(MergeDetect{}), 20u);  // as before the unheard list
+  EXPECT_EQ(merge_detect_size(full_merge_detect()), 22u + 4 * kMembersMax);
   EXPECT_EQ(token_size(sample_token(0)), 72u);
   EXPECT_EQ(token_size(sample_token(kRtrMax)), 72u + 8 * kRtrMax);
   EXPECT_EQ(join_size(full_join()), 20u + 4 * 2 * kMembersMax);
