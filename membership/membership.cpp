@@ -110,7 +110,7 @@ void Node::on_join(InboundPacket& packet, Time now) {
       ++counters_.joins_deferred;
       return;
     }
-    // A stranger's join names whom it hears (merge_vote.cpp), even one that gave up on us.
+    // A stranger's join lists whom it counts live (merge_vote.cpp), even one that gave up on us.
     if (!contains(ring_.members, join.sender)) strangers_.says_live(join.sender, difference(join.proc_set, join.failed_set));
     // A stranger that gave up on us: its round goes on without us; answering would make us fail
     // it, and each side's joins would restart the other's round forever. Its ring's merge
@@ -240,12 +240,13 @@ void Node::on_consensus_timeout(Time now) {
 }
 
 // The representative's, every merge period; a member's while it announces itself (merge_vote.cpp).
+// Never while deaf_: a node alone for failing to receive would pull the others into Gather.
 void Node::send_merge_detect(Time now) {
-  if (state_ != MemberState::kOperational || (ring_.id.rep != self_ && !announcing(now))) return;
+  if (state_ != MemberState::kOperational || deaf_ || (ring_.id.rep != self_ && !announcing(now))) return;
   MergeDetect merge_detect;
   merge_detect.ring_id = ring_.id;
   merge_detect.sender = self_;
-  merge_detect.unheard = unheard_;
+  merge_detect.unheard = published_unheard(now);
   SendBufferRef buffer;
   if (backend_->acquire(buffer) == Status::kOk) {
     buffer->set_payload_size(

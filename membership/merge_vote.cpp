@@ -20,13 +20,16 @@
 // single packet from it in the round (joins are sent every join period), and then saw a node it
 // heard go on to a ring without it, does not hear the first where others do: a link cut its way.
 // (In a partition, all it heard are on its ring.) Until some packet from that node comes, its
-// merge detections name it `unheard`, at once when it installs a ring as representative. No
-// member of a ring holding an unheard node proposes or votes for that stranger; a stranger's join
-// that lists the node live (it hears it now) lifts that. The node named announces itself with
-// merge detections of its own for as long as the stranger keeps naming it, so the stranger hears
-// it as soon as the link is back. A one-way link then costs one re-formation however it falls. It
-// is the stranger's own word about what it receives: two rings cannot hold each other off, since
-// each lifts its word on hearing the other. Only when a merge starts changes: Gather, consensus
+// merge detections name it `unheard` (sent at once when it installs a ring as representative, not
+// while deaf_). No member of a ring holding an unheard node proposes or votes for that stranger
+// while the word is fresh; a stranger's join that lists the node live (proc set less failed set)
+// lifts that. The node named announces itself with merge detections of its own for as long as the
+// stranger keeps naming it, so the stranger hears it as soon as the link is back. A one-way link
+// then costs one re-formation when the stranger is alone on its ring (as a node behind a one-way
+// cut is); only a representative names, so a larger stranger ring still relies on the backoff.
+// It is the stranger's own word about what it receives: two rings cannot hold each other off,
+// since each lifts its word on hearing the other. Nodes of the version before the list refuse a
+// merge detection that carries one; the word then lapses, and the backoff rules, as it did. Only when a merge starts changes: Gather, consensus
 // and the commit are as they were, so safety does not rest on this.
 #include <algorithm>
 
@@ -39,6 +42,9 @@ namespace {
 // A stranger's rep announces its ring every merge period; a node in Gather sends joins more
 // often. Two periods let one announcement be lost without a vote failing.
 constexpr Time kHeardWindows = 2;
+// Names of nodes we do not hear are dropped this many merge periods (200 s by default) after the
+// last was added. A one-way cut that outlasts it costs one re-formation more, which names again.
+constexpr Time kUnheardKeptPeriods = 1000;
 
 }  // namespace
 
@@ -72,10 +78,13 @@ void Node::note_given_up(const NodeList& given_up) noexcept {
 // without us: then they are heard elsewhere and not here (a link cut their way). In a partition,
 // everyone we heard is on our ring, and no one is named: the merge after it heals waits for no
 // word to be taken back.
-void Node::note_installed() noexcept {
+void Node::note_installed(Time now) noexcept {
   const NodeList heard_elsewhere = difference(heard_in_formation_, ring_.members);
-  if (difference(heard_elsewhere, given_up_unheard_).count != 0)
-    merge(unheard_, difference(given_up_unheard_, heard_in_formation_));
+  const NodeList named = difference(given_up_unheard_, heard_in_formation_);
+  if (difference(heard_elsewhere, given_up_unheard_).count != 0 && named.count != 0) {
+    merge(unheard_, named);
+    unheard_until_ = now + kUnheardKeptPeriods * ms_to_time(config_.merge_ms);
+  }
   unheard_ = difference(unheard_, ring_.members);  // on one ring with us: heard
   heard_in_formation_ = given_up_unheard_ = NodeList{};
 }
@@ -99,6 +108,16 @@ void Node::note_merge_detect(const MergeDetect& merge_detect, Time now) {
 }
 
 bool Node::announcing(Time now) const noexcept { return now < announce_until_; }
+
+// What our merge detection names: nothing once the names have outlived kUnheardKeptPeriods (a
+// node gone for good sends nothing that would lift its name), and no more than the MTU's commit
+// token holds members.
+NodeList Node::published_unheard(Time now) noexcept {
+  if (now >= unheard_until_) unheard_ = NodeList{};
+  NodeList out = unheard_;
+  out.count = static_cast<std::uint16_t>(std::min<std::size_t>(out.count, members_max_));
+  return out;
+}
 
 bool Node::vote_on_merge(Time now) {
   RTOTEM_ASSERT(state_ == MemberState::kOperational);

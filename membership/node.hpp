@@ -230,9 +230,10 @@ class Node {
   bool vote_on_merge(Time now);
   void note_sender(NodeId sender) noexcept;
   void note_given_up(const NodeList& given_up) noexcept;
-  void note_installed() noexcept;
+  void note_installed(Time now) noexcept;
   void note_merge_detect(const MergeDetect& merge_detect, Time now);
   bool announcing(Time now) const noexcept;
+  NodeList published_unheard(Time now) noexcept;
   Time unheard_word_window() const noexcept;
   // recovery.cpp
   void recovery_enter(Time now);
@@ -306,12 +307,14 @@ class Node {
   StrangerLog strangers_;      // nodes outside our ring heard lately: the merge vote's evidence
   // merge_vote.cpp. Since the last Gather entry, and since we left our last ring: the senders of
   // any packet; since we left it, the nodes given up on at a consensus timeout without a packet
-  // from them in that round. The nodes we say we do not hear, until one of their packets comes;
-  // and until when we announce ourselves to a stranger that says it does not hear us.
+  // from them in that round. The nodes we say we do not hear, until one of their packets comes
+  // (or unheard_until_, for one that is gone for good); and until when we announce ourselves to
+  // a stranger that says it does not hear us.
   NodeList heard_in_round_;
   NodeList heard_in_formation_;
   NodeList given_up_unheard_;
   NodeList unheard_;
+  Time unheard_until_ = 0;
   Time announce_until_ = 0;
   std::uint32_t retransmitted_this_visit_ = 0;
   NodeCounters counters_;

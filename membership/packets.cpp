@@ -194,7 +194,7 @@ std::size_t commit_size(const Commit& commit) noexcept {
 }
 
 // The unheard list only when there is one: a merge detection without it is the 20 bytes it
-// always was, so that nodes of the version before merge with ours.
+// always was, which nodes of the version before read (one with a list, they refuse).
 std::size_t merge_detect_size(const MergeDetect& merge) noexcept {
   return kMergeDetectFixedSize + (merge.unheard.count == 0 ? 0 : 2 + merge.unheard.count * kNodeIdSize);
 }

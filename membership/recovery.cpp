@@ -129,12 +129,12 @@ void Node::operational_enter(Time now) {
   proc_set_ = ring_.members;
   failed_set_ = NodeList{};
   if (ring_.members.count > 1) deaf_ = false;
-  note_installed();
+  note_installed(now);
   if (self_ == ring_.id.rep && !deaf_ && unheard_.count != 0) {
     // At once: a stranger that does not hear some node must say so before another ring's merge
     // detection pulls it into Gather again, which may come sooner than a merge period.
     send_merge_detect(now);
-  } else if ((self_ == ring_.id.rep && !deaf_) || announcing(now)) {
+  } else if (!deaf_ && (self_ == ring_.id.rep || announcing(now))) {
     events_.arm_timer(TimerId::kMergeDetect, now + ms_to_time(config_.merge_ms));
   }
   deliver_ready();

@@ -1,6 +1,7 @@
 // The nodes outside our ring we have heard lately (their merge detections, joins, or other rings'
-// multicasts), and when we last proposed merging with each: what a member votes with
-// (merge_vote.cpp). Bounded by kMembersMax strangers; a new one replaces the longest silent.
+// multicasts), when we last proposed merging with each, and whom each says it does not hear: what
+// a member votes with (merge_vote.cpp). Bounded by kMembersMax strangers; a new one replaces the
+// longest silent.
 #pragma once
 
 #include <array>
