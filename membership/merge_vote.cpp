@@ -29,8 +29,10 @@
 // cut is); only a representative names, so a larger stranger ring still relies on the backoff.
 // It is the stranger's own word about what it receives: two rings cannot hold each other off,
 // since each lifts its word on hearing the other. Nodes of the version before the list refuse a
-// merge detection that carries one; the word then lapses, and the backoff rules, as it did. Only when a merge starts changes: Gather, consensus
-// and the commit are as they were, so safety does not rest on this.
+// merge detection that carries one; the word then lapses, and the backoff rules, as it did.
+// Only when a merge starts changes (and a Commit that a member's join shows will not complete
+// returns to Gather early, as its token timeout would): Gather, consensus and the commit are as
+// they were, so safety does not rest on this.
 #include <algorithm>
 
 #include "membership/node.hpp"

@@ -404,9 +404,9 @@ Time all_operational_us(const SimResult& r, const std::vector<NodeId>& nodes, Ti
   return total;
 }
 
-// Node 2's packets stop reaching node 3 for 60 s; every other direction works. The first
-// re-formation costs a token timeout and a consensus timeout (2.2 token timeouts), and makes a
-// ring of two: node 1 and one of 2 and 3. Healed, the three merge.
+// Node 2's packets stop reaching node 3 for `cut_s` (60 s unless given); every other direction
+// works. The first re-formation makes a ring of two, node 1 and one of 2 and 3; what it costs is
+// the tests' measure (below). Healed, the three merge.
 struct OneWayCut {
   std::vector<NodeId> ring;   // the first ring of two formed in the cut
   std::size_t formations = 0;  // of that ring in the cut
