@@ -81,6 +81,7 @@ void Node::note_given_up(const NodeList& given_up) noexcept {
 // everyone we heard is on our ring, and no one is named: the merge after it heals waits for no
 // word to be taken back.
 void Node::note_installed(Time now) noexcept {
+  if (now >= unheard_until_) unheard_ = NodeList{};  // lapsed: new names start a new period
   const NodeList heard_elsewhere = difference(heard_in_formation_, ring_.members);
   const NodeList named = difference(given_up_unheard_, heard_in_formation_);
   if (difference(heard_elsewhere, given_up_unheard_).count != 0 && named.count != 0) {
@@ -114,8 +115,8 @@ bool Node::announcing(Time now) const noexcept { return now < announce_until_; }
 // What our merge detection names: nothing once the names have outlived kUnheardKeptPeriods (a
 // node gone for good sends nothing that would lift its name), and no more than the MTU's commit
 // token holds members.
-NodeList Node::published_unheard(Time now) noexcept {
-  if (now >= unheard_until_) unheard_ = NodeList{};
+NodeList Node::published_unheard(Time now) const noexcept {
+  if (now >= unheard_until_) return NodeList{};
   NodeList out = unheard_;
   out.count = static_cast<std::uint16_t>(std::min<std::size_t>(out.count, members_max_));
   return out;

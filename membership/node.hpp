@@ -233,7 +233,7 @@ class Node {
   void note_installed(Time now) noexcept;
   void note_merge_detect(const MergeDetect& merge_detect, Time now);
   bool announcing(Time now) const noexcept;
-  NodeList published_unheard(Time now) noexcept;
+  NodeList published_unheard(Time now) const noexcept;
   Time unheard_word_window() const noexcept;
   // recovery.cpp
   void recovery_enter(Time now);

@@ -130,7 +130,7 @@ void Node::operational_enter(Time now) {
   failed_set_ = NodeList{};
   if (ring_.members.count > 1) deaf_ = false;
   note_installed(now);
-  if (self_ == ring_.id.rep && !deaf_ && unheard_.count != 0) {
+  if (self_ == ring_.id.rep && !deaf_ && published_unheard(now).count != 0) {
     // At once: a stranger that does not hear some node must say so before another ring's merge
     // detection pulls it into Gather again, which may come sooner than a merge period.
     send_merge_detect(now);

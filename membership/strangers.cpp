@@ -6,13 +6,12 @@
 namespace rtotem::membership {
 
 StrangerLog::Entry& StrangerLog::entry_of(NodeId node) noexcept {
-  auto it = std::find_if(entries_.begin(), entries_.end(), [node](const Entry& e) { return e.node == node; });
-  if (it == entries_.end())
-    it = std::min_element(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
-      return std::pair(a.node != kNoNode, a.heard) < std::pair(b.node != kNoNode, b.heard);  // free ones first
-    });
-  if (it->node != node) *it = Entry{.node = node};
-  return *it;
+  if (Entry* known = find(node)) return *known;
+  Entry& slot = *std::min_element(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
+    return std::pair(a.node != kNoNode, a.heard) < std::pair(b.node != kNoNode, b.heard);  // free ones first
+  });
+  slot = Entry{.node = node};
+  return slot;
 }
 
 void StrangerLog::heard(NodeId node, Time now) noexcept { entry_of(node).heard = now; }

@@ -430,6 +430,7 @@ OneWayCut one_way_cut(std::uint32_t token_timeout_ms, Time cut_s = 60) {
     ADD_FAILURE() << "no ring of two in the cut: " << explain(spec, r);
     return {};
   }
+
   OneWayCut out{first->members, rings_with(r, first->members, cut, heal), 0};
   out.share = static_cast<double>(all_operational_us(r, out.ring, cut, heal)) / static_cast<double>(heal - cut);
   return out;
@@ -464,13 +465,16 @@ TEST(Membership, AOneWayCutsStrangerNamesWhomItDoesNotHearAndStaysOut) {
 }
 
 // A name lapses 1000 merge periods (200 s) after it was given, since a node gone for good sends
-// nothing that would lift it. A one-way cut of 300 s then costs one re-formation more: the merge
-// the lapse lets in fails on 2 again, and 3 names it again.
-TEST(Membership, AOneWayCutOutlastingTheNamesCostsOneReformationMore) {
+// nothing that would lift it. A one-way cut of 300 s then costs a re-formation or two more: the
+// merge the lapse lets in fails on 2 again (twice if 3, pulled into Gather every 400 ms by the
+// ring's merge detections, has just formed alone when the merge starts), and 3 names 2 again.
+TEST(Membership, AOneWayCutOutlastingTheNamesCostsAReformationOrTwoMore) {
   const OneWayCut cut = one_way_cut(250, 300);
   RecordProperty("share_of_cut", fmt::format("{:.4f}", cut.share));
+  RecordProperty("formations", static_cast<int>(cut.formations));
   EXPECT_EQ(cut.ring, (std::vector<NodeId>{1, 2}));
-  EXPECT_EQ(cut.formations, 2u);
+  EXPECT_GE(cut.formations, 2u);
+  EXPECT_LE(cut.formations, 3u);
   EXPECT_GE(cut.share, 0.99);
 }
 
@@ -479,7 +483,8 @@ TEST(Membership, AOneWayCutOutlastingTheNamesCostsOneReformationMore) {
 // stalls the rotation for a token retransmit period (238 ms): the token visits it a few dozen
 // times a second. It must still find within fail_recv_ms that it fails to receive and leave, so
 // that 1 and 2 lose the token, form a ring without it and deliver again well within the progress
-// bound; healed, the three merge.
+// bound; healed, the three merge. Alone and deaf, 3 sends no merge detection, which would pull 1
+// and 2 into a Gather it cannot hear; their ring's detections bring it back.
 TEST(Membership, ADeafNodeOnALossyRingLeavesItWithinFailRecv) {
   SimSpec spec = spec_of(29, 3, faults_of(0.03, 0, 20, 200), 200);
   spec.duration_us = 9 * kSecondUs;
@@ -490,6 +495,7 @@ TEST(Membership, ADeafNodeOnALossyRingLeavesItWithinFailRecv) {
   EXPECT_GE(r.nodes[2].counters.failed_to_receive, 1u) << explain(spec, r);
   // fail_recv_ms (1 s), then 1 and 2 lose the token (1 s) and agree in a round of joins.
   EXPECT_GE(rings_with(r, {1, 2}, deaf, deaf + 3 * kSecondUs), 1u) << explain(spec, r);
+  EXPECT_EQ(r.nodes[2].counters.merge_detects_sent, 0u) << explain(spec, r);
   expect_one_ring_of_all(spec, r);
 }
 
