@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <iterator>
 #include <set>
 #include <string>
@@ -113,6 +114,29 @@ TEST(Payload, StampAndFillerReadBack) {
   payload[99] ^= std::byte{1};
   EXPECT_FALSE(payload_matches({7, 123456789012ULL}, payload));
   EXPECT_FALSE(read_stamp(std::span(payload).first(kStampSize - 1), read));
+}
+
+// The filler is one LCG chain, word after word, whatever the length (the checker computes it in
+// interleaved lanes), and a flip of any byte, the tail's included, is seen.
+TEST(Payload, TheFillerIsOneChainAndEveryByteIsChecked) {
+  constexpr std::uint64_t kMul = 6364136223846793005, kAdd = 1442695040888963407;
+  for (std::size_t size = kStampSize; size <= kStampSize + 8 * 9 + 7; ++size) {
+    std::vector<std::byte> payload(size);
+    const MessageId id{3, 1000 + size};
+    write_payload(id, payload);
+    for (std::size_t at = kStampSize + 8; at + 8 <= size; at += 8) {
+      std::uint64_t previous, word;
+      std::memcpy(&previous, payload.data() + at - 8, 8);
+      std::memcpy(&word, payload.data() + at, 8);
+      ASSERT_EQ(word, previous * kMul + kAdd) << "size " << size << " at " << at;
+    }
+    ASSERT_TRUE(payload_matches(id, payload)) << size;
+    for (std::size_t at = 0; at < size; ++at) {
+      payload[at] ^= std::byte{0x40};
+      ASSERT_FALSE(payload_matches(id, payload)) << "size " << size << " flipped at " << at;
+      payload[at] ^= std::byte{0x40};
+    }
+  }
 }
 
 TEST_F(CheckerTest, CleanHistoryHasNoViolation) {
