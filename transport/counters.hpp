@@ -14,6 +14,8 @@ namespace rtotem::transport {
   X(tx_calls)             /* sendmmsg / ibv_post_send calls */                        \
   X(tx_would_block)       /* flushes stopped by a full socket or send queue */        \
   X(tx_errors)            /* sends the kernel or device refused, packet dropped */    \
+  X(tx_gso_runs)          /* sends of 2+ datagrams as one (UDP segmentation offload) */ \
+  X(tx_gso_refused)       /* such sends the kernel refused: the offload turned off */ \
   X(tx_queue_full)        /* enqueues refused: transmit queue full after a flush */   \
   X(tx_too_large)         /* enqueues refused: payload above the MTU */               \
   X(tx_unknown_node)      /* unicasts refused: no address for the node */            \

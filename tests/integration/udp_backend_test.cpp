@@ -1,11 +1,15 @@
 // UDP backend between real sockets: unicast mode and IP multicast, IPv4 and IPv6, and datagrams
 // that must be counted and dropped without losing the good ones.
 #include <arpa/inet.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include <cstdlib>
 #include <thread>
 
 #include "tests/integration/udp_test_support.hpp"
+#include "transport/udp/fd.hpp"
 
 namespace rtotem::test {
 namespace {
@@ -50,6 +54,95 @@ TEST_F(UnicastTrio, MulticastReachesEveryNodeOnceInOrder) {
   EXPECT_GT(nodes[0]->counters().tx_calls, 1u);
   EXPECT_LT(nodes[0]->counters().tx_calls, std::uint64_t(kMessages));  // batched
   EXPECT_EQ(nodes[0]->send_pool().available(), nodes[0]->send_pool().capacity());
+}
+
+// Sets an interface's MTU, as `ip link set NAME mtu MTU` does.
+bool set_mtu(const char* name, int mtu) {
+  const Fd fd(::socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  ifreq request{};
+  std::strncpy(request.ifr_name, name, IFNAMSIZ - 1);
+  request.ifr_mtu = mtu;
+  return fd && ::ioctl(fd.get(), SIOCSIFMTU, &request) == 0;
+}
+
+// `size` bytes: the index, then filler, so a datagram out of place or cut shows.
+std::string sized_message(int index, std::size_t size) {
+  std::string text = fmt::format("{}:", index);
+  text.resize(std::max(size, text.size()), static_cast<char>('a' + index % 26));
+  return text;
+}
+
+// Sizes in runs with shorter ones among them (each ends a run) and longer ones (each starts one).
+std::size_t run_size(int index) {
+  if (index % 13 == 12) return 900;
+  if (index % 7 == 6) return 300;
+  return 600;
+}
+
+TEST_F(UnicastTrio, RunsOfEqualSizedMulticastsGoOutSegmentedAndArriveInOrder) {
+  constexpr int kMessages = 400, kBurst = 100;
+  for (int burst = 0; burst < kMessages; burst += kBurst) {
+    for (int i = burst; i < burst + kBurst; ++i)
+      ASSERT_EQ(nodes[0]->multicast(make_message(*nodes[0], sized_message(i, run_size(i)))), Status::kOk);
+    ASSERT_TRUE(wait([&] { return sinks[0].got.size() >= std::size_t(burst + kBurst); }));
+  }
+  ASSERT_TRUE(wait([&] { return sinks[1].got.size() >= kMessages && sinks[2].got.size() >= kMessages; }));
+  EXPECT_FALSE(wait([&] { return sinks[1].got.size() > kMessages || sinks[2].got.size() > kMessages; }, kQuiet));
+  for (int node = 1; node < 3; ++node) {
+    ASSERT_EQ(sinks[node].got.size(), std::size_t(kMessages)) << "node " << node + 1;
+    for (int i = 0; i < kMessages; ++i) ASSERT_EQ(sinks[node].got[i].payload, sized_message(i, run_size(i)));
+  }
+  const BackendCounters& sent = nodes[0]->counters();
+  EXPECT_EQ(sent.tx_packets, std::uint64_t(2 * kMessages));
+  EXPECT_GT(sent.tx_gso_runs, 0u);
+  EXPECT_EQ(sent.tx_gso_refused, 0u);
+  EXPECT_EQ(sent.tx_errors, 0u);
+  EXPECT_EQ(nodes[0]->send_pool().available(), nodes[0]->send_pool().capacity());
+}
+
+// Loopback shaped to 200 Mbit/s, so datagrams wait in its queue and a small send buffer fills:
+// sendmmsg stops inside a run, between its destinations, and the next flush goes on from there.
+// Each node still gets every datagram once, in order.
+TEST(UdpUnicastRuns, ASmallSendBufferStopsRunsMidwayAndLosesNothing) {
+  if (!in_private_netns()) GTEST_SKIP() << "needs root for a private namespace to shape its loopback";
+  ASSERT_EQ(std::system("tc qdisc add dev lo root tbf rate 200mbit burst 64kb limit 4mb"), 0);
+  struct Unshape {
+    ~Unshape() { (void)std::system("tc qdisc del dev lo root"); }
+  } unshape;
+  std::vector<UdpPeer> peers;
+  for (NodeId id = 1; id <= 3; ++id) peers.push_back({id, addr(fmt::format("127.0.0.{}", id), test_port(9))});
+  std::vector<std::unique_ptr<UdpBackend>> nodes;
+  for (NodeId id = 1; id <= 3; ++id) {
+    UdpConfig config = node_config(id, peers[id - 1].address, peers);
+    if (id == 1) config.send_buffer_bytes = 4096;  // the kernel's floor, a few datagrams
+    nodes.push_back(open_or_fail(config));
+    ASSERT_TRUE(nodes.back());
+  }
+  std::vector<CollectSink> sinks(3);
+  auto wait = [&](const std::function<bool()>& done) {
+    return poll_until({nodes[0].get(), nodes[1].get(), nodes[2].get()}, {&sinks[0], &sinks[1], &sinks[2]}, done);
+  };
+  // Queued a few at a time and flushed, twice, then drained: the first run (the queue's last
+  // items then) is cut between its destinations by the full buffer, and must go on to the other
+  // as it was cut, not as the longer run the queue now holds.
+  constexpr int kMessages = 1001, kFew = 7;
+  for (int i = 0; i < kMessages; ++i) {
+    ASSERT_EQ(nodes[0]->multicast(make_message(*nodes[0], sized_message(i, 1200))), Status::kOk) << "message " << i;
+    if (i % kFew != kFew - 1) continue;
+    const Status flushed = nodes[0]->flush();
+    ASSERT_TRUE(flushed == Status::kOk || flushed == Status::kWouldBlock) << describe(flushed);
+    if (i % (2 * kFew) == 2 * kFew - 1) ASSERT_TRUE(wait([&] { return nodes[0]->tx_room() == kTxQueueMax; }));
+  }
+  ASSERT_TRUE(wait([&] { return sinks[1].got.size() >= kMessages && sinks[2].got.size() >= kMessages; }));
+  for (int node = 1; node < 3; ++node) {
+    ASSERT_EQ(sinks[node].got.size(), std::size_t(kMessages)) << "node " << node + 1;
+    for (int i = 0; i < kMessages; ++i) ASSERT_EQ(sinks[node].got[i].payload, sized_message(i, 1200));
+  }
+  const BackendCounters& sent = nodes[0]->counters();
+  EXPECT_GT(sent.tx_would_block, 0u);
+  EXPECT_GT(sent.tx_gso_runs, 0u);
+  EXPECT_EQ(sent.tx_packets, std::uint64_t(2 * kMessages));
+  EXPECT_EQ(sent.tx_errors, 0u);
 }
 
 TEST_F(UnicastTrio, UnicastReachesOnlyItsDestination) {
@@ -264,6 +357,29 @@ TEST(UdpMulticastV6, GroupOverVethReachesThePeer) {
   EXPECT_FALSE(poll_until({a.get(), b.get()}, {&sa, &sb}, [&] { return sb.got.size() > 20; }, kQuiet));
   EXPECT_EQ(sb.got[19].payload, "v6-19");
   EXPECT_EQ(sa.got.size(), 20u);
+}
+
+
+// A segment larger than the path's MTU (loopback's, lowered to 1280): the kernel refuses the run
+// (EINVAL); the offload turns off and the run goes again datagram by datagram (IPv6 fragments
+// them), so nothing is lost.
+TEST(UdpUnicastRuns, ARunRefusedForTheOffloadGoesAgainDatagramByDatagram) {
+  if (!in_private_netns()) GTEST_SKIP() << "needs root for a private namespace to lower its loopback's MTU";
+  ASSERT_TRUE(set_mtu("lo", 1280));
+  struct RestoreMtu {
+    ~RestoreMtu() { EXPECT_TRUE(set_mtu("lo", 65536)); }
+  } restore;
+  std::vector<UdpPeer> peers = {{1, addr("::1", test_port(12))}, {2, addr("::1", test_port(13))}};
+  auto a = open_or_fail(node_config(1, peers[0].address, peers));
+  auto b = open_or_fail(node_config(2, peers[1].address, peers));
+  ASSERT_TRUE(a && b);
+  CollectSink sa, sb;
+  for (int i = 0; i < 40; ++i) ASSERT_EQ(a->multicast(make_message(*a, sized_message(i, 1300))), Status::kOk);
+  ASSERT_TRUE(poll_until({a.get(), b.get()}, {&sa, &sb}, [&] { return sb.got.size() == 40; })) << sb.got.size();
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(sb.got[i].payload, sized_message(i, 1300));
+  EXPECT_EQ(a->counters().tx_gso_refused, 1u);
+  EXPECT_EQ(a->counters().tx_gso_runs, 0u);
+  EXPECT_EQ(a->counters().tx_errors, 0u);
 }
 
 TEST(UdpBackendOpen, RefusesBadConfigurationsWithTheReason) {

@@ -16,9 +16,13 @@
 
 namespace rtotem::transport {
 
-inline constexpr std::size_t kUdpSendBatch = 64;  // datagrams per sendmmsg
+inline constexpr std::size_t kUdpSendBatch = 64;  // entries per sendmmsg
 static_assert(kUdpSendBatch <= 1024);  // UIO_MAXIOV: the kernel caps sendmmsg there
 static_assert(kRxBatchMax <= kUdpSendBatch);
+// A run of datagrams sent as one entry with segmentation offload: the kernel's segment limit
+// (UDP_MAX_SEGMENTS, 64 before Linux 6.3), and the run's bytes within one IPv4 or IPv6 datagram.
+inline constexpr std::size_t kUdpGsoSegmentsMax = 64;
+inline constexpr std::size_t kUdpGsoBytesMax = 65000;
 
 class UdpBackend final : public Backend {
  public:
@@ -48,9 +52,10 @@ class UdpBackend final : public Backend {
   void on_close() noexcept override;
 
   const UdpPeer* find_peer(NodeId node) const noexcept;
-  std::size_t datagrams_of(const TxItem& item) const noexcept;
-  const InetAddress& datagram_dest(const TxItem& item, std::size_t datagram) const noexcept;
-  std::size_t fill_send_batch(std::span<TxItem> items, std::size_t item, std::size_t datagram) noexcept;
+  std::size_t dests_of(const TxItem& item) const noexcept;
+  const InetAddress& dest_address(const TxItem& item, std::size_t dest) const noexcept;
+  std::size_t run_length(std::span<TxItem> items, std::size_t item) const noexcept;
+  std::size_t fill_send_batch(std::span<TxItem> items, std::size_t item, std::size_t run, std::size_t dest) noexcept;
   std::size_t receive_from(int fd, std::span<InboundPacket> out, bool& drained) noexcept;
 
   UdpConfig config_;
@@ -64,9 +69,18 @@ class UdpBackend final : public Backend {
   int granted_rcvbuf_ = 0;
 
   // Datapath state, filled once per call from fixed arrays: no allocation per packet.
-  std::size_t head_datagrams_sent_ = 0;  // of the first queued item, across calls
+  // The run at the head of the queue, across calls: its length once some destination has it
+  // (0: not started), and how many destinations have it.
+  std::size_t head_run_ = 0;
+  std::size_t head_dests_sent_ = 0;
+  bool gso_ = true;  // segmentation offload: off for good once the kernel refuses a run for it
+  struct GsoControl {
+    alignas(cmsghdr) std::byte bytes[CMSG_SPACE(sizeof(std::uint16_t))];
+  };
   std::array<mmsghdr, kUdpSendBatch> send_msgs_{};
   std::array<iovec, kUdpSendBatch> send_iovs_{};
+  std::array<GsoControl, kUdpSendBatch> send_controls_{};
+  std::array<std::uint16_t, kUdpSendBatch> send_runs_{};  // each entry's datagrams
   std::array<mmsghdr, kRxBatchMax> recv_msgs_{};
   std::array<iovec, kRxBatchMax> recv_iovs_{};
   std::array<sockaddr_storage, kRxBatchMax> recv_sources_{};

@@ -1,8 +1,14 @@
-// UDP backend datapath: queued items out through sendmmsg, datagrams in through recvmmsg straight
-// into posted receive buffers. Headers and iovecs live in fixed arrays: nothing here allocates.
+// UDP backend datapath: queued items out through sendmmsg, runs of equal-sized datagrams to one
+// destination as one entry with UDP segmentation offload (the kernel carries the run through its
+// stack, veth and bridges once and cuts it into datagrams at the receiving socket or the NIC),
+// datagrams in through recvmmsg straight into posted receive buffers. Headers and iovecs live in
+// fixed arrays: nothing here allocates.
 #include "transport/udp/udp_backend.hpp"
 
+#include <netinet/udp.h>
+
 #include <cerrno>
+#include <cstring>
 
 namespace rtotem::transport {
 namespace {
@@ -26,71 +32,129 @@ bool UdpBackend::peer_at(NodeId node, const sockaddr_storage& address) const noe
   return peer != nullptr && peer->address.is(address);
 }
 
-std::size_t UdpBackend::datagrams_of(const TxItem& item) const noexcept {
+std::size_t UdpBackend::dests_of(const TxItem& item) const noexcept {
   if (item.dest != kNoNode || config_.mode == UdpMode::kMulticast) return 1;
   return others_.size();  // unicast mode: a multicast is one datagram per other node
 }
 
-const InetAddress& UdpBackend::datagram_dest(const TxItem& item, std::size_t datagram) const noexcept {
+const InetAddress& UdpBackend::dest_address(const TxItem& item, std::size_t dest) const noexcept {
   if (item.dest != kNoNode) {
     const UdpPeer* peer = find_peer(item.dest);
     RTOTEM_ASSERT(peer);  // checked by knows() when queued
     return peer->address;
   }
   if (config_.mode == UdpMode::kMulticast) return config_.group;
-  return others_[datagram].address;
+  return others_[dest].address;
 }
 
-// Fills send_msgs_ from position (item, datagram) on; returns how many datagrams it holds.
-std::size_t UdpBackend::fill_send_batch(std::span<TxItem> items, std::size_t item,
-                                        std::size_t datagram) noexcept {
-  std::size_t n = 0;
-  for (; item < items.size() && n < kUdpSendBatch; ++item, datagram = 0) {
-    const auto wire = items[item].wire;
-    for (; datagram < datagrams_of(items[item]) && n < kUdpSendBatch; ++datagram, ++n) {
-      const InetAddress& dest = datagram_dest(items[item], datagram);
-      send_iovs_[n] = iovec{const_cast<std::byte*>(wire.data()), wire.size()};
-      msghdr& msg = send_msgs_[n].msg_hdr;
-      msg.msg_name = const_cast<sockaddr*>(dest.sockaddr_ptr());
-      msg.msg_namelen = dest.length();
-      msg.msg_iov = &send_iovs_[n];
-      msg.msg_iovlen = 1;
+// The items from `item` on that go out as one run: same destination, the size of the first, and
+// at most one shorter one to end it (segmentation offload cuts a run at the first's size). One
+// item without the offload.
+std::size_t UdpBackend::run_length(std::span<TxItem> items, std::size_t item) const noexcept {
+  if (!gso_) return 1;
+  const TxItem& first = items[item];
+  const std::size_t segment = first.wire.size();
+  std::size_t n = 1, bytes = segment;
+  while (item + n < items.size() && n < kUdpGsoSegmentsMax && bytes + segment <= kUdpGsoBytesMax) {
+    const TxItem& next = items[item + n];
+    if (next.dest != first.dest || next.wire.size() > segment) break;
+    ++n;
+    bytes += next.wire.size();
+    if (next.wire.size() < segment) break;
+  }
+  return n;
+}
+
+// Fills send_msgs_ from the run at `item` (`run` items long if it was cut short before, else
+// computed), destination `dest` on: one entry per run and destination, the run's iovecs shared by
+// its destinations. Returns how many entries it holds.
+std::size_t UdpBackend::fill_send_batch(std::span<TxItem> items, std::size_t item, std::size_t run,
+                                        std::size_t dest) noexcept {
+  std::size_t n = 0, iovs = 0;
+  while (item < items.size() && n < kUdpSendBatch) {
+    if (run == 0) run = run_length(items, item);
+    if (iovs + run > send_iovs_.size()) break;
+    iovec* const iov = &send_iovs_[iovs];
+    for (std::size_t i = 0; i < run; ++i) {
+      const auto wire = items[item + i].wire;
+      iov[i] = iovec{const_cast<std::byte*>(wire.data()), wire.size()};
     }
+    iovs += run;
+    for (; dest < dests_of(items[item]) && n < kUdpSendBatch; ++dest, ++n) {
+      const InetAddress& address = dest_address(items[item], dest);
+      msghdr& msg = send_msgs_[n].msg_hdr;
+      msg = msghdr{};
+      msg.msg_name = const_cast<sockaddr*>(address.sockaddr_ptr());
+      msg.msg_namelen = address.length();
+      msg.msg_iov = iov;
+      msg.msg_iovlen = run;
+      if (run > 1) {
+        GsoControl& control = send_controls_[n];
+        control = GsoControl{};
+        msg.msg_control = control.bytes;
+        msg.msg_controllen = sizeof control.bytes;
+        cmsghdr* header = CMSG_FIRSTHDR(&msg);
+        header->cmsg_level = SOL_UDP;
+        header->cmsg_type = UDP_SEGMENT;
+        header->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
+        const auto segment = static_cast<std::uint16_t>(items[item].wire.size());
+        std::memcpy(CMSG_DATA(header), &segment, sizeof segment);
+      }
+      send_runs_[n] = static_cast<std::uint16_t>(run);
+    }
+    item += run, run = 0, dest = 0;
   }
   return n;
 }
 
 std::size_t UdpBackend::transmit(std::span<TxItem> items) noexcept {
-  std::size_t item = 0;  // progress: items fully sent, and datagrams of the next one
-  std::size_t& datagram = head_datagrams_sent_;
+  std::size_t item = 0;  // progress: items fully sent, and destinations of the run at `item`
+  std::size_t& run = head_run_;
+  std::size_t& dest = head_dests_sent_;
   auto skip_empty = [&] {  // a multicast with nobody else in the ring has no datagram
-    while (item < items.size() && datagrams_of(items[item]) == 0) ++item;
+    while (item < items.size() && dests_of(items[item]) == 0) ++item;
   };
-  auto advance = [&](std::size_t count) {
-    for (; count > 0; --count) {
-      counters_.tx_bytes += items[item].wire.size();
-      if (++datagram == datagrams_of(items[item])) {
-        ++item, datagram = 0;
-        skip_empty();
-      }
+  // One entry of the batch went out (or was refused: `lost`): the run's datagrams to one
+  // destination. The run stays at the head until every destination has it.
+  auto advance = [&](std::size_t entry, bool lost) {
+    const std::size_t count = send_runs_[entry];
+    if (lost) {
+      counters_.tx_errors += count;
+    } else {
+      counters_.tx_packets += count;
+      if (count > 1) ++counters_.tx_gso_runs;
+      for (std::size_t i = 0; i < count; ++i) counters_.tx_bytes += items[item + i].wire.size();
+    }
+    run = count;
+    if (++dest == dests_of(items[item])) {
+      item += count, run = 0, dest = 0;
+      skip_empty();
     }
   };
-  skip_empty();
+  if (run == 0) skip_empty();
   while (item < items.size()) {
-    const std::size_t n = fill_send_batch(items, item, datagram);
+    const std::size_t n = fill_send_batch(items, item, run, dest);
     const int sent = ::sendmmsg(unicast_fd_.get(), send_msgs_.data(), static_cast<unsigned>(n), MSG_DONTWAIT);
     ++counters_.tx_calls;
     if (sent > 0) {
-      counters_.tx_packets += static_cast<std::size_t>(sent);
-      advance(static_cast<std::size_t>(sent));
+      for (std::size_t entry = 0; entry < static_cast<std::size_t>(sent); ++entry) advance(entry, false);
       continue;
     }
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return item;
-    // This datagram was refused (no route, filtered, too big for the path): it is lost, as on a
-    // lossy network; the protocol retransmits. Count it and go on with the next.
-    ++counters_.tx_errors;
-    counters_.tx_bytes -= items[item].wire.size();
-    advance(1);
+    // A run refused for the offload (a device without checksum offload, a segment above the
+    // path's MTU) turns it off for good; the run goes again datagram by datagram, unless some
+    // destination has it already (then the rest lose it, and the protocol retransmits).
+    if (send_runs_[0] > 1 && (errno == EIO || errno == EINVAL || errno == EMSGSIZE)) {
+      gso_ = false;
+      ++counters_.tx_gso_refused;
+      if (dest == 0) {
+        run = 0;
+        continue;
+      }
+    }
+    // This entry was refused (no route, filtered, too big for the path): its datagrams are lost,
+    // as on a lossy network; the protocol retransmits.
+    advance(0, true);
   }
   return item;
 }
