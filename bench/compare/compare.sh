@@ -32,8 +32,8 @@
 #              cpg-bench on the drop-in libcpg), corosync:knet|udpu:off|on:rr|other (rr =
 #              corosync's default real-time scheduling, other = sched_rr: no; rtotemd always runs
 #              SCHED_OTHER; NETMTU: rtotem's totem.netmtu, default 1400; crypto on: totem.crypto
-#              with a key from rtotem-keygen, corosync's aes256/sha256), raw:udp:off:other (the
-#              physical limit: bare sendmmsg/recvmmsg, rtotem-udp-wire, throughput only),
+#              with a key from rtotem-keygen, corosync's aes256/sha256), raw:udp:off:other (bare
+#              sendmmsg/recvmmsg, a datagram per entry, rtotem-udp-wire, throughput only),
 #              rtotem-base:... (as rtotem:..., with the --baseline build's binaries)
 #   --baseline a second rtotem build (bench/compare/build-baseline.sh COMMIT DIR makes one of an
 #              older commit), run as the configs rtotem-base:...: a same-run A/B of a change. Its
@@ -365,8 +365,9 @@ proc_ticks() {
   done
 }
 
-# The physical limit: bare sendmmsg/recvmmsg between the same namespaces (rtotem-udp-wire), at
-# the throughput sizes; no daemon, so no latency or failure rows.
+# Bare sendmmsg/recvmmsg between the same namespaces (rtotem-udp-wire), a datagram per entry, at
+# the throughput sizes; no daemon, so no latency or failure rows. No longer a limit for rtotemd,
+# which sends runs of datagrams with segmentation offload.
 run_wire() {  # run_wire N REP
   local n=$1 rep=$2 size i
   local base="\"system\": \"raw\", \"transport\": \"udp\", \"crypto\": \"off\", \"sched\": \"other\", \"sched_seen\": \"SCHED_OTHER\", \"netmtu\": \"\", \"nodes\": $n, \"rep\": $rep"

@@ -125,7 +125,7 @@ def costs(cpu_files, count_files, label):
 
 def config_name(r):
     if r["system"] == "raw":
-        return "raw UDP, sendmmsg/recvmmsg (physical limit)"
+        return "raw UDP, sendmmsg/recvmmsg (a datagram per entry)"
     crypto = ", crypto" if r["crypto"] == "on" else ""
     mtu = f', netmtu {r["netmtu"]}' if r.get("netmtu") else ""
     system = {"rtotem-base": f'rtotem baseline {r.get("build") or "?"}',
