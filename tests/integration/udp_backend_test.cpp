@@ -100,6 +100,28 @@ TEST_F(UnicastTrio, RunsOfEqualSizedMulticastsGoOutSegmentedAndArriveInOrder) {
   EXPECT_EQ(nodes[0]->send_pool().available(), nodes[0]->send_pool().capacity());
 }
 
+// Runs at the kernel's limits: 64 segments of small datagrams, and 65,000 bytes of large ones
+// (48 of 1,350 bytes). A run past either would be refused, and the offload turned off.
+TEST_F(UnicastTrio, RunsStopAtTheKernelsLimitsAndTheOffloadStaysOn) {
+  constexpr int kMessages = 400, kBurst = 100;
+  auto size_of = [](int i) { return i < kMessages / 2 ? std::size_t{100} : std::size_t{1350}; };
+  for (int burst = 0; burst < kMessages; burst += kBurst) {
+    for (int i = burst; i < burst + kBurst; ++i)
+      ASSERT_EQ(nodes[0]->multicast(make_message(*nodes[0], sized_message(i, size_of(i)))), Status::kOk);
+    ASSERT_TRUE(wait([&] { return sinks[0].got.size() >= std::size_t(burst + kBurst); }));
+  }
+  ASSERT_TRUE(wait([&] { return sinks[1].got.size() >= kMessages && sinks[2].got.size() >= kMessages; }));
+  for (int node = 1; node < 3; ++node) {
+    ASSERT_EQ(sinks[node].got.size(), std::size_t(kMessages)) << "node " << node + 1;
+    for (int i = 0; i < kMessages; ++i) ASSERT_EQ(sinks[node].got[i].payload, sized_message(i, size_of(i)));
+  }
+  const BackendCounters& sent = nodes[0]->counters();
+  EXPECT_EQ(sent.tx_gso_refused, 0u);
+  EXPECT_EQ(sent.tx_errors, 0u);
+  // Bursts of 100: at least 2 runs a burst and destination, 3 at 1,350 bytes.
+  EXPECT_GE(sent.tx_gso_runs, 2u * (2 * 2 + 2 * 3));
+}
+
 // Loopback shaped to 200 Mbit/s, so datagrams wait in its queue and a small send buffer fills:
 // sendmmsg stops inside a run, between its destinations, and the next flush goes on from there.
 // Each node still gets every datagram once, in order.
@@ -131,7 +153,9 @@ TEST(UdpUnicastRuns, ASmallSendBufferStopsRunsMidwayAndLosesNothing) {
     if (i % kFew != kFew - 1) continue;
     const Status flushed = nodes[0]->flush();
     ASSERT_TRUE(flushed == Status::kOk || flushed == Status::kWouldBlock) << describe(flushed);
-    if (i % (2 * kFew) == 2 * kFew - 1) ASSERT_TRUE(wait([&] { return nodes[0]->tx_room() == kTxQueueMax; }));
+    if (i % (2 * kFew) == 2 * kFew - 1) {
+      ASSERT_TRUE(wait([&] { return nodes[0]->tx_room() == kTxQueueMax; }));
+    }
   }
   ASSERT_TRUE(wait([&] { return sinks[1].got.size() >= kMessages && sinks[2].got.size() >= kMessages; }));
   for (int node = 1; node < 3; ++node) {

@@ -4,6 +4,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -97,6 +98,10 @@ Result<void> UdpBackend::open_sockets() {
   unicast_fd_ = std::move(*fd);
   granted_sndbuf_ = size_buffer(unicast_fd_, SO_SNDBUF, SO_SNDBUFFORCE, config_.send_buffer_bytes);
   granted_rcvbuf_ = size_buffer(unicast_fd_, SO_RCVBUF, SO_RCVBUFFORCE, config_.recv_buffer_bytes);
+  // Segmentation offload where the kernel knows UDP_SEGMENT (4.18 on): an older one would ignore
+  // the per-send cmsg and send a run as one oversized datagram. 0 sets no default segment.
+  const int no_default_segment = 0;
+  gso_ = ::setsockopt(unicast_fd_.get(), SOL_UDP, UDP_SEGMENT, &no_default_segment, sizeof no_default_segment) == 0;
   if (::bind(unicast_fd_.get(), config_.bind.sockaddr_ptr(), config_.bind.length()) != 0)
     return Error::sys(errno, "udp: bind {}", config_.bind.to_string());
   if (config_.mode == UdpMode::kMulticast) {

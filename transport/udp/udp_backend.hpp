@@ -16,13 +16,18 @@
 
 namespace rtotem::transport {
 
-inline constexpr std::size_t kUdpSendBatch = 64;  // entries per sendmmsg
+inline constexpr std::size_t kUdpSendBatch = 64;  // entries per sendmmsg (a run and destination each)
 static_assert(kUdpSendBatch <= 1024);  // UIO_MAXIOV: the kernel caps sendmmsg there
 static_assert(kRxBatchMax <= kUdpSendBatch);
 // A run of datagrams sent as one entry with segmentation offload: the kernel's segment limit
 // (UDP_MAX_SEGMENTS, 64 before Linux 6.3), and the run's bytes within one IPv4 or IPv6 datagram.
 inline constexpr std::size_t kUdpGsoSegmentsMax = 64;
 inline constexpr std::size_t kUdpGsoBytesMax = 65000;
+
+// The control bytes of one entry sent with segmentation offload: its segment size.
+struct GsoControl {
+  alignas(cmsghdr) std::byte bytes[CMSG_SPACE(sizeof(std::uint16_t))];
+};
 
 class UdpBackend final : public Backend {
  public:
@@ -73,12 +78,9 @@ class UdpBackend final : public Backend {
   // (0: not started), and how many destinations have it.
   std::size_t head_run_ = 0;
   std::size_t head_dests_sent_ = 0;
-  bool gso_ = true;  // segmentation offload: off for good once the kernel refuses a run for it
-  struct GsoControl {
-    alignas(cmsghdr) std::byte bytes[CMSG_SPACE(sizeof(std::uint16_t))];
-  };
+  bool gso_ = false;  // segmentation offload: on where the kernel has it, off once it refuses a run
   std::array<mmsghdr, kUdpSendBatch> send_msgs_{};
-  std::array<iovec, kUdpSendBatch> send_iovs_{};
+  std::array<iovec, kTxQueueMax> send_iovs_{};  // per item, shared by a run's destinations
   std::array<GsoControl, kUdpSendBatch> send_controls_{};
   std::array<std::uint16_t, kUdpSendBatch> send_runs_{};  // each entry's datagrams
   std::array<mmsghdr, kRxBatchMax> recv_msgs_{};

@@ -25,6 +25,19 @@ class DatagramSource final : public PacketSource {
   const sockaddr_storage& address_;
 };
 
+// The cmsg that has the kernel cut the entry's bytes into datagrams of `segment` bytes.
+void set_segment(msghdr& msg, GsoControl& control, std::size_t segment) noexcept {
+  control = GsoControl{};
+  msg.msg_control = control.bytes;
+  msg.msg_controllen = sizeof control.bytes;
+  cmsghdr* header = CMSG_FIRSTHDR(&msg);
+  header->cmsg_level = SOL_UDP;
+  header->cmsg_type = UDP_SEGMENT;
+  header->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
+  const auto size = static_cast<std::uint16_t>(segment);  // at most kUdpGsoBytesMax / 2 in a run
+  std::memcpy(CMSG_DATA(header), &size, sizeof size);
+}
+
 }  // namespace
 
 bool UdpBackend::peer_at(NodeId node, const sockaddr_storage& address) const noexcept {
@@ -88,18 +101,7 @@ std::size_t UdpBackend::fill_send_batch(std::span<TxItem> items, std::size_t ite
       msg.msg_namelen = address.length();
       msg.msg_iov = iov;
       msg.msg_iovlen = run;
-      if (run > 1) {
-        GsoControl& control = send_controls_[n];
-        control = GsoControl{};
-        msg.msg_control = control.bytes;
-        msg.msg_controllen = sizeof control.bytes;
-        cmsghdr* header = CMSG_FIRSTHDR(&msg);
-        header->cmsg_level = SOL_UDP;
-        header->cmsg_type = UDP_SEGMENT;
-        header->cmsg_len = CMSG_LEN(sizeof(std::uint16_t));
-        const auto segment = static_cast<std::uint16_t>(items[item].wire.size());
-        std::memcpy(CMSG_DATA(header), &segment, sizeof segment);
-      }
+      if (run > 1) set_segment(msg, send_controls_[n], items[item].wire.size());
       send_runs_[n] = static_cast<std::uint16_t>(run);
     }
     item += run, run = 0, dest = 0;
@@ -142,15 +144,14 @@ std::size_t UdpBackend::transmit(std::span<TxItem> items) noexcept {
     }
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return item;
     // A run refused for the offload (a device without checksum offload, a segment above the
-    // path's MTU) turns it off for good; the run goes again datagram by datagram, unless some
-    // destination has it already (then the rest lose it, and the protocol retransmits).
+    // path's MTU, an IPsec policy) turns it off for this backend's life: later runs are single
+    // datagrams. This one goes again datagram by datagram if no destination has it yet; a run
+    // cut between destinations keeps its form for the others (a refusal loses it for that one,
+    // as below).
     if (send_runs_[0] > 1 && (errno == EIO || errno == EINVAL || errno == EMSGSIZE)) {
+      if (gso_) ++counters_.tx_gso_refused;
       gso_ = false;
-      ++counters_.tx_gso_refused;
-      if (dest == 0) {
-        run = 0;
-        continue;
-      }
+      if (dest == 0) continue;
     }
     // This entry was refused (no route, filtered, too big for the path): its datagrams are lost,
     // as on a lossy network; the protocol retransmits.
