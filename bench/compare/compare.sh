@@ -23,7 +23,7 @@
 #
 # Usage: bench/compare/compare.sh [--quick] [--out DIR] [--nodes "3 5"] [--reps R] [--secs T]
 #          [--sizes "64 1024 ..."] [--lat-sizes "..."] [--configs "system:transport:crypto:sched ..."]
-#          [--baseline DIR] [--no-build]
+#          [--baseline DIR] [--mtu M] [--no-build]
 #   --quick    N=3; sizes 64, 1 KiB, 64 KiB; 3 s runs; latency at 1 KiB; one repetition (< 10 min)
 #   default    N=3 and 5; sizes 64 B .. 1 MiB; 5 s runs; two repetitions
 #   configs    rtotem:udpu|udp|udpu-2links-active|udpu-2links-passive:off|on:other[:NETMTU] (2links:
@@ -40,6 +40,8 @@
 #              rows are named "rtotem baseline <git describe>", left out of "rtotem best", and
 #              compared in a column "rtotem best / baseline best"; its failed runs are findings,
 #              like Corosync's (listed in the report, not counted in the exit code)
+#   --mtu      the hosts' link MTU (default 1500; 9000: jumbo frames, with a config's NETMTU to use
+#              them, e.g. rtotem:udpu:off:other:8900)
 #   --no-build run CMP_BUILD as it is (a tree mid-edit, or a build whose source is gone)
 # Needs root (namespaces). Installs corosync and libcpg-dev if missing, and builds rtotem (release,
 # invariant checks off) in CMP_BUILD (default build-bench). Everything it starts is killed and every
@@ -52,6 +54,7 @@ CMP_REPO="$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)"
 here="$CMP_REPO/bench/compare"
 CMP_BUILD="${CMP_BUILD:-$CMP_REPO/build-bench}"
 CMP_PREFIX="rtcmp$$"
+CMP_MTU=1500  # the hosts' links (lib/netns.sh)
 # shellcheck source=bench/compare/lib/netns.sh
 source "$here/lib/netns.sh"
 # shellcheck source=bench/compare/lib/systems.sh
@@ -85,11 +88,16 @@ while (($#)); do
     --lat-sizes) lat_sizes=$2; shift 2 ;;
     --configs) configs=$2; shift 2 ;;
     --baseline) baseline=$2; shift 2 ;;
+    --mtu) CMP_MTU=$2; shift 2 ;;
     --no-build) build=""; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare: unknown option '$1' (--help lists them)" >&2; exit 2 ;;
   esac
 done
+if ! [[ $CMP_MTU =~ ^[0-9]+$ ]] || ((CMP_MTU < 1280 || CMP_MTU > 65535)); then
+  echo "compare: --mtu '$CMP_MTU' is not an MTU from 1280 to 65535" >&2
+  exit 2
+fi
 for v in "$reps" "$secs"; do [[ $v =~ ^[1-9][0-9]*$ ]] || { echo "compare: '$v' is not a positive number" >&2; exit 2; }; done
 [[ $EUID -eq 0 ]] || { echo "compare: needs root (network namespaces)" >&2; exit 2; }
 # A baseline without its configs (or the reverse) is a mistake found now, not after an hour's run.
@@ -153,7 +161,7 @@ results="$out/results.jsonl"
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "command: bench/compare/compare.sh ${args[*]}"
-  echo "mode: $mode; nodes: $nodes; repetitions: $reps; throughput seconds: $secs; latency seconds: $lat_seconds"
+  echo "mode: $mode; nodes: $nodes; repetitions: $reps; throughput seconds: $secs; latency seconds: $lat_seconds; link MTU: $CMP_MTU"
   echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GiB, kernel $(uname -r), $(. /etc/os-release && echo "$PRETTY_NAME")"
   echo "rtotem: $(sys_version rtotem); build: $CMP_BUILD (release, invariants off)"
   [[ -z $CMP_BASELINE ]] || echo "baseline: $(sys_version rtotem-base); build: $CMP_BASELINE"

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # N "hosts" on one machine: network namespaces $CMP_PREFIX-1..N, each with lo and a veth cb0
-# (198.18.0.i/24, the RFC 2544 benchmarking range, MTU 1500) whose peer p<i> sits on bridge br0 in
+# (198.18.0.i/24, the RFC 2544 benchmarking range, MTU CMP_MTU) whose peer p<i> sits on bridge br0 in
 # namespace $CMP_PREFIX-sw, and a second network for configs with two links: cb1 (198.18.1.i/24),
 # its peer q<i> on bridge br1. Nothing is connected to the host's own interfaces. Multicast is routed
 # out of cb0 (there is no default route) and the bridge floods it (no IGMP snooping, no querier).
@@ -29,13 +29,13 @@ netns_up() {  # netns_up N
     ns=$(netns_node "$i")
     ip netns add "$ns" && CMP_NAMESPACES+=("$ns")
     ip -n "$ns" link set lo up
-    ip -n "$ns" link add cb0 mtu 1500 type veth peer name "p$i" netns "$sw" mtu 1500
+    ip -n "$ns" link add cb0 mtu "$CMP_MTU" type veth peer name "p$i" netns "$sw" mtu "$CMP_MTU"
     ip -n "$ns" addr add "$(netns_addr "$i")/24" dev cb0
     ip -n "$ns" link set cb0 up
     ip -n "$ns" route add 224.0.0.0/4 dev cb0
     ip -n "$sw" link set "p$i" master br0
     ip -n "$sw" link set "p$i" up
-    ip -n "$ns" link add cb1 mtu 1500 type veth peer name "q$i" netns "$sw" mtu 1500
+    ip -n "$ns" link add cb1 mtu "$CMP_MTU" type veth peer name "q$i" netns "$sw" mtu "$CMP_MTU"
     ip -n "$ns" addr add "$(netns_addr1 "$i")/24" dev cb1
     ip -n "$ns" link set cb1 up
     ip -n "$sw" link set "q$i" master br1
