@@ -270,7 +270,7 @@ class HistoryChecker {
   // history_checker_progress.cpp: progress while a connected majority lasts
   void judge_progress(Time now);
   void progress_times(std::uint32_t config, Time from, Time to, std::vector<Time>& out) const;
-  bool connected(std::span<const NodeId> members) const;
+  std::size_t connected_within(std::span<const NodeId> members) const;
   // history_checker_finish.cpp: the end of the run
   std::optional<std::uint32_t> shared_regular(std::span<const NodeId> live) const;
   void finish_convergence(Time now, std::span<const NodeId> live);

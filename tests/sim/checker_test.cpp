@@ -776,8 +776,8 @@ TEST_F(CheckerTest, ARingDeliveringOncePerBoundMakesProgress) {
   EXPECT_TRUE(checker.ok());
 }
 
-// A partition leaves {1, 2}, a majority: the ring of all three no longer counts, and theirs must
-// deliver within the bound of the change.
+// A partition leaves {1, 2}, a majority: the ring of all three delivers at 1 and 2 no more than
+// it can at 3, cut off, and theirs must deliver within the bound of the change.
 TEST_F(CheckerTest, AMajorityCutFromItsRingMustDeliverOnARingOfItsOwn) {
   checker.record_connectivity(now, kAllConnected);
   form(kRing, kNodes);
@@ -785,7 +785,8 @@ TEST_F(CheckerTest, AMajorityCutFromItsRingMustDeliverOnARingOfItsOwn) {
   checker.record_connectivity(now, std::vector<std::uint64_t>{0b011, 0b011, 0b100});
   for (Seq seq = 2; seq <= 4; ++seq) {
     now += kBoundUs / 2;
-    deliver_everywhere(seq, submit(3));  // as if 3 still reached them: a ring with 3 is no progress
+    const MessageId m = submit(1);
+    for (NodeId node : {1, 2}) deliver(node, kRing, seq, m);  // not at 3: not at every member
   }
   checker.end_connectivity(now);
   ASSERT_EQ(properties(), std::set{Property::kProgress});
@@ -808,13 +809,28 @@ TEST_F(CheckerTest, AMajorityOnARingOfItsOwnWithinTheBoundMakesProgress) {
   EXPECT_TRUE(checker.ok());
 }
 
-// 1 and 2 reach each other one way only: {1, 3} and {2, 3} are the connected majorities, and a
-// ring of all three does not count, however much it delivers.
-TEST_F(CheckerTest, ARingWithAPairConnectedOneWayOnlyIsNoProgress) {
+// 1 and 2 reach each other one way only: {1, 3} and {2, 3} are the connected majorities. A ring
+// of all three holds one, and delivering at every member (the others relay what one misses), it
+// serves that majority: progress.
+TEST_F(CheckerTest, ARingHoldingAConnectedMajorityThatDeliversEverywhereIsProgress) {
   checker.record_connectivity(now, std::vector<std::uint64_t>{0b101, 0b110, 0b111});
   form(kRing, kNodes);
   for (Seq seq = 1; seq <= 5; ++seq) {
     deliver_everywhere(seq, submit(1));
+    now += kBoundUs / 2;
+  }
+  checker.end_connectivity(now);
+  EXPECT_TRUE(checker.ok());
+}
+
+// The same ring, when what 2 sends stops reaching 1: it delivers nowhere everywhere, so no ring
+// holding {1, 3} or {2, 3} makes progress.
+TEST_F(CheckerTest, ARingHoldingAConnectedMajorityThatStallsAtOneMemberIsNoProgress) {
+  checker.record_connectivity(now, std::vector<std::uint64_t>{0b101, 0b110, 0b111});
+  form(kRing, kNodes);
+  for (Seq seq = 1; seq <= 5; ++seq) {
+    const MessageId m = submit(2);
+    for (NodeId node : {2, 3}) deliver(node, kRing, seq, m);
     now += kBoundUs / 2;
   }
   checker.end_connectivity(now);
