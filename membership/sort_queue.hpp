@@ -23,6 +23,7 @@ struct StoredMessage {
   Delivery delivery = Delivery::kAgreed;
   bool recovery = false;  // a new ring's Recovery packet: internal, never delivered itself
   bool resent = false;    // an old ring's message that came through Recovery: already re-sent
+  bool answered = false;  // re-sent by us for a retransmission request (retransmit_requested)
 };
 
 class SortQueue {
@@ -41,6 +42,9 @@ class SortQueue {
 
   Insert insert(Seq seq, StoredMessage message) noexcept;
   const StoredMessage* find(Seq seq) const noexcept;
+  StoredMessage* find(Seq seq) noexcept {
+    return const_cast<StoredMessage*>(static_cast<const SortQueue&>(*this).find(seq));
+  }
   bool holds(Seq seq) const noexcept { return find(seq) != nullptr; }
 
   Seq base() const noexcept { return base_; }          // everything <= base is discarded

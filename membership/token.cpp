@@ -136,17 +136,23 @@ std::uint32_t Node::my_backlog() const noexcept {
 }
 
 // Retransmissions come out of the same window as new messages, ahead of them (corosync's
-// orf_token_rtr): a lossy ring slows down instead of flooding itself.
+// orf_token_rtr): a lossy ring slows down instead of flooding itself. The first holder on the
+// token's way answers a request and takes it off the token. Asked again for one it answered
+// already, it answers again but leaves the request for the holders after it: its copies may not
+// reach the node asking (a link cut one way between them, while the token still goes round), and
+// then only another holder can, or that node fails to receive for good.
 void Node::retransmit_requested() {
   const std::uint32_t budget = token_.fcc >= config_.window_size ? 0 : config_.window_size - token_.fcc;
   std::uint16_t kept = 0;
   for (std::uint16_t i = 0; i < token_.rtr_count; ++i) {
     const Seq seq = token_.rtr[i];
     if (seq <= ring_.queue.base()) continue;  // every member had it: a stale request
-    const StoredMessage* message = retransmitted_this_visit_ < budget ? ring_.queue.find(seq) : nullptr;
+    StoredMessage* message = retransmitted_this_visit_ < budget ? ring_.queue.find(seq) : nullptr;
     if (message && retransmit(*message)) {
       ++retransmitted_this_visit_;
       ++counters_.retransmits_sent;
+      if (message->answered) token_.rtr[kept++] = seq;
+      message->answered = true;
     } else {
       token_.rtr[kept++] = seq;  // someone further on may hold it
     }

@@ -478,6 +478,26 @@ TEST(Membership, AOneWayCutOutlastingTheNamesCostsAReformationOrTwoMore) {
   EXPECT_GE(cut.share, 0.99);
 }
 
+// Node 1 stops hearing node 2 and node 2 stops hearing node 3 (seeds 155044 and 131907 of the long
+// sweeps): the token still goes round 1 -> 2 -> 3, and each message that misses a node is held by
+// another that the node hears: 3 has 2's, 1 has 3's. But the first holder on the token's way to
+// a request was the sender itself, whose copies go into the cut: it took the request off the
+// token, 1 failed to receive, and the re-formations that followed left 1 and 3, which hear each
+// other, failing each other for seconds. A request asked again now reaches the next holder too:
+// the ring of three goes on through the cut, and nobody fails to receive.
+TEST(Membership, RetransmissionsGoRoundTwoLinksCutOneWay) {
+  SimSpec spec = spec_of(30, 3, faults_of(0, 0, 20, 200), 200);
+  spec.duration_us = 16 * kSecondUs;
+  const Time cut = 2 * kSecondUs, heal = 14 * kSecondUs;
+  spec.script = {cut_link_at(cut, 2, 1), cut_link_at(cut, 3, 2), heal_at(heal)};
+  const SimResult r = run(spec);
+  EXPECT_TRUE(r.ok()) << explain(spec, r);
+  for (const auto& node : r.nodes) EXPECT_EQ(node.counters.failed_to_receive, 0u) << explain(spec, r);
+  EXPECT_EQ(r.rings_formed, 1u) << explain(spec, r);  // the first, before the cut
+  EXPECT_EQ(all_operational_us(r, {1, 2, 3}, cut, heal), heal - cut) << explain(spec, r);
+  expect_one_ring_of_all(spec, r);
+}
+
 // Node 3 stops hearing multicasts for 5 s (tokens still reach it) on a ring that loses 3 % of its
 // copies. It holds the ring's aru back, so nothing is delivered anywhere, and each lost token hop
 // stalls the rotation for a token retransmit period (238 ms): the token visits it a few dozen
