@@ -560,7 +560,10 @@ TEST(Membership, DrawnPartitionsAndCrashesKeepEveryGuarantee) {
 //   round (failing node 3) was still in flight and node 3 took it as this round's word;
 // 185001 (the long sweep): a checker failure, not the protocol's. At 4.1 % loss on 8 nodes the
 //   token lost 5 hops in 12, each waiting a retransmit period; the progress rule judged the run
-//   as if the copy loss alone (under 5 %) said how often a rotation stalls.
+//   as if the copy loss alone (under 5 %) said how often a rotation stalls;
+// 131907 (the sweep on d403ec4): links 2->1 and 3->2 cut one way, as 155044's; node 2 answered
+//   node 1's retransmission requests into the cut, node 1 failed to receive, and 1 and 3 failed
+//   each other for 4 s (RetransmissionsGoRoundTwoLinksCutOneWay).
 TEST(Regression, SeedsThatOnceFailedHoldEveryProperty) {
   // Printed before issue 18's faults: they replay exactly with those given as 0.
   const std::string before_issue_18 = " --late 0 --corrupt 0 --pauses 0 --clock-skew 0 --slow 0 --torn 0";
@@ -588,6 +591,9 @@ TEST(Regression, SeedsThatOnceFailedHoldEveryProperty) {
       "rtotem-sim --seed 185001 --nodes 8 --duration 5 --loss 0.041 --dup 0.005 --reorder 0.76 --delay-us 38 "
       "--rate 398 --safe 1 --token-timeout-ms 1000 --partitions 0 --crashes 0 --stops 0 --late 0.009 "
       "--corrupt 0.016 --pauses 0 --clock-skew 0 --slow 0 --torn 0.9",
+      "rtotem-sim --seed 131907 --nodes 3 --duration 5 --loss 0.034 --dup 0.094 --reorder 0.27 --delay-us 98 "
+      "--rate 893 --safe 0.9 --token-timeout-ms 1000 --partitions 0.47 --crashes 0 --stops 0.7 --late 0.006 "
+      "--corrupt 0 --pauses 0.35 --clock-skew 0 --slow 0.2 --torn 0",
   };
   for (const std::string& command : commands) {
     const auto options = parse_command(command);
