@@ -23,7 +23,7 @@ struct StoredMessage {
   Delivery delivery = Delivery::kAgreed;
   bool recovery = false;  // a new ring's Recovery packet: internal, never delivered itself
   bool resent = false;    // an old ring's message that came through Recovery: already re-sent
-  bool answered = false;  // re-sent by us for a retransmission request (retransmit_requested)
+  bool answered = false;  // re-sent by us for the last request of it (retransmit_requested)
 };
 
 class SortQueue {

@@ -137,22 +137,25 @@ std::uint32_t Node::my_backlog() const noexcept {
 
 // Retransmissions come out of the same window as new messages, ahead of them (corosync's
 // orf_token_rtr): a lossy ring slows down instead of flooding itself. The first holder on the
-// token's way answers a request and takes it off the token. Asked again for one it answered
-// already, it answers again but leaves the request for the holders after it: its copies may not
-// reach the node asking (a link cut one way between them, while the token still goes round), and
-// then only another holder can, or that node fails to receive for good.
+// token's way answers a request and takes it off the token. Asked again for one it answered last
+// time, it lets it pass to the holders after it, once: its copies may not reach the node asking
+// (a link cut one way between them while the token still goes round), and then only another
+// holder's can, or that node fails to receive for good. So the holders take turns, one copy a
+// rotation as before.
 void Node::retransmit_requested() {
   const std::uint32_t budget = token_.fcc >= config_.window_size ? 0 : config_.window_size - token_.fcc;
   std::uint16_t kept = 0;
   for (std::uint16_t i = 0; i < token_.rtr_count; ++i) {
     const Seq seq = token_.rtr[i];
     if (seq <= ring_.queue.base()) continue;  // every member had it: a stale request
-    StoredMessage* message = retransmitted_this_visit_ < budget ? ring_.queue.find(seq) : nullptr;
-    if (message && retransmit(*message)) {
+    StoredMessage* message = ring_.queue.find(seq);
+    if (message && message->answered) {
+      message->answered = false;  // the next holder's turn; ours again next time
+      token_.rtr[kept++] = seq;
+    } else if (message && retransmitted_this_visit_ < budget && retransmit(*message)) {
+      message->answered = true;
       ++retransmitted_this_visit_;
       ++counters_.retransmits_sent;
-      if (message->answered) token_.rtr[kept++] = seq;
-      message->answered = true;
     } else {
       token_.rtr[kept++] = seq;  // someone further on may hold it
     }

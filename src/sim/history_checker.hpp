@@ -71,7 +71,7 @@ enum class Property : std::uint8_t {
                        // of one sequence (no member skips what another delivered there)
   kFifo,               // every node delivers a sender's messages in the order it submitted them
   kProgress,           // while a majority of the nodes stays pairwise connected for longer than a
-                       // bound, a ring of such a majority delivers, at least once a bound
+                       // bound, a ring holding such a majority delivers, at least once a bound
   kLinkFailover,       // several links, and link failures the only membership faults: once every
                        // node is on one ring, no other ring forms (each link fails over first)
   // Process groups (group_checker.hpp): views agree at equal places in the order; a group message
@@ -269,7 +269,7 @@ class HistoryChecker {
   std::optional<std::size_t> position_of(std::size_t at, std::uint32_t config) const;
   // history_checker_progress.cpp: progress while a connected majority lasts
   void judge_progress(Time now);
-  void progress_times(std::uint32_t config, Time from, Time to, std::vector<Time>& out) const;
+  void progress_times(std::uint32_t config, Time from, Time to, bool whole, std::vector<Time>& out) const;
   std::size_t connected_within(std::span<const NodeId> members) const;
   // history_checker_finish.cpp: the end of the run
   std::optional<std::uint32_t> shared_regular(std::span<const NodeId> live) const;

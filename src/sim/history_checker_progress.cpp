@@ -3,10 +3,12 @@
 // nodes is pairwise connected (two-way, multicasts included: a node with a one-way link, or deaf
 // to multicasts, is connected to no one across it), a ring of such a majority delivers: some
 // regular configuration whose members include a connected majority delivers a message at every
-// one of its members, and again at least once per bound until the connectivity changes. (A ring
+// one of its members, and again at least once per bound until the connectivity changes. A ring
 // that also holds a node cut one way from some of them, and still delivers everywhere through the
-// others' retransmissions, serves that majority as well.) The applications make messages all
-// through the fault phase, so a working ring always has some.
+// others' retransmissions, serves that majority as well; for such a ring only messages every
+// member delivered since the change count, so that survivors delivering the old ring's last
+// messages in Recovery, which a member now cut off delivered before, is no progress of it. The
+// applications make messages all through the fault phase, so a working ring always has some.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -91,8 +93,9 @@ void HistoryChecker::judge_progress(Time now) {
   std::vector<Time> times{since_us, now};
   for (std::uint32_t config = 0; config < configs_.size(); ++config) {
     const Config& c = configs_[config];
-    if (!c.transitional && c.members.size() >= majority && connected_within(c.members) >= majority)
-      progress_times(config, since_us, now, times);
+    if (c.transitional || c.members.size() < majority) continue;
+    const std::size_t connected = connected_within(c.members);
+    if (connected >= majority) progress_times(config, since_us, now, connected == c.members.size(), times);
   }
   std::sort(times.begin(), times.end());
   const auto gap = std::adjacent_find(times.begin(), times.end(),
@@ -106,15 +109,16 @@ void HistoryChecker::judge_progress(Time now) {
       where.push_back(whereabouts(at));
     }
   report(Property::kProgress, gap[1], nodes, std::nullopt,
-         fmt::format("nodes {} were pairwise connected from t={} us to t={} us, yet no ring of a connected majority "
+         fmt::format("nodes {} were pairwise connected from t={} us to t={} us, yet no ring holding a connected majority "
                      "delivered a message at all its members from t={} us to t={} us (the bound: {} us); at t={} us: {}",
                      fmt::join(nodes, ","), since_us, now, gap[0], gap[1], progress_bound_us_, now,
                      fmt::join(where, "; ")));
 }
 
 // Appends the instants in (from, to] at which the k-th delivery in `config` reached the last of
-// its members (by the prefix rule, the same message at each), for every k all of them made.
-void HistoryChecker::progress_times(std::uint32_t config, Time from, Time to, std::vector<Time>& out) const {
+// its members (by the prefix rule, the same message at each), for every k all of them made; for a
+// ring not `whole`ly connected, only those that reached the first of them after `from` too.
+void HistoryChecker::progress_times(std::uint32_t config, Time from, Time to, bool whole, std::vector<Time>& out) const {
   std::vector<std::span<const Record>> deliveries;
   for (NodeId member : configs_[config].members) {
     const std::size_t at = index_of(member);
@@ -125,9 +129,12 @@ void HistoryChecker::progress_times(std::uint32_t config, Time from, Time to, st
   std::size_t common = deliveries.front().size();
   for (const auto& d : deliveries) common = std::min(common, d.size());
   for (std::size_t k = 0; k < common; ++k) {
-    Time last_us = 0;
-    for (const auto& d : deliveries) last_us = std::max(last_us, d[k].time_us);
-    if (last_us > from && last_us <= to) out.push_back(last_us);
+    Time first_us = ~Time{0}, last_us = 0;
+    for (const auto& d : deliveries) {
+      first_us = std::min(first_us, d[k].time_us);
+      last_us = std::max(last_us, d[k].time_us);
+    }
+    if (last_us > from && last_us <= to && (whole || first_us > from)) out.push_back(last_us);
   }
 }
 

@@ -823,6 +823,40 @@ TEST_F(CheckerTest, ARingHoldingAConnectedMajorityThatDeliversEverywhereIsProgre
   EXPECT_TRUE(checker.ok());
 }
 
+// {1, 2} is the connected majority; a ring of 1 and 3, cut off from each other, holds none, and
+// counts for nothing however much it delivers.
+TEST_F(CheckerTest, ARingHoldingNoConnectedMajorityIsNoProgressHoweverMuchItDelivers) {
+  checker.record_connectivity(now, std::vector<std::uint64_t>{0b011, 0b011, 0b100});
+  const RingId one_three{1, 3};
+  form(one_three, {1, 3});
+  start(2, RingId{2, 3}, {2});
+  for (Seq seq = 1; seq <= 5; ++seq) {
+    const MessageId m = submit(1);
+    for (NodeId node : {1, 3}) deliver(node, one_three, seq, m);
+    now += kBoundUs / 2;
+  }
+  checker.end_connectivity(now);
+  ASSERT_EQ(properties(), std::set{Property::kProgress});
+  EXPECT_EQ(checker.violations()[0].nodes, (std::vector<NodeId>{1, 2}));
+}
+
+// 3 delivered a message just before it was cut off; 1 and 2 deliver it later, as Recovery does
+// with the old ring's last messages. The ring of all three holds the connected majority {1, 2},
+// but that message is not its progress since the cut: 3 had it before.
+TEST_F(CheckerTest, AnOldRingsMessageItsCutOffMemberHadBeforeIsNoProgress) {
+  checker.record_connectivity(now, kAllConnected);
+  form(kRing, kNodes);
+  const MessageId m = submit(1);
+  deliver(3, kRing, 1, m);
+  checker.record_connectivity(now, std::vector<std::uint64_t>{0b011, 0b011, 0b100});
+  now += kBoundUs * 3 / 4;
+  for (NodeId node : {1, 2}) deliver(node, kRing, 1, m);
+  now += kBoundUs * 3 / 4;
+  checker.end_connectivity(now);
+  ASSERT_EQ(properties(), std::set{Property::kProgress});
+  EXPECT_EQ(checker.violations()[0].nodes, (std::vector<NodeId>{1, 2}));
+}
+
 // The same ring, when what 2 sends stops reaching 1: it delivers nowhere everywhere, so no ring
 // holding {1, 3} or {2, 3} makes progress.
 TEST_F(CheckerTest, ARingHoldingAConnectedMajorityThatStallsAtOneMemberIsNoProgress) {
