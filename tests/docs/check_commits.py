@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Every commit a document cites (BENCHMARKS.md: "at 5a45be8") names a commit of this history.
+"""Every commit a document cites (BENCHMARKS.md: "at 5a45be8") is an ancestor of HEAD.
 
 A figure is only as good as the commit that reproduces it; a hash from a branch that was rebased
-before it merged points nowhere. Exits 77 (skipped) outside a git checkout or in a shallow one.
+before it merged, or that never left this clone, points nowhere in a user's clone, even when the
+local object store still has it. Exits 77 (skipped) outside a git checkout or in a shallow one.
 Usage: check_commits.py REPO DOC..."""
 import re
 import subprocess
@@ -29,7 +30,7 @@ def main():
             for number, line in enumerate(f, 1):
                 for h in HASH.findall(line):
                     cited += 1
-                    if git(repo, "cat-file", "-e", f"{h}^{{commit}}").returncode != 0:
+                    if git(repo, "merge-base", "--is-ancestor", h, "HEAD").returncode != 0:
                         print(f"{doc}:{number}: {h} is not a commit of this history")
                         missing += 1
     print(f"{cited} commit citations in {len(docs)} documents, {missing} missing")
