@@ -353,7 +353,12 @@ void SimCluster::on_deliver(Member& m, const Delivered& message) {
 }
 
 void SimCluster::after_node_call(Member& m) {
-  if (m.torn) {  // the crash strikes here: what the call queued is never sent
+  // A torn crash strikes at the first call that queued packets (a token visit, a join, a
+  // retransmission): they are never sent, while what the call delivered was delivered. A call
+  // that queued nothing (a submission) is no different from a crash before it.
+  const std::size_t queued = transport::kTxQueueMax - m.backend->tx_room();
+  if (m.torn && queued > 0) {
+    torn_unsent_ += queued;
     m.dead = true;
     return;
   }
@@ -473,6 +478,7 @@ SimResult SimCluster::result() const {
   r.link_cuts = link_cuts_;
   r.pauses = pauses_;
   r.torn = torn_;
+  r.torn_unsent = torn_unsent_;
   r.timers_overdue = timers_overdue_;
   r.end_us = network_.now_us();
   r.converged_us = r.end_us > spec_.duration_us ? r.end_us - spec_.duration_us : 0;

@@ -20,8 +20,8 @@
 //
 // A crash destroys the node's Node, then its backend (which drops its packets in flight, unless
 // spec.crashed_copies_land) and its application's unaccepted messages. A torn crash strikes after
-// the node's next call into its Node, before the flush: it takes no more calls and is crashed at
-// the end of that step. A restart is a new backend and Node, handed the ring seq the
+// the node's next call into its Node that queued packets, before the flush: it takes no more
+// calls and is crashed at the end of that step. A restart is a new backend and Node, handed the ring seq the
 // node last persisted; its application numbers its messages on from where it stopped.
 //
 // Determinism: every random choice comes from the network's one Rng (seeded by spec.seed); no
@@ -224,6 +224,7 @@ struct SimResult {
   std::uint64_t link_cuts = 0;             // spec.link_cuts_per_s: one node's port on one link down
   std::uint64_t pauses = 0;
   std::uint64_t torn = 0;                  // of the crashes, those struck before a flush
+  std::uint64_t torn_unsent = 0;           // packets those kept from leaving: queued, never flushed
   std::uint64_t timers_overdue = 0;        // fired after their deadline: by a node waking from a pause
   Time end_us = 0;                         // virtual time at the end of the run
   Time converged_us = 0;                   // liveness phase length: end_us - duration
@@ -395,6 +396,7 @@ class SimCluster {
   std::uint64_t partitions_ = 0;
   std::uint64_t pauses_ = 0;
   std::uint64_t torn_ = 0;
+  std::uint64_t torn_unsent_ = 0;
   std::uint64_t timers_overdue_ = 0;
 };
 

@@ -256,7 +256,7 @@ void SimCluster::judge_link_failover() {
 }
 
 // A random live node, never the last one: a cluster with no node left has nothing to check (a
-// torn node counts as gone already). A torn crash waits for the node's next call into its Node.
+// torn node counts as gone already). A torn crash waits for the node's next call that sends.
 void SimCluster::crash_drawn(Time now) {
   const auto torn = std::count_if(live_.begin(), live_.end(), [&](NodeId id) { return member(id)->torn; });
   if (live_.size() <= static_cast<std::size_t>(torn) + 1) return;

@@ -168,7 +168,7 @@ class SimCluster::Member final : public membership::NodeEvents,
   Time paused_until_us = 0;        // paused (no poll, no timer, no traffic) before this instant
   Time poll_gap_us = 0;            // a slow receiver: polls at most this often; 0: at every step
   Time poll_at_us = 0;             // it may poll again from this instant
-  bool torn = false;               // its next call into the Node is its last: no flush follows
+  bool torn = false;               // its next call into the Node that sends is its last: no flush
   bool dead = false;               // that call was made: nothing more until the crash is run
 };
 
