@@ -67,6 +67,7 @@ struct Totals {
   std::uint64_t pauses = 0;
   std::uint64_t torn = 0;        // crashes struck between a call into the Node and its flush
   std::uint64_t torn_unsent = 0; // packets those calls queued, never sent
+  std::uint64_t torn_deliveries = 0;  // deliveries made in those calls
   std::uint64_t late = 0;        // packet copies delayed by the heavy tail
   std::uint64_t corrupted = 0;   // packet copies delivered damaged
   std::uint64_t split = 0;       // messages sent in pieces
@@ -90,14 +91,15 @@ std::string ring_text(const RingId& ring) { return fmt::format("{}/{}", ring.rep
 void print_summary(const RunParams& params, const SimResult& r) {
   fmt::print("seed {}: ok: {} node{}, {} messages delivered ({} deliveries), {} configurations, {} ring{} formed, "
              "{} crash{}, {} partition{}, {} submissions refused and retried, {} token losses, {} token "
-             "retransmits, {} s virtual ({} s to converge{}); {} pauses ({} timers fired overdue), {} torn crashes ({} packets unsent), "
-             "{} packet copies late, {} damaged, {} to a full receive ring, {} from a dead incarnation\n",
+             "retransmits, {} s virtual ({} s to converge{}); {} pauses ({} timers fired overdue), {} torn crashes "
+             "({} deliveries in the call struck, {} packets unsent), {} packet copies late, {} damaged, {} to a "
+             "full receive ring, {} from a dead incarnation\n",
              params.seed, params.nodes, plural(params.nodes), r.messages_delivered, r.deliveries, r.configurations,
              r.rings_formed, plural(r.rings_formed), r.crashes, r.crashes == 1 ? "" : "es", r.partitions,
              plural(r.partitions), r.submit_refusals, r.counters.token_losses, r.counters.tokens_retransmitted,
              seconds(r.end_us), seconds(r.converged_us),
              r.drain_windows > 0 ? fmt::format(", {} drain window{} past the bound", r.drain_windows, plural(r.drain_windows)) : "",
-             r.pauses, r.timers_overdue, r.torn, r.torn_unsent, r.network.late,
+             r.pauses, r.timers_overdue, r.torn, r.torn_deliveries, r.torn_unsent, r.network.late,
              r.network.corrupted, r.network.ring_full, r.network.from_dead_incarnation);
   if (params.groups)
     fmt::print("  groups: {} changes, {} messages, {} views compared\n", r.group_changes, r.group_messages,
@@ -166,6 +168,7 @@ bool run_one(const SimOptions& options, std::uint64_t seed, Totals& totals) {
   totals.pauses += result.pauses;
   totals.torn += result.torn;
   totals.torn_unsent += result.torn_unsent;
+  totals.torn_deliveries += result.torn_deliveries;
   totals.late += result.network.late;
   totals.corrupted += result.network.corrupted;
   totals.split += result.counters.messages_split;
@@ -212,11 +215,12 @@ int main(int argc, char** argv) {
   }
   if (options->range)
     fmt::print("seeds {}..{}: {} runs, {} failed, {} messages delivered, {} configurations, {} rings formed, {} "
-               "crashes ({} graceful stops, {} torn keeping {} packets unsent, {} restarts without state), {} partitions, {} pauses, {} messages "
-               "split ({} sent again whole after a ring change), {} failures to receive, {} packet copies late, {} "
-               "damaged, {} s virtual time\n",
+               "crashes ({} graceful stops, {} torn with {} deliveries and {} packets unsent in the call struck, {} "
+               "restarts without state), {} partitions, {} pauses, {} messages split ({} sent again whole after a "
+               "ring change), {} failures to receive, {} packet copies late, {} damaged, {} s virtual time\n",
                options->seed_first, options->seed_last, totals.runs, totals.failed, totals.messages,
-               totals.configurations, totals.rings, totals.crashes, totals.stops, totals.torn, totals.torn_unsent, totals.states_lost,
+               totals.configurations, totals.rings, totals.crashes, totals.stops, totals.torn,
+               totals.torn_deliveries, totals.torn_unsent, totals.states_lost,
                totals.partitions, totals.pauses, totals.split, totals.restarted, totals.deaf_left, totals.late,
                totals.corrupted, seconds(totals.virtual_us));
   if (options->range && options->links > 1)

@@ -327,6 +327,7 @@ void SimCluster::fire_due_quorum_windows(Time now) {
 // member, or one that has moved to another ring, cannot say what it holds: it is skipped.
 // A group packet goes to the node's GroupService (and its checker), a stamped one to the checker.
 void SimCluster::on_deliver(Member& m, const Delivered& message) {
+  if (m.torn) ++m.call_deliveries;
   const Time now = network_.now_us();
   const NodeId node = m.id;
   if (m.quorum && ring_service_of(message.payload) == RingService::kQuorum) {
@@ -354,19 +355,23 @@ void SimCluster::on_deliver(Member& m, const Delivered& message) {
 
 void SimCluster::after_node_call(Member& m) {
   // A torn crash strikes at the first call that queued packets (a token visit, a join, a
-  // retransmission): they are never sent, while what the call delivered was delivered. A call
-  // that queued nothing (a submission) is no different from a crash before it.
+  // retransmission): they are never sent, while what the call delivered, and the ring it may have
+  // installed, stand. Striking at a call that queued nothing (a submission) would make it a plain
+  // crash after that call. Every call starts on an empty queue: the flush below sends it all.
   const std::size_t queued = transport::kTxQueueMax - m.backend->tx_room();
-  if (m.torn && queued > 0) {
-    torn_unsent_ += queued;
+  const bool strikes = m.torn && queued > 0;
+  if (strikes) {
     m.dead = true;
-    return;
+    torn_unsent_ += queued;
+    torn_deliveries_ += m.call_deliveries;
+  } else {
+    if (m.groups) m.groups->retry_pending();  // a join list the ring refused: after each call, as the daemon's turn
+    if (m.quorum) m.quorum->retry_pending();
+    // The simulated device takes every packet at once; anything else is a bug in the backend.
+    const Status flushed = m.backend->flush();
+    RTOTEM_ASSERT(flushed == Status::kOk);
   }
-  if (m.groups) m.groups->retry_pending();  // a join list the ring refused: after each call, as the daemon's turn
-  if (m.quorum) m.quorum->retry_pending();
-  // The simulated device takes every packet at once; anything else is a bug in the backend.
-  const Status flushed = m.backend->flush();
-  RTOTEM_ASSERT(flushed == Status::kOk);
+  m.call_deliveries = 0;
   note_operational(m, m.node->operational());
   if (!m.node->operational() || m.node->ring_id() == m.ring_seen) return;
   m.ring_seen = m.node->ring_id();
@@ -479,6 +484,7 @@ SimResult SimCluster::result() const {
   r.pauses = pauses_;
   r.torn = torn_;
   r.torn_unsent = torn_unsent_;
+  r.torn_deliveries = torn_deliveries_;
   r.timers_overdue = timers_overdue_;
   r.end_us = network_.now_us();
   r.converged_us = r.end_us > spec_.duration_us ? r.end_us - spec_.duration_us : 0;

@@ -225,6 +225,7 @@ struct SimResult {
   std::uint64_t pauses = 0;
   std::uint64_t torn = 0;                  // of the crashes, those struck before a flush
   std::uint64_t torn_unsent = 0;           // packets those kept from leaving: queued, never flushed
+  std::uint64_t torn_deliveries = 0;       // deliveries made in the calls those struck
   std::uint64_t timers_overdue = 0;        // fired after their deadline: by a node waking from a pause
   Time end_us = 0;                         // virtual time at the end of the run
   Time converged_us = 0;                   // liveness phase length: end_us - duration
@@ -397,6 +398,7 @@ class SimCluster {
   std::uint64_t pauses_ = 0;
   std::uint64_t torn_ = 0;
   std::uint64_t torn_unsent_ = 0;
+  std::uint64_t torn_deliveries_ = 0;
   std::uint64_t timers_overdue_ = 0;
 };
 

@@ -302,6 +302,10 @@ void SimCluster::pause(NodeId id, Time now, Time length_us) {
 void SimCluster::crash(NodeId id, Time now, bool graceful) {
   Slot& slot = slots_[id - 1];
   if (!slot.member) return;
+  // A crash of any kind takes the place of a torn one drawn for the node (its leave is flushed); a
+  // process already struck cannot leave.
+  graceful = graceful && !slot.member->dead;
+  slot.member->torn = false;
   if (graceful) {
     ++stops_;
     slot.member->node->leave();

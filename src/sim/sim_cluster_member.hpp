@@ -169,6 +169,7 @@ class SimCluster::Member final : public membership::NodeEvents,
   Time poll_gap_us = 0;            // a slow receiver: polls at most this often; 0: at every step
   Time poll_at_us = 0;             // it may poll again from this instant
   bool torn = false;               // its next call into the Node that sends is its last: no flush
+  std::uint64_t call_deliveries = 0;  // made by the call under way, while torn
   bool dead = false;               // that call was made: nothing more until the crash is run
 };
 
