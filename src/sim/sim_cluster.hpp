@@ -21,8 +21,8 @@
 // A crash destroys the node's Node, then its backend (which drops its packets in flight, unless
 // spec.crashed_copies_land) and its application's unaccepted messages. A torn crash strikes after
 // the node's next call into its Node that queued packets, before the flush: it takes no more
-// calls and is crashed at the end of that step. A restart is a new backend and Node, handed the ring seq the
-// node last persisted; its application numbers its messages on from where it stopped.
+// calls and is crashed at the end of that step. A restart is a new backend and Node, handed the
+// ring seq the node last persisted; its application numbers its messages on from where it stopped.
 //
 // Determinism: every random choice comes from the network's one Rng (seeded by spec.seed); no
 // wall clock, threads, hash-map iteration or pointer-ordered containers.
