@@ -92,7 +92,10 @@ void Node::on_join(InboundPacket& packet, Time now) {
   }
   if (join.sender == self_) return;
   if (contains(join.failed_set, join.sender)) strangers_.forget(join.sender);  // it is leaving
-  if (join.ring_seq > ring_seq_) {
+  // Not from a node we gave up on this round: the seq our joins carry dates our verdicts (the
+  // stale rule below), and that node, gathering at its new ring's seq, would take our old verdict
+  // on it as its round's word and fail us back. Its seq reaches us once the round is over.
+  if (join.ring_seq > ring_seq_ && !contains(failed_set_, join.sender)) {
     // A new ring must outnumber every one seen, and a restart must not come back below it: a
     // commit token's seq is stored only when above ours, so one we were put on could be lost.
     ring_seq_ = join.ring_seq;

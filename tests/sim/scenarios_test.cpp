@@ -563,7 +563,11 @@ TEST(Membership, DrawnPartitionsAndCrashesKeepEveryGuarantee) {
 //   as if the copy loss alone (under 5 %) said how often a rotation stalls;
 // 131907 (the sweep on d403ec4): links 2->1 and 3->2 cut one way, as 155044's; node 2 answered
 //   node 1's retransmission requests into the cut, node 1 failed to receive, and 1 and 3 failed
-//   each other for 4 s (RetransmissionsGoRoundTwoLinksCutOneWay).
+//   each other for 4 s (RetransmissionsGoRoundTwoLinksCutOneWay);
+// 155557 (the sweep on 82089fa, --message-size): node 1 heard no one from the cold start on, and
+//   nodes 2 and 3 formed singletons for 3.9 s. Node 3, having given up on node 2, took the seq of
+//   node 2's new ring from a join it ignored, so its old verdict on node 2 looked fresh to node 2
+//   (AJoinFromANodeFailedThisRoundDoesNotDateOurVerdictOnIt).
 TEST(Regression, SeedsThatOnceFailedHoldEveryProperty) {
   // Printed before issue 18's faults: they replay exactly with those given as 0.
   const std::string before_issue_18 = " --late 0 --corrupt 0 --pauses 0 --clock-skew 0 --slow 0 --torn 0";
@@ -596,6 +600,9 @@ TEST(Regression, SeedsThatOnceFailedHoldEveryProperty) {
       "rtotem-sim --seed 131907 --nodes 3 --duration 5 --loss 0.034 --dup 0.094 --reorder 0.27 --delay-us 98 "
       "--rate 893 --safe 0.9 --token-timeout-ms 1000 --partitions 0.47 --crashes 0 --stops 0.7 --late 0.006 "
       "--corrupt 0 --pauses 0.35 --clock-skew 0 --slow 0.2 --torn 0",
+      "rtotem-sim --seed 155557 --nodes 3 --duration 5 --loss 0.024 --dup 0.049 --reorder 0.73 --delay-us 73 "
+      "--rate 505 --safe 0.2 --token-timeout-ms 1000 --partitions 0.26 --crashes 0 --stops 0.9 --late 0.002 "
+      "--corrupt 0.008 --pauses 0.17 --clock-skew 0.031 --slow 0 --torn 1 --message-size 1333..3996",
   };
   for (const std::string& command : commands) {
     const auto options = parse_command(command);

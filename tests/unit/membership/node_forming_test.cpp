@@ -154,6 +154,26 @@ TEST_F(NodeFormingTest, AJoinFromBeforeOurRingDoesNotFailItsSenderInOurGather) {
   EXPECT_TRUE(contains(ours.proc_set, 3));
 }
 
+// The stale rule's other half: the seq our joins carry dates our verdicts. Node 3 gave up on us
+// this round, so we gave up on it; then it went on to a ring of its own (seq + 5) and joins from
+// there, which we do not take: it is failed for this round. Raising our seq from that join would
+// date our verdict on node 3 after its new ring, and node 3, gathering there, would take it as
+// that round's word and fail us back, round after round (seed 155557: nodes 2 and 3, which hear
+// each other, formed singletons for 3.9 s while node 1, which heard no one, failed them both).
+TEST_F(NodeFormingTest, AJoinFromANodeFailedThisRoundDoesNotDateOurVerdictOnIt) {
+  join_from(*b2, ring.seq, list({1, 2, 3}), {});
+  step();
+  ASSERT_EQ(node.state(), MemberState::kGather);
+  join_from(*b3, ring.seq, list({1, 2, 3}), list({1}));
+  step();
+  join_from(*b3, ring.seq + 5, list({1, 3}), {});
+  step();
+  timer(TimerId::kJoin);
+  const Join ours = last_join_at_2();
+  ASSERT_TRUE(contains(ours.failed_set, 3));
+  EXPECT_LT(ours.ring_seq, ring.seq + 5) << "our verdict on node 3 dated after its new ring";
+}
+
 // Yet a node leaving names itself failed in its last join, whatever its seq: that word is its
 // last, and waiting for it would cost the round a consensus timeout.
 TEST_F(NodeFormingTest, ALeavingJoinIsTakenWhateverItsSeq) {
