@@ -14,8 +14,9 @@
 // Limits: it fails only if the node comes back sooner than the largest lead of another member's
 // clock over its own, plus any step its own clock made backwards while it was down (an RTC reset
 // to an old date, before NTP). With NTP both are milliseconds, and a restart takes longer. The
-// stored seq, when there is one, covers any clock; so do the seqs in the joins of the nodes it
-// hears before it forms a ring (Node::on_join), which is every ring but one formed alone.
+// stored seq, when there is one, covers any clock; so do the seqs in the joins it takes before
+// it forms a ring (Node::on_join: not from nodes given up on that round), which is every ring but
+// one formed alone.
 #pragma once
 
 #include <cstdint>

@@ -207,10 +207,11 @@ TEST(Faults, TornCrashesAndADeadIncarnationsLatePacketsKeepEveryGuarantee) {
 
 // A torn crash takes its node down at its next call into the Node that sends, at no fault
 // instant: the checker must still hear of it. Two nodes, every crash torn: where one is down for
-// longer than the progress bound, the other alone is no majority and owes no progress. Unreported, the node
-// going down (and, at its restart, coming back) looked like no change: the checker held the two
-// connected all along and failed seeds 6 and 35 here for want of a ring of both (and seed 18177
-// of rtotem-sim: 4 nodes, one crashed, one torn, the two left taken for 3 of 4).
+// longer than the progress bound, the other alone is no majority and owes no progress.
+// Unreported, the node going down (and, at its restart, coming back) looked like no change: the
+// checker held the two connected all along and failed seeds 6 and 35 here for want of a ring of
+// both (and seed 18177 of rtotem-sim: 4 nodes, one crashed, one torn, the two left taken for 3
+// of 4).
 TEST(Faults, ANodeDownFromATornCrashIsConnectedToNoOne) {
   std::uint64_t down_past_the_bound = 0;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
