@@ -2,7 +2,9 @@
 """Sums a test run into one closing line, 'N passed, N failed, N skipped': the GoogleTest cases
 from their XML reports, plus every meson test that is not a GoogleTest binary (the simulator sweep),
 and any test binary that failed without writing a report (a crash, a timeout). A binary run as
-several meson tests names each report 'binary@part.xml'."""
+several meson tests names each report 'binary@part.xml'. Each failure's own words come last, just
+above the closing line, where a CI log cut to its tail still shows why: a GoogleTest case's failure
+message, or the last lines a failed meson test printed."""
 import json
 import sys
 import xml.etree.ElementTree as ET
@@ -10,6 +12,13 @@ from pathlib import Path
 
 passed = failed = skipped = 0
 failures = []
+TAIL = 30  # lines of a failed test's output shown
+
+
+def tail(text, lines=TAIL):
+    return "\n".join("    " + line for line in (text or "").rstrip().splitlines()[-lines:])
+
+
 for build in map(Path, sys.argv[1:]):
     reported = set()
     for report in sorted((build / "gtest-xml").glob("*.xml")):
@@ -18,7 +27,7 @@ for build in map(Path, sys.argv[1:]):
             name = f"{build.name}/{report.stem}: {case.get('classname')}.{case.get('name')}"
             if case.find("failure") is not None:
                 failed += 1
-                failures.append(name)
+                failures.append((name, case.find("failure").get("message", "")))
             elif case.get("result") == "skipped" or case.find("skipped") is not None:
                 skipped += 1
             else:
@@ -35,8 +44,11 @@ for build in map(Path, sys.argv[1:]):
             skipped += 1
         else:
             failed += 1
-            failures.append(f"{build.name}: {test['name']} ({test['result']})")
-for name in failures:
+            failures.append((f"{build.name}: {test['name']} ({test['result']})",
+                             (test.get("stdout") or "") + (test.get("stderr") or "")))
+for name, output in failures:
     print(f"FAILED {name}")
+    if output.strip():
+        print(tail(output))
 print(f"{passed} passed, {failed} failed, {skipped} skipped")
 sys.exit(1 if failed or passed == 0 else 0)
