@@ -406,6 +406,28 @@ TEST(UdpUnicastRuns, ARunRefusedForTheOffloadGoesAgainDatagramByDatagram) {
   EXPECT_EQ(a->counters().tx_errors, 0u);
 }
 
+// A peer behind a blackhole route: the kernel refuses every send to it with EINVAL, as it refuses
+// a run the offload cannot take. The refusal is the route's, not the offload's: runs keep going
+// to the reachable peer as runs, and only the blackholed peer's datagrams are lost.
+TEST(UdpUnicastRuns, ARouteThatRefusesAPeerLeavesTheOffloadOn) {
+  if (!in_private_netns()) GTEST_SKIP() << "needs root for a private namespace with a blackhole route";
+  std::vector<UdpPeer> peers = {{1, addr("::1", test_port(14))},
+                                {2, addr("::1", test_port(15))},
+                                {3, addr(kBlackholeAddr, test_port(16))}};
+  auto a = open_or_fail(node_config(1, peers[0].address, peers));
+  auto b = open_or_fail(node_config(2, peers[1].address, peers));
+  ASSERT_TRUE(a && b);
+  CollectSink sa, sb;
+  constexpr int kMessages = 40;
+  for (int i = 0; i < kMessages; ++i) ASSERT_EQ(a->multicast(make_message(*a, sized_message(i, 600))), Status::kOk);
+  ASSERT_TRUE(poll_until({a.get(), b.get()}, {&sa, &sb}, [&] { return sb.got.size() == kMessages; })) << sb.got.size();
+  for (int i = 0; i < kMessages; ++i) EXPECT_EQ(sb.got[i].payload, sized_message(i, 600));
+  EXPECT_EQ(a->counters().tx_gso_refused, 0u);
+  EXPECT_GT(a->counters().tx_gso_runs, 0u);
+  EXPECT_EQ(a->counters().tx_errors, std::uint64_t(kMessages));  // node 3's copies, and only those
+  EXPECT_EQ(a->counters().tx_packets, std::uint64_t(kMessages));
+}
+
 TEST(UdpBackendOpen, RefusesBadConfigurationsWithTheReason) {
   auto expect_refused = [](UdpConfig config, const std::string& words) {
     auto backend = UdpBackend::open(config);

@@ -23,6 +23,7 @@ static_assert(kRxBatchMax <= kUdpSendBatch);
 // (UDP_MAX_SEGMENTS, 64 before Linux 6.3), and the run's bytes within one IPv4 or IPv6 datagram.
 inline constexpr std::size_t kUdpGsoSegmentsMax = 64;
 inline constexpr std::size_t kUdpGsoBytesMax = 65000;
+static_assert(kUdpGsoSegmentsMax <= kUdpSendBatch);  // a refused run goes again as one batch of singles
 
 // The control bytes of one entry sent with segmentation offload: its segment size.
 struct GsoControl {
@@ -60,6 +61,7 @@ class UdpBackend final : public Backend {
   std::size_t dests_of(const TxItem& item) const noexcept;
   const InetAddress& dest_address(const TxItem& item, std::size_t dest) const noexcept;
   std::size_t run_length(std::span<TxItem> items, std::size_t item) const noexcept;
+  int send_singly(std::span<const TxItem> run, const InetAddress& address) noexcept;
   std::size_t fill_send_batch(std::span<TxItem> items, std::size_t item, std::size_t run, std::size_t dest) noexcept;
   std::size_t receive_from(int fd, std::span<InboundPacket> out, bool& drained) noexcept;
 

@@ -116,17 +116,15 @@ std::size_t UdpBackend::transmit(std::span<TxItem> items) noexcept {
   auto skip_empty = [&] {  // a multicast with nobody else in the ring has no datagram
     while (item < items.size() && dests_of(items[item]) == 0) ++item;
   };
-  // One entry of the batch went out (or was refused: `lost`): the run's datagrams to one
-  // destination. The run stays at the head until every destination has it.
-  auto advance = [&](std::size_t entry, bool lost) {
+  // One entry of the batch is done: the run's datagrams to one destination, the first `delivered`
+  // of them sent (as one segmented run if `as_run`), the rest refused and lost. The run stays at
+  // the head until every destination has it.
+  auto advance = [&](std::size_t entry, std::size_t delivered, bool as_run) {
     const std::size_t count = send_runs_[entry];
-    if (lost) {
-      counters_.tx_errors += count;
-    } else {
-      counters_.tx_packets += count;
-      if (count > 1) ++counters_.tx_gso_runs;
-      for (std::size_t i = 0; i < count; ++i) counters_.tx_bytes += items[item + i].wire.size();
-    }
+    counters_.tx_packets += delivered;
+    counters_.tx_errors += count - delivered;
+    if (as_run && count > 1) ++counters_.tx_gso_runs;
+    for (std::size_t i = 0; i < delivered; ++i) counters_.tx_bytes += items[item + i].wire.size();
     run = count;
     if (++dest == dests_of(items[item])) {
       item += count, run = 0, dest = 0;
@@ -139,25 +137,48 @@ std::size_t UdpBackend::transmit(std::span<TxItem> items) noexcept {
     const int sent = ::sendmmsg(unicast_fd_.get(), send_msgs_.data(), static_cast<unsigned>(n), MSG_DONTWAIT);
     ++counters_.tx_calls;
     if (sent > 0) {
-      for (std::size_t entry = 0; entry < static_cast<std::size_t>(sent); ++entry) advance(entry, false);
+      for (std::size_t entry = 0; entry < static_cast<std::size_t>(sent); ++entry)
+        advance(entry, send_runs_[entry], true);
       continue;
     }
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return item;
-    // A run refused for the offload (a device without checksum offload, a segment above the
-    // path's MTU, an IPsec policy) turns it off for this backend's life: later runs are single
-    // datagrams. This one goes again datagram by datagram if no destination has it yet; a run
-    // cut between destinations keeps its form for the others (a refusal loses it for that one,
-    // as below).
+    // A refused run may be the offload's fault (a device without checksum offload, a segment above
+    // the path's MTU, an IPsec policy) or the destination's (a blackhole or prohibit route gives
+    // the same EINVAL). Its datagrams go again one by one to that destination: if they pass, the
+    // offload was at fault and is off for this backend's life; if not, the route was, and the
+    // offload stays on for the others.
     if (send_runs_[0] > 1 && (errno == EIO || errno == EINVAL || errno == EMSGSIZE)) {
-      if (gso_) ++counters_.tx_gso_refused;
-      gso_ = false;
-      if (dest == 0) continue;
+      const int singles = send_singly(items.subspan(item, send_runs_[0]), dest_address(items[item], dest));
+      if (singles < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return item;
+      if (singles > 0 && gso_) {
+        ++counters_.tx_gso_refused;
+        gso_ = false;
+      }
+      advance(0, static_cast<std::size_t>(std::max(singles, 0)), false);
+      continue;
     }
     // This entry was refused (no route, filtered, too big for the path): its datagrams are lost,
     // as on a lossy network; the protocol retransmits.
-    advance(0, true);
+    advance(0, 0, false);
   }
   return item;
+}
+
+// Sends `run` to `address` one datagram per entry, without the offload. Returns how many went
+// (those after a refusal mid-way are lost, as on a lossy network), or -1 with errno when none did.
+int UdpBackend::send_singly(std::span<const TxItem> run, const InetAddress& address) noexcept {
+  for (std::size_t i = 0; i < run.size(); ++i) {
+    const auto wire = run[i].wire;
+    send_iovs_[i] = iovec{const_cast<std::byte*>(wire.data()), wire.size()};
+    msghdr& msg = send_msgs_[i].msg_hdr;
+    msg = msghdr{};
+    msg.msg_name = const_cast<sockaddr*>(address.sockaddr_ptr());
+    msg.msg_namelen = address.length();
+    msg.msg_iov = &send_iovs_[i];
+    msg.msg_iovlen = 1;
+  }
+  ++counters_.tx_calls;
+  return ::sendmmsg(unicast_fd_.get(), send_msgs_.data(), static_cast<unsigned>(run.size()), MSG_DONTWAIT);
 }
 
 // One recvmmsg into up to out.size() posted buffers; `drained` when the socket had fewer.
