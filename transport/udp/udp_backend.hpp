@@ -80,7 +80,7 @@ class UdpBackend final : public Backend {
   // (0: not started), and how many destinations have it.
   std::size_t head_run_ = 0;
   std::size_t head_dests_sent_ = 0;
-  bool gso_ = false;  // segmentation offload: on where the kernel has it, off once it refuses a run
+  bool gso_ = false;  // segmentation offload: on where the kernel has it, off once it is found at fault
   std::array<mmsghdr, kUdpSendBatch> send_msgs_{};
   std::array<iovec, kTxQueueMax> send_iovs_{};  // per item, shared by a run's destinations
   std::array<GsoControl, kUdpSendBatch> send_controls_{};

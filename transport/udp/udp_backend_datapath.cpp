@@ -7,6 +7,7 @@
 
 #include <netinet/udp.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -143,18 +144,30 @@ std::size_t UdpBackend::transmit(std::span<TxItem> items) noexcept {
     }
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return item;
     // A refused run may be the offload's fault (a device without checksum offload, a segment above
-    // the path's MTU, an IPsec policy) or the destination's (a blackhole or prohibit route gives
-    // the same EINVAL). Its datagrams go again one by one to that destination: if they pass, the
-    // offload was at fault and is off for this backend's life; if not, the route was, and the
-    // offload stays on for the others.
+    // the path's MTU, an IPsec policy) or the destination's (a blackhole route gives the same
+    // EINVAL). Its first datagram goes again alone: if it passes, the offload was at fault and is
+    // off for this backend's life; if not, the route was, the run is lost for that destination,
+    // and the offload stays on for the others.
     if (send_runs_[0] > 1 && (errno == EIO || errno == EINVAL || errno == EMSGSIZE)) {
-      const int singles = send_singly(items.subspan(item, send_runs_[0]), dest_address(items[item], dest));
-      if (singles < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return item;
-      if (singles > 0 && gso_) {
-        ++counters_.tx_gso_refused;
-        gso_ = false;
+      const std::size_t count = send_runs_[0];
+      const InetAddress& address = dest_address(items[item], dest);
+      const int first = send_singly(items.subspan(item, 1), address);
+      if (first < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return item;
+      if (first < 0) {
+        advance(0, 0, false);
+        continue;
       }
-      advance(0, static_cast<std::size_t>(std::max(singles, 0)), false);
+      if (gso_) ++counters_.tx_gso_refused;
+      gso_ = false;
+      if (dest == 0) {  // no destination has the rest: it goes on as single datagrams, as all later ones
+        send_runs_[0] = 1;
+        advance(0, 1, false);
+        continue;
+      }
+      // The others have the whole run (as one, or after a probe of their own): this destination
+      // gets the rest now, and loses what a full send buffer refuses, as on a lossy network.
+      const int rest = send_singly(items.subspan(item + 1, count - 1), address);
+      advance(0, 1 + static_cast<std::size_t>(std::max(rest, 0)), false);
       continue;
     }
     // This entry was refused (no route, filtered, too big for the path): its datagrams are lost,
@@ -164,8 +177,8 @@ std::size_t UdpBackend::transmit(std::span<TxItem> items) noexcept {
   return item;
 }
 
-// Sends `run` to `address` one datagram per entry, without the offload. Returns how many went
-// (those after a refusal mid-way are lost, as on a lossy network), or -1 with errno when none did.
+// Sends `run` to `address` one datagram per entry, without the offload: how many went, or -1 with
+// errno when none did.
 int UdpBackend::send_singly(std::span<const TxItem> run, const InetAddress& address) noexcept {
   for (std::size_t i = 0; i < run.size(); ++i) {
     const auto wire = run[i].wire;
