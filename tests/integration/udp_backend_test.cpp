@@ -420,7 +420,8 @@ TEST(UdpUnicastRuns, ARouteThatRefusesAPeerLeavesTheOffloadOn) {
   CollectSink sa, sb;
   constexpr int kMessages = 40;
   for (int i = 0; i < kMessages; ++i) ASSERT_EQ(a->multicast(make_message(*a, sized_message(i, 600))), Status::kOk);
-  ASSERT_TRUE(poll_until({a.get(), b.get()}, {&sa, &sb}, [&] { return sb.got.size() == kMessages && a->counters().tx_errors == kMessages; }))
+  auto done = [&] { return sb.got.size() == kMessages && a->counters().tx_errors == kMessages; };
+  ASSERT_TRUE(poll_until({a.get(), b.get()}, {&sa, &sb}, done))
       << sb.got.size() << " delivered, " << a->counters().tx_errors << " refused";
   for (int i = 0; i < kMessages; ++i) EXPECT_EQ(sb.got[i].payload, sized_message(i, 600));
   EXPECT_EQ(a->counters().tx_gso_refused, 0u);
