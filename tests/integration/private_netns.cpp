@@ -33,8 +33,7 @@ bool enter_private_netns() {
               run(fmt::format("ip link add {} type veth peer name {}", kVethA, kVethB)) &&
               run(fmt::format("ip link set {} up", kVethA)) && run(fmt::format("ip link set {} up", kVethB)) &&
               run(fmt::format("ip -6 addr add {}/64 dev {} nodad", kVethAddrA, kVethA)) &&
-              run(fmt::format("ip -6 addr add {}/64 dev {} nodad", kVethAddrB, kVethB)) &&
-              run(fmt::format("ip -6 route add blackhole {}/128", kBlackholeAddr));
+              run(fmt::format("ip -6 addr add {}/64 dev {} nodad", kVethAddrB, kVethB));
   if (g_private) std::this_thread::sleep_for(std::chrono::milliseconds(200));  // links settle
   return g_private;
 }

@@ -410,7 +410,14 @@ TEST(UdpUnicastRuns, ARunRefusedForTheOffloadGoesAgainDatagramByDatagram) {
 // a run the offload cannot take. The refusal is the route's, not the offload's: runs keep going
 // to the reachable peer as runs, and only the blackholed peer's datagrams are lost.
 TEST(UdpUnicastRuns, ARouteThatRefusesAPeerLeavesTheOffloadOn) {
-  if (!in_private_netns()) GTEST_SKIP() << "needs root for a private namespace with a blackhole route";
+  if (!in_private_netns()) GTEST_SKIP() << "needs root for a private namespace to add a blackhole route";
+  static constexpr const char* kBlackholeAddr = "fd00:7274:dead::1";
+  auto route = [](const char* verb) { return fmt::format("ip -6 route {} blackhole {}/128", verb, kBlackholeAddr); };
+  ASSERT_EQ(std::system(route("replace").c_str()), 0);
+  struct Unroute {
+    std::string command;
+    ~Unroute() { (void)std::system(command.c_str()); }
+  } unroute{route("del")};
   std::vector<UdpPeer> peers = {{1, addr("::1", test_port(14))},
                                 {2, addr("::1", test_port(15))},
                                 {3, addr(kBlackholeAddr, test_port(16))}};
