@@ -10,9 +10,8 @@ inline constexpr const char* kVethB = "rt1";
 inline constexpr const char* kVethAddrA = "fd00:7274::1";
 inline constexpr const char* kVethAddrB = "fd00:7274::2";
 
-// Enters a fresh namespace with lo up and the veth pair addressed. False
-// (and a printed reason) when not permitted: the caller stays in its own namespace and skips what
-// needs the pair.
+// Enters a fresh namespace with lo up and the veth pair addressed. False (and a printed reason)
+// when not permitted: the caller stays in its own namespace and skips what needs the pair.
 bool enter_private_netns();
 bool in_private_netns();
 
