@@ -437,6 +437,45 @@ TEST(UdpUnicastRuns, ARouteThatRefusesAPeerLeavesTheOffloadOn) {
   EXPECT_EQ(a->counters().tx_packets, std::uint64_t(kMessages));
 }
 
+// Only the second destination's path is too narrow for a segment: the first has the run as one
+// when the second refuses it. The probe passes, the offload turns off, and the second destination
+// gets the run's rest datagram by datagram, so both have every message in order.
+TEST(UdpUnicastRuns, ARunRefusedForOneDestinationAfterAnotherHasItGoesOnSingly) {
+  if (!in_private_netns()) GTEST_SKIP() << "needs root for a private namespace to narrow one address's route";
+  static constexpr const char* kNarrowAddr = "fd00:7274:beef::1";
+  // The address's own local route (metric 0) gives way to one with a 1280-byte MTU.
+  const std::string narrow = fmt::format(
+      "ip -6 addr add {0}/128 dev lo && ip -6 route add local {0} dev lo table local mtu lock 1280 && "
+      "ip -6 route del local {0} dev lo table local metric 0",
+      kNarrowAddr);
+  struct Widen {
+    std::string command;
+    ~Widen() { (void)std::system(command.c_str()); }
+  } widen{fmt::format("ip -6 route del local {0} table local; ip -6 addr del {0}/128 dev lo", kNarrowAddr)};
+  ASSERT_EQ(std::system(narrow.c_str()), 0) << narrow;
+  std::vector<UdpPeer> peers = {{1, addr("::1", test_port(17))},
+                                {2, addr("::1", test_port(18))},
+                                {3, addr(kNarrowAddr, test_port(19))}};
+  auto a = open_or_fail(node_config(1, peers[0].address, peers));
+  auto b = open_or_fail(node_config(2, peers[1].address, peers));
+  auto c = open_or_fail(node_config(3, peers[2].address, peers));
+  ASSERT_TRUE(a && b && c);
+  CollectSink sa, sb, sc;
+  constexpr int kMessages = 40;
+  for (int i = 0; i < kMessages; ++i) ASSERT_EQ(a->multicast(make_message(*a, sized_message(i, 1300))), Status::kOk);
+  auto done = [&] { return sb.got.size() == kMessages && sc.got.size() == kMessages; };
+  ASSERT_TRUE(poll_until({a.get(), b.get(), c.get()}, {&sa, &sb, &sc}, done))
+      << sb.got.size() << " and " << sc.got.size() << " delivered";
+  for (int i = 0; i < kMessages; ++i) {
+    EXPECT_EQ(sb.got[i].payload, sized_message(i, 1300));
+    EXPECT_EQ(sc.got[i].payload, sized_message(i, 1300));
+  }
+  EXPECT_EQ(a->counters().tx_gso_refused, 1u);
+  EXPECT_EQ(a->counters().tx_gso_runs, 1u);  // the first run, to node 2, before the refusal
+  EXPECT_EQ(a->counters().tx_errors, 0u);
+  EXPECT_EQ(a->counters().tx_packets, std::uint64_t(2 * kMessages));
+}
+
 TEST(UdpBackendOpen, RefusesBadConfigurationsWithTheReason) {
   auto expect_refused = [](UdpConfig config, const std::string& words) {
     auto backend = UdpBackend::open(config);
