@@ -33,9 +33,9 @@
  * no round trip. The credit comes back as events: call rtotem_dispatch once rtotem_fd is
  * readable (or rtotem_flush, which asks), then retry. What the library cannot check itself and
  * fails later (the daemon found the group not joined, or it is shutting down) comes as a call of
- * the rtotem_set_mcast_failed callback. The
- * first multicast of a connection, and one whose request is larger than 16 KiB (the data, the
- * group name and 22 bytes), waits for its answer as rtotem_mcast_sync does. rtotem_disconnect
+ * the rtotem_set_mcast_failed callback. The window comes with rtotem_join's answer. A multicast
+ * whose request is larger than 16 KiB (the data, the group name and 22 bytes) waits for its
+ * answer as rtotem_mcast_sync does. rtotem_disconnect
  * first waits (a round trip, up to 5 s while the daemon's request queue is full) until the daemon
  * has taken every message sent (rtotem_flush), so they are not lost; the daemon then keeps those
  * the ring cannot take yet, up to 16 MiB for all departed clients together, past which it drops

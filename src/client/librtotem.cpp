@@ -40,12 +40,11 @@ bool valid_group(const char* group) {
 int gone_as_notconn(int rc) { return rc == -ENOTCONN || rc == -ESHUTDOWN || rc == -EPIPE ? -ENOTCONN : rc; }
 
 
-int group_request(rtotem_t* h, RequestId id, const char* group) {
+int group_request(rtotem_t* h, RequestId id, const char* group, Reply& reply) {
   if (h == nullptr || !valid_group(group)) return -EINVAL;
   rtotem::ipc::BodyWriter& body = h->request;
   body.clear();
   body.string(group);
-  Reply reply;
   return call(h, id, body.data(), reply);
 }
 
@@ -139,7 +138,7 @@ int handle(rtotem_t* h, const Event& event) {
   return -EPROTO;
 }
 
-// What a kMcast or kSync answer says of the credit (an older daemon's says nothing).
+// What a kMcast, kSync or kJoin answer says of the credit (an older daemon's says nothing).
 void learn_credit(rtotem_t* h, const Reply& reply) {
   if (reply.body.size() < rtotem::ipc::kMcastReplySize) return;
   WireReader in(reply.body);
@@ -195,8 +194,10 @@ void rtotem_disconnect(rtotem_t* h) {
 }
 
 int rtotem_join(rtotem_t* h, const char* group) {
-  const int rc = group_request(h, RequestId::kJoin, group);
+  Reply reply;
+  const int rc = group_request(h, RequestId::kJoin, group, reply);
   if (rc == 0) {
+    learn_credit(h, reply);
     h->joined_groups.emplace(group);  // -EEXIST may be another handle of this process
     h->pieces.forget_group(group);    // begun in an earlier membership: never finished here
   }
@@ -204,7 +205,8 @@ int rtotem_join(rtotem_t* h, const char* group) {
 }
 
 int rtotem_leave(rtotem_t* h, const char* group) {
-  const int rc = group_request(h, RequestId::kLeave, group);
+  Reply reply;
+  const int rc = group_request(h, RequestId::kLeave, group, reply);
   if (rc == 0 || rc == -ENOENT) {
     const auto it = h->joined_groups.find(std::string_view(group));
     if (it != h->joined_groups.end()) h->joined_groups.erase(it);

@@ -170,7 +170,7 @@ void Daemon::client_connected(IpcClient& client) {
 
 int Daemon::request(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
   switch (request.id) {
-    case ipc::RequestId::kJoin: return join(client, request.group);
+    case ipc::RequestId::kJoin: return join(client, request.group, reply);
     case ipc::RequestId::kLeave: return leave(client, request.group);
     case ipc::RequestId::kMcast: return multicast(client, request, reply);
     case ipc::RequestId::kMcastAsync: multicast_async(client, request); return 0;
@@ -212,7 +212,7 @@ int Daemon::request(IpcClient& client, const IpcRequest& request, ipc::BodyWrite
 }
 
 // A join or leave goes on the ring after this client's staged multicasts, as it asked them after.
-int Daemon::join(IpcClient& client, std::string_view group) {
+int Daemon::join(IpcClient& client, std::string_view group, ipc::BodyWriter& reply) {
   if (!GroupService::valid_group_name(group)) return -EINVAL;
   if (!submit_staged(client)) return -EAGAIN;
   const auto pid = static_cast<std::uint32_t>(client.pid);
@@ -228,8 +228,10 @@ int Daemon::join(IpcClient& client, std::string_view group) {
     return other->closing ? -EAGAIN : -EEXIST;
   if (client.groups.size() >= kGroupsPerClientMax) return -ENOSPC;
   const int rc = errno_of(groups_->join(group, pid));
-  if (rc == 0) client.groups.emplace(group);
-  return rc;
+  if (rc != 0) return rc;
+  client.groups.emplace(group);
+  put_mcast_reply(client, reply);  // the credit: the client's first multicast need not wait
+  return 0;
 }
 
 int Daemon::leave(IpcClient& client, std::string_view group) {

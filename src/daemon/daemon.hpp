@@ -130,7 +130,7 @@ class Daemon final : private RingListener,
   static bool privileged(const IpcClient& client) noexcept;
   void exit_later(int code);
 
-  int join(IpcClient& client, std::string_view group);
+  int join(IpcClient& client, std::string_view group, ipc::BodyWriter& reply);
   int leave(IpcClient& client, std::string_view group);
   // daemon_mcast.cpp: multicasts, answered (kMcast) or not (kMcastAsync), and those the ring
   // refused for now: staged per client, or orphaned by a client that has gone.

@@ -40,7 +40,7 @@ inline constexpr std::uint8_t kModeSafe = 1;
 inline constexpr std::uint8_t kModePiece = 2;
 
 enum class RequestId : std::int32_t {
-  kJoin = 1,         // group
+  kJoin = 1,         // group -> kMcast's answer body when joined, so the first multicast need not ask
   kLeave = 2,        // group
   kMcast = 3,        // u8 mode (kModeSafe, kModePiece bits), group, data (the rest)
   kLocalNodeId = 4,  // -> u32 node id
@@ -103,7 +103,7 @@ inline constexpr std::uint32_t kQuorumFlagLastManStanding = 4;
 inline constexpr std::uint32_t kQuorumFlagAutoTieBreaker = 8;
 inline constexpr std::uint32_t kQuorumFlagWaiting = 16;  // wait_for_all holds quorum back now
 
-// kMcast's and kSync's answer body (any error): u32 the credit window (bytes of kMcastAsync
+// kMcast's and kSync's answer body (any error; kJoin's on success): u32 the credit window (bytes of kMcastAsync
 // requests the connection may have in flight), u64 the bytes of them taken since it connected,
 // u32 the largest multicast data (as kDataMax). An older daemon answers kMcast with no body: the
 // library then never sends kMcastAsync.
