@@ -230,7 +230,9 @@ int Daemon::join(IpcClient& client, std::string_view group, ipc::BodyWriter& rep
   const int rc = errno_of(groups_->join(group, pid));
   if (rc != 0) return rc;
   client.groups.emplace(group);
-  put_mcast_reply(client, reply);  // the credit: the client's first multicast need not wait
+  // The credit, so the client's first multicast need not wait. Not counted as told: a library
+  // older than this answer ignores it, and waits for the kCredit event.
+  put_credit(client, reply);
   return 0;
 }
 

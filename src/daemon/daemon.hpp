@@ -146,6 +146,7 @@ class Daemon final : private RingListener,
   bool submit_staged(IpcClient& client);
   void submit_orphaned();
   void orphan_staged(IpcClient& client);
+  void put_credit(const IpcClient& client, ipc::BodyWriter& reply) const;
   void put_mcast_reply(IpcClient& client, ipc::BodyWriter& reply) const;
   std::string status_json() const;
   std::string members_json(std::string_view group) const;

@@ -24,11 +24,17 @@ int Daemon::mcast_check(const IpcClient& client, const IpcRequest& request) cons
   return 0;
 }
 
-void Daemon::put_mcast_reply(IpcClient& client, ipc::BodyWriter& reply) const {
+// kMcast's answer body (ipc_protocol.hpp).
+void Daemon::put_credit(const IpcClient& client, ipc::BodyWriter& reply) const {
   reply.u32(ipc::kMcastWindow);
   reply.u64(client.credit_taken);
-  IpcServer::credit_told(client);
   reply.u32(static_cast<std::uint32_t>(GroupService::data_max(setup_.totem.max_message_size)));
+}
+
+// Every library reads a kMcast or kSync answer's credit: no kCredit event need repeat it.
+void Daemon::put_mcast_reply(IpcClient& client, ipc::BodyWriter& reply) const {
+  put_credit(client, reply);
+  IpcServer::credit_told(client);
 }
 
 // Answered with its outcome and, whatever that is, the credit (after the staged ones went).

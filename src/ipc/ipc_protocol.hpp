@@ -106,7 +106,8 @@ inline constexpr std::uint32_t kQuorumFlagWaiting = 16;  // wait_for_all holds q
 // kMcast's and kSync's answer body (any error; kJoin's on success): u32 the credit window (bytes of kMcastAsync
 // requests the connection may have in flight), u64 the bytes of them taken since it connected,
 // u32 the largest multicast data (as kDataMax). An older daemon answers kMcast with no body: the
-// library then never sends kMcastAsync.
+// library then never sends kMcastAsync. One older still than kJoin's body answers a join with
+// nothing: the library asks for the size, and the first multicast waits for its answer.
 inline constexpr std::size_t kMcastReplySize = 16;
 // The window the daemon grants: up to 128 requests in flight (kMcastCostMin), so a sender keeps
 // the ring busy without waiting; and what each connection may make it hold under back-pressure.
