@@ -133,7 +133,7 @@ std::string Daemon::stats_json() const {
       "\"clients_refused\": {}, \"unauthenticated\": {}, \"auth_timeouts\": {}, \"connections_shed\": {}, "
       "\"queue_memory_bytes\": {}, \"queue_memory_peak_bytes\": {}, \"requests_malformed\": {}, "
       "\"group_packets_malformed\": {}, \"join_list_refusals\": {}, \"event_batches\": {}, \"events_batched\": {}, "
-      "\"requests_async\": {}, \"mcasts_staged\": {}, \"credit_events\": {}, "
+      "\"requests_async\": {}, \"requests_sync\": {}, \"mcasts_staged\": {}, \"credit_events\": {}, "
       "\"orphaned_bytes\": {}, \"orphans_dropped\": {}}}, "
       "\"process\": {{\"heap_allocations\": {}, \"rss_bytes\": {}, \"rss_anon_bytes\": {}, \"rss_shmem_bytes\": {}, "
       "\"rss_peak_bytes\": {}}}}}",
@@ -142,7 +142,7 @@ std::string Daemon::stats_json() const {
       ipc_->clients_evicted(), ipc_->clients_refused(), ipc_->admission().unauthenticated(),
       ipc_->admission().auth_timeouts(), ipc_->admission().connections_shed(), ipc_->queue_memory(), ipc_->queue_memory_peak(),
       ipc_->requests_malformed(), groups_->packets_malformed(), groups_->join_list_refusals(), ipc_->batches_sent(),
-      ipc_->events_batched(), ipc_->requests_async(), ipc_->mcasts_staged(), ipc_->credit_events(), orphaned_.bytes(),
+      ipc_->events_batched(), ipc_->requests_async(), ipc_->requests_sync(), ipc_->mcasts_staged(), ipc_->credit_events(), orphaned_.bytes(),
       orphans_dropped_,
       heap_allocations_json(), memory.rss_bytes, memory.rss_anon_bytes, memory.rss_shmem_bytes,
       memory.peak_bytes);

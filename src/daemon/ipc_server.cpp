@@ -147,6 +147,7 @@ std::int32_t IpcServer::on_message(qb_ipcs_connection_t* c, void* data, std::siz
   if (!decoded) {
     ++self.malformed_;
   } else {
+    if (ipc::answered(request.id)) ++self.requests_sync_;
     error = self.handler_.request(*found->second, request, reply);
     if (error == -EINVAL) ++self.malformed_;
   }

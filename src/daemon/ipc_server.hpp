@@ -165,6 +165,7 @@ class IpcServer {
   std::uint64_t batches_sent() const noexcept { return batches_sent_; }
   std::uint64_t events_batched() const noexcept { return events_batched_; }
   std::uint64_t requests_async() const noexcept { return requests_async_; }
+  std::uint64_t requests_sync() const noexcept { return requests_sync_; }  // those the client waits on
   std::uint64_t credit_events() const noexcept { return credit_events_; }
   std::uint64_t mcasts_staged() const noexcept { return mcasts_staged_; }
 
@@ -228,6 +229,7 @@ class IpcServer {
   std::uint64_t batches_sent_ = 0;
   std::uint64_t events_batched_ = 0;
   std::uint64_t requests_async_ = 0;
+  std::uint64_t requests_sync_ = 0;
   std::uint64_t credit_events_ = 0;
   std::uint64_t mcasts_staged_ = 0;
   bool destroying_ = false;

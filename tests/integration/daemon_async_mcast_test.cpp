@@ -117,10 +117,16 @@ TEST(AsyncMcast, TheFirstMulticastAfterAJoinGoesWithoutAnAnswer) {
   ASSERT_NO_FATAL_FAILURE(start_ring(cluster, 2, clients));
   TestClient& client = *clients[0];
   ASSERT_EQ(client.join("g"), 0);
-  const std::uint64_t before = json_counter(cluster.ctl_json(1, "stats"), "requests_async");
+  // What asking for the stats costs itself, between two askings with nothing else.
+  const std::string s0 = cluster.ctl_json(1, "stats"), s1 = cluster.ctl_json(1, "stats");
+  const std::uint64_t stats_cost = json_counter(s1, "requests_sync") - json_counter(s0, "requests_sync");
+  ASSERT_GT(stats_cost, 0u) << "no requests_sync in the stats";
   ASSERT_EQ(client.send("g", "first"), 0);
   ASSERT_TRUE(pump_until({&client}, [&] { return client.messages.size() == 1; }));
-  EXPECT_EQ(json_counter(cluster.ctl_json(1, "stats"), "requests_async"), before + 1);
+  const std::string s2 = cluster.ctl_json(1, "stats");
+  EXPECT_EQ(json_counter(s2, "requests_async"), json_counter(s1, "requests_async") + 1);
+  EXPECT_EQ(json_counter(s2, "requests_sync"), json_counter(s1, "requests_sync") + stats_cost)
+      << "the first multicast asked the daemon something";
 }
 
 // Two nodes whose send queues hold 64 packets; node 1's client in "g", its credit window known
@@ -245,6 +251,14 @@ TEST_F(AsyncMcastSmallQueue, WhatFailsLaterIsAnEventAndAWindowIgnoredIsACutOff) 
     std::memcpy(&r, answer.data(), sizeof r);
     ASSERT_EQ(r.id, static_cast<std::int32_t>(ipc::RequestId::kJoin));
     ASSERT_EQ(r.error, 0) << "join";
+    // The join's answer brings the credit, as kMcast's does.
+    ASSERT_EQ(r.size, static_cast<std::int32_t>(sizeof r + ipc::kMcastReplySize));
+    membership::WireReader in(std::span(reinterpret_cast<const std::byte*>(answer.data()) + sizeof r, ipc::kMcastReplySize));
+    EXPECT_EQ(in.get_u32(), ipc::kMcastWindow);
+    (void)in.get_u64();  // taken: this connection's refused async multicasts were given back
+    std::size_t data_max = 0;
+    ASSERT_EQ(rtotem_max_message_size(client.handle(), &data_max), 0);
+    EXPECT_EQ(in.get_u32(), data_max);
   }
   cluster.signal(2, SIGSTOP);
   int sent = 0;
