@@ -42,16 +42,6 @@ std::uint64_t realtime_ns() {
   return static_cast<std::uint64_t>(ts.tv_sec) * kNsPerS + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-std::string_view reason_name(rtotem_reason r) {
-  switch (r) {
-    case RTOTEM_JOIN: return "join";
-    case RTOTEM_LEAVE: return "leave";
-    case RTOTEM_NODEDOWN: return "nodedown";
-    case RTOTEM_PROCDOWN: return "procdown";
-  }
-  return "unknown";
-}
-
 // Watch mode's lines: wall-clock time, so that a harness can subtract the moment it killed a node.
 void print_group_change(const rtotem_group_change& c) {
   std::string line = fmt::format("{{\"event\": \"group\", \"realtime_ns\": {}, \"members\": [", realtime_ns());

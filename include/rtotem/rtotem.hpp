@@ -17,6 +17,18 @@ namespace rtotem {
 
 inline const char* strerror(int err) { return rtotem_strerror(err); }
 
+// Why a member joined or left, as rtotemctl prints it.
+inline const char* reason_name(rtotem_reason r) {
+  switch (r) {
+    case RTOTEM_JOIN: return "join";
+    case RTOTEM_LEAVE: return "leave";
+    case RTOTEM_NODEDOWN: return "nodedown";
+    case RTOTEM_PROCDOWN: return "procdown";
+    case RTOTEM_NODEUP: return "nodeup";
+  }
+  return "?";
+}
+
 class Client {
  public:
   struct Callbacks {

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "rtotem/rtotem.h"
+#include "rtotem/rtotem.hpp"
 #include "src/client/ipc_connection.hpp"
 #include "src/client/json_lines.hpp"
 #include "src/client/quorum_text.hpp"
@@ -127,17 +127,6 @@ std::string printable(const void* data, std::size_t len) {
     out += c >= 0x20 && c < 0x7f && c != '\\' ? std::string(1, static_cast<char>(c)) : fmt::format("\\x{:02x}", c);
   }
   return out;
-}
-
-const char* reason_name(rtotem_reason r) {
-  switch (r) {
-    case RTOTEM_JOIN: return "join";
-    case RTOTEM_LEAVE: return "leave";
-    case RTOTEM_NODEDOWN: return "nodedown";
-    case RTOTEM_PROCDOWN: return "procdown";
-    case RTOTEM_NODEUP: return "nodeup";
-  }
-  return "?";
 }
 
 std::string member_list(const rtotem_member* m, std::size_t n, bool json, const rtotem_reason* why = nullptr) {
