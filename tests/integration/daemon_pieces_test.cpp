@@ -68,7 +68,7 @@ TEST(MessagesInPieces, ARestRefusedFor30SecondsIsCutShortAndARetrySendsTheMessag
   ASSERT_NO_FATAL_FAILURE(join_group(clients, "g"));
   std::size_t data_max = 0;
   ASSERT_EQ(rtotem_max_message_size(clients[0]->handle(), &data_max), 0);
-  const std::string big = pattern(16 * data_max, 'c');  // 17 pieces; the queue holds about two
+  const std::string big = pattern(16 * data_max, 'c');  // 17 pieces: far more than 64 packets hold
   cluster.signal(2, SIGSTOP);
   const auto start = std::chrono::steady_clock::now();
   const int rc = rtotem_mcast(clients[0]->handle(), "g", big.data(), big.size(), RTOTEM_AGREED);
