@@ -567,7 +567,11 @@ TEST(Membership, DrawnPartitionsAndCrashesKeepEveryGuarantee) {
 // 155557 (the sweep on 82089fa, --message-size): node 1 heard no one from the cold start on, and
 //   nodes 2 and 3 formed singletons for 3.9 s. Node 3, having given up on node 2, took the seq of
 //   node 2's new ring from a join it ignored, so its old verdict on node 2 looked fresh to node 2
-//   (AJoinFromANodeFailedThisRoundDoesNotDateOurVerdictOnIt).
+//   (AJoinFromANodeFailedThisRoundDoesNotDateOurVerdictOnIt);
+// 266368 (the sweep on f63f6a5, --message-size): node 2 paused, and nodes 1 and 3, connected, each
+//   formed a ring alone. At the cold start node 1 waited out a commit token node 2 had moved on
+//   from (InCommitAMembersJoinNamingMoreThanTheConsensusGathers); then node 3 never took node 1's
+//   verdict on node 2, a stranger's (AStrangersVerdictIsTakenOnANodeOutsideOurRingOnly).
 TEST(Regression, SeedsThatOnceFailedHoldEveryProperty) {
   // Printed before issue 18's faults: they replay exactly with those given as 0.
   const std::string before_issue_18 = " --late 0 --corrupt 0 --pauses 0 --clock-skew 0 --slow 0 --torn 0";
@@ -603,6 +607,9 @@ TEST(Regression, SeedsThatOnceFailedHoldEveryProperty) {
       "rtotem-sim --seed 155557 --nodes 3 --duration 5 --loss 0.024 --dup 0.049 --reorder 0.73 --delay-us 73 "
       "--rate 505 --safe 0.2 --token-timeout-ms 1000 --partitions 0.26 --crashes 0 --stops 0.9 --late 0.002 "
       "--corrupt 0.008 --pauses 0.17 --clock-skew 0.031 --slow 0 --torn 1 --message-size 1333..3996",
+      "rtotem-sim --seed 266368 --nodes 3 --duration 5 --loss 0.047 --dup 0 --reorder 0.22 --delay-us 71 "
+      "--rate 199 --safe 0.7 --token-timeout-ms 1000 --partitions 0.12 --crashes 0 --stops 0.1 --late 0.02 "
+      "--corrupt 0 --pauses 0.34 --clock-skew 0 --slow 0 --torn 0.5 --message-size 1333..3996",
   };
   for (const std::string& command : commands) {
     const auto options = parse_command(command);

@@ -247,6 +247,48 @@ TEST_F(NodeFormingTest, InCommitAMembersFailingJoinGathersAndAStrangersIsDeferre
   EXPECT_FALSE(contains(ours.proc_set, 3)) << "the deferred join was not taken";
 }
 
+// Forming ring {1, 2} without node 3, which node 2 agreed to fail. Its earlier joins of the round
+// and resent copies of the one it agreed with are old news: sets only grow until a ring is
+// installed, so they lie within ours. A join naming more than ours was sent after it agreed: it has
+// heard of node 4 and will refuse the commit token, so we gather again at once rather than wait
+// out the token timeout (seed 266368: node 1 waited 1 s for a ring node 2 had moved on from).
+TEST_F(NodeFormingTest, InCommitAMembersJoinNamingMoreThanTheConsensusGathers) {
+  join_from(*b2, ring.seq, list({1, 2, 3}), {});
+  step();
+  ASSERT_EQ(node.state(), MemberState::kGather);
+  timer(TimerId::kConsensus);  // node 3 is silent: given up on
+  join_from(*b2, ring.seq, list({1, 2, 3}), list({3}));
+  step();
+  ASSERT_EQ(node.state(), MemberState::kCommit);
+  join_from(*b2, ring.seq, list({1, 2, 3}), {});  // from before it gave up on node 3, late
+  join_from(*b2, ring.seq, list({1, 2, 3}), list({3}));  // the one it agreed with, resent
+  step();
+  EXPECT_EQ(node.state(), MemberState::kCommit);
+  EXPECT_EQ(node.counters().joins_stale, 2u);
+  join_from(*b2, ring.seq, list({1, 2, 3, 4}), list({3}));
+  step();
+  EXPECT_EQ(node.state(), MemberState::kGather);
+  timer(TimerId::kJoin);
+  EXPECT_TRUE(contains(last_join_at_2().proc_set, 4));
+}
+
+// In Gather, a stranger's verdict is taken on a node outside our ring, as corosync takes it: nodes
+// that never shared a ring (every node at a cold start) would otherwise never agree on one
+// another's failures, and each would form a ring alone (seed 266368: nodes 1 and 3 did, for 4 s,
+// one having given up on node 2 and the other never adopting it). Its verdict on a member of our
+// ring is not taken: that member's ring-mates judge it.
+TEST_F(NodeFormingTest, AStrangersVerdictIsTakenOnANodeOutsideOurRingOnly) {
+  join_from(*b2, ring.seq, list({1, 2, 3, 4}), {});
+  step();
+  ASSERT_EQ(node.state(), MemberState::kGather);
+  join_from(*b3, ring.seq, list({1, 2, 3, 4}), list({2, 4}));
+  step();
+  timer(TimerId::kJoin);
+  const Join ours = last_join_at_2();
+  EXPECT_TRUE(contains(ours.failed_set, 4));
+  EXPECT_FALSE(contains(ours.failed_set, 2));
+}
+
 // A join tells of a ring seq above ours. Had we not stored it, a quick restart would bring us
 // back below a ring we were then put on (a commit token's seq is persisted only if it is above
 // the seq we held), and our joins would look stale to its members.
