@@ -162,20 +162,23 @@ void Node::on_join(InboundPacket& packet, Time now) {
 
 // A join sent by a member of our ring (or of the one being formed) before it learned of that
 // ring: left over from the round that formed it. Not so, in Commit, a join sent since our last
-// ring that gives up on a member of the new one: its sender never had the commit token (that
-// would have brought the new seq), and the ring will not form. Taken at once, not at the token
-// timeout: a link cut one way loses the commit token, and the round that follows gives up on the
-// node behind it.
+// ring whose sets are not within ours. Ours are the round's consensus, and a node's sets only
+// grow until it installs a ring, so its sender wrote it after it agreed: it has heard of another
+// node, or given up on one of ours, never had the commit token (that would have brought the new
+// seq), and will refuse it. Taken at once, not at the token timeout: a link cut one way loses the
+// commit token, and the round that follows gives up on the node behind it.
 bool Node::join_is_stale(const Join& join) const noexcept {
   if (state_ == MemberState::kOperational) return contains(ring_.members, join.sender) && join.ring_seq < ring_.id.seq;
   if (!contains(new_members_, join.sender) || join.ring_seq >= commit_.ring_id.seq) return false;
-  return !(state_ == MemberState::kCommit && join.ring_seq >= ring_.id.seq && intersects(join.failed_set, new_members_));
+  const bool moved_on = !is_subset(join.proc_set, proc_set_) || !is_subset(join.failed_set, failed_set_);
+  return !(state_ == MemberState::kCommit && join.ring_seq >= ring_.id.seq && moved_on);
 }
 
-// As corosync: a node's failures are adopted only from a member of our last ring. Taking them
-// from strangers lets two rings' old verdicts split everyone into singletons, round after round.
-// A stranger's word about itself is another matter: a node that names itself failed is leaving
-// (leave()), and waiting for its join would cost the consensus timeout, in a merge too.
+// As corosync: a stranger's verdicts on the members of our last ring are not adopted, only a
+// member's. Taking them lets two rings' old verdicts split everyone into singletons, round after
+// round. Its verdicts on everyone else are: nodes that never shared a ring (all of them at a cold
+// start) would otherwise never agree on a failure, and each would form a ring alone. A node that
+// names itself failed is leaving (leave()): waiting for its join would cost the consensus timeout.
 // Returns whether our sets grew.
 bool Node::merge_join_sets(const Join& join) noexcept {
   const std::uint16_t before = proc_set_.count + failed_set_.count;
@@ -184,8 +187,8 @@ bool Node::merge_join_sets(const Join& join) noexcept {
     insert(failed_set_, join.sender);  // it gave up on us: we cannot be on one ring this round
   else if (contains(ring_.members, join.sender))
     merge(failed_set_, join.failed_set);
-  else if (contains(join.failed_set, join.sender))
-    insert(failed_set_, join.sender);  // a stranger leaving: its word about itself, nothing more
+  else
+    merge(failed_set_, difference(join.failed_set, ring_.members));
   return proc_set_.count + failed_set_.count != before;
 }
 
