@@ -437,6 +437,9 @@ if ((links == 2)); then
   done
   # One way, one peer: node N's link 0 packets to node 1 go nowhere (a blackhole route), the rest
   # flows. Both ends lose that link's pongs and leave it; node N still reaches node 2 on link 0.
+  # Counted once link 0 is up at node 1: a pong lost under load can take it down for a moment,
+  # and a link already down when the cut comes logs no new line.
+  wait_status 1 "links.0.nodes.$last.connected: true" "link 0 to $last down before the one-way cut"
   downs=$(link_lines 0 "$last" down)
   ip -n "$(ns "$last")" route add blackhole "$subnet.1/32"
   send_start l2 20 $all
