@@ -41,9 +41,9 @@ void Node::gather_enter(Time now) {
   events_.arm_timer(TimerId::kConsensus, now + ms_to_time(config_.consensus_ms));
 }
 
-// The others take our failed set from us as from any member of their ring (merge_join_sets),
-// so naming ourselves failed makes them agree on a ring without us in one round of joins. Sent
-// twice: a lost copy costs them a token timeout.
+// Every node takes our word on ourselves (merge_join_sets), so naming ourselves failed makes the
+// others agree on a ring without us in one round of joins. Sent twice: a lost copy costs them a
+// token timeout.
 void Node::leave() {
   RTOTEM_ASSERT(started_ && state_ != MemberState::kLeft);
   merge(proc_set_, ring_.members);
@@ -131,8 +131,9 @@ void Node::on_join(InboundPacket& packet, Time now) {
       return;
     }
     // A stranger's join: ours to merge with once every member hears it (merge_vote.cpp); a
-    // stranger leaving (its join names itself failed) is nothing to merge with.
-    if (!contains(ring_.members, join.sender) &&
+    // stranger leaving (its join names itself failed) is nothing to merge with. Past Operational
+    // the sender is a member of the ring being formed (deferral above): that ring will not form.
+    if (state_ == MemberState::kOperational && !contains(ring_.members, join.sender) &&
         (contains(join.failed_set, join.sender) || !note_stranger(join.sender, now)))
       return;
     merge_join_sets(join);
@@ -161,25 +162,25 @@ void Node::on_join(InboundPacket& packet, Time now) {
 }
 
 // A join sent by a member of our ring (or of the one being formed) before it learned of that
-// ring: left over from the round that formed it. Not so, in Commit, a join sent since our last
-// ring whose sets are not within ours. Ours are the round's consensus, and a node's sets only
-// grow until it installs a ring, so its sender wrote it after it agreed: it has heard of another
-// node, or given up on one of ours, never had the commit token (that would have brought the new
-// seq), and will refuse it. Taken at once, not at the token timeout: a link cut one way loses the
-// commit token, and the round that follows gives up on the node behind it.
+// ring: left over from the round that formed it. Not so, in Commit, a member's join at or above
+// our last ring's seq whose sets exceed ours (the consensus; a node's sets only grow until it
+// installs a ring) and name another ring: sent after it agreed, by a node that will refuse the
+// commit token. We gather now, not at the token timeout: a one-way cut loses the commit token,
+// and the round that follows gives up on the node behind it.
 bool Node::join_is_stale(const Join& join) const noexcept {
   if (state_ == MemberState::kOperational) return contains(ring_.members, join.sender) && join.ring_seq < ring_.id.seq;
   if (!contains(new_members_, join.sender) || join.ring_seq >= commit_.ring_id.seq) return false;
-  const bool moved_on = !is_subset(join.proc_set, proc_set_) || !is_subset(join.failed_set, failed_set_);
-  return !(state_ == MemberState::kCommit && join.ring_seq >= ring_.id.seq && moved_on);
+  if (state_ != MemberState::kCommit || join.ring_seq < ring_.id.seq) return true;
+  const bool within_ours = is_subset(join.proc_set, proc_set_) && is_subset(join.failed_set, failed_set_);
+  return within_ours || equal(difference(join.proc_set, join.failed_set), new_members_);
 }
 
-// As corosync: a stranger's verdicts on the members of our last ring are not adopted, only a
-// member's. Taking them lets two rings' old verdicts split everyone into singletons, round after
-// round. Its verdicts on everyone else are: nodes that never shared a ring (all of them at a cold
-// start) would otherwise never agree on a failure, and each would form a ring alone. A node that
-// names itself failed is leaving (leave()): waiting for its join would cost the consensus timeout.
-// Returns whether our sets grew.
+// A member of our last ring is taken at its word on everyone; a stranger, as in Corosync, only on
+// nodes outside that ring. Its verdicts on our members would let two rings' old verdicts split
+// everyone into singletons, round after round; without the rest, nodes that never shared a ring
+// (all of them at a cold start) would never agree on a failure, and each would form a ring alone.
+// A stranger's join from below our ring's seq (only a leaving one gets here in Gather) is an old
+// round's: taken on its sender alone. Returns whether our sets grew.
 bool Node::merge_join_sets(const Join& join) noexcept {
   const std::uint16_t before = proc_set_.count + failed_set_.count;
   merge(proc_set_, join.proc_set);
@@ -187,8 +188,10 @@ bool Node::merge_join_sets(const Join& join) noexcept {
     insert(failed_set_, join.sender);  // it gave up on us: we cannot be on one ring this round
   else if (contains(ring_.members, join.sender))
     merge(failed_set_, join.failed_set);
-  else
+  else if (join.ring_seq >= ring_.id.seq)
     merge(failed_set_, difference(join.failed_set, ring_.members));
+  else if (contains(join.failed_set, join.sender))
+    insert(failed_set_, join.sender);
   return proc_set_.count + failed_set_.count != before;
 }
 

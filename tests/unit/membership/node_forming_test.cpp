@@ -249,9 +249,11 @@ TEST_F(NodeFormingTest, InCommitAMembersFailingJoinGathersAndAStrangersIsDeferre
 
 // Forming ring {1, 2} without node 3, which node 2 agreed to fail. Its earlier joins of the round
 // and resent copies of the one it agreed with are old news: sets only grow until a ring is
-// installed, so they lie within ours. A join naming more than ours was sent after it agreed: it has
-// heard of node 4 and will refuse the commit token, so we gather again at once rather than wait
-// out the token timeout (seed 266368: node 1 waited 1 s for a ring node 2 had moved on from).
+// installed, so they lie within ours. So is a join from before our ring, whatever it names, and
+// one that names the same ring (node 2 heard of node 4 and gave up on it: it still takes the
+// token). A join naming another ring was sent after it agreed: it has heard of node 4 and will
+// refuse the commit token, so we gather again at once rather than wait out the token timeout
+// (seed 266368: node 1 waited 1 s for a ring node 2 had moved on from).
 TEST_F(NodeFormingTest, InCommitAMembersJoinNamingMoreThanTheConsensusGathers) {
   join_from(*b2, ring.seq, list({1, 2, 3}), {});
   step();
@@ -262,14 +264,30 @@ TEST_F(NodeFormingTest, InCommitAMembersJoinNamingMoreThanTheConsensusGathers) {
   ASSERT_EQ(node.state(), MemberState::kCommit);
   join_from(*b2, ring.seq, list({1, 2, 3}), {});  // from before it gave up on node 3, late
   join_from(*b2, ring.seq, list({1, 2, 3}), list({3}));  // the one it agreed with, resent
+  join_from(*b2, ring.seq - 1, list({1, 2, 3, 4}), {});  // from the round that formed our ring
+  join_from(*b2, ring.seq, list({1, 2, 3, 4}), list({3, 4}));  // the same ring
   step();
   EXPECT_EQ(node.state(), MemberState::kCommit);
-  EXPECT_EQ(node.counters().joins_stale, 2u);
+  EXPECT_EQ(node.counters().joins_stale, 4u);
   join_from(*b2, ring.seq, list({1, 2, 3, 4}), list({3}));
   step();
   EXPECT_EQ(node.state(), MemberState::kGather);
   timer(TimerId::kJoin);
   EXPECT_TRUE(contains(last_join_at_2().proc_set, 4));
+}
+
+// Forming ring {1, 2, 3} with node 3, which was not on our last ring: it leaves. That ring will
+// not form, so we gather without it at once, as for any member of the ring being formed.
+TEST_F(NodeFormingTest, InCommitAMemberFromOutsideOurRingLeavingGathers) {
+  join_from(*b2, ring.seq, list({1, 2, 3}), {});
+  join_from(*b3, ring.seq, list({1, 2, 3}), {});
+  step();
+  ASSERT_EQ(node.state(), MemberState::kCommit);  // both agree with us
+  join_from(*b3, ring.seq, list({1, 2, 3}), list({3}));
+  step();
+  EXPECT_EQ(node.state(), MemberState::kGather);
+  timer(TimerId::kJoin);
+  EXPECT_TRUE(contains(last_join_at_2().failed_set, 3));
 }
 
 // In Gather, a stranger's verdict is taken on a node outside our ring, as corosync takes it: nodes
@@ -287,6 +305,20 @@ TEST_F(NodeFormingTest, AStrangersVerdictIsTakenOnANodeOutsideOurRingOnly) {
   const Join ours = last_join_at_2();
   EXPECT_TRUE(contains(ours.failed_set, 4));
   EXPECT_FALSE(contains(ours.failed_set, 2));
+}
+
+// But a stranger leaving with a join from below our ring's seq (other such joins are stale) is
+// taken on itself alone: its other verdicts are an old round's.
+TEST_F(NodeFormingTest, AStrangersLeavingJoinFromBeforeOurRingIsTakenOnItselfAlone) {
+  join_from(*b2, ring.seq, list({1, 2, 3, 4}), {});
+  step();
+  ASSERT_EQ(node.state(), MemberState::kGather);
+  join_from(*b3, ring.seq - 1, list({1, 2, 3, 4}), list({3, 4}));
+  step();
+  timer(TimerId::kJoin);
+  const Join ours = last_join_at_2();
+  EXPECT_TRUE(contains(ours.failed_set, 3));
+  EXPECT_FALSE(contains(ours.failed_set, 4));
 }
 
 // A join tells of a ring seq above ours. Had we not stored it, a quick restart would bring us
