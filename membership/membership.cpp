@@ -179,8 +179,9 @@ bool Node::join_is_stale(const Join& join) const noexcept {
 // nodes outside that ring. Its verdicts on our members would let two rings' old verdicts split
 // everyone into singletons, round after round; without the rest, nodes that never shared a ring
 // (all of them at a cold start) would never agree on a failure, and each would form a ring alone.
-// A stranger's join from below our ring's seq (only a leaving one gets here in Gather) is an old
-// round's: taken on its sender alone. Returns whether our sets grew.
+// A stranger's join older than a ring seq we know of may be an old round's, late (the stale rule
+// cannot tell at a cold start or after a restart, when our ring's seq is 0): taken only on its
+// sender leaving. Returns whether our sets grew.
 bool Node::merge_join_sets(const Join& join) noexcept {
   const std::uint16_t before = proc_set_.count + failed_set_.count;
   merge(proc_set_, join.proc_set);
@@ -188,7 +189,7 @@ bool Node::merge_join_sets(const Join& join) noexcept {
     insert(failed_set_, join.sender);  // it gave up on us: we cannot be on one ring this round
   else if (contains(ring_.members, join.sender))
     merge(failed_set_, join.failed_set);
-  else if (join.ring_seq >= ring_.id.seq)
+  else if (join.ring_seq >= ring_seq_)
     merge(failed_set_, difference(join.failed_set, ring_.members));
   else if (contains(join.failed_set, join.sender))
     insert(failed_set_, join.sender);

@@ -307,6 +307,24 @@ TEST_F(NodeFormingTest, AStrangersVerdictIsTakenOnANodeOutsideOurRingOnly) {
   EXPECT_FALSE(contains(ours.failed_set, 2));
 }
 
+// Nor from a join older than a ring seq we know of: with no ring to date joins by (at a cold start
+// or after a restart, ring seq 0), the stale rule lets a late join of an old round through.
+// Node 2 has heard of ring seq 9; node 3's join at seq 5 was sent before node 3 had.
+TEST_F(NodeFormingTest, AStrangersVerdictIsTakenOnlyFromAJoinAsNewAsTheRingSeqsWeKnow) {
+  join_from(*b2, ring.seq + 4, list({1, 2, 3, 4}), {});
+  step();
+  ASSERT_EQ(node.state(), MemberState::kGather);
+  ASSERT_EQ(node.ring_seq(), ring.seq + 4);
+  join_from(*b3, ring.seq, list({1, 2, 3, 4}), list({4}));
+  step();
+  timer(TimerId::kJoin);
+  EXPECT_FALSE(contains(last_join_at_2().failed_set, 4));
+  join_from(*b3, ring.seq + 4, list({1, 2, 3, 4}), list({4}));
+  step();
+  timer(TimerId::kJoin);
+  EXPECT_TRUE(contains(last_join_at_2().failed_set, 4));
+}
+
 // But a stranger leaving with a join from below our ring's seq (other such joins are stale) is
 // taken on itself alone: its other verdicts are an old round's.
 TEST_F(NodeFormingTest, AStrangersLeavingJoinFromBeforeOurRingIsTakenOnItselfAlone) {
