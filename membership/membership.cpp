@@ -180,8 +180,8 @@ bool Node::join_is_stale(const Join& join) const noexcept {
 // everyone into singletons, round after round; without the rest, nodes that never shared a ring
 // (all of them at a cold start) would never agree on a failure, and each would form a ring alone.
 // A stranger's join older than a ring seq we know of may be an old round's, late (the stale rule
-// cannot tell at a cold start or after a restart, when our ring's seq is 0): taken only on its
-// sender leaving. Returns whether our sets grew.
+// dates joins by our last ring's seq, 0 at a cold start or after a restart): its verdicts on others
+// are not taken, only on itself (leaving) or on us (above). Returns whether our sets grew.
 bool Node::merge_join_sets(const Join& join) noexcept {
   const std::uint16_t before = proc_set_.count + failed_set_.count;
   merge(proc_set_, join.proc_set);

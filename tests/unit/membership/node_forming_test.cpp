@@ -307,9 +307,10 @@ TEST_F(NodeFormingTest, AStrangersVerdictIsTakenOnANodeOutsideOurRingOnly) {
   EXPECT_FALSE(contains(ours.failed_set, 2));
 }
 
-// Nor from a join older than a ring seq we know of: with no ring to date joins by (at a cold start
-// or after a restart, ring seq 0), the stale rule lets a late join of an old round through.
-// Node 2 has heard of ring seq 9; node 3's join at seq 5 was sent before node 3 had.
+// Nor from a join older than a ring seq we know of: the stale rule dates joins by our last ring's
+// seq, so a late join of an old round between that and our highest passes it (every join does at
+// a cold start or after a restart, ring seq 0). Node 2 has heard of ring seq 9; node 3's join at
+// seq 5 was sent before node 3 had.
 TEST_F(NodeFormingTest, AStrangersVerdictIsTakenOnlyFromAJoinAsNewAsTheRingSeqsWeKnow) {
   join_from(*b2, ring.seq + 4, list({1, 2, 3, 4}), {});
   step();
