@@ -478,6 +478,33 @@ TEST(Membership, AOneWayCutOutlastingTheNamesCostsAReformationOrTwoMore) {
   EXPECT_GE(cut.share, 0.99);
 }
 
+// A cut-off side of two: on a ring of five, nodes 4 and 5 stop reaching node 1 for 60 s (every
+// other direction works). 4 and 5 hear each other and 1, so they form rings of their own, and
+// their merge detections reach 2 and 3; the majority, {1, 2, 3}, forms once and stays one ring
+// for the whole cut, as with one node behind the cut (above). With the cut the other way (1's
+// packets stop reaching 4 and 5), the ring of five goes on: the token's way 1 -> 2 works, and 4
+// and 5 get 1's messages retransmitted by others.
+TEST(Membership, APairCutOffOneWayLeavesTheMajorityOneRing) {
+  for (const std::uint32_t token_timeout_ms : {1000u, 250u}) {
+    for (const bool towards_1 : {true, false}) {
+      SimSpec spec = spec_of(28, 5, faults_of(0, 0, 20, 200), 50);
+      spec.totem.token_timeout_ms = token_timeout_ms;
+      spec.duration_us = 66 * kSecondUs;
+      const Time cut = 2 * kSecondUs, heal = 62 * kSecondUs;
+      spec.script = towards_1 ? std::vector{cut_link_at(cut, 4, 1), cut_link_at(cut, 5, 1), heal_at(heal)}
+                              : std::vector{cut_link_at(cut, 1, 4), cut_link_at(cut, 1, 5), heal_at(heal)};
+      const SimResult r = run(spec);
+      EXPECT_TRUE(r.ok()) << explain(spec, r);
+      expect_one_ring_of_all(spec, r);
+      const std::vector<NodeId> majority = towards_1 ? std::vector<NodeId>{1, 2, 3} : all_of(spec);
+      const double share = static_cast<double>(all_operational_us(r, majority, cut, heal)) / static_cast<double>(heal - cut);
+      RecordProperty(fmt::format("share_{}_{}", token_timeout_ms, towards_1 ? "towards_1" : "from_1"), fmt::format("{:.4f}", share));
+      EXPECT_EQ(rings_with(r, majority, cut, heal), towards_1 ? 1u : 0u) << explain(spec, r);
+      EXPECT_GE(share, token_timeout_ms == 1000 ? 0.975 : 0.99) << explain(spec, r);
+    }
+  }
+}
+
 // Node 1 stops hearing node 2 and node 2 stops hearing node 3 (seeds 155044 and 131907 of the long
 // sweeps): the token still goes round 1 -> 2 -> 3, and each message that misses a node is held by
 // another that the node hears: 3 has 2's, 1 has 3's. But the first holder on the token's way to
