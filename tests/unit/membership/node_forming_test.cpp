@@ -100,6 +100,13 @@ struct NodeFormingTest : ::testing::Test {
     }
     return got.packets.size();
   }
+  // Node 3, a stranger, sends a join while we gather; what our next join names failed.
+  NodeList failed_after_join_from_3(Seq ring_seq, NodeList proc_set, NodeList failed_set) {
+    join_from(*b3, ring_seq, proc_set, failed_set);
+    step();
+    timer(TimerId::kJoin);
+    return last_join_at_2().failed_set;
+  }
   // The last join node 2 has received since it was last asked.
   Join last_join_at_2() {
     Collected got(PacketType::kJoin);
@@ -299,12 +306,9 @@ TEST_F(NodeFormingTest, AStrangersVerdictIsTakenOnANodeOutsideOurRingOnly) {
   join_from(*b2, ring.seq, list({1, 2, 3, 4}), {});
   step();
   ASSERT_EQ(node.state(), MemberState::kGather);
-  join_from(*b3, ring.seq, list({1, 2, 3, 4}), list({2, 4}));
-  step();
-  timer(TimerId::kJoin);
-  const Join ours = last_join_at_2();
-  EXPECT_TRUE(contains(ours.failed_set, 4));
-  EXPECT_FALSE(contains(ours.failed_set, 2));
+  const NodeList failed = failed_after_join_from_3(ring.seq, list({1, 2, 3, 4}), list({2, 4}));
+  EXPECT_TRUE(contains(failed, 4));
+  EXPECT_FALSE(contains(failed, 2));
 }
 
 // Nor from a join older than a ring seq we know of: the stale rule dates joins by our last ring's
@@ -316,14 +320,8 @@ TEST_F(NodeFormingTest, AStrangersVerdictIsTakenOnlyFromAJoinAsNewAsTheRingSeqsW
   step();
   ASSERT_EQ(node.state(), MemberState::kGather);
   ASSERT_EQ(node.ring_seq(), ring.seq + 4);
-  join_from(*b3, ring.seq, list({1, 2, 3, 4}), list({4}));
-  step();
-  timer(TimerId::kJoin);
-  EXPECT_FALSE(contains(last_join_at_2().failed_set, 4));
-  join_from(*b3, ring.seq + 4, list({1, 2, 3, 4}), list({4}));
-  step();
-  timer(TimerId::kJoin);
-  EXPECT_TRUE(contains(last_join_at_2().failed_set, 4));
+  EXPECT_FALSE(contains(failed_after_join_from_3(ring.seq, list({1, 2, 3, 4}), list({4})), 4));
+  EXPECT_TRUE(contains(failed_after_join_from_3(ring.seq + 4, list({1, 2, 3, 4}), list({4})), 4));
 }
 
 // But a stranger leaving with a join from below our ring's seq (other such joins are stale) is
@@ -332,12 +330,9 @@ TEST_F(NodeFormingTest, AStrangersLeavingJoinFromBeforeOurRingIsTakenOnItselfAlo
   join_from(*b2, ring.seq, list({1, 2, 3, 4}), {});
   step();
   ASSERT_EQ(node.state(), MemberState::kGather);
-  join_from(*b3, ring.seq - 1, list({1, 2, 3, 4}), list({3, 4}));
-  step();
-  timer(TimerId::kJoin);
-  const Join ours = last_join_at_2();
-  EXPECT_TRUE(contains(ours.failed_set, 3));
-  EXPECT_FALSE(contains(ours.failed_set, 4));
+  const NodeList failed = failed_after_join_from_3(ring.seq - 1, list({1, 2, 3, 4}), list({3, 4}));
+  EXPECT_TRUE(contains(failed, 3));
+  EXPECT_FALSE(contains(failed, 4));
 }
 
 // A join tells of a ring seq above ours. Had we not stored it, a quick restart would bring us
