@@ -28,10 +28,13 @@ Result<TotemConfig> TotemConfig::resolved() const {
   if (c.consensus_ms == 0) c.consensus_ms = c.token_timeout_ms * 12 / 10;
   if (c.consensus_ms <= c.join_ms)
     return Error::make("consensus: {} ms must be above join ({} ms)", c.consensus_ms, c.join_ms);
-  // Each node must send a join within every consensus period, or the others fail it.
-  if (c.join_ms + c.send_join_ms >= c.consensus_ms)
-    return Error::make("send_join: {} ms plus join ({} ms) must be below consensus ({} ms)", c.send_join_ms,
-                       c.join_ms, c.consensus_ms);
+  // Two joins of each node must fit within consensus: a stranger's verdicts count only from a
+  // join carrying the highest ring seq we know, which its first join of a round may lack.
+  if (2 * (std::uint64_t{c.join_ms} + c.send_join_ms) >= c.consensus_ms)
+    return Error::make(
+        "send_join: {} ms plus join ({} ms), twice, must be below consensus ({} ms): a stranger's second join "
+        "of a round must arrive within it",
+        c.send_join_ms, c.join_ms, c.consensus_ms);
   if (c.merge_ms == 0) return Error::make("merge: must be above 0 ms");
   if (c.fail_recv_const == 0) return Error::make("fail_recv_const must be at least 1");
   if (c.fail_recv_ms == 0) c.fail_recv_ms = 2 * c.token_timeout_ms;
