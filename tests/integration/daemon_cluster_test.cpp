@@ -490,8 +490,9 @@ TEST(DaemonReload, SighupReloadsAndSurvivesABrokenFile) {
 }
 
 TEST(DaemonStartup, AClientBeforeTheFirstRingIsToldToRetry) {
-  // Alone, node 1 forms its ring after its first round of joins: 2 s here.
-  DaemonCluster cluster(3, 3000, "  join: 2000\n");
+  // Alone, node 1 forms its ring after its first round of joins: 2 s here (two joins must fit
+  // within consensus, 1.2 x token).
+  DaemonCluster cluster(3, 5000, "  join: 2000\n");
   cluster.start(1);
   rtotem_t* h = nullptr;
   int rc = -ECONNREFUSED;
