@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "membership/chunks.hpp"
 #include "membership/packets.hpp"
@@ -26,15 +29,16 @@ Result<TotemConfig> TotemConfig::resolved() const {
   if (c.join_ms == 0 || c.join_ms >= c.token_timeout_ms)
     return Error::make("join: {} ms must be above 0 and below token ({} ms)", c.join_ms, c.token_timeout_ms);
   if (c.consensus_ms == 0) c.consensus_ms = c.token_timeout_ms * 12 / 10;
-  if (c.consensus_ms <= c.join_ms)
-    return Error::make("consensus: {} ms must be above join ({} ms)", c.consensus_ms, c.join_ms);
   // Two joins of each node must fit within consensus: a stranger's verdicts count only from a
   // join carrying the highest ring seq we know, which its first join of a round may lack.
-  if (2 * (std::uint64_t{c.join_ms} + c.send_join_ms) >= c.consensus_ms)
-    return Error::make(
-        "send_join: {} ms plus join ({} ms), twice, must be below consensus ({} ms): a stranger's second join "
-        "of a round must arrive within it",
-        c.send_join_ms, c.join_ms, c.consensus_ms);
+  if (2 * (std::uint64_t{c.join_ms} + c.send_join_ms) >= c.consensus_ms) {
+    const std::string joins = c.send_join_ms == 0
+                                  ? fmt::format("join: {} ms", c.join_ms)
+                                  : fmt::format("send_join: {} ms plus join ({} ms)", c.send_join_ms, c.join_ms);
+    return Error::make("{}, twice, must be below consensus ({} ms): a stranger's second join of a round must "
+                       "arrive within it",
+                       joins, c.consensus_ms);
+  }
   if (c.merge_ms == 0) return Error::make("merge: must be above 0 ms");
   if (c.fail_recv_const == 0) return Error::make("fail_recv_const must be at least 1");
   if (c.fail_recv_ms == 0) c.fail_recv_ms = 2 * c.token_timeout_ms;

@@ -98,9 +98,18 @@ TEST(TotemConfigSizing, TwoJoinsWithTheirSendJoinDelaysMustFitWithinConsensus) {
   EXPECT_EQ(set.resolved().error().message(),
             "send_join: 550 ms plus join (50 ms), twice, must be below consensus (1200 ms): a stranger's "
             "second join of a round must arrive within it");
+  // Without send_join the rule is on join alone, and says so; it is the only rule relating join to
+  // consensus, so a consensus below one join meets it too.
   set.send_join_ms = 0;
   set.join_ms = 600;
-  EXPECT_FALSE(set.resolved().ok());
+  EXPECT_EQ(set.resolved().error().message(),
+            "join: 600 ms, twice, must be below consensus (1200 ms): a stranger's second join of a round must "
+            "arrive within it");
+  set.join_ms = 50;
+  set.consensus_ms = 40;
+  EXPECT_EQ(set.resolved().error().message(),
+            "join: 50 ms, twice, must be below consensus (40 ms): a stranger's second join of a round must "
+            "arrive within it");
 }
 
 // A 64-node nodelist at the default netmtu agreed on a ring whose commit token (2076 bytes) no
