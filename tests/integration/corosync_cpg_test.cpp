@@ -1,8 +1,11 @@
 // libcpg, the drop-in, as a CPG application uses it (this test links it as one would), on real
 // rtotemd processes: joins and their confchg, the initial totem confchg, multicasts of several
-// iovecs in one total order, a burst sent without dispatching, a message sent in pieces, membership and iteration, a node's death as NODEDOWN followed by
-// the new ring's totem confchg, a leave, and cpg_finalize from inside the callback of the own
-// leave (what dlm_controld does). corosync-cpgtool lists the groups.
+// iovecs in one total order, a burst sent without dispatching, a message sent in pieces,
+// membership and iteration, a node's death as NODEDOWN followed by the new ring's totem confchg, a
+// leave, and cpg_finalize from inside the callback of the own leave (what dlm_controld does).
+// corosync-cpgtool lists the groups. Then the edges where Corosync's libcpg sets what an
+// application may rely on: pointers never NULL, the size judged before the bytes are read,
+// iterations that end with their handle, one initial totem confchg, and a dispatch from a callback.
 #include <corosync/cpg.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -13,14 +16,17 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "rtotem/rtotem.h"
 #include "tests/integration/corosync_tool.hpp"
 #include "tests/integration/daemon_cluster.hpp"
 
@@ -40,6 +46,9 @@ struct Member {
   std::vector<std::vector<uint32_t>> totem;  // totem confchg members
   bool finalize_on_own_leave = false;
   bool finalized = false;
+  int null_pointers = 0;              // a message or list handed over as NULL, which Corosync never does
+  std::string order;                  // the callbacks as they came: m(essage), c(onfchg), t(otem confchg)
+  bool dispatch_in_callback = false;  // the next callback calls cpg_dispatch itself
 };
 
 cpg_name group_name(const char* text) {
@@ -55,9 +64,20 @@ Member* of(cpg_handle_t handle) {
   return static_cast<Member*>(context);
 }
 
+// Every callback ends here.
+void seen(cpg_handle_t handle, Member& m, char kind) {
+  m.order += kind;
+  if (std::exchange(m.dispatch_in_callback, false)) {
+    EXPECT_EQ(cpg_dispatch(handle, CS_DISPATCH_ALL), CS_OK);
+  }
+}
+
 void deliver(cpg_handle_t handle, const cpg_name*, uint32_t nodeid, uint32_t pid, void* msg, size_t len) {
   EXPECT_EQ(pid, static_cast<uint32_t>(getpid()));
-  of(handle)->messages.emplace_back(nodeid, std::string(static_cast<const char*>(msg), len));
+  Member* m = of(handle);
+  if (msg == nullptr) ++m->null_pointers;
+  m->messages.emplace_back(nodeid, std::string(static_cast<const char*>(msg), len));
+  seen(handle, *m, 'm');
 }
 
 void confchg(cpg_handle_t handle, const cpg_name* group, const cpg_address* members, size_t n_members,
@@ -65,17 +85,22 @@ void confchg(cpg_handle_t handle, const cpg_name* group, const cpg_address* memb
   EXPECT_EQ(group->length, 8U);
   EXPECT_STREQ(group->value, "cpgtest");
   Member* m = of(handle);
+  m->null_pointers += (members == nullptr) + (left == nullptr) + (joined == nullptr);
   m->confchgs.push_back({{members, members + n_members}, {left, left + n_left}, {joined, joined + n_joined}});
   for (size_t i = 0; i < n_left; ++i)
     if (m->finalize_on_own_leave && left[i].nodeid == static_cast<uint32_t>(m->node) &&
         left[i].pid == static_cast<uint32_t>(getpid())) {
       EXPECT_EQ(cpg_finalize(handle), CS_OK);
       m->finalized = true;
+      return;
     }
+  seen(handle, *m, 'c');
 }
 
 void totem_confchg(cpg_handle_t handle, cpg_ring_id, uint32_t n, const uint32_t* members) {
-  of(handle)->totem.emplace_back(members, members + n);
+  Member* m = of(handle);
+  m->totem.emplace_back(members, members + n);
+  seen(handle, *m, 't');
 }
 
 // Dispatches every live member until `done` or 20 s.
@@ -128,6 +153,7 @@ TEST(CorosyncCpg, AGroupOfThreeAsCorosyncsCpgGivesIt) {
     return true;
   }));
   for (const Member& m : members) {
+    EXPECT_EQ(m.null_pointers, 0) << "empty lists come as pointers, as Corosync's do";
     ASSERT_FALSE(m.totem.empty()) << "the initial totem confchg, after the own join";
     EXPECT_EQ(m.totem.front(), (std::vector<uint32_t>{1, 2, 3}));
     EXPECT_TRUE(has(m.confchgs.front().joined, m.node, CPG_REASON_JOIN)) << m.node;
@@ -230,6 +256,107 @@ TEST(CorosyncCpg, AGroupOfThreeAsCorosyncsCpgGivesIt) {
   EXPECT_TRUE(has(members[0].confchgs.back().left, 2, CPG_REASON_LEAVE));
   EXPECT_EQ(cpg_dispatch(members[1].handle, CS_DISPATCH_ALL), CS_ERR_BAD_HANDLE) << "finalized";
   EXPECT_EQ(cpg_finalize(members[0].handle), CS_OK);
+}
+
+// One node's rtotemd and a handle on it joined to "cpgtest", with the model's every callback.
+struct OneMember {
+  DaemonCluster cluster{1};
+  Member member;
+  const cpg_name group = group_name("cpgtest");
+
+  explicit OneMember(bool joined = true) {
+    cluster.start(1);
+    member.node = 1;
+    cpg_model_v1_data_t model{CPG_MODEL_V1, deliver, confchg, totem_confchg, CPG_MODEL_V1_DELIVER_INITIAL_TOTEM_CONF};
+    setenv("RTOTEM_IPC", cluster.ipc_name(1).c_str(), 1);
+    const bool connected = eventually([&] {
+      return cpg_model_initialize(&member.handle, CPG_MODEL_V1, reinterpret_cast<cpg_model_data_t*>(&model),
+                                  &member) == CS_OK;
+    });
+    unsetenv("RTOTEM_IPC");
+    EXPECT_TRUE(connected);
+    EXPECT_TRUE(connected && (!joined || join()));
+  }
+  ~OneMember() {
+    if (!member.finalized) cpg_finalize(member.handle);
+  }
+  // Joins and dispatches until the own join's confchg has come.
+  bool join() {
+    const std::size_t before = member.confchgs.size();
+    return cpg_join(member.handle, &group) == CS_OK && pump_until([&] {
+             return member.confchgs.size() > before && has(member.confchgs.back().joined, 1, CPG_REASON_JOIN);
+           });
+  }
+  bool pump_until(const std::function<bool()>& done) {
+    return eventually(
+        [&] {
+          const cs_error_t rc = cpg_dispatch(member.handle, CS_DISPATCH_ALL);
+          EXPECT_EQ(rc, CS_OK) << cs_strerror(rc);
+          return done();
+        },
+        std::chrono::seconds(20));
+  }
+  bool send(const std::string& text) {
+    const iovec iov{const_cast<char*>(text.data()), text.size()};
+    return eventually([&] { return cpg_mcast_joined(member.handle, CPG_TYPE_AGREED, &iov, 1) == CS_OK; });
+  }
+};
+
+// A message of no bytes is delivered with a pointer, not NULL: Corosync's points into its dispatch
+// buffer, and an application may read its own header before it looks at the length.
+TEST(CorosyncCpg, AnEmptyMessageIsDeliveredWithAPointerNotNull) {
+  OneMember one;
+  ASSERT_EQ(cpg_mcast_joined(one.member.handle, CPG_TYPE_AGREED, nullptr, 0), CS_OK);
+  ASSERT_TRUE(one.pump_until([&] { return !one.member.messages.empty(); }));
+  EXPECT_EQ(one.member.messages.back(), (std::pair<uint32_t, std::string>{1, ""}));
+  EXPECT_EQ(one.member.null_pointers, 0);
+}
+
+// The size is judged on the iovecs' lengths before a byte of them is read: these point nowhere.
+TEST(CorosyncCpg, AMessageAboveTheLimitIsRefusedBeforeItsBytesAreRead) {
+  OneMember one;
+  const iovec halves[2] = {{nullptr, RTOTEM_MESSAGE_MAX / 2}, {nullptr, RTOTEM_MESSAGE_MAX / 2 + 1}};
+  EXPECT_EQ(cpg_mcast_joined(one.member.handle, CPG_TYPE_AGREED, halves, 2), CS_ERR_TOO_BIG);
+  const iovec huge[2] = {{nullptr, SIZE_MAX}, {nullptr, 2}};  // a sum that wraps
+  EXPECT_EQ(cpg_mcast_joined(one.member.handle, CPG_TYPE_AGREED, huge, 2), CS_ERR_TOO_BIG);
+}
+
+// As Corosync's cpg_finalize, the handle's iterations end with it.
+TEST(CorosyncCpg, AnIterationEndsWithItsHandle) {
+  OneMember one;
+  cpg_iteration_handle_t it = 0;
+  ASSERT_EQ(cpg_iteration_initialize(one.member.handle, CPG_ITERATION_ALL, nullptr, &it), CS_OK);
+  ASSERT_EQ(cpg_finalize(one.member.handle), CS_OK);
+  one.member.finalized = true;
+  cpg_iteration_description_t d{};
+  EXPECT_EQ(cpg_iteration_next(it, &d), CS_ERR_BAD_HANDLE);
+  EXPECT_EQ(cpg_iteration_finalize(it), CS_ERR_BAD_HANDLE);
+}
+
+// CPG_MODEL_V1_DELIVER_INITIAL_TOTEM_CONF: one totem confchg after the handle's first join, not
+// after each join again (Corosync sends it once a connection).
+TEST(CorosyncCpg, TheInitialTotemConfchgComesOnceAHandle) {
+  OneMember one;
+  ASSERT_TRUE(one.pump_until([&] { return one.member.totem.size() == 1; }));
+  ASSERT_EQ(cpg_leave(one.member.handle, &one.group), CS_OK);
+  ASSERT_TRUE(one.pump_until([&] { return has(one.member.confchgs.back().left, 1, CPG_REASON_LEAVE); }));
+  ASSERT_TRUE(one.join());
+  ASSERT_TRUE(one.send("after"));  // delivered after any totem confchg the join would bring
+  ASSERT_TRUE(one.pump_until([&] { return !one.member.messages.empty(); }));
+  EXPECT_EQ(one.member.totem.size(), 1U);
+}
+
+// A callback that calls cpg_dispatch gets what comes after it, in order, as Corosync's libcpg
+// (which reads one event at a time) gives it. Here the own join's confchg and the initial totem
+// confchg come together; a message sent meanwhile must not come between them.
+TEST(CorosyncCpg, ADispatchFromACallbackKeepsTheOrder) {
+  OneMember one(false);
+  ASSERT_EQ(cpg_join(one.member.handle, &one.group), CS_OK);
+  ASSERT_TRUE(one.send("first"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // both wait at the handle, undispatched
+  one.member.dispatch_in_callback = true;
+  ASSERT_TRUE(one.pump_until([&] { return !one.member.messages.empty(); }));
+  EXPECT_EQ(one.member.order, "ctm");
 }
 
 // pmxcfs holds its own lock across cpg_mcast_joined in worker threads while its deliver callback,
