@@ -203,9 +203,11 @@ TEST_F(CorosyncTools, CfgtoolShowsNodesLinksAndAddressesAndKillsANode) {
 }
 
 std::vector<std::vector<uint32_t>> nodelists, quorums;  // what the callbacks below saw: members
+int null_lists = 0;  // lists handed over as NULL, empty ones included: Corosync's never are
 
-void record_nodelist(quorum_handle_t, quorum_ring_id, uint32_t n, const uint32_t* members, uint32_t, const uint32_t*,
-                     uint32_t, const uint32_t*) {
+void record_nodelist(quorum_handle_t, quorum_ring_id, uint32_t n, const uint32_t* members, uint32_t,
+                     const uint32_t* joined, uint32_t, const uint32_t* left) {
+  null_lists += (members == nullptr) + (joined == nullptr) + (left == nullptr);
   nodelists.emplace_back(members, members + n);
 }
 void record_quorum(quorum_handle_t, uint32_t, quorum_ring_id, uint32_t n, const uint32_t* members) {
@@ -236,6 +238,7 @@ TEST_F(CorosyncTools, OneQuorumDispatchAfterARingChangeBringsItsNotifications) {
   ASSERT_EQ(quorums.size(), 2U) << "one dispatch: the new ring's quorum notification";
   EXPECT_EQ(quorums.back(), (std::vector<uint32_t>{1, 2}));
   EXPECT_EQ(nodelists.back(), (std::vector<uint32_t>{1, 2}));
+  EXPECT_EQ(null_lists, 0) << "the first notification's empty joined and left lists come as pointers";
   EXPECT_EQ(quorum_finalize(handle), CS_OK);
 }
 

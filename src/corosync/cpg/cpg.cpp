@@ -21,11 +21,13 @@
 #include "src/corosync/shim/connection.hpp"
 #include "src/corosync/shim/export.hpp"
 #include "src/corosync/shim/handle_calls.hpp"
+#include "src/corosync/shim/never_null.hpp"
 
 namespace {
 
 using rtotem::corosync::Connection;
 using rtotem::corosync::cs_error;
+using rtotem::corosync::never_null;
 using rtotem::corosync::cpg_group_name;
 using rtotem::corosync::rtotem_group_name;
 
@@ -110,9 +112,11 @@ void on_deliver(rtotem_t*, const rtotem_message* m, void* ctx) {
   Cpg& s = *static_cast<Cpg*>(ctx);
   if (s.membership == Membership::kNone || s.rtotem_group != m->group || !s.model.cpg_deliver_fn) return;
   const auto* bytes = static_cast<const std::byte*>(m->data);
-  s.connection.defer([&s, group = s.group, nodeid = m->nodeid, pid = m->pid,
-                      data = std::vector<std::byte>(bytes, bytes + m->len)]() mutable {
-    s.model.cpg_deliver_fn(s.self, &group, nodeid, pid, data.data(), data.size());
+  // One byte more than the message, so that even an empty one has an address (see never_null).
+  std::vector<std::byte> data(m->len + 1);
+  if (m->len > 0) std::memcpy(data.data(), bytes, m->len);
+  s.connection.defer([&s, group = s.group, nodeid = m->nodeid, pid = m->pid, data = std::move(data)]() mutable {
+    s.model.cpg_deliver_fn(s.self, &group, nodeid, pid, data.data(), data.size() - 1);
   });
 }
 
@@ -126,8 +130,8 @@ void on_group_change(rtotem_t*, const rtotem_group_change* c, void* ctx) {
   if (has(s.left, s.local_nodeid, s.pid)) s.membership = Membership::kNone;  // its last event for the group
   if (s.model.cpg_confchg_fn)
     s.connection.defer([&s, group = s.group, members = s.members, left = s.left, joined = s.joined] {
-      s.model.cpg_confchg_fn(s.self, &group, members.data(), members.size(), left.data(), left.size(), joined.data(),
-                             joined.size());
+      s.model.cpg_confchg_fn(s.self, &group, never_null(members), members.size(), never_null(left), left.size(),
+                             never_null(joined), joined.size());
     });
   if (own_join && s.initial_totem_due) {
     s.initial_totem_due = false;

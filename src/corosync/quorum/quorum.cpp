@@ -12,11 +12,13 @@
 #include "src/corosync/shim/connection.hpp"
 #include "src/corosync/shim/export.hpp"
 #include "src/corosync/shim/handle_calls.hpp"
+#include "src/corosync/shim/never_null.hpp"
 
 namespace {
 
 using rtotem::corosync::Connection;
 using rtotem::corosync::cs_error;
+using rtotem::corosync::never_null;
 
 struct Quorum {
   Connection connection;
@@ -67,13 +69,13 @@ void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
   const auto count = [](const std::vector<std::uint32_t>& v) { return static_cast<uint32_t>(v.size()); };
   if (s.model == QUORUM_MODEL_V1 && new_ring && s.v1_nodelist)
     s.connection.defer([&s, ring, members, joined = std::move(joined), left = std::move(left), count] {
-      s.v1_nodelist(s.self, ring, count(members), members.data(), count(joined), joined.data(), count(left),
-                    left.data());
+      s.v1_nodelist(s.self, ring, count(members), never_null(members), count(joined), never_null(joined), count(left),
+                    never_null(left));
     });
   const uint32_t quorate = q->quorate != 0;
   if (s.model == QUORUM_MODEL_V1 && s.v1_quorum)
     s.connection.defer([&s, quorate, ring, members, count] {
-      s.v1_quorum(s.self, quorate, ring, count(members), members.data());
+      s.v1_quorum(s.self, quorate, ring, count(members), never_null(members));
     });
   else if (s.model == QUORUM_MODEL_V0 && s.v0)
     s.connection.defer([&s, quorate, ring, members = std::move(members), count]() mutable {
