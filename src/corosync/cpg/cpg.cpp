@@ -12,8 +12,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -151,9 +153,37 @@ void on_ring_change(rtotem_t*, const rtotem_ring_change* r, void* ctx) {
 
 const rtotem_callbacks kCallbacks{on_deliver, on_group_change, on_ring_change};
 
-cs_error_t send(Cpg& s, cpg_guarantee_t guarantee, const void* data, size_t len) {
+// What a multicast's iovecs hold, as one run of bytes: the one iovec itself, or several gathered
+// into the handle's scratch. Their lengths are judged first, so that a message over the limit is
+// refused without a byte of it read.
+std::optional<std::span<const std::byte>> gather(Cpg& s, const iovec* iov, unsigned int n) {
+  if (n == 1) return std::span(static_cast<const std::byte*>(iov[0].iov_base), iov[0].iov_len);
+  size_t total = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    if (iov[i].iov_len > RTOTEM_MESSAGE_MAX - total) return std::nullopt;
+    total += iov[i].iov_len;
+  }
+  s.gathered.clear();
+  s.gathered.reserve(total);
+  for (unsigned i = 0; i < n; ++i) {
+    const auto* p = static_cast<const std::byte*>(iov[i].iov_base);
+    s.gathered.insert(s.gathered.end(), p, p + iov[i].iov_len);
+  }
+  return std::span<const std::byte>(s.gathered);
+}
+
+cs_error_t send(Cpg& s, cpg_guarantee_t guarantee, const iovec* iov, unsigned int n) {
   // As Corosync: a message of a process not in the group is dropped, and the caller told CS_OK.
   if (s.membership != Membership::kJoined) return CS_OK;
+  std::optional<std::span<const std::byte>> message;
+  try {
+    message = gather(s, iov, n);
+  } catch (const std::bad_alloc&) {
+    return CS_ERR_NO_MEMORY;
+  }
+  if (!message) return CS_ERR_TOO_BIG;
+  const void* data = message->data();
+  const size_t len = message->size();
   const auto mcast = [&] {
     return rtotem_mcast(s.connection.handle(), s.rtotem_group.c_str(), data, len,
                         guarantee == CPG_TYPE_SAFE ? RTOTEM_SAFE : RTOTEM_AGREED);
@@ -163,6 +193,9 @@ cs_error_t send(Cpg& s, cpg_guarantee_t guarantee, const void* data, size_t len)
   // need not dispatch before it retries (dlm retries inside its callbacks). A flush takes the
   // credit back in its answer; what is still refused after it is the ring's back-pressure.
   if (rc == -EAGAIN && rtotem_flush(s.connection.handle()) == 0) rc = mcast();
+  // A large message's scratch is not kept for the handle's life (pmxcfs sends in several iovecs).
+  constexpr size_t kScratchKept = 64 * 1024;
+  if (s.gathered.capacity() > kScratchKept) std::vector<std::byte>().swap(s.gathered);
   // Joined here is joined in librtotem too: -ENOTCONN means the daemon is gone (cs_error: LIBRARY).
   return rc == -EMSGSIZE ? CS_ERR_TOO_BIG : cs_error(rc);
 }
@@ -263,13 +296,7 @@ CS_EXPORT cs_error_t cpg_mcast_joined(cpg_handle_t handle, cpg_guarantee_t guara
   if (!s) return CS_ERR_BAD_HANDLE;
   if (iov == nullptr && iov_len > 0) return CS_ERR_INVALID_PARAM;
   std::lock_guard lock(s->connection.mutex());
-  if (iov_len == 1) return send(*s, guarantee, iov[0].iov_base, iov[0].iov_len);
-  s->gathered.clear();
-  for (unsigned i = 0; i < iov_len; ++i) {
-    const auto* p = static_cast<const std::byte*>(iov[i].iov_base);
-    s->gathered.insert(s->gathered.end(), p, p + iov[i].iov_len);
-  }
-  return send(*s, guarantee, s->gathered.data(), s->gathered.size());
+  return send(*s, guarantee, iov, iov_len);
 }
 
 // The group's members as this node's daemon knows them now.
@@ -344,7 +371,8 @@ CS_EXPORT cs_error_t cpg_zcb_mcast_joined(cpg_handle_t handle, cpg_guarantee_t g
   if (!s) return CS_ERR_BAD_HANDLE;
   std::lock_guard lock(s->connection.mutex());
   if (!s->zcb_buffers.contains(msg)) return CS_ERR_INVALID_PARAM;
-  return send(*s, guarantee, msg, msg_len);
+  const iovec one{msg, msg_len};
+  return send(*s, guarantee, &one, 1);
 }
 
 CS_EXPORT cs_error_t cpg_iteration_initialize(cpg_handle_t handle, cpg_iteration_type_t type, const struct cpg_name* group,
