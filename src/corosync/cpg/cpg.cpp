@@ -52,6 +52,7 @@ struct Cpg {
   std::vector<cpg_address> members, left, joined;  // scratch for a confchg's lists
   std::vector<std::byte> gathered;                 // scratch for an iovec's bytes
   std::set<void*> zcb_buffers;  // cpg_zcb_alloc's, freed with the handle at the latest
+  std::set<cpg_iteration_handle_t> iterations;  // open ones, which end with the handle
 
   Cpg() = default;
   Cpg(const Cpg&) = delete;
@@ -67,6 +68,7 @@ rtotem::corosync::HandleTable<Cpg>& handles() {
 }
 
 struct Iteration {
+  cpg_handle_t owner = 0;
   std::vector<cpg_iteration_description_t> entries;
   std::size_t next = 0;
 };
@@ -227,7 +229,15 @@ CS_EXPORT cs_error_t cpg_initialize(cpg_handle_t* handle, cpg_callbacks_t* callb
   return cpg_model_initialize(handle, CPG_MODEL_V1, reinterpret_cast<cpg_model_data_t*>(&model), nullptr);
 }
 
-CS_EXPORT cs_error_t cpg_finalize(cpg_handle_t handle) { return rtotem::corosync::finalize(handles(), handle); }
+// As Corosync's, the handle's iterations end with it.
+CS_EXPORT cs_error_t cpg_finalize(cpg_handle_t handle) {
+  if (const auto s = handles().get(handle)) {
+    std::lock_guard lock(s->connection.mutex());
+    for (const cpg_iteration_handle_t it : s->iterations) iterations().remove(it);
+    s->iterations.clear();
+  }
+  return rtotem::corosync::finalize(handles(), handle);
+}
 
 CS_EXPORT cs_error_t cpg_fd_get(cpg_handle_t handle, int* fd) {
   return rtotem::corosync::fd_get(handles(), handle, fd);
@@ -391,8 +401,9 @@ CS_EXPORT cs_error_t cpg_iteration_initialize(cpg_handle_t handle, cpg_iteration
   struct Collect {
     cpg_iteration_type_t type;
     Iteration it;
-  } collect{type, {}};
+  } collect{type, {handle, {}, 0}};
   std::lock_guard lock(s->connection.mutex());
+  if (s->connection.finalized()) return CS_ERR_BAD_HANDLE;  // by another thread meanwhile
   const int rc = rtotem_group_members(
       s->connection.handle(), one.empty() ? nullptr : one.c_str(),
       [](const char* name, const rtotem_member* members, size_t n, void* ctx) {
@@ -409,6 +420,7 @@ CS_EXPORT cs_error_t cpg_iteration_initialize(cpg_handle_t handle, cpg_iteration
       &collect);
   if (rc < 0) return cs_error(rc);
   *iteration = iterations().add(std::make_shared<Iteration>(std::move(collect.it)));
+  s->iterations.insert(*iteration);
   return CS_OK;
 }
 
@@ -422,5 +434,11 @@ CS_EXPORT cs_error_t cpg_iteration_next(cpg_iteration_handle_t iteration, struct
 }
 
 CS_EXPORT cs_error_t cpg_iteration_finalize(cpg_iteration_handle_t iteration) {
-  return iterations().remove(iteration) ? CS_OK : CS_ERR_BAD_HANDLE;
+  const auto it = iterations().remove(iteration);
+  if (!it) return CS_ERR_BAD_HANDLE;
+  if (const auto s = handles().get(it->owner)) {
+    std::lock_guard lock(s->connection.mutex());
+    s->iterations.erase(iteration);
+  }
+  return CS_OK;
 }
