@@ -45,7 +45,7 @@ struct Cpg {
   Membership membership = Membership::kNone;
   cpg_name group{};
   std::string rtotem_group;
-  bool initial_totem_due = false;  // CPG_MODEL_V1_DELIVER_INITIAL_TOTEM_CONF, until the own join
+  bool initial_totem_due = false;  // CPG_MODEL_V1_DELIVER_INITIAL_TOTEM_CONF, until the first own join
   bool first_ring_seen = false;    // the ring as it was at connect: not a change
   cpg_ring_id ring{};
   std::vector<std::uint32_t> ring_members;
@@ -213,6 +213,7 @@ CS_EXPORT cs_error_t cpg_model_initialize(cpg_handle_t* handle, cpg_model_t mode
     if ((s->model.flags & ~CPG_MODEL_V1_DELIVER_INITIAL_TOTEM_CONF) != 0) return CS_ERR_INVALID_PARAM;
   }
   s->model.model = CPG_MODEL_V1;
+  s->initial_totem_due = (s->model.flags & CPG_MODEL_V1_DELIVER_INITIAL_TOTEM_CONF) != 0;  // once a handle, as Corosync
   s->context = context;
   if (cs_error_t rc = s->connection.open(&kCallbacks, s.get()); rc != CS_OK) return rc;
   if (const int rc = rtotem_local_nodeid(s->connection.handle(), &s->local_nodeid); rc < 0) return cs_error(rc);
@@ -282,7 +283,6 @@ CS_EXPORT cs_error_t cpg_join(cpg_handle_t handle, const struct cpg_name* group)
   s->group.length = group->length;
   std::memcpy(s->group.value, group->value, group->length);
   s->rtotem_group = *name;
-  s->initial_totem_due = (s->model.flags & CPG_MODEL_V1_DELIVER_INITIAL_TOTEM_CONF) != 0;
   return CS_OK;
 }
 
