@@ -45,31 +45,51 @@ cs_error_t Connection::dispatch(int flags) {
   bool only_rtotems = false;
   for (;;) {
     if (finalized_) return CS_ERR_BAD_HANDLE;
-    pollfd p{fd_now, POLLIN, 0};
-    const int ready = poll(&p, 1, wait && !only_rtotems ? -1 : 0);
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      return CS_ERR_LIBRARY;
-    }
-    if (ready == 0) return flags == CS_DISPATCH_ONE_NONBLOCKING && !only_rtotems ? CS_ERR_TRY_AGAIN : CS_OK;
-    int rc;
-    std::vector<std::function<void()>> calls;
-    {
+    int rc = 0;
+    // What a dispatch further out (one whose callback called this one) has not run yet goes
+    // first: then the next event.
+    if (!pending()) {
+      pollfd p{fd_now, POLLIN, 0};
+      const int ready = poll(&p, 1, wait && !only_rtotems ? -1 : 0);
+      if (ready < 0) {
+        if (errno == EINTR) continue;
+        return CS_ERR_LIBRARY;
+      }
+      if (ready == 0) return flags == CS_DISPATCH_ONE_NONBLOCKING && !only_rtotems ? CS_ERR_TRY_AGAIN : CS_OK;
       std::lock_guard lock(mutex_);
       rc = rtotem_dispatch(handle_, RTOTEM_DISPATCH_ONE);  // a batch of deliveries counts as one
-      calls.swap(deferred_);
     }
-    for (const std::function<void()>& call : calls) {
-      if (finalized_) return CS_ERR_BAD_HANDLE;  // by an earlier callback
-      call();
-    }
+    const bool called = run_deferred();
     if (finalized_) return CS_ERR_BAD_HANDLE;
     if (rc < 0) return cs_error(rc);
     if (flags == CS_DISPATCH_ONE || flags == CS_DISPATCH_ONE_NONBLOCKING) {
-      if (!calls.empty()) return CS_OK;
+      if (called) return CS_OK;
       only_rtotems = true;
     }
   }
+}
+
+bool Connection::pending() {
+  std::lock_guard lock(mutex_);
+  return !deferred_.empty();
+}
+
+// One at a time, each taken off the queue before it runs, so that a callback that dispatches
+// goes on where this left off.
+bool Connection::run_deferred() {
+  bool called = false;
+  while (!finalized_) {  // by an earlier callback
+    std::function<void()> call;
+    {
+      std::lock_guard lock(mutex_);
+      if (deferred_.empty()) break;
+      call = std::move(deferred_.front());
+      deferred_.pop_front();
+    }
+    call();
+    called = true;
+  }
+  return called;
 }
 
 }  // namespace rtotem::corosync

@@ -3,10 +3,10 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <vector>
 
 #include <corosync/corotypes.h>
 
@@ -41,7 +41,8 @@ class Connection {
   // The pollable socket to rtotemd (a Unix stream socket whose peer is the daemon).
   cs_error_t fd(int* out);
   // CS_DISPATCH_ONE / ALL / BLOCKING / ONE_NONBLOCKING as Corosync's libraries do them. Waiting
-  // happens without the mutex, so another thread may send meanwhile.
+  // happens without the mutex, so another thread may send meanwhile. A callback may dispatch
+  // again: it gets what comes after it, in order.
   cs_error_t dispatch(int flags);
 
   // Finalize: the handle is gone from its table; dispatch stops after the current callback, and
@@ -52,7 +53,10 @@ class Connection {
  private:
   rtotem_t* handle_ = nullptr;  // owned: rtotem_disconnect in the destructor
   std::recursive_mutex mutex_;
-  std::vector<std::function<void()>> deferred_;  // guarded by mutex_
+  bool pending();
+  bool run_deferred();  // the deferred calls, in order, until none is left or the handle is finalized
+
+  std::deque<std::function<void()>> deferred_;  // guarded by mutex_
   std::atomic<bool> finalized_{false};
 };
 
