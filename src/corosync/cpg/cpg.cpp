@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <set>
@@ -52,6 +53,7 @@ struct Cpg {
   std::vector<cpg_address> members, left, joined;  // scratch for a confchg's lists
   std::vector<std::byte> gathered;                 // scratch for an iovec's bytes
   std::set<void*> zcb_buffers;  // cpg_zcb_alloc's, freed with the handle at the latest
+  std::mutex iterations_mutex;  // its own: finalize does not wait behind a send for it
   std::set<cpg_iteration_handle_t> iterations;  // open ones, which end with the handle
 
   Cpg() = default;
@@ -108,7 +110,7 @@ bool has(const std::vector<cpg_address>& list, uint32_t nodeid, uint32_t pid) {
 void totem_confchg(Cpg& s) {
   if (!s.model.cpg_totem_confchg_fn) return;
   s.connection.defer([&s, ring = s.ring, members = s.ring_members] {
-    s.model.cpg_totem_confchg_fn(s.self, ring, static_cast<uint32_t>(members.size()), members.data());
+    s.model.cpg_totem_confchg_fn(s.self, ring, static_cast<uint32_t>(members.size()), never_null(members));
   });
 }
 
@@ -230,14 +232,15 @@ CS_EXPORT cs_error_t cpg_initialize(cpg_handle_t* handle, cpg_callbacks_t* callb
   return cpg_model_initialize(handle, CPG_MODEL_V1, reinterpret_cast<cpg_model_data_t*>(&model), nullptr);
 }
 
-// As Corosync's, the handle's iterations end with it.
+// As Corosync's, the handle's iterations end with it: those opened before it is marked finalized
+// are ended here, and cpg_iteration_initialize refuses after.
 CS_EXPORT cs_error_t cpg_finalize(cpg_handle_t handle) {
-  if (const auto s = handles().get(handle)) {
-    std::lock_guard lock(s->connection.mutex());
-    for (const cpg_iteration_handle_t it : s->iterations) iterations().remove(it);
-    s->iterations.clear();
-  }
-  return rtotem::corosync::finalize(handles(), handle);
+  const auto s = handles().get(handle);
+  if (const cs_error_t rc = rtotem::corosync::finalize(handles(), handle); rc != CS_OK) return rc;
+  std::lock_guard lock(s->iterations_mutex);
+  for (const cpg_iteration_handle_t it : s->iterations) iterations().remove(it);
+  s->iterations.clear();
+  return CS_OK;
 }
 
 CS_EXPORT cs_error_t cpg_fd_get(cpg_handle_t handle, int* fd) {
@@ -403,7 +406,6 @@ CS_EXPORT cs_error_t cpg_iteration_initialize(cpg_handle_t handle, cpg_iteration
     Iteration it;
   } collect{type, {handle, {}, 0}};
   std::lock_guard lock(s->connection.mutex());
-  if (s->connection.finalized()) return CS_ERR_BAD_HANDLE;  // by another thread meanwhile
   const int rc = rtotem_group_members(
       s->connection.handle(), one.empty() ? nullptr : one.c_str(),
       [](const char* name, const rtotem_member* members, size_t n, void* ctx) {
@@ -419,6 +421,8 @@ CS_EXPORT cs_error_t cpg_iteration_initialize(cpg_handle_t handle, cpg_iteration
       },
       &collect);
   if (rc < 0) return cs_error(rc);
+  std::lock_guard own(s->iterations_mutex);
+  if (s->connection.finalized()) return CS_ERR_BAD_HANDLE;  // by another thread meanwhile
   *iteration = iterations().add(std::make_shared<Iteration>(std::move(collect.it)));
   s->iterations.insert(*iteration);
   return CS_OK;
@@ -437,7 +441,7 @@ CS_EXPORT cs_error_t cpg_iteration_finalize(cpg_iteration_handle_t iteration) {
   const auto it = iterations().remove(iteration);
   if (!it) return CS_ERR_BAD_HANDLE;
   if (const auto s = handles().get(it->owner)) {
-    std::lock_guard lock(s->connection.mutex());
+    std::lock_guard lock(s->iterations_mutex);
     s->iterations.erase(iteration);
   }
   return CS_OK;

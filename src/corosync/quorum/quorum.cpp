@@ -79,7 +79,7 @@ void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
     });
   else if (s.model == QUORUM_MODEL_V0 && s.v0)
     s.connection.defer([&s, quorate, ring, members = std::move(members), count]() mutable {
-      s.v0(s.self, quorate, ring.seq, count(members), members.data());
+      s.v0(s.self, quorate, ring.seq, count(members), never_null(members));
     });
 }
 

@@ -48,7 +48,7 @@ cs_error_t Connection::dispatch(int flags) {
     int rc = 0;
     // What a dispatch further out (one whose callback called this one) has not run yet goes
     // first: then the next event.
-    if (!pending()) {
+    if (deferred_count_ == 0) {
       pollfd p{fd_now, POLLIN, 0};
       const int ready = poll(&p, 1, wait && !only_rtotems ? -1 : 0);
       if (ready < 0) {
@@ -69,11 +69,6 @@ cs_error_t Connection::dispatch(int flags) {
   }
 }
 
-bool Connection::pending() {
-  std::lock_guard lock(mutex_);
-  return !deferred_.empty();
-}
-
 // One at a time, each taken off the queue before it runs, so that a callback that dispatches
 // goes on where this left off.
 bool Connection::run_deferred() {
@@ -85,6 +80,7 @@ bool Connection::run_deferred() {
       if (deferred_.empty()) break;
       call = std::move(deferred_.front());
       deferred_.pop_front();
+      --deferred_count_;
     }
     call();
     called = true;

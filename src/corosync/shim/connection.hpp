@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -36,7 +37,10 @@ class Connection {
   // callback, with copies of what it is given. dispatch calls it once the mutex is released, so
   // an application may hold its own locks across calls from other threads (pmxcfs does), as
   // Corosync's libraries, which take no lock, let it.
-  void defer(std::function<void()> call) { deferred_.push_back(std::move(call)); }
+  void defer(std::function<void()> call) {
+    deferred_.push_back(std::move(call));
+    ++deferred_count_;
+  }
 
   // The pollable socket to rtotemd (a Unix stream socket whose peer is the daemon).
   cs_error_t fd(int* out);
@@ -53,10 +57,12 @@ class Connection {
  private:
   rtotem_t* handle_ = nullptr;  // owned: rtotem_disconnect in the destructor
   std::recursive_mutex mutex_;
-  bool pending();
   bool run_deferred();  // the deferred calls, in order, until none is left or the handle is finalized
 
   std::deque<std::function<void()>> deferred_;  // guarded by mutex_
+  // Its size, read without the mutex: a dispatch with nothing left to run does not wait behind
+  // a send that holds the mutex (a message in pieces may, for up to 30 s).
+  std::atomic<std::size_t> deferred_count_{0};
   std::atomic<bool> finalized_{false};
 };
 

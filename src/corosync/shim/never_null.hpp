@@ -12,4 +12,11 @@ const T* never_null(const std::vector<T>& list) {
   return list.empty() ? &kNone : list.data();
 }
 
+// For the callbacks whose list is not const: one per thread, so that nothing is shared.
+template <class T>
+T* never_null(std::vector<T>& list) {
+  thread_local T none{};
+  return list.empty() ? &none : list.data();
+}
+
 }  // namespace rtotem::corosync

@@ -11,11 +11,13 @@
 #include "src/corosync/shim/connection.hpp"
 #include "src/corosync/shim/export.hpp"
 #include "src/corosync/shim/handle_calls.hpp"
+#include "src/corosync/shim/never_null.hpp"
 
 namespace {
 
 using rtotem::corosync::Connection;
 using rtotem::corosync::cs_error;
+using rtotem::corosync::never_null;
 
 struct Votequorum {
   Connection connection;
@@ -69,11 +71,12 @@ void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
   const uint64_t context = s.track_context;
   if (new_ring && cb.votequorum_nodelist_notify_fn)
     s.connection.defer([&s, cb, context, ring, nodeids = std::move(nodeids)]() mutable {
-      cb.votequorum_nodelist_notify_fn(s.self, context, ring, static_cast<uint32_t>(nodeids.size()), nodeids.data());
+      cb.votequorum_nodelist_notify_fn(s.self, context, ring, static_cast<uint32_t>(nodeids.size()),
+                                        never_null(nodeids));
     });
   if (cb.votequorum_quorum_notify_fn)
     s.connection.defer([&s, cb, context, quorate = uint32_t{q->quorate != 0}, nodes = std::move(nodes)]() mutable {
-      cb.votequorum_quorum_notify_fn(s.self, context, quorate, static_cast<uint32_t>(nodes.size()), nodes.data());
+      cb.votequorum_quorum_notify_fn(s.self, context, quorate, static_cast<uint32_t>(nodes.size()), never_null(nodes));
     });
   if (!first && new_expected && cb.votequorum_expectedvotes_notify_fn)
     s.connection.defer([&s, cb, context, expected = q->highest_expected] {
