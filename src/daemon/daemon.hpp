@@ -105,8 +105,8 @@ class Daemon final : private RingListener,
   int quorum_track(IpcClient& client, bool on);
   int quorum_node(std::uint32_t node, ipc::BodyWriter& reply) const;
   // The kQuorumChange event of `state`, into event_head_.
-  void put_quorum_event(const quorum::QuorumState& state);
-  void put_quorum_state(ipc::BodyWriter& body, const quorum::QuorumState& state) const;
+  void put_quorum_event(const quorum::QuorumState& state, std::uint32_t more_flags = 0);
+  void put_quorum_state(ipc::BodyWriter& body, const quorum::QuorumState& state, std::uint32_t more_flags = 0) const;
 
   // daemon_keystore.cpp
   void start_keystore();

@@ -39,12 +39,12 @@ void Daemon::arm_quorum_timer() {
   quorum_timer_->arm(*deadline > now ? (*deadline - now) * 1000 : 0);
 }
 
-void Daemon::put_quorum_event(const quorum::QuorumState& state) {
+void Daemon::put_quorum_event(const quorum::QuorumState& state, std::uint32_t more_flags) {
   event_head_.clear();
-  put_quorum_state(event_head_, state);
+  put_quorum_state(event_head_, state, more_flags);
 }
 
-void Daemon::put_quorum_state(ipc::BodyWriter& body, const quorum::QuorumState& state) const {
+void Daemon::put_quorum_state(ipc::BodyWriter& body, const quorum::QuorumState& state, std::uint32_t more_flags) const {
   const quorum::QuorumConfig& c = quorum_->config();
   const quorum::Decision& d = state.decision;
   body.u32(state.ring_id.rep);
@@ -57,7 +57,7 @@ void Daemon::put_quorum_state(ipc::BodyWriter& body, const quorum::QuorumState& 
   body.u32((d.two_node ? ipc::kQuorumFlagTwoNode : 0) | (c.wait_for_all ? ipc::kQuorumFlagWaitForAll : 0) |
            (c.last_man_standing ? ipc::kQuorumFlagLastManStanding : 0) |
            (c.tie_breaker != quorum::TieBreaker::kNone ? ipc::kQuorumFlagAutoTieBreaker : 0) |
-           (d.waiting_for_all ? ipc::kQuorumFlagWaiting : 0));
+           (d.waiting_for_all ? ipc::kQuorumFlagWaiting : 0) | more_flags);
   body.u32(static_cast<std::uint32_t>(state.members.size()));
   for (std::size_t i = 0; i < state.members.size(); ++i) {
     body.u32(state.members[i]);
@@ -82,7 +82,7 @@ int Daemon::quorum_track(IpcClient& client, bool on) {
   if (!quorum_) return -ENOTSUP;
   client.tracks_quorum = on;
   if (on) {
-    put_quorum_event(quorum_->state());
+    put_quorum_event(quorum_->state(), ipc::kQuorumFlagTrackStart);
     ipc_->send_event(client, ipc::EventId::kQuorumChange, event_head_.data());
   }
   return 0;

@@ -102,6 +102,7 @@ inline constexpr std::uint32_t kQuorumFlagWaitForAll = 2;
 inline constexpr std::uint32_t kQuorumFlagLastManStanding = 4;
 inline constexpr std::uint32_t kQuorumFlagAutoTieBreaker = 8;
 inline constexpr std::uint32_t kQuorumFlagWaiting = 16;  // wait_for_all holds quorum back now
+inline constexpr std::uint32_t kQuorumFlagTrackStart = 32;  // the state when kQuorumTrack started, not a change
 
 // kMcast's and kSync's answer body (any error; kJoin's on success): u32 the credit window (bytes of kMcastAsync
 // requests the connection may have in flight), u64 the bytes of them taken since it connected,

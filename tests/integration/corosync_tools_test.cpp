@@ -242,6 +242,43 @@ TEST_F(CorosyncTools, OneQuorumDispatchAfterARingChangeBringsItsNotifications) {
   EXPECT_EQ(quorum_finalize(handle), CS_OK);
 }
 
+// quorum_trackstart(CS_TRACK_CURRENT) tells the state at that call: not a change of an earlier
+// tracking still unread at the handle. And, as Corosync, CURRENT alone tells no change after it.
+TEST_F(CorosyncTools, TrackingTheCurrentQuorumTellsTheStateAtTrackstartAndNoChangeAfter) {
+  DaemonCluster cluster(3, 1000, "", kVotequorum);
+  start(cluster, 3);
+  const auto votes_at_node_1 = [&](unsigned votes) {
+    return eventually([&] { return json_counter(cluster.ctl_json(1, "quorum"), "total_votes") == votes; });
+  };
+  setenv("RTOTEM_IPC", cluster.ipc_name(1).c_str(), 1);
+  quorum_model_v1_data_t model{QUORUM_MODEL_V1, record_quorum, record_nodelist};
+  quorum_handle_t handle = 0;
+  uint32_t type = 0;
+  ASSERT_EQ(quorum_model_initialize(&handle, QUORUM_MODEL_V1, reinterpret_cast<quorum_model_data_t*>(&model), &type,
+                                    nullptr),
+            CS_OK);
+  unsetenv("RTOTEM_IPC");
+  quorums.clear();
+  ASSERT_EQ(quorum_trackstart(handle, CS_TRACK_CHANGES), CS_OK);
+  ASSERT_TRUE(eventually([&] { return quorum_dispatch(handle, CS_DISPATCH_ALL) == CS_OK && quorums.size() == 1; }));
+  cluster.kill(3, SIGKILL);
+  ASSERT_TRUE(votes_at_node_1(2));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the change ({1,2}) waits at the handle, unread
+  ASSERT_EQ(quorum_trackstop(handle), CS_OK);
+  cluster.start(3);
+  ASSERT_TRUE(votes_at_node_1(3));
+  ASSERT_EQ(quorum_trackstart(handle, CS_TRACK_CURRENT), CS_OK);
+  ASSERT_TRUE(eventually([&] { return quorum_dispatch(handle, CS_DISPATCH_ALL) == CS_OK && quorums.size() == 2; }));
+  EXPECT_EQ(quorums.back(), (std::vector<uint32_t>{1, 2, 3})) << "the state at trackstart";
+
+  cluster.kill(3, SIGKILL);
+  ASSERT_TRUE(votes_at_node_1(2));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // what the daemon sends has come
+  ASSERT_EQ(quorum_dispatch(handle, CS_DISPATCH_ALL), CS_OK);
+  EXPECT_EQ(quorums.size(), 2U);
+  EXPECT_EQ(quorum_finalize(handle), CS_OK);
+}
+
 TEST_F(CorosyncTools, WithoutADaemonTheToolsSayTheLibraryFailed) {
   DaemonCluster cluster(1);  // never started
   std::string out;

@@ -91,6 +91,7 @@ struct QuorumClient {
     bool quorate = false;
     std::uint32_t total_votes = 0;
     std::size_t nodes = 0;
+    bool at_track_start = false;  // RTOTEM_QUORUM_TRACK_START
   };
   std::vector<Seen> quorum;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> rings;
@@ -109,7 +110,8 @@ struct QuorumClient {
   int track() {
     return rtotem_quorum_track(handle, [](rtotem_t*, const rtotem_quorum* q, void* ctx) {
       static_cast<QuorumClient*>(ctx)->quorum.push_back(
-          Seen{q->rep_nodeid, q->ring_seq, q->quorate != 0, q->total_votes, q->n_nodes});
+          Seen{q->rep_nodeid, q->ring_seq, q->quorate != 0, q->total_votes, q->n_nodes,
+               (q->flags & RTOTEM_QUORUM_TRACK_START) != 0});
     });
   }
   bool dispatch_until(const std::function<bool()>& done) {
@@ -132,11 +134,13 @@ TEST(DaemonQuorum, AClientTracksQuorumWithTheRingIdOfItsRingEvents) {
   EXPECT_TRUE(client.quorum.front().quorate) << "the state now, at once";
   EXPECT_EQ(client.quorum.front().total_votes, 3u);
   EXPECT_EQ(client.quorum.front().nodes, 3u);
+  EXPECT_TRUE(client.quorum.front().at_track_start);
   cluster.kill(3, SIGKILL);
   ASSERT_TRUE(client.dispatch_until([&] { return client.quorum.back().nodes == 2; }));
   const QuorumClient::Seen& after = client.quorum.back();
   EXPECT_TRUE(after.quorate);
   EXPECT_EQ(after.total_votes, 2u);
+  EXPECT_FALSE(after.at_track_start) << "a change";
   ASSERT_FALSE(client.rings.empty());
   EXPECT_EQ(std::make_pair(after.rep, after.seq), client.rings.back()) << "one ring id for quorum and ring events";
   EXPECT_EQ(rtotem_quorum_set_expected(client.handle, 1), -EINVAL) << "below the votes present";

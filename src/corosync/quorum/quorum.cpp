@@ -13,6 +13,7 @@
 #include "src/corosync/shim/export.hpp"
 #include "src/corosync/shim/handle_calls.hpp"
 #include "src/corosync/shim/never_null.hpp"
+#include "src/corosync/shim/quorum_tracking.hpp"
 
 namespace {
 
@@ -31,7 +32,6 @@ struct Quorum {
   bool configured = false;  // QUORUM_SET: rtotemd runs votequorum
   bool tracking = false;
   unsigned flags = 0;
-  bool first = true;  // the next event is the state at trackstart
   bool ring_known = false;
   quorum_ring_id ring{};
   std::vector<std::uint32_t> members;  // of `ring`, sorted
@@ -47,15 +47,11 @@ rtotem::corosync::HandleTable<Quorum>& handles() {
 void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
   Quorum& s = *static_cast<Quorum*>(ctx);
   if (!s.tracking) return;  // stopped while the event was on its way
-  const bool first = s.first;
-  s.first = false;
+  const bool first = rtotem::corosync::at_track_start(*q);
   std::vector<std::uint32_t> members;
   for (size_t i = 0; i < q->n_nodes; ++i) members.push_back(q->nodes[i].nodeid);
   const quorum_ring_id ring{q->rep_nodeid, q->ring_seq};
-  // The first event is the state at trackstart: told for CURRENT or CHANGES. Later ones are
-  // changes: told for CHANGES or CHANGES_ONLY.
-  const bool tell = first ? (s.flags & (CS_TRACK_CURRENT | CS_TRACK_CHANGES)) != 0
-                          : (s.flags & (CS_TRACK_CHANGES | CS_TRACK_CHANGES_ONLY)) != 0;
+  const bool tell = rtotem::corosync::tell(s.flags, *q);
   const bool new_ring = !s.ring_known || ring.nodeid != s.ring.nodeid || ring.seq != s.ring.seq;
   std::vector<std::uint32_t> joined, left;
   if (s.ring_known && !first) {
@@ -160,12 +156,11 @@ CS_EXPORT cs_error_t quorum_trackstart(quorum_handle_t handle, unsigned int flag
     return CS_ERR_INVALID_PARAM;
   std::lock_guard lock(s->connection.mutex());
   // As Corosync: a second trackstart while changes are tracked is refused; CURRENT alone tracks none.
-  if (s->tracking && (s->flags & (CS_TRACK_CHANGES | CS_TRACK_CHANGES_ONLY)) != 0) return CS_ERR_EXIST;
+  if (s->tracking && rtotem::corosync::tracks_changes(s->flags)) return CS_ERR_EXIST;
   // Without quorum { } in rtotemd's config there is no state to report.
   if (!s->configured) return CS_ERR_NOT_SUPPORTED;
   s->tracking = true;
   s->flags = flags;
-  s->first = true;
   s->ring_known = false;  // each trackstart that tells the state now starts with a nodelist notification
   const int rc = rtotem_quorum_track(s->connection.handle(), quorum_changed);
   if (rc < 0) s->tracking = false;

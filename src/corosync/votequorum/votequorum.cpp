@@ -12,6 +12,7 @@
 #include "src/corosync/shim/export.hpp"
 #include "src/corosync/shim/handle_calls.hpp"
 #include "src/corosync/shim/never_null.hpp"
+#include "src/corosync/shim/quorum_tracking.hpp"
 
 namespace {
 
@@ -27,7 +28,6 @@ struct Votequorum {
   bool tracking = false;
   unsigned flags = 0;
   std::uint64_t track_context = 0;
-  bool first = true;
   std::optional<votequorum_ring_id_t> ring;
   std::optional<std::uint32_t> expected;
 };
@@ -50,10 +50,8 @@ unsigned info_flags(const rtotem_quorum& q) {
 void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
   Votequorum& s = *static_cast<Votequorum*>(ctx);
   if (!s.tracking) return;
-  const bool first = s.first;
-  s.first = false;
-  const bool tell = first ? (s.flags & (CS_TRACK_CURRENT | CS_TRACK_CHANGES)) != 0
-                          : (s.flags & (CS_TRACK_CHANGES | CS_TRACK_CHANGES_ONLY)) != 0;
+  const bool first = rtotem::corosync::at_track_start(*q);
+  const bool tell = rtotem::corosync::tell(s.flags, *q);
   const votequorum_ring_id_t ring{q->rep_nodeid, q->ring_seq};
   const bool new_ring = !s.ring || s.ring->nodeid != ring.nodeid || s.ring->seq != ring.seq;
   const bool new_expected = !s.expected || *s.expected != q->highest_expected;
@@ -159,7 +157,6 @@ CS_EXPORT cs_error_t votequorum_trackstart(votequorum_handle_t handle, uint64_t 
   s->tracking = true;
   s->flags = flags;
   s->track_context = context;
-  s->first = true;
   s->ring.reset();  // each trackstart that tells the state now starts with a nodelist notification
   s->expected.reset();
   const int rc = rtotem_quorum_track(s->connection.handle(), quorum_changed);

@@ -1,0 +1,23 @@
+// What libquorum's and libvotequorum's trackstart flags ask of each quorum event rtotemd sends.
+#pragma once
+
+#include <corosync/corotypes.h>
+
+#include "rtotem/rtotem.h"
+
+namespace rtotem::corosync {
+
+// The state when tracking started (RTOTEM_QUORUM_TRACK_START) is told for CS_TRACK_CURRENT or
+// CS_TRACK_CHANGES; any other event is a change, told for CS_TRACK_CHANGES or _CHANGES_ONLY. An
+// event of an earlier tracking, still unread at trackstart, is one of those changes.
+inline bool at_track_start(const rtotem_quorum& q) { return (q.flags & RTOTEM_QUORUM_TRACK_START) != 0; }
+
+inline bool tracks_changes(unsigned track_flags) {
+  return (track_flags & (CS_TRACK_CHANGES | CS_TRACK_CHANGES_ONLY)) != 0;
+}
+
+inline bool tell(unsigned track_flags, const rtotem_quorum& q) {
+  return at_track_start(q) ? (track_flags & (CS_TRACK_CURRENT | CS_TRACK_CHANGES)) != 0 : tracks_changes(track_flags);
+}
+
+}  // namespace rtotem::corosync
