@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <corosync/cfg.h>
+#include <corosync/cmap.h>
 #include <corosync/quorum.h>
 
 #include <csignal>
@@ -277,6 +279,50 @@ TEST_F(CorosyncTools, TrackingTheCurrentQuorumTellsTheStateAtTrackstartAndNoChan
   ASSERT_EQ(quorum_dispatch(handle, CS_DISPATCH_ALL), CS_OK);
   EXPECT_EQ(quorums.size(), 2U);
   EXPECT_EQ(quorum_finalize(handle), CS_OK);
+}
+
+struct Notified {
+  int32_t event = 0;
+  std::string key;
+  bool old_value_null = false;
+  size_t old_len = 1;
+};
+
+void notified(cmap_handle_t, cmap_track_handle_t, int32_t event, const char* key, cmap_notify_value,
+              cmap_notify_value old_value, void* user) {
+  *static_cast<Notified*>(user) = {event, key, old_value.data == nullptr, old_value.len};
+}
+
+// Answers an application may branch on, as Corosync's libraries give them: a key's missing old
+// value (an added key) is empty but not NULL, as Corosync's points into its message; a tracker
+// deleted is a bad handle; a node status version it does not know is an invalid parameter.
+TEST_F(CorosyncTools, EdgesOfCmapAndCfgAsCorosyncsLibrariesAnswerThem) {
+  DaemonCluster cluster(1);
+  cluster.start(1);
+  setenv("RTOTEM_IPC", cluster.ipc_name(1).c_str(), 1);
+  cmap_handle_t cmap = 0;
+  ASSERT_TRUE(eventually([&] { return cmap_initialize(&cmap) == CS_OK; }));
+  corosync_cfg_handle_t cfg = 0;
+  ASSERT_EQ(corosync_cfg_initialize(&cfg, nullptr), CS_OK);
+  unsetenv("RTOTEM_IPC");
+
+  Notified seen;
+  cmap_track_handle_t track = 0;
+  ASSERT_EQ(cmap_track_add(cmap, "edges.", CMAP_TRACK_ADD | CMAP_TRACK_PREFIX, notified, &seen, &track), CS_OK);
+  ASSERT_EQ(cmap_set_uint32(cmap, "edges.added", 7), CS_OK);
+  ASSERT_TRUE(eventually([&] { return cmap_dispatch(cmap, CS_DISPATCH_ALL) == CS_OK && seen.event != 0; }));
+  EXPECT_EQ(seen.event, CMAP_TRACK_ADD);
+  EXPECT_EQ(seen.key, "edges.added");
+  EXPECT_EQ(seen.old_len, 0U);
+  EXPECT_FALSE(seen.old_value_null) << "an added key's old value";
+  EXPECT_EQ(cmap_track_delete(cmap, track), CS_OK);
+  EXPECT_EQ(cmap_track_delete(cmap, track), CS_ERR_BAD_HANDLE) << "a tracker deleted";
+
+  corosync_cfg_node_status_v1 status{};
+  EXPECT_EQ(corosync_cfg_node_status_get(cfg, 1, static_cast<corosync_cfg_node_status_version_t>(99), &status),
+            CS_ERR_INVALID_PARAM);
+  EXPECT_EQ(corosync_cfg_finalize(cfg), CS_OK);
+  EXPECT_EQ(cmap_finalize(cmap), CS_OK);
 }
 
 TEST_F(CorosyncTools, WithoutADaemonTheToolsSayTheLibraryFailed) {

@@ -151,7 +151,7 @@ CS_EXPORT cs_error_t corosync_cfg_node_status_get(corosync_cfg_handle_t handle, 
   auto s = handles().get(handle);
   if (!s) return CS_ERR_BAD_HANDLE;
   if (node_status == nullptr) return CS_ERR_INVALID_PARAM;
-  if (version != CFG_NODE_STATUS_V1) return CS_ERR_NOT_SUPPORTED;
+  if (version != CFG_NODE_STATUS_V1) return CS_ERR_INVALID_PARAM;  // as Corosync's library
   std::lock_guard lock(s->connection.mutex());
   rtotem_t* h = s->connection.handle();
   uint32_t local = 0;

@@ -130,8 +130,11 @@ struct NotifyValue {
     const auto* p = static_cast<const char*>(v->data);
     bytes.assign(p, p + cmap_len(*v));  // a string's terminator follows its bytes in librtotem's event
   }
+  // The missing side (old on an add, new on a delete) is empty, and not NULL: Corosync's points
+  // into the event it read.
   cmap_notify_value get() const {
-    return present ? cmap_notify_value{type, bytes.size(), bytes.data()} : cmap_notify_value{};
+    static const char kNone = 0;
+    return present ? cmap_notify_value{type, bytes.size(), bytes.data()} : cmap_notify_value{{}, 0, &kNone};
   }
 };
 
@@ -341,7 +344,7 @@ CS_EXPORT cs_error_t cmap_track_delete(cmap_handle_t handle, cmap_track_handle_t
   if (!c) return CS_ERR_BAD_HANDLE;
   std::lock_guard lock(c->connection.mutex());
   auto it = c->trackers.find(track);
-  if (it == c->trackers.end()) return CS_ERR_NOT_EXIST;
+  if (it == c->trackers.end()) return CS_ERR_BAD_HANDLE;  // as Corosync: the tracker's handle is not found
   const int rc = rtotem_key_untrack(c->connection.handle(), it->second->rtotem_id);
   if (rc != 0 && rc != -ENOENT) return cs_error(rc);  // librtotem still holds the tracker
   c->trackers.erase(it);
