@@ -2,7 +2,8 @@
 // through the drop-in libraries (COROSYNC_LIBS, as LD_LIBRARY_PATH): corosync-quorumtool,
 // corosync-cmapctl and corosync-cfgtool print what rtotemd's quorum, key store and node control
 // hold. Corosync's daemon is never started. The tests check the tools' output, not only their
-// exit codes.
+// exit codes. Then libquorum, libcmap and libcfg called as an application calls them: quorum
+// tracking as dlm dispatches it and across a trackstop, and answers Corosync's libraries give.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
