@@ -171,8 +171,9 @@ enum rtotem_quorum_flags {
   RTOTEM_QUORUM_LAST_MAN_STANDING = 4, /* configured */
   RTOTEM_QUORUM_AUTO_TIE_BREAKER = 8,  /* configured */
   RTOTEM_QUORUM_WAITING = 16,          /* wait_for_all holds quorum back: not all nodes seen yet */
-  RTOTEM_QUORUM_TRACK_START = 32,      /* the state when rtotem_quorum_track started, not a change: an
-                                          event read after it from an earlier tracking comes before it */
+  RTOTEM_QUORUM_TRACK_START = 32,      /* the state sent when rtotem_quorum_track started it; any other
+                                          event is a change (events of an earlier tracking, still
+                                          unread, come before it) */
 };
 
 struct rtotem_quorum_node {

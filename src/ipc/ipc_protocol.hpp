@@ -57,8 +57,8 @@ enum class RequestId : std::int32_t {
   // votequorum_setvotes / votequorum_setexpected. 0, -ENOENT (no such node), -EINVAL (refused by
   // votequorum's rule), -ENOTSUP (no quorum configured).
   kQuorumSet = 12,
-  // u8 1 (track) or 0 (stop): kQuorumChange events to this connection, the first at once.
-  // 0, or -ENOTSUP (no quorum configured).
+  // u8 1 (track) or 0 (stop): kQuorumChange events to this connection, the first at once, marked
+  // kQuorumFlagTrackStart. 0, or -ENOTSUP (no quorum configured).
   kQuorumTrack = 13,
   // The key store (cmap). A key is a string of ipc::valid_key_name; a prefix may be shorter or
   // empty. Values in key_value.hpp's wire form. -EACCES: a write keys/key_access.hpp refuses.

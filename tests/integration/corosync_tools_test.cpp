@@ -262,6 +262,7 @@ TEST_F(CorosyncTools, TrackingTheCurrentQuorumTellsTheStateAtTrackstartAndNoChan
             CS_OK);
   unsetenv("RTOTEM_IPC");
   quorums.clear();
+  nodelists.clear();
   ASSERT_EQ(quorum_trackstart(handle, CS_TRACK_CHANGES), CS_OK);
   ASSERT_TRUE(eventually([&] { return quorum_dispatch(handle, CS_DISPATCH_ALL) == CS_OK && quorums.size() == 1; }));
   cluster.kill(3, SIGKILL);
@@ -273,30 +274,44 @@ TEST_F(CorosyncTools, TrackingTheCurrentQuorumTellsTheStateAtTrackstartAndNoChan
   ASSERT_EQ(quorum_trackstart(handle, CS_TRACK_CURRENT), CS_OK);
   ASSERT_TRUE(eventually([&] { return quorum_dispatch(handle, CS_DISPATCH_ALL) == CS_OK && quorums.size() == 2; }));
   EXPECT_EQ(quorums.back(), (std::vector<uint32_t>{1, 2, 3})) << "the state at trackstart";
+  EXPECT_EQ(nodelists.back(), (std::vector<uint32_t>{1, 2, 3}));
 
   cluster.kill(3, SIGKILL);
   ASSERT_TRUE(votes_at_node_1(2));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // what the daemon sends has come
   ASSERT_EQ(quorum_dispatch(handle, CS_DISPATCH_ALL), CS_OK);
   EXPECT_EQ(quorums.size(), 2U);
+
+  // The state at a trackstart starts with a nodelist notification, though a change of the same
+  // ring (the expected votes set) is still unread before it.
+  std::string out;
+  ASSERT_EQ(corosync_tool(cluster, 1, "corosync-quorumtool -e 2", out), 0) << out;
+  ASSERT_TRUE(eventually([&] { return json_counter(cluster.ctl_json(1, "quorum"), "highest_expected") == 2; }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the change waits at the handle, unread
+  const std::size_t lists = nodelists.size();
+  ASSERT_EQ(quorum_trackstart(handle, CS_TRACK_CURRENT), CS_OK);
+  ASSERT_TRUE(eventually([&] { return quorum_dispatch(handle, CS_DISPATCH_ALL) == CS_OK && quorums.size() == 3; }));
+  EXPECT_EQ(nodelists.size(), lists + 1);
   EXPECT_EQ(quorum_finalize(handle), CS_OK);
 }
 
 struct Notified {
   int32_t event = 0;
   std::string key;
-  bool old_value_null = false;
-  size_t old_len = 1;
+  bool new_value_null = false, old_value_null = false;
+  size_t new_len = 1, old_len = 1;
 };
 
-void notified(cmap_handle_t, cmap_track_handle_t, int32_t event, const char* key, cmap_notify_value,
+void notified(cmap_handle_t, cmap_track_handle_t, int32_t event, const char* key, cmap_notify_value new_value,
               cmap_notify_value old_value, void* user) {
-  *static_cast<Notified*>(user) = {event, key, old_value.data == nullptr, old_value.len};
+  *static_cast<Notified*>(user) = {event, key, new_value.data == nullptr, old_value.data == nullptr, new_value.len,
+                                   old_value.len};
 }
 
 // Answers an application may branch on, as Corosync's libraries give them: a key's missing old
-// value (an added key) is empty but not NULL, as Corosync's points into its message; a tracker
-// deleted is a bad handle; a node status version it does not know is an invalid parameter.
+// value (an added key), or an empty value, is empty but not NULL, as Corosync's points into its
+// message; a tracker deleted is a bad handle, even once another has been added; a node status
+// version it does not know is an invalid parameter, checked before the handle.
 TEST_F(CorosyncTools, EdgesOfCmapAndCfgAsCorosyncsLibrariesAnswerThem) {
   DaemonCluster cluster(1);
   cluster.start(1);
@@ -316,11 +331,21 @@ TEST_F(CorosyncTools, EdgesOfCmapAndCfgAsCorosyncsLibrariesAnswerThem) {
   EXPECT_EQ(seen.key, "edges.added");
   EXPECT_EQ(seen.old_len, 0U);
   EXPECT_FALSE(seen.old_value_null) << "an added key's old value";
+  seen = {};
+  ASSERT_EQ(cmap_set(cmap, "edges.empty", "", 0, CMAP_VALUETYPE_BINARY), CS_OK);
+  ASSERT_TRUE(eventually([&] { return cmap_dispatch(cmap, CS_DISPATCH_ALL) == CS_OK && seen.event != 0; }));
+  EXPECT_EQ(seen.new_len, 0U);
+  EXPECT_FALSE(seen.new_value_null) << "an empty value";
   EXPECT_EQ(cmap_track_delete(cmap, track), CS_OK);
+  cmap_track_handle_t next = 0;
+  ASSERT_EQ(cmap_track_add(cmap, "edges.", CMAP_TRACK_ADD | CMAP_TRACK_PREFIX, notified, &seen, &next), CS_OK);
   EXPECT_EQ(cmap_track_delete(cmap, track), CS_ERR_BAD_HANDLE) << "a tracker deleted";
+  EXPECT_EQ(cmap_track_delete(cmap, next), CS_OK);
 
   corosync_cfg_node_status_v1 status{};
   EXPECT_EQ(corosync_cfg_node_status_get(cfg, 1, static_cast<corosync_cfg_node_status_version_t>(99), &status),
+            CS_ERR_INVALID_PARAM);
+  EXPECT_EQ(corosync_cfg_node_status_get(0, 1, static_cast<corosync_cfg_node_status_version_t>(99), &status),
             CS_ERR_INVALID_PARAM);
   EXPECT_EQ(corosync_cfg_finalize(cfg), CS_OK);
   EXPECT_EQ(cmap_finalize(cmap), CS_OK);

@@ -148,10 +148,10 @@ CS_EXPORT cs_error_t corosync_cfg_get_node_addrs(corosync_cfg_handle_t handle, u
 
 CS_EXPORT cs_error_t corosync_cfg_node_status_get(corosync_cfg_handle_t handle, unsigned int nodeid,
                                                   corosync_cfg_node_status_version_t version, void* node_status) {
+  // As Corosync's library: the arguments before the handle.
+  if (node_status == nullptr || version != CFG_NODE_STATUS_V1) return CS_ERR_INVALID_PARAM;
   auto s = handles().get(handle);
   if (!s) return CS_ERR_BAD_HANDLE;
-  if (node_status == nullptr) return CS_ERR_INVALID_PARAM;
-  if (version != CFG_NODE_STATUS_V1) return CS_ERR_INVALID_PARAM;  // as Corosync's library
   std::lock_guard lock(s->connection.mutex());
   rtotem_t* h = s->connection.handle();
   uint32_t local = 0;

@@ -22,6 +22,7 @@ using rtotem::corosync::cs_error;
 struct Tracker {
   Connection* connection = nullptr;  // its handle's, which runs the callback
   cmap_handle_t cmap = 0;
+  cmap_track_handle_t self = 0;  // never one a deleted tracker had, as Corosync's are not
   cmap_notify_fn_t notify = nullptr;
   void* user = nullptr;
   std::uint64_t rtotem_id = 0;
@@ -118,23 +119,20 @@ cs_error_t set_typed(cmap_handle_t handle, const char* key, T value, cmap_value_
 }
 
 // A value as a tracker's callback gets it, kept past librtotem's event: its bytes (a string's with
-// its terminator, which len counts).
+// its terminator, which len counts). The missing side (old on an add, new on a delete) has type 0.
 struct NotifyValue {
   cmap_value_types_t type{};
   std::vector<char> bytes;
-  bool present = false;
   NotifyValue(const rtotem_key_value* v) {
     if (v == nullptr) return;
-    present = true;
     type = static_cast<cmap_value_types_t>(v->type);
     const auto* p = static_cast<const char*>(v->data);
     bytes.assign(p, p + cmap_len(*v));  // a string's terminator follows its bytes in librtotem's event
   }
-  // The missing side (old on an add, new on a delete) is empty, and not NULL: Corosync's points
-  // into the event it read.
+  // An empty value, or the missing side, is not NULL: Corosync's points into the event it read.
   cmap_notify_value get() const {
     static const char kNone = 0;
-    return present ? cmap_notify_value{type, bytes.size(), bytes.data()} : cmap_notify_value{{}, 0, &kNone};
+    return {type, bytes.size(), bytes.empty() ? &kNone : bytes.data()};
   }
 };
 
@@ -143,7 +141,7 @@ void key_changed(rtotem_t*, uint64_t, int event, const char* key, const rtotem_k
                  const rtotem_key_value* old_value, void* user) {
   Tracker& t = *static_cast<Tracker*>(user);
   if (!t.notify) return;
-  t.connection->defer([notify = t.notify, cmap = t.cmap, track = reinterpret_cast<cmap_track_handle_t>(&t),
+  t.connection->defer([notify = t.notify, cmap = t.cmap, track = t.self,
                        user_data = t.user, event, name = std::string(key), now = NotifyValue(new_value),
                        before = NotifyValue(old_value)] {
     notify(cmap, track, event, name.c_str(), now.get(), before.get(), user_data);
@@ -333,8 +331,8 @@ CS_EXPORT cs_error_t cmap_track_add(cmap_handle_t handle, const char* key, int32
   const int rc = rtotem_key_track(c->connection.handle(), key, track_type, key_changed, tracker.get(),
                                   &tracker->rtotem_id);
   if (rc < 0) return cs_error(rc);
-  // The tracker's address is its handle: what the callback is given, without a lookup.
-  *track = reinterpret_cast<cmap_track_handle_t>(tracker.get());
+  tracker->self = ++c->trackers_made;
+  *track = tracker->self;
   c->trackers.emplace(*track, std::move(tracker));
   return CS_OK;
 }

@@ -52,7 +52,8 @@ void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
   for (size_t i = 0; i < q->n_nodes; ++i) members.push_back(q->nodes[i].nodeid);
   const quorum_ring_id ring{q->rep_nodeid, q->ring_seq};
   const bool tell = rtotem::corosync::tell(s.flags, *q);
-  const bool new_ring = !s.ring_known || ring.nodeid != s.ring.nodeid || ring.seq != s.ring.seq;
+  // The state at trackstart starts with a nodelist notification, as Corosync's does.
+  const bool new_ring = first || !s.ring_known || ring.nodeid != s.ring.nodeid || ring.seq != s.ring.seq;
   std::vector<std::uint32_t> joined, left;
   if (s.ring_known && !first) {
     std::ranges::set_difference(members, s.members, std::back_inserter(joined));
@@ -161,7 +162,6 @@ CS_EXPORT cs_error_t quorum_trackstart(quorum_handle_t handle, unsigned int flag
   if (!s->configured) return CS_ERR_NOT_SUPPORTED;
   s->tracking = true;
   s->flags = flags;
-  s->ring_known = false;  // each trackstart that tells the state now starts with a nodelist notification
   const int rc = rtotem_quorum_track(s->connection.handle(), quorum_changed);
   if (rc < 0) s->tracking = false;
   return cs_error(rc);

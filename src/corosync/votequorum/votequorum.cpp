@@ -53,7 +53,8 @@ void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
   const bool first = rtotem::corosync::at_track_start(*q);
   const bool tell = rtotem::corosync::tell(s.flags, *q);
   const votequorum_ring_id_t ring{q->rep_nodeid, q->ring_seq};
-  const bool new_ring = !s.ring || s.ring->nodeid != ring.nodeid || s.ring->seq != ring.seq;
+  // The state at trackstart starts with a nodelist notification, as Corosync's does.
+  const bool new_ring = first || !s.ring || s.ring->nodeid != ring.nodeid || s.ring->seq != ring.seq;
   const bool new_expected = !s.expected || *s.expected != q->highest_expected;
   s.ring = ring;
   s.expected = q->highest_expected;
@@ -157,8 +158,6 @@ CS_EXPORT cs_error_t votequorum_trackstart(votequorum_handle_t handle, uint64_t 
   s->tracking = true;
   s->flags = flags;
   s->track_context = context;
-  s->ring.reset();  // each trackstart that tells the state now starts with a nodelist notification
-  s->expected.reset();
   const int rc = rtotem_quorum_track(s->connection.handle(), quorum_changed);
   if (rc < 0) s->tracking = false;
   return cs_error(rc);
