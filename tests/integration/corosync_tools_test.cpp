@@ -217,19 +217,30 @@ void record_quorum(quorum_handle_t, uint32_t, quorum_ring_id, uint32_t n, const 
   quorums.emplace_back(members, members + n);
 }
 
+// A libquorum V1 handle on node 1's rtotemd whose callbacks record into the lists above, cleared
+// first; 0 if it could not be made.
+quorum_handle_t open_quorum(const DaemonCluster& cluster, uint32_t& type) {
+  quorums.clear();
+  nodelists.clear();
+  null_lists = 0;
+  setenv("RTOTEM_IPC", cluster.ipc_name(1).c_str(), 1);
+  quorum_model_v1_data_t model{QUORUM_MODEL_V1, record_quorum, record_nodelist};
+  quorum_handle_t handle = 0;
+  const cs_error_t rc =
+      quorum_model_initialize(&handle, QUORUM_MODEL_V1, reinterpret_cast<quorum_model_data_t*>(&model), &type, nullptr);
+  unsetenv("RTOTEM_IPC");
+  EXPECT_EQ(rc, CS_OK);
+  return rc == CS_OK ? handle : 0;
+}
+
 // dlm dispatches its quorum handle once (CS_DISPATCH_ONE) to pick up a ring's notification: the
 // ring changes rtotemd sends to every connection must not use that one dispatch up.
 TEST_F(CorosyncTools, OneQuorumDispatchAfterARingChangeBringsItsNotifications) {
   DaemonCluster cluster(3, 1000, "", kVotequorum);
   start(cluster, 3);
-  setenv("RTOTEM_IPC", cluster.ipc_name(1).c_str(), 1);
-  quorum_model_v1_data_t model{QUORUM_MODEL_V1, record_quorum, record_nodelist};
-  quorum_handle_t handle = 0;
   uint32_t type = 0;
-  ASSERT_EQ(quorum_model_initialize(&handle, QUORUM_MODEL_V1, reinterpret_cast<quorum_model_data_t*>(&model), &type,
-                                    nullptr),
-            CS_OK);
-  unsetenv("RTOTEM_IPC");
+  const quorum_handle_t handle = open_quorum(cluster, type);
+  ASSERT_NE(handle, 0U);
   EXPECT_EQ(type, static_cast<uint32_t>(QUORUM_SET));
   ASSERT_EQ(quorum_trackstart(handle, CS_TRACK_CHANGES), CS_OK);
   ASSERT_TRUE(eventually([&] { return quorum_dispatch(handle, CS_DISPATCH_ALL) == CS_OK && quorums.size() == 1; }));
@@ -253,16 +264,9 @@ TEST_F(CorosyncTools, TrackingTheCurrentQuorumTellsTheStateAtTrackstartAndNoChan
   const auto votes_at_node_1 = [&](unsigned votes) {
     return eventually([&] { return json_counter(cluster.ctl_json(1, "quorum"), "total_votes") == votes; });
   };
-  setenv("RTOTEM_IPC", cluster.ipc_name(1).c_str(), 1);
-  quorum_model_v1_data_t model{QUORUM_MODEL_V1, record_quorum, record_nodelist};
-  quorum_handle_t handle = 0;
   uint32_t type = 0;
-  ASSERT_EQ(quorum_model_initialize(&handle, QUORUM_MODEL_V1, reinterpret_cast<quorum_model_data_t*>(&model), &type,
-                                    nullptr),
-            CS_OK);
-  unsetenv("RTOTEM_IPC");
-  quorums.clear();
-  nodelists.clear();
+  const quorum_handle_t handle = open_quorum(cluster, type);
+  ASSERT_NE(handle, 0U);
   ASSERT_EQ(quorum_trackstart(handle, CS_TRACK_CHANGES), CS_OK);
   ASSERT_TRUE(eventually([&] { return quorum_dispatch(handle, CS_DISPATCH_ALL) == CS_OK && quorums.size() == 1; }));
   cluster.kill(3, SIGKILL);
