@@ -2,8 +2,9 @@
 // through the drop-in libraries (COROSYNC_LIBS, as LD_LIBRARY_PATH): corosync-quorumtool,
 // corosync-cmapctl and corosync-cfgtool print what rtotemd's quorum, key store and node control
 // hold. Corosync's daemon is never started. The tests check the tools' output, not only their
-// exit codes. Then libquorum, libcmap and libcfg called as an application calls them: quorum
-// tracking as dlm dispatches it and across a trackstop, and answers Corosync's libraries give.
+// exit codes. Then libquorum, libvotequorum, libcmap and libcfg called as an application calls
+// them: quorum tracking as dlm dispatches it and across a trackstop, and answers Corosync's
+// libraries give.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -12,6 +13,7 @@
 #include <corosync/cfg.h>
 #include <corosync/cmap.h>
 #include <corosync/quorum.h>
+#include <corosync/votequorum.h>
 
 #include <csignal>
 #include <cstdlib>
@@ -299,6 +301,40 @@ TEST_F(CorosyncTools, TrackingTheCurrentQuorumTellsTheStateAtTrackstartAndNoChan
   EXPECT_EQ(quorum_finalize(handle), CS_OK);
 }
 
+// Tracking answers as Corosync's quorum and votequorum services give them: a trackstart with no
+// track flag is accepted and tracks nothing; a second one while changes are tracked is refused
+// (CS_ERR_EXIST); CURRENT alone tracks no change. A trackstop with nothing tracked is
+// CS_ERR_NOT_EXIST from votequorum and CS_OK from quorum (whose service sends CS_OK either way).
+TEST_F(CorosyncTools, TrackstartAndTrackstopAnswerAsCorosyncsQuorumServices) {
+  DaemonCluster cluster(1, 1000, "", kVotequorum);
+  start(cluster, 1);
+  setenv("RTOTEM_IPC", cluster.ipc_name(1).c_str(), 1);
+  votequorum_callbacks_t callbacks{};
+  votequorum_handle_t vq = 0;
+  ASSERT_EQ(votequorum_initialize(&vq, &callbacks), CS_OK);
+  uint32_t type = 0;
+  quorum_callbacks_t quorum_callbacks{};
+  quorum_handle_t q = 0;
+  ASSERT_EQ(quorum_initialize(&q, &quorum_callbacks, &type), CS_OK);
+  unsetenv("RTOTEM_IPC");
+
+  EXPECT_EQ(votequorum_trackstart(vq, 0, 0), CS_OK) << "no track flag";
+  EXPECT_EQ(votequorum_trackstop(vq), CS_ERR_NOT_EXIST) << "nothing tracked";
+  EXPECT_EQ(votequorum_trackstart(vq, 0, CS_TRACK_CURRENT), CS_OK);
+  EXPECT_EQ(votequorum_trackstart(vq, 0, CS_TRACK_CHANGES), CS_OK) << "CURRENT alone tracked no change";
+  EXPECT_EQ(votequorum_trackstart(vq, 0, CS_TRACK_CHANGES_ONLY), CS_ERR_EXIST);
+  EXPECT_EQ(votequorum_trackstop(vq), CS_OK);
+  EXPECT_EQ(votequorum_trackstop(vq), CS_ERR_NOT_EXIST);
+
+  EXPECT_EQ(quorum_trackstart(q, 0), CS_OK) << "no track flag";
+  EXPECT_EQ(quorum_trackstop(q), CS_OK);
+  EXPECT_EQ(quorum_trackstart(q, CS_TRACK_CHANGES), CS_OK);
+  EXPECT_EQ(quorum_trackstart(q, CS_TRACK_CHANGES), CS_ERR_EXIST);
+  EXPECT_EQ(quorum_trackstop(q), CS_OK);
+  EXPECT_EQ(votequorum_finalize(vq), CS_OK);
+  EXPECT_EQ(quorum_finalize(q), CS_OK);
+}
+
 struct Notified {
   int32_t event = 0;
   std::string key;
@@ -315,7 +351,8 @@ void notified(cmap_handle_t, cmap_track_handle_t, int32_t event, const char* key
 // Answers an application may branch on, as Corosync's libraries give them: a key's missing old
 // value (an added key), or an empty value, is empty but not NULL, as Corosync's points into its
 // message; a tracker deleted is a bad handle, even once another has been added; a node status
-// version it does not know is an invalid parameter, checked before the handle.
+// version it does not know is an invalid parameter, checked before the handle; a tracker of no
+// event is made.
 TEST_F(CorosyncTools, EdgesOfCmapAndCfgAsCorosyncsLibrariesAnswerThem) {
   DaemonCluster cluster(1);
   cluster.start(1);
@@ -345,6 +382,16 @@ TEST_F(CorosyncTools, EdgesOfCmapAndCfgAsCorosyncsLibrariesAnswerThem) {
   ASSERT_EQ(cmap_track_add(cmap, "edges.", CMAP_TRACK_ADD | CMAP_TRACK_PREFIX, notified, &seen, &next), CS_OK);
   EXPECT_EQ(cmap_track_delete(cmap, track), CS_ERR_BAD_HANDLE) << "a tracker deleted";
   EXPECT_EQ(cmap_track_delete(cmap, next), CS_OK);
+  Notified none, added;
+  ASSERT_EQ(cmap_track_add(cmap, "edges.", CMAP_TRACK_PREFIX, notified, &none, &next), CS_OK) << "no event";
+  cmap_track_handle_t witness = 0;  // told of the same change, after the tracker of no event would be
+  ASSERT_EQ(cmap_track_add(cmap, "edges.", CMAP_TRACK_ADD | CMAP_TRACK_PREFIX, notified, &added, &witness), CS_OK);
+  ASSERT_EQ(cmap_set_uint32(cmap, "edges.later", 8), CS_OK);
+  ASSERT_TRUE(eventually([&] { return cmap_dispatch(cmap, CS_DISPATCH_ALL) == CS_OK && added.event != 0; }));
+  EXPECT_EQ(none.event, 0) << "a tracker of no event, called";
+  EXPECT_EQ(cmap_track_delete(cmap, next), CS_OK);
+  EXPECT_EQ(cmap_track_delete(cmap, next), CS_ERR_BAD_HANDLE);
+  EXPECT_EQ(cmap_track_delete(cmap, witness), CS_OK);
 
   corosync_cfg_node_status_v1 status{};
   EXPECT_EQ(corosync_cfg_node_status_get(cfg, 1, static_cast<corosync_cfg_node_status_version_t>(99), &status),

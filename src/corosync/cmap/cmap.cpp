@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,7 @@ struct Tracker {
   cmap_track_handle_t self = 0;  // never one a deleted tracker had, as Corosync's are not
   cmap_notify_fn_t notify = nullptr;
   void* user = nullptr;
-  std::uint64_t rtotem_id = 0;
+  std::optional<std::uint64_t> rtotem_id;  // none for a tracker of no event, which rtotemd refuses
 };
 
 struct KeyInfo {
@@ -328,9 +329,13 @@ CS_EXPORT cs_error_t cmap_track_add(cmap_handle_t handle, const char* key, int32
   tracker->notify = notify;
   tracker->user = user_data;
   std::lock_guard lock(c->connection.mutex());
-  const int rc = rtotem_key_track(c->connection.handle(), key, track_type, key_changed, tracker.get(),
-                                  &tracker->rtotem_id);
-  if (rc < 0) return cs_error(rc);
+  // As Corosync's: a tracker of no event is made, and never called.
+  if ((track_type & (CMAP_TRACK_ADD | CMAP_TRACK_DELETE | CMAP_TRACK_MODIFY)) != 0) {
+    std::uint64_t id = 0;
+    const int rc = rtotem_key_track(c->connection.handle(), key, track_type, key_changed, tracker.get(), &id);
+    if (rc < 0) return cs_error(rc);
+    tracker->rtotem_id = id;
+  }
   tracker->self = ++c->trackers_made;
   *track = tracker->self;
   c->trackers.emplace(*track, std::move(tracker));
@@ -343,8 +348,10 @@ CS_EXPORT cs_error_t cmap_track_delete(cmap_handle_t handle, cmap_track_handle_t
   std::lock_guard lock(c->connection.mutex());
   auto it = c->trackers.find(track);
   if (it == c->trackers.end()) return CS_ERR_BAD_HANDLE;  // as Corosync: the tracker's handle is not found
-  const int rc = rtotem_key_untrack(c->connection.handle(), it->second->rtotem_id);
-  if (rc != 0 && rc != -ENOENT) return cs_error(rc);  // librtotem still holds the tracker
+  if (const auto id = it->second->rtotem_id) {
+    const int rc = rtotem_key_untrack(c->connection.handle(), *id);
+    if (rc != 0 && rc != -ENOENT) return cs_error(rc);  // librtotem still holds the tracker
+  }
   c->trackers.erase(it);
   return CS_OK;
 }

@@ -152,12 +152,9 @@ CS_EXPORT cs_error_t quorum_getquorate(quorum_handle_t handle, int* quorate) {
 CS_EXPORT cs_error_t quorum_trackstart(quorum_handle_t handle, unsigned int flags) {
   auto s = handles().get(handle);
   if (!s) return CS_ERR_BAD_HANDLE;
-  if ((flags & (CS_TRACK_CURRENT | CS_TRACK_CHANGES | CS_TRACK_CHANGES_ONLY)) == 0 ||
-      (flags & ~(CS_TRACK_CURRENT | CS_TRACK_CHANGES | CS_TRACK_CHANGES_ONLY)) != 0)
-    return CS_ERR_INVALID_PARAM;
   std::lock_guard lock(s->connection.mutex());
-  // As Corosync: a second trackstart while changes are tracked is refused; CURRENT alone tracks none.
   if (s->tracking && rtotem::corosync::tracks_changes(s->flags)) return CS_ERR_EXIST;
+  if (!rtotem::corosync::tracks_anything(flags)) return CS_OK;
   // Without quorum { } in rtotemd's config there is no state to report.
   if (!s->configured) return CS_ERR_NOT_SUPPORTED;
   s->tracking = true;
@@ -171,7 +168,7 @@ CS_EXPORT cs_error_t quorum_trackstop(quorum_handle_t handle) {
   auto s = handles().get(handle);
   if (!s) return CS_ERR_BAD_HANDLE;
   std::lock_guard lock(s->connection.mutex());
-  if (!s->tracking) return CS_OK;
+  if (!s->tracking) return CS_OK;  // as Corosync's quorum service, which answers CS_OK either way
   s->tracking = false;
   return cs_error(rtotem_quorum_track(s->connection.handle(), nullptr));
 }

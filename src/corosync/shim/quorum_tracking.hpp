@@ -16,6 +16,12 @@ inline bool tracks_changes(unsigned track_flags) {
   return (track_flags & (CS_TRACK_CHANGES | CS_TRACK_CHANGES_ONLY)) != 0;
 }
 
+// Corosync's services accept a trackstart with no track flag, and track nothing. They refuse one
+// while changes are tracked (CS_ERR_EXIST); CURRENT alone tracks no change, so it does not count.
+inline bool tracks_anything(unsigned track_flags) {
+  return (track_flags & (CS_TRACK_CURRENT | CS_TRACK_CHANGES | CS_TRACK_CHANGES_ONLY)) != 0;
+}
+
 inline bool tell(unsigned track_flags, const rtotem_quorum& q) {
   return at_track_start(q) ? (track_flags & (CS_TRACK_CURRENT | CS_TRACK_CHANGES)) != 0 : tracks_changes(track_flags);
 }

@@ -152,9 +152,9 @@ CS_EXPORT cs_error_t votequorum_setvotes(votequorum_handle_t handle, unsigned in
 CS_EXPORT cs_error_t votequorum_trackstart(votequorum_handle_t handle, uint64_t context, unsigned int flags) {
   auto s = handles().get(handle);
   if (!s) return CS_ERR_BAD_HANDLE;
-  if ((flags & (CS_TRACK_CURRENT | CS_TRACK_CHANGES | CS_TRACK_CHANGES_ONLY)) == 0) return CS_ERR_INVALID_PARAM;
   std::lock_guard lock(s->connection.mutex());
-  // A second trackstart replaces the first, as votequorum's does.
+  if (s->tracking && rtotem::corosync::tracks_changes(s->flags)) return CS_ERR_EXIST;
+  if (!rtotem::corosync::tracks_anything(flags)) return CS_OK;
   s->tracking = true;
   s->flags = flags;
   s->track_context = context;
@@ -167,9 +167,10 @@ CS_EXPORT cs_error_t votequorum_trackstop(votequorum_handle_t handle) {
   auto s = handles().get(handle);
   if (!s) return CS_ERR_BAD_HANDLE;
   std::lock_guard lock(s->connection.mutex());
-  if (!s->tracking) return CS_OK;
+  if (!s->tracking) return CS_ERR_NOT_EXIST;
   s->tracking = false;
-  return cs_error(rtotem_quorum_track(s->connection.handle(), nullptr));
+  if (const int rc = rtotem_quorum_track(s->connection.handle(), nullptr); rc < 0) return cs_error(rc);
+  return rtotem::corosync::tracks_changes(s->flags) ? CS_OK : CS_ERR_NOT_EXIST;  // as votequorum's
 }
 
 CS_EXPORT cs_error_t votequorum_context_get(votequorum_handle_t handle, void** context) {
