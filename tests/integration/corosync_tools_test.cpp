@@ -301,15 +301,21 @@ TEST_F(CorosyncTools, TrackingTheCurrentQuorumTellsTheStateAtTrackstartAndNoChan
   EXPECT_EQ(quorum_finalize(handle), CS_OK);
 }
 
+std::vector<uint64_t> votequorum_contexts;  // each votequorum quorum notification's context
+void record_votequorum(votequorum_handle_t, uint64_t context, uint32_t, uint32_t, votequorum_node_t[]) {
+  votequorum_contexts.push_back(context);
+}
+
 // Tracking answers as Corosync's quorum and votequorum services give them: a trackstart with no
 // track flag is accepted and tracks nothing; a second one while changes are tracked is refused
-// (CS_ERR_EXIST); CURRENT alone tracks no change. A trackstop with nothing tracked is
-// CS_ERR_NOT_EXIST from votequorum and CS_OK from quorum (whose service sends CS_OK either way).
+// (CS_ERR_EXIST) and the first flags and context stay; CURRENT alone tracks no change. A trackstop
+// with no change tracked is CS_ERR_NOT_EXIST from votequorum and CS_OK from quorum (whose service
+// sends CS_OK either way).
 TEST_F(CorosyncTools, TrackstartAndTrackstopAnswerAsCorosyncsQuorumServices) {
   DaemonCluster cluster(1, 1000, "", kVotequorum);
   start(cluster, 1);
   setenv("RTOTEM_IPC", cluster.ipc_name(1).c_str(), 1);
-  votequorum_callbacks_t callbacks{};
+  votequorum_callbacks_t callbacks{record_votequorum, nullptr, nullptr};
   votequorum_handle_t vq = 0;
   ASSERT_EQ(votequorum_initialize(&vq, &callbacks), CS_OK);
   uint32_t type = 0;
@@ -317,12 +323,30 @@ TEST_F(CorosyncTools, TrackstartAndTrackstopAnswerAsCorosyncsQuorumServices) {
   quorum_handle_t q = 0;
   ASSERT_EQ(quorum_initialize(&q, &quorum_callbacks, &type), CS_OK);
   unsetenv("RTOTEM_IPC");
+  votequorum_contexts.clear();
+  const auto set_votes = [&](unsigned votes) {
+    return votequorum_setvotes(vq, 0, votes) == CS_OK &&
+           eventually([&] { return json_counter(cluster.ctl_json(1, "quorum"), "total_votes") == votes; });
+  };
+  const auto told = [&](std::size_t n) {
+    return eventually([&] { return votequorum_dispatch(vq, CS_DISPATCH_ALL) == CS_OK && votequorum_contexts.size() == n; });
+  };
 
-  EXPECT_EQ(votequorum_trackstart(vq, 0, 0), CS_OK) << "no track flag";
+  EXPECT_EQ(votequorum_trackstart(vq, 5, 0), CS_OK) << "no track flag";
   EXPECT_EQ(votequorum_trackstop(vq), CS_ERR_NOT_EXIST) << "nothing tracked";
-  EXPECT_EQ(votequorum_trackstart(vq, 0, CS_TRACK_CURRENT), CS_OK);
-  EXPECT_EQ(votequorum_trackstart(vq, 0, CS_TRACK_CHANGES), CS_OK) << "CURRENT alone tracked no change";
-  EXPECT_EQ(votequorum_trackstart(vq, 0, CS_TRACK_CHANGES_ONLY), CS_ERR_EXIST);
+  ASSERT_TRUE(set_votes(2));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // what the daemon sends has come
+  ASSERT_EQ(votequorum_dispatch(vq, CS_DISPATCH_ALL), CS_OK);
+  EXPECT_TRUE(votequorum_contexts.empty()) << "no track flag tracked the change";
+  ASSERT_EQ(votequorum_trackstart(vq, 6, CS_TRACK_CURRENT), CS_OK);
+  ASSERT_TRUE(told(1));
+  EXPECT_EQ(votequorum_trackstop(vq), CS_ERR_NOT_EXIST) << "CURRENT alone tracks no change";
+  ASSERT_EQ(votequorum_trackstart(vq, 7, CS_TRACK_CHANGES), CS_OK);
+  ASSERT_TRUE(told(2));
+  EXPECT_EQ(votequorum_trackstart(vq, 8, CS_TRACK_CHANGES_ONLY), CS_ERR_EXIST);
+  ASSERT_TRUE(set_votes(3));
+  ASSERT_TRUE(told(3));
+  EXPECT_EQ(votequorum_contexts, (std::vector<uint64_t>{6, 7, 7})) << "the change, told with the first context";
   EXPECT_EQ(votequorum_trackstop(vq), CS_OK);
   EXPECT_EQ(votequorum_trackstop(vq), CS_ERR_NOT_EXIST);
 
@@ -352,7 +376,7 @@ void notified(cmap_handle_t, cmap_track_handle_t, int32_t event, const char* key
 // value (an added key), or an empty value, is empty but not NULL, as Corosync's points into its
 // message; a tracker deleted is a bad handle, even once another has been added; a node status
 // version it does not know is an invalid parameter, checked before the handle; a tracker of no
-// event is made.
+// event is made, but not one of a flag cmap does not know or a key name too long.
 TEST_F(CorosyncTools, EdgesOfCmapAndCfgAsCorosyncsLibrariesAnswerThem) {
   DaemonCluster cluster(1);
   cluster.start(1);
@@ -392,6 +416,12 @@ TEST_F(CorosyncTools, EdgesOfCmapAndCfgAsCorosyncsLibrariesAnswerThem) {
   EXPECT_EQ(cmap_track_delete(cmap, next), CS_OK);
   EXPECT_EQ(cmap_track_delete(cmap, next), CS_ERR_BAD_HANDLE);
   EXPECT_EQ(cmap_track_delete(cmap, witness), CS_OK);
+  EXPECT_EQ(cmap_track_add(cmap, "edges.", CMAP_TRACK_ADD | 0x100, notified, &none, &next), CS_ERR_INVALID_PARAM)
+      << "a flag cmap does not know";
+  EXPECT_EQ(cmap_track_add(cmap, std::string(256, 'k').c_str(), CMAP_TRACK_PREFIX, notified, &none, &next),
+            CS_ERR_NAME_TOO_LONG);
+  EXPECT_EQ(cmap_track_add(0, "edges.", CMAP_TRACK_ADD, notified, &none, nullptr), CS_ERR_INVALID_PARAM)
+      << "no place for the handle, checked before the handle";
 
   corosync_cfg_node_status_v1 status{};
   EXPECT_EQ(corosync_cfg_node_status_get(cfg, 1, static_cast<corosync_cfg_node_status_version_t>(99), &status),

@@ -320,9 +320,14 @@ CS_EXPORT cs_error_t cmap_iter_finalize(cmap_handle_t handle, cmap_iter_handle_t
 
 CS_EXPORT cs_error_t cmap_track_add(cmap_handle_t handle, const char* key, int32_t track_type,
                                     cmap_notify_fn_t notify, void* user_data, cmap_track_handle_t* track) {
+  // Checked in the order Corosync's library and service check them.
+  if (track == nullptr || notify == nullptr) return CS_ERR_INVALID_PARAM;
   auto c = handles().get(handle);
   if (!c) return CS_ERR_BAD_HANDLE;
-  if (key == nullptr || track == nullptr || notify == nullptr) return CS_ERR_INVALID_PARAM;
+  if (key == nullptr) return CS_ERR_INVALID_PARAM;
+  if (std::strlen(key) >= CS_MAX_NAME_LENGTH) return CS_ERR_NAME_TOO_LONG;
+  constexpr int32_t kEvents = CMAP_TRACK_ADD | CMAP_TRACK_DELETE | CMAP_TRACK_MODIFY;
+  if ((track_type & ~(kEvents | CMAP_TRACK_PREFIX)) != 0) return CS_ERR_INVALID_PARAM;
   auto tracker = std::make_unique<Tracker>();
   tracker->connection = &c->connection;
   tracker->cmap = handle;
@@ -330,7 +335,7 @@ CS_EXPORT cs_error_t cmap_track_add(cmap_handle_t handle, const char* key, int32
   tracker->user = user_data;
   std::lock_guard lock(c->connection.mutex());
   // As Corosync's: a tracker of no event is made, and never called.
-  if ((track_type & (CMAP_TRACK_ADD | CMAP_TRACK_DELETE | CMAP_TRACK_MODIFY)) != 0) {
+  if ((track_type & kEvents) != 0) {
     std::uint64_t id = 0;
     const int rc = rtotem_key_track(c->connection.handle(), key, track_type, key_changed, tracker.get(), &id);
     if (rc < 0) return cs_error(rc);
