@@ -133,7 +133,8 @@ enum rtotem_dispatch_flags {
   RTOTEM_DISPATCH_BLOCKING = 3, /* wait for events and handle them until the daemon goes */
 };
 
-/* ipc_name NULL: $RTOTEM_IPC, else "rtotem". Callbacks may be NULL. */
+/* ipc_name NULL: $RTOTEM_IPC, else "rtotem". Callbacks may be NULL. Ring changes come only to a
+ * connection whose callbacks have ring_change (the current ring first). */
 RTOTEM_API int rtotem_connect(rtotem_t **out, const char *ipc_name, const struct rtotem_callbacks *cb, void *ctx);
 RTOTEM_API void rtotem_disconnect(rtotem_t *);
 RTOTEM_API int rtotem_join(rtotem_t *, const char *group);
@@ -200,6 +201,16 @@ typedef void (*rtotem_quorum_fn)(rtotem_t *, const struct rtotem_quorum *, void 
 /* Starts tracking (`changed` not NULL) or stops it (NULL). 0; -ENOTSUP: the daemon has no quorum
  * configured; -EINVAL from a daemon older than this library. */
 RTOTEM_API int rtotem_quorum_track(rtotem_t *, rtotem_quorum_fn changed);
+/* Which changes rtotem_quorum_track_changes tells after the state at its start; the daemon sends
+ * no other, so the descriptor wakes for none. */
+enum rtotem_quorum_changes {
+  RTOTEM_QUORUM_CHANGES_ALL = 1,           /* every change, as rtotem_quorum_track */
+  RTOTEM_QUORUM_CHANGES_RING = 2,          /* a new ring, or quorate flipping (libquorum's) */
+  RTOTEM_QUORUM_CHANGES_RING_EXPECTED = 3, /* those, or highest_expected changing (libvotequorum's) */
+  RTOTEM_QUORUM_CHANGES_NONE = 4,          /* none: the state only */
+};
+/* As rtotem_quorum_track, with the changes `which` names. -EINVAL: `which` is none of them. */
+RTOTEM_API int rtotem_quorum_track_changes(rtotem_t *, rtotem_quorum_fn changed, int which);
 /* votequorum_getinfo: node `nodeid` (0: this node) as this node's votequorum sees it, and the quorum
  * state now (state->nodes stays valid until the next rtotem_quorum_get on this handle). 0;
  * -ENOENT: neither a member of the ring nor in the nodelist; -ENOTSUP: no quorum configured. */

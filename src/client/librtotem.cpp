@@ -178,6 +178,14 @@ int rtotem_connect(rtotem_t** out, const char* ipc_name, const rtotem_callbacks*
   h->connection = std::move(connection).value();
   if (cb != nullptr) h->callbacks = *cb;
   h->ctx = ctx;
+  if (h->callbacks.ring_change != nullptr) {
+    rtotem::ipc::BodyWriter& body = h->request;
+    body.clear();
+    body.u8(1);
+    Reply reply;
+    // A daemon older than kRingTrack answers -EINVAL: it sends ring changes to every connection.
+    if (const int rc = call(h.get(), RequestId::kRingTrack, body.data(), reply); rc < 0 && rc != -EINVAL) return rc;
+  }
   *out = h.release();  // owned by the caller until rtotem_disconnect
   return 0;
 }

@@ -70,10 +70,18 @@ int rtotem_quorum_get(rtotem_t* h, uint32_t nodeid, struct rtotem_quorum_node_in
 }
 
 int rtotem_quorum_track(rtotem_t* h, rtotem_quorum_fn changed) {
-  if (h == nullptr) return -EINVAL;
+  return rtotem_quorum_track_changes(h, changed, RTOTEM_QUORUM_CHANGES_ALL);
+}
+
+int rtotem_quorum_track_changes(rtotem_t* h, rtotem_quorum_fn changed, int which) {
+  static_assert(RTOTEM_QUORUM_CHANGES_ALL == rtotem::ipc::kQuorumTrackEvery &&
+                RTOTEM_QUORUM_CHANGES_RING == rtotem::ipc::kQuorumTrackRings &&
+                RTOTEM_QUORUM_CHANGES_RING_EXPECTED == rtotem::ipc::kQuorumTrackRingsAndExpected &&
+                RTOTEM_QUORUM_CHANGES_NONE == rtotem::ipc::kQuorumTrackStateOnly);
+  if (h == nullptr || which < RTOTEM_QUORUM_CHANGES_ALL || which > RTOTEM_QUORUM_CHANGES_NONE) return -EINVAL;
   rtotem::ipc::BodyWriter& body = h->request;
   body.clear();
-  body.u8(changed != nullptr ? 1 : 0);
+  body.u8(changed != nullptr ? static_cast<std::uint8_t>(which) : rtotem::ipc::kQuorumTrackStop);
   Reply reply;
   // Set first: the daemon's first event may be read in the same turn as its answer.
   rtotem_quorum_fn before = h->quorum_changed;

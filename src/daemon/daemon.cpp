@@ -140,7 +140,9 @@ void Daemon::configuration(const membership::ConfigChange& change) {
   body.u8(change.transitional ? 1 : 0);
   body.u32(static_cast<std::uint32_t>(change.members.size()));
   for (NodeId n : change.members) body.u32(n);
-  ipc_->for_each_client([&](IpcClient& c) { ipc_->send_event(c, ipc::EventId::kRingChange, body.data()); });
+  ipc_->for_each_client([&](IpcClient& c) {
+    if (c.tracks_rings) ipc_->send_event(c, ipc::EventId::kRingChange, body.data());
+  });
   if (change.transitional) return;
   current_ring_event_.assign(body.data().begin(), body.data().end());
   if (!ring_formed_) {
@@ -164,8 +166,10 @@ void Daemon::after_turn() {
 
 int Daemon::accept_client() { return ring_formed_ ? 0 : -EAGAIN; }
 
-void Daemon::client_connected(IpcClient& client) {
-  ipc_->send_event(client, ipc::EventId::kRingChange, current_ring_event_);
+int Daemon::ring_track(IpcClient& client, bool on) {
+  client.tracks_rings = on;
+  if (on) ipc_->send_event(client, ipc::EventId::kRingChange, current_ring_event_);
+  return 0;
 }
 
 int Daemon::request(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
@@ -186,6 +190,7 @@ int Daemon::request(IpcClient& client, const IpcRequest& request, ipc::BodyWrite
     case ipc::RequestId::kQuorum: reply.string(quorum_json()); return 0;
     case ipc::RequestId::kQuorumSet: return quorum_set(client, request);
     case ipc::RequestId::kQuorumTrack: return quorum_track(client, request.quorum_track);
+    case ipc::RequestId::kRingTrack: return ring_track(client, request.flag == 1);
     case ipc::RequestId::kQuorumNode: return quorum_node(request.node, reply);
     case ipc::RequestId::kKeyGet:
     case ipc::RequestId::kKeySet:

@@ -4,6 +4,7 @@
 #include <qb/qblog.h>
 
 #include <cerrno>
+#include <utility>
 
 #include "src/daemon/daemon.hpp"
 #include "src/ipc/json_quote.hpp"
@@ -78,10 +79,34 @@ int Daemon::quorum_node(std::uint32_t node, ipc::BodyWriter& reply) const {
   return 0;
 }
 
-int Daemon::quorum_track(IpcClient& client, bool on) {
+namespace {
+
+QuorumTold told(const quorum::QuorumState& state) {
+  return {state.ring_id.rep, state.ring_id.seq, state.decision.quorate, state.decision.expected_votes};
+}
+
+// Whether a change goes to a client, by the mode it tracks with: a Corosync library's descriptor
+// wakes only for a change it reports (corosync-quorumtool -m dispatches libquorum once, then waits
+// for libvotequorum's notification of a new ring).
+bool sends_change(IpcClient& client, const quorum::QuorumState& state) {
+  const QuorumTold now = told(state);
+  const QuorumTold before = std::exchange(client.quorum_told, now);
+  const bool ring_news = now.rep != before.rep || now.seq != before.seq || now.quorate != before.quorate;
+  switch (client.quorum_track) {
+    case ipc::kQuorumTrackEvery: return true;
+    case ipc::kQuorumTrackRings: return ring_news;
+    case ipc::kQuorumTrackRingsAndExpected: return ring_news || now.highest_expected != before.highest_expected;
+    default: return false;  // not tracking, or the state only
+  }
+}
+
+}  // namespace
+
+int Daemon::quorum_track(IpcClient& client, std::uint8_t mode) {
   if (!quorum_) return -ENOTSUP;
-  client.tracks_quorum = on;
-  if (on) {
+  client.quorum_track = mode;
+  if (mode != ipc::kQuorumTrackStop) {
+    client.quorum_told = told(quorum_->state());
     put_quorum_event(quorum_->state(), ipc::kQuorumFlagTrackStart);
     ipc_->send_event(client, ipc::EventId::kQuorumChange, event_head_.data());
   }
@@ -92,7 +117,7 @@ void Daemon::quorum_changed(const quorum::QuorumState& state) {
   quorum_keys(state);
   put_quorum_event(state);
   ipc_->for_each_client([&](IpcClient& c) {
-    if (c.tracks_quorum) ipc_->send_event(c, ipc::EventId::kQuorumChange, event_head_.data());
+    if (sends_change(c, state)) ipc_->send_event(c, ipc::EventId::kQuorumChange, event_head_.data());
   });
   const quorum::Decision& d = state.decision;
   std::string members;

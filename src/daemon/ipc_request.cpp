@@ -100,11 +100,9 @@ bool decode_request(std::span<const std::byte> message, IpcRequest& out) noexcep
     case RequestId::kSync:
     case RequestId::kQuorum: return true;
     case RequestId::kQuorumSet: return read_quorum_set(body, out);
-    case RequestId::kQuorumTrack: {
-      const std::uint8_t on = body.get_u8();
-      out.quorum_track = on == 1;
-      return !body.short_read() && body.at_end() && on <= 1;
-    }
+    case RequestId::kQuorumTrack:
+      out.quorum_track = body.get_u8();
+      return !body.short_read() && body.at_end() && out.quorum_track <= ipc::kQuorumTrackStateOnly;
     case RequestId::kKeyGet:
     case RequestId::kKeyDelete: return read_key(body, out, false) && at_end(body);
     case RequestId::kKeyList: return read_key(body, out, true) && at_end(body);
@@ -123,6 +121,7 @@ bool decode_request(std::span<const std::byte> message, IpcRequest& out) noexcep
       return at_end(body);
     case RequestId::kShutdown: return read_flag(body, out, ipc::kShutdownImmediate);
     case RequestId::kShutdownTrack:
+    case RequestId::kRingTrack:
     case RequestId::kShutdownReply: return read_flag(body, out, 1);
     case RequestId::kKillNode: {
       out.node = body.get_u32();

@@ -25,7 +25,7 @@ struct IpcRequest {
   std::uint8_t quorum_what = 0;  // kQuorumSet: ipc::kQuorumSetVotes or kQuorumSetExpected
   std::uint32_t quorum_node = 0;
   std::uint32_t quorum_value = 0;
-  bool quorum_track = false;  // kQuorumTrack: on or off
+  std::uint8_t quorum_track = 0;  // kQuorumTrack: ipc::kQuorumTrack*
   std::string_view key;       // kKeyGet, kKeySet, kKeyDelete, kKeyTrack; kKeyList's prefix
   ipc::KeyType value_type{};  // kKeySet: the value, as ipc::KeyValue holds it
   std::uint64_t value_bits = 0;
@@ -34,7 +34,7 @@ struct IpcRequest {
   std::uint64_t track_id = 0;     // kKeyUntrack
   std::uint32_t node = 0;         // kNodeAddresses, kKillNode
   std::string_view reason;        // kKillNode
-  std::uint8_t flag = 0;          // kShutdown's flags; kShutdownTrack's on; kShutdownReply's agree
+  std::uint8_t flag = 0;          // kShutdown's flags; kShutdownTrack's and kRingTrack's on; kShutdownReply's agree
 };
 
 // Decodes one whole message: false if it is not a request this daemon knows, in its wire form

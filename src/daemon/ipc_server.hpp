@@ -26,6 +26,14 @@
 
 namespace rtotem::daemon {
 
+// What a client tracking the quorum was last told, to judge which changes its mode sends.
+struct QuorumTold {
+  std::uint32_t rep = 0;
+  std::uint64_t seq = 0;
+  bool quorate = false;
+  std::uint32_t highest_expected = 0;
+};
+
 struct IpcClient {
   qb_ipcs_connection_t* connection = nullptr;
   pid_t pid = 0;
@@ -47,7 +55,9 @@ struct IpcClient {
   bool credit_owed = false;        // credit_taken moved past credit_told (IpcServer's list)
   bool staged_listed = false;      // in IpcServer's list of clients with staged multicasts
   bool closing = false;  // disconnected or being evicted: no more events
-  bool tracks_quorum = false;  // asked for kQuorumChange events
+  bool tracks_rings = false;   // asked for kRingChange events
+  std::uint8_t quorum_track = ipc::kQuorumTrackStop;  // the kQuorumChange events it asked for
+  QuorumTold quorum_told;  // the quorum as its last kQuorumChange (sent or not, by its mode) had it
   bool tracks_shutdown = false;  // asked for kShutdownQuery events
 };
 
@@ -71,8 +81,6 @@ class IpcHandler {
  public:
   // 0 to accept a new client, or -errno (sent to it: -EAGAIN while no ring is formed yet).
   virtual int accept_client() = 0;
-  // An accepted client is ready for events (the daemon tells it the current ring).
-  virtual void client_connected(IpcClient& client) = 0;
   // A request that decoded (decode_request); returns 0 or -errno for the response header, and
   // `reply` is the response body; or kAnswerLater. Not answered at all if !ipc::answered(request.id).
   virtual int request(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply) = 0;

@@ -57,8 +57,9 @@ enum class RequestId : std::int32_t {
   // votequorum_setvotes / votequorum_setexpected. 0, -ENOENT (no such node), -EINVAL (refused by
   // votequorum's rule), -ENOTSUP (no quorum configured).
   kQuorumSet = 12,
-  // u8 1 (track) or 0 (stop): kQuorumChange events to this connection, the first at once, marked
-  // kQuorumFlagTrackStart. 0, or -ENOTSUP (no quorum configured).
+  // u8 kQuorumTrack*: kQuorumChange events to this connection, the first at once (the state, marked
+  // kQuorumFlagTrackStart), then the changes the mode names; kQuorumTrackStop: none. 0, or -ENOTSUP
+  // (no quorum configured).
   kQuorumTrack = 13,
   // The key store (cmap). A key is a string of ipc::valid_key_name; a prefix may be shorter or
   // empty. Values in key_value.hpp's wire form. -EACCES: a write keys/key_access.hpp refuses.
@@ -89,6 +90,10 @@ enum class RequestId : std::int32_t {
   // group (empty: every group) -> u32 groups, then per group: its name, u32 count, count x (u32 node
   // id, u32 pid), groups in name order, members in their group's order (cpg_membership_get, cpg_iteration).
   kGroupMembers = 28,
+  // u8 1 or 0: kRingChange events to this connection (the current ring at once), or none. A
+  // connection gets none until it asks, so that a Corosync library's descriptor wakes only for what
+  // it reports. 0.
+  kRingTrack = 29,
 };
 inline constexpr std::uint8_t kShutdownRequest = 0;     // vetoable by clients that track shutdown
 inline constexpr std::uint8_t kShutdownRegardless = 1;  // clients are asked, but cannot veto
@@ -96,6 +101,12 @@ inline constexpr std::uint8_t kShutdownImmediate = 2;   // no one is asked
 inline constexpr std::size_t kReasonMax = 1024;
 inline constexpr std::uint8_t kQuorumSetVotes = 1;
 inline constexpr std::uint8_t kQuorumSetExpected = 2;
+// kQuorumTrack's modes, as rtotem.h's enum rtotem_quorum_changes.
+inline constexpr std::uint8_t kQuorumTrackStop = 0;
+inline constexpr std::uint8_t kQuorumTrackEvery = 1;  // every change
+inline constexpr std::uint8_t kQuorumTrackRings = 2;  // a new ring, or quorate flipping (libquorum's)
+inline constexpr std::uint8_t kQuorumTrackRingsAndExpected = 3;  // those, or the highest expected changing
+inline constexpr std::uint8_t kQuorumTrackStateOnly = 4;  // no change (CS_TRACK_CURRENT)
 // kQuorumChange's flags, as RTOTEM_QUORUM_* in rtotem.h.
 inline constexpr std::uint32_t kQuorumFlagTwoNode = 1;
 inline constexpr std::uint32_t kQuorumFlagWaitForAll = 2;

@@ -51,7 +51,7 @@ std::vector<std::byte> encode_body(const IpcRequest& request) {
       body.u32(request.quorum_node);
       body.u32(request.quorum_value);
       break;
-    case RequestId::kQuorumTrack: body.u8(request.quorum_track ? 1 : 0); break;
+    case RequestId::kQuorumTrack: body.u8(request.quorum_track); break;
     case RequestId::kKeyGet:
     case RequestId::kKeyDelete:
     case RequestId::kKeyList: body.string(request.key); break;
@@ -68,6 +68,7 @@ std::vector<std::byte> encode_body(const IpcRequest& request) {
     case RequestId::kQuorumNode: body.u32(request.node); break;
     case RequestId::kShutdown:
     case RequestId::kShutdownTrack:
+    case RequestId::kRingTrack:
     case RequestId::kShutdownReply: body.u8(request.flag); break;
     case RequestId::kKillNode:
       body.u32(request.node);

@@ -1,8 +1,9 @@
 // Votequorum on real daemons: a majority keeps quorum through a kill and the last node alone has
 // none; two_node waits for its peer once, then keeps quorum alone; rtotemctl quorum's text and exit
-// codes are corosync-quorumtool's.
+// codes are corosync-quorumtool's; a client is sent only the ring and quorum changes it asked for.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -146,6 +147,71 @@ TEST(DaemonQuorum, AClientTracksQuorumWithTheRingIdOfItsRingEvents) {
   EXPECT_EQ(rtotem_quorum_set_expected(client.handle, 1), -EINVAL) << "below the votes present";
   EXPECT_EQ(rtotem_quorum_set_votes(client.handle, 7, 1), -ENOENT);
   EXPECT_EQ(rtotem_quorum_track(client.handle, nullptr), 0);
+}
+
+// Whether a connection's descriptor is readable now.
+bool readable(rtotem_t* h) {
+  pollfd p{rtotem_fd(h), POLLIN, 0};
+  return poll(&p, 1, 0) == 1;
+}
+
+using Handle = std::unique_ptr<rtotem_t, decltype(&rtotem_disconnect)>;
+
+// A connection without callbacks (no ring_change), tracking with `which` unless it is 0; the
+// total votes of each quorum event it is told go to `seen`.
+Handle quiet_client(const DaemonCluster& cluster, int which, std::vector<std::uint32_t>& seen) {
+  rtotem_t* h = nullptr;
+  EXPECT_EQ(rtotem_connect(&h, cluster.ipc_name(1).c_str(), nullptr, &seen), 0);
+  Handle handle(h, rtotem_disconnect);
+  if (h != nullptr && which != 0)
+    EXPECT_EQ(rtotem_quorum_track_changes(
+                  h, [](rtotem_t*, const rtotem_quorum* q, void* ctx) {
+                    static_cast<std::vector<std::uint32_t>*>(ctx)->push_back(q->total_votes);
+                  },
+                  which),
+              0);
+  return handle;
+}
+
+// A connection is sent only what it asked for, so that its descriptor wakes for nothing else (a
+// Corosync library's turns readable only for what it reports): ring changes only with a
+// ring_change callback, quorum changes as rtotem_quorum_track_changes' mode names them.
+TEST(DaemonQuorum, AConnectionIsSentOnlyTheChangesItAskedFor) {
+  DaemonCluster cluster(3, 1000, "", kVotequorum);
+  for (int node = 1; node <= 3; ++node) cluster.start(node);
+  for (int node = 1; node <= 3; ++node)
+    ASSERT_TRUE(eventually([&] { return holds(cluster, node, true, 3); })) << cluster.ctl_json(node, "quorum");
+  QuorumClient every;
+  ASSERT_EQ(every.connect(cluster.ipc_name(1)), 0);
+  ASSERT_EQ(every.track(), 0);
+  std::vector<std::uint32_t> rings_seen, state_seen, none_seen;
+  const Handle rings = quiet_client(cluster, RTOTEM_QUORUM_CHANGES_RING, rings_seen);
+  const Handle state = quiet_client(cluster, RTOTEM_QUORUM_CHANGES_NONE, state_seen);
+  const Handle silent = quiet_client(cluster, 0, none_seen);
+  ASSERT_TRUE(rings && state && silent);
+  EXPECT_EQ(rtotem_quorum_track_changes(silent.get(), nullptr, 9), -EINVAL);
+  ASSERT_TRUE(every.dispatch_until([&] { return every.quorum.size() == 1 && every.rings.size() == 1; }));
+  for (rtotem_t* h : {rings.get(), state.get()})
+    ASSERT_TRUE(eventually([&] { return rtotem_dispatch(h, RTOTEM_DISPATCH_ALL) >= 0 && !readable(h); }));
+  EXPECT_EQ(rings_seen, std::vector<std::uint32_t>{3}) << "the state at once";
+  EXPECT_EQ(state_seen, std::vector<std::uint32_t>{3});
+  EXPECT_FALSE(readable(silent.get())) << "no ring change without a ring_change callback";
+
+  ASSERT_EQ(rtotem_quorum_set_votes(every.handle, 1, 2), 0);  // the numbers change, not the ring
+  ASSERT_TRUE(every.dispatch_until([&] { return every.quorum.back().total_votes == 4; }));
+  std::this_thread::sleep_for(300ms);  // what the daemon sends has come
+  EXPECT_FALSE(readable(rings.get())) << "the votes changed: neither a ring nor quorate";
+  EXPECT_FALSE(readable(state.get()));
+
+  cluster.kill(3, SIGKILL);
+  ASSERT_TRUE(every.dispatch_until([&] { return every.quorum.back().nodes == 2 && every.rings.size() == 2; }));
+  std::this_thread::sleep_for(300ms);
+  EXPECT_TRUE(readable(rings.get())) << "a new ring";
+  ASSERT_EQ(rtotem_dispatch(rings.get(), RTOTEM_DISPATCH_ALL), 0);
+  EXPECT_EQ(rings_seen, (std::vector<std::uint32_t>{3, 3}));  // node 1's two votes and node 2's one
+  EXPECT_FALSE(readable(state.get())) << "the state only";
+  EXPECT_FALSE(readable(silent.get()));
+  EXPECT_TRUE(state_seen.size() == 1 && none_seen.empty());
 }
 
 TEST(DaemonQuorum, TwoNodeWaitsForItsPeerOnceThenKeepsQuorumAlone) {

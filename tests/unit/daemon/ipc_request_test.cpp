@@ -123,6 +123,27 @@ TEST(IpcRequest, ANodeQueryCarriesANodeIdAndNothingElse) {
   }
 }
 
+ipc::BodyWriter u8_body(std::uint8_t value) {
+  ipc::BodyWriter body;
+  body.u8(value);
+  return body;
+}
+
+TEST(IpcRequest, TrackingAsksForAModeOfQuorumChangesAndRingsOnOrOff) {
+  IpcRequest request;
+  for (std::uint8_t mode = ipc::kQuorumTrackStop; mode <= ipc::kQuorumTrackStateOnly; ++mode) {
+    ASSERT_TRUE(decode_request(message(RequestId::kQuorumTrack, u8_body(mode)), request));
+    EXPECT_EQ(request.quorum_track, mode);
+  }
+  EXPECT_FALSE(decode_request(message(RequestId::kQuorumTrack, u8_body(ipc::kQuorumTrackStateOnly + 1)), request));
+  for (std::uint8_t on : {0, 1}) {
+    ASSERT_TRUE(decode_request(message(RequestId::kRingTrack, u8_body(on)), request));
+    EXPECT_EQ(request.flag, on);
+  }
+  EXPECT_FALSE(decode_request(message(RequestId::kRingTrack, u8_body(2)), request));
+  EXPECT_FALSE(decode_request(message(RequestId::kRingTrack, ipc::BodyWriter{}), request)) << "empty";
+}
+
 TEST(IpcRequest, RefusesBrokenFraming) {
   IpcRequest request;
   const Bytes good = message(RequestId::kJoin, group_body("g"));
