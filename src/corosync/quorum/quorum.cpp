@@ -159,7 +159,9 @@ CS_EXPORT cs_error_t quorum_trackstart(quorum_handle_t handle, unsigned int flag
   if (!s->configured) return CS_ERR_NOT_SUPPORTED;
   s->tracking = true;
   s->flags = flags;
-  const int rc = rtotem_quorum_track(s->connection.handle(), quorum_changed);
+  // rtotemd sends only what libquorum reports: a new ring, or quorate flipping.
+  const int rc = rtotem_quorum_track_changes(s->connection.handle(), quorum_changed,
+                                             rtotem::corosync::changes_asked(flags, RTOTEM_QUORUM_CHANGES_RING));
   if (rc < 0) s->tracking = false;
   return cs_error(rc);
 }

@@ -30,6 +30,7 @@ struct Votequorum {
   std::uint64_t track_context = 0;
   std::optional<votequorum_ring_id_t> ring;
   std::optional<std::uint32_t> expected;
+  std::optional<bool> quorate;
 };
 
 rtotem::corosync::HandleTable<Votequorum>& handles() {
@@ -45,8 +46,8 @@ unsigned info_flags(const rtotem_quorum& q) {
          ((q.flags & RTOTEM_QUORUM_AUTO_TIE_BREAKER) != 0 ? VOTEQUORUM_INFO_AUTO_TIE_BREAKER : 0);
 }
 
-// As votequorum: the nodelist notification of a new ring first, then the quorum notification, then
-// the expected votes if they changed.
+// As votequorum: the nodelist notification of a new ring first, then the quorum notification (a new
+// ring, or quorate flipped), then the expected votes if they changed.
 void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
   Votequorum& s = *static_cast<Votequorum*>(ctx);
   if (!s.tracking) return;
@@ -56,8 +57,10 @@ void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
   // The state at trackstart starts with a nodelist notification, as Corosync's does.
   const bool new_ring = first || !s.ring || s.ring->nodeid != ring.nodeid || s.ring->seq != ring.seq;
   const bool new_expected = !s.expected || *s.expected != q->highest_expected;
+  const bool quorum_news = rtotem::corosync::quorum_news(new_ring, s.quorate, *q);
   s.ring = ring;
   s.expected = q->highest_expected;
+  s.quorate = q->quorate != 0;
   if (!tell) return;
   // Deferred, with copies: the application's callbacks run once dispatch released the mutex.
   std::vector<votequorum_node_t> nodes;
@@ -73,7 +76,7 @@ void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
       cb.votequorum_nodelist_notify_fn(s.self, context, ring, static_cast<uint32_t>(nodeids.size()),
                                         never_null(nodeids));
     });
-  if (cb.votequorum_quorum_notify_fn)
+  if (quorum_news && cb.votequorum_quorum_notify_fn)
     s.connection.defer([&s, cb, context, quorate = uint32_t{q->quorate != 0}, nodes = std::move(nodes)]() mutable {
       cb.votequorum_quorum_notify_fn(s.self, context, quorate, static_cast<uint32_t>(nodes.size()), never_null(nodes));
     });
@@ -142,7 +145,7 @@ CS_EXPORT cs_error_t votequorum_setvotes(votequorum_handle_t handle, unsigned in
   if (!s) return CS_ERR_BAD_HANDLE;
   std::lock_guard lock(s->connection.mutex());
   uint32_t node = nodeid;
-  if (node == 0) {  // as votequorum: this node
+  if (node == 0) {  // this node; Corosync takes 0 for its quorum device, which rtotem has not
     if (const int rc = rtotem_local_nodeid(s->connection.handle(), &node); rc < 0) return cs_error(rc);
   }
   const int rc = rtotem_quorum_set_votes(s->connection.handle(), node, votes);
@@ -158,7 +161,9 @@ CS_EXPORT cs_error_t votequorum_trackstart(votequorum_handle_t handle, uint64_t 
   s->tracking = true;
   s->flags = flags;
   s->track_context = context;
-  const int rc = rtotem_quorum_track(s->connection.handle(), quorum_changed);
+  // rtotemd sends only what libvotequorum reports: a new ring, quorate flipping, or the expected votes.
+  const int rc = rtotem_quorum_track_changes(s->connection.handle(), quorum_changed,
+                                             rtotem::corosync::changes_asked(flags, RTOTEM_QUORUM_CHANGES_RING_EXPECTED));
   if (rc < 0) s->tracking = false;
   return cs_error(rc);
 }
