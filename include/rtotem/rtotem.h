@@ -133,8 +133,8 @@ enum rtotem_dispatch_flags {
   RTOTEM_DISPATCH_BLOCKING = 3, /* wait for events and handle them until the daemon goes */
 };
 
-/* ipc_name NULL: $RTOTEM_IPC, else "rtotem". Callbacks may be NULL. Ring changes come only to a
- * connection whose callbacks have ring_change (the current ring first). */
+/* ipc_name NULL: $RTOTEM_IPC, else "rtotem". Callbacks may be NULL. The current ring comes at once;
+ * later ring changes only to a connection whose callbacks have ring_change. */
 RTOTEM_API int rtotem_connect(rtotem_t **out, const char *ipc_name, const struct rtotem_callbacks *cb, void *ctx);
 RTOTEM_API void rtotem_disconnect(rtotem_t *);
 RTOTEM_API int rtotem_join(rtotem_t *, const char *group);
@@ -172,7 +172,7 @@ enum rtotem_quorum_flags {
   RTOTEM_QUORUM_LAST_MAN_STANDING = 4, /* configured */
   RTOTEM_QUORUM_AUTO_TIE_BREAKER = 8,  /* configured */
   RTOTEM_QUORUM_WAITING = 16,          /* wait_for_all holds quorum back: not all nodes seen yet */
-  RTOTEM_QUORUM_TRACK_START = 32,      /* the state sent when rtotem_quorum_track started it; any other
+  RTOTEM_QUORUM_TRACK_START = 32,      /* the state sent when tracking (re)started; any other
                                           event is a change (events of an earlier tracking, still
                                           unread, come before it) */
 };
@@ -196,7 +196,8 @@ struct rtotem_quorum {
 };
 
 /* Called from rtotem_dispatch: the quorum state when tracking starts, then after every change (once
- * per ring when its members have all reported, and whenever quorate or the numbers change). */
+ * per ring when its members have all reported, and whenever quorate or the numbers change), or the
+ * changes rtotem_quorum_track_changes names. */
 typedef void (*rtotem_quorum_fn)(rtotem_t *, const struct rtotem_quorum *, void *ctx);
 /* Starts tracking (`changed` not NULL) or stops it (NULL). 0; -ENOTSUP: the daemon has no quorum
  * configured; -EINVAL from a daemon older than this library. */
@@ -209,7 +210,8 @@ enum rtotem_quorum_changes {
   RTOTEM_QUORUM_CHANGES_RING_EXPECTED = 3, /* those, or highest_expected changing (libvotequorum's) */
   RTOTEM_QUORUM_CHANGES_NONE = 4,          /* none: the state only */
 };
-/* As rtotem_quorum_track, with the changes `which` names. -EINVAL: `which` is none of them. */
+/* As rtotem_quorum_track, with the changes `which` names. -EINVAL: `which` is none of them, or
+ * (for any but RTOTEM_QUORUM_CHANGES_ALL) a daemon older than this library. */
 RTOTEM_API int rtotem_quorum_track_changes(rtotem_t *, rtotem_quorum_fn changed, int which);
 /* votequorum_getinfo: node `nodeid` (0: this node) as this node's votequorum sees it, and the quorum
  * state now (state->nodes stays valid until the next rtotem_quorum_get on this handle). 0;

@@ -50,8 +50,10 @@ class Client {
         [](rtotem_t*, const rtotem_group_change* c, void* ctx) { call(static_cast<Callbacks*>(ctx)->group_change, *c); },
         [](rtotem_t*, const rtotem_ring_change* c, void* ctx) { call(static_cast<Callbacks*>(ctx)->ring_change, *c); },
     };
+    rtotem_callbacks asked = table;
+    if (!callbacks_->ring_change) asked.ring_change = nullptr;  // then no ring changes are sent
     rtotem_t* h = nullptr;
-    const int rc = rtotem_connect(&h, ipc_name, &table, callbacks_.get());
+    const int rc = rtotem_connect(&h, ipc_name, &asked, callbacks_.get());
     handle_.reset(h);
     return rc;
   }

@@ -178,12 +178,12 @@ int rtotem_connect(rtotem_t** out, const char* ipc_name, const rtotem_callbacks*
   h->connection = std::move(connection).value();
   if (cb != nullptr) h->callbacks = *cb;
   h->ctx = ctx;
-  if (h->callbacks.ring_change != nullptr) {
+  if (h->callbacks.ring_change == nullptr) {  // no ring changes, past the current ring sent at once
     rtotem::ipc::BodyWriter& body = h->request;
     body.clear();
-    body.u8(1);
+    body.u8(0);
     Reply reply;
-    // A daemon older than kRingTrack answers -EINVAL: it sends ring changes to every connection.
+    // A daemon older than kRingTrack answers -EINVAL: it goes on sending them, to no callback.
     if (const int rc = call(h.get(), RequestId::kRingTrack, body.data(), reply); rc < 0 && rc != -EINVAL) return rc;
   }
   *out = h.release();  // owned by the caller until rtotem_disconnect

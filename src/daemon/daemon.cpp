@@ -166,9 +166,13 @@ void Daemon::after_turn() {
 
 int Daemon::accept_client() { return ring_formed_ ? 0 : -EAGAIN; }
 
+void Daemon::client_connected(IpcClient& client) {
+  ipc_->send_event(client, ipc::EventId::kRingChange, current_ring_event_);
+}
+
 int Daemon::ring_track(IpcClient& client, bool on) {
+  if (on && !client.tracks_rings) ipc_->send_event(client, ipc::EventId::kRingChange, current_ring_event_);
   client.tracks_rings = on;
-  if (on) ipc_->send_event(client, ipc::EventId::kRingChange, current_ring_event_);
   return 0;
 }
 

@@ -103,6 +103,7 @@ class Daemon final : private RingListener,
   int quorum_set(const IpcClient& client, const IpcRequest& request);
   int quorum_track(IpcClient& client, std::uint8_t mode);
   int ring_track(IpcClient& client, bool on);
+  void client_connected(IpcClient& client) override;
   int quorum_node(std::uint32_t node, ipc::BodyWriter& reply) const;
   // The kQuorumChange event of `state`, into event_head_.
   void put_quorum_event(const quorum::QuorumState& state, std::uint32_t more_flags = 0);

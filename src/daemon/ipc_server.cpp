@@ -126,6 +126,7 @@ void IpcServer::on_created(qb_ipcs_connection_t* c) {
   IpcClient& added = *(self.clients_[c] = std::move(client));
   self.by_pid_.emplace(added.pid, &added);
   self.by_generation_.emplace(added.generation, &added);
+  self.handler_.client_connected(added);
 }
 
 std::int32_t IpcServer::on_message(qb_ipcs_connection_t* c, void* data, std::size_t size) {

@@ -55,7 +55,7 @@ struct IpcClient {
   bool credit_owed = false;        // credit_taken moved past credit_told (IpcServer's list)
   bool staged_listed = false;      // in IpcServer's list of clients with staged multicasts
   bool closing = false;  // disconnected or being evicted: no more events
-  bool tracks_rings = false;   // asked for kRingChange events
+  bool tracks_rings = true;    // kRingChange events, unless it asked for none (kRingTrack)
   std::uint8_t quorum_track = ipc::kQuorumTrackStop;  // the kQuorumChange events it asked for
   QuorumTold quorum_told;  // the quorum as its last kQuorumChange (sent or not, by its mode) had it
   bool tracks_shutdown = false;  // asked for kShutdownQuery events
@@ -81,6 +81,8 @@ class IpcHandler {
  public:
   // 0 to accept a new client, or -errno (sent to it: -EAGAIN while no ring is formed yet).
   virtual int accept_client() = 0;
+  // An accepted client is ready for events (the daemon tells it the current ring).
+  virtual void client_connected(IpcClient& client) = 0;
   // A request that decoded (decode_request); returns 0 or -errno for the response header, and
   // `reply` is the response body; or kAnswerLater. Not answered at all if !ipc::answered(request.id).
   virtual int request(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply) = 0;

@@ -90,9 +90,10 @@ enum class RequestId : std::int32_t {
   // group (empty: every group) -> u32 groups, then per group: its name, u32 count, count x (u32 node
   // id, u32 pid), groups in name order, members in their group's order (cpg_membership_get, cpg_iteration).
   kGroupMembers = 28,
-  // u8 1 or 0: kRingChange events to this connection (the current ring at once), or none. A
-  // connection gets none until it asks, so that a Corosync library's descriptor wakes only for what
-  // it reports. 0.
+  // u8 1 or 0: kRingChange events to this connection, or none. A connection gets them from its
+  // start (the current ring at once; so does one asking again after 0), so that a library older
+  // than this request keeps them; one that reports none asks for 0, and its descriptor then wakes
+  // only for what it reports. 0.
   kRingTrack = 29,
 };
 inline constexpr std::uint8_t kShutdownRequest = 0;     // vetoable by clients that track shutdown
@@ -140,7 +141,7 @@ constexpr bool answered(RequestId id) noexcept { return id != RequestId::kMcastA
 enum class EventId : std::int32_t {
   kDeliver = 101,      // u32 node, u32 pid, u8 mode (as kMcast's), group, data (the rest)
   kGroupChange = 102,  // group, members, joined, left (each: u32 count, then u32 node, u32 pid; joined and left add u8 reason)
-  kRingChange = 103,   // u32 representative, u64 ring seq, u8 transitional, u32 count, u32 node ids
+  kRingChange = 103,   // u32 representative, u64 ring seq, u8 transitional, u32 count, u32 node ids (unless kRingTrack 0)
   kBatch = 104,        // events in order, each a qb_ipc_response_header and its body (never a batch)
   kCredit = 105,       // u64 bytes of kMcastAsync requests taken since the connection began
   kMcastFailed = 106,  // i32 -errno, group: a kMcastAsync request the daemon could not multicast

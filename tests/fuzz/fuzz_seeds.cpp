@@ -268,6 +268,12 @@ void ipc_seeds() {
   ipc::BodyWriter shutdown;
   shutdown.u8(ipc::kShutdownRegardless);
   write("fuzz_ipc_request", "shutdown", request(RequestId::kShutdown, shutdown));
+  ipc::BodyWriter quorum_track;
+  quorum_track.u8(ipc::kQuorumTrackRingsAndExpected);
+  write("fuzz_ipc_request", "quorum_track", request(RequestId::kQuorumTrack, quorum_track));
+  ipc::BodyWriter ring_track;
+  ring_track.u8(0);
+  write("fuzz_ipc_request", "ring_track_off", request(RequestId::kRingTrack, ring_track));
 }
 
 }  // namespace

@@ -288,12 +288,7 @@ TEST_F(CorosyncTools, TrackingTheCurrentQuorumTellsTheStateAtTrackstartAndNoChan
   ASSERT_EQ(quorum_dispatch(handle, CS_DISPATCH_ALL), CS_OK);
   EXPECT_EQ(quorums.size(), 2U);
 
-  // The state at a trackstart starts with a nodelist notification, though a change of the same
-  // ring (the expected votes set) is still unread before it.
-  std::string out;
-  ASSERT_EQ(corosync_tool(cluster, 1, "corosync-quorumtool -e 2", out), 0) << out;
-  ASSERT_TRUE(eventually([&] { return json_counter(cluster.ctl_json(1, "quorum"), "highest_expected") == 2; }));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the change waits at the handle, unread
+  // CURRENT again: the state again, its nodelist notification first, though the ring is the same.
   const std::size_t lists = nodelists.size();
   ASSERT_EQ(quorum_trackstart(handle, CS_TRACK_CURRENT), CS_OK);
   ASSERT_TRUE(eventually([&] { return quorum_dispatch(handle, CS_DISPATCH_ALL) == CS_OK && quorums.size() == 3; }));
@@ -304,6 +299,10 @@ TEST_F(CorosyncTools, TrackingTheCurrentQuorumTellsTheStateAtTrackstartAndNoChan
 std::vector<uint64_t> votequorum_contexts;  // each votequorum quorum notification's context
 void record_votequorum(votequorum_handle_t, uint64_t context, uint32_t, uint32_t, votequorum_node_t[]) {
   votequorum_contexts.push_back(context);
+}
+std::vector<uint64_t> votequorum_nodelists;  // each votequorum nodelist notification's context
+void record_votequorum_nodelist(votequorum_handle_t, uint64_t context, votequorum_ring_id_t, uint32_t, uint32_t[]) {
+  votequorum_nodelists.push_back(context);
 }
 
 std::vector<uint32_t> expected_told;            // each votequorum expected-votes notification's value
@@ -380,7 +379,7 @@ TEST_F(CorosyncTools, TrackstartAndTrackstopAnswerAsCorosyncsQuorumServices) {
   DaemonCluster cluster(1, 1000, "", kVotequorum);
   start(cluster, 1);
   setenv("RTOTEM_IPC", cluster.ipc_name(1).c_str(), 1);
-  votequorum_callbacks_t callbacks{record_votequorum, record_expected, nullptr};
+  votequorum_callbacks_t callbacks{record_votequorum, record_expected, record_votequorum_nodelist};
   votequorum_handle_t vq = 0;
   ASSERT_EQ(votequorum_initialize(&vq, &callbacks), CS_OK);
   uint32_t type = 0;
@@ -390,6 +389,7 @@ TEST_F(CorosyncTools, TrackstartAndTrackstopAnswerAsCorosyncsQuorumServices) {
   unsetenv("RTOTEM_IPC");
   votequorum_contexts.clear();
   expected_contexts.clear();
+  votequorum_nodelists.clear();
   const auto set_votes = [&](unsigned votes) {
     return votequorum_setvotes(vq, 0, votes) == CS_OK &&
            eventually([&] { return json_counter(cluster.ctl_json(1, "quorum"), "total_votes") == votes; });
@@ -414,7 +414,15 @@ TEST_F(CorosyncTools, TrackstartAndTrackstopAnswerAsCorosyncsQuorumServices) {
   ASSERT_TRUE(eventually([&] { return votequorum_dispatch(vq, CS_DISPATCH_ALL) == CS_OK && !expected_contexts.empty(); }));
   EXPECT_EQ(expected_contexts, (std::vector<uint64_t>{7})) << "the change, told with the first context";
   EXPECT_EQ(votequorum_contexts, (std::vector<uint64_t>{6, 7}));
+  // The state at a trackstart starts with a nodelist notification, though a change of the same
+  // ring from the tracking before (the expected votes, 4) is still unread before it.
+  ASSERT_TRUE(set_votes(4));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the change waits at the handle, unread
   EXPECT_EQ(votequorum_trackstop(vq), CS_OK);
+  ASSERT_EQ(votequorum_trackstart(vq, 9, CS_TRACK_CURRENT), CS_OK);
+  ASSERT_TRUE(told(3));
+  EXPECT_EQ(votequorum_nodelists, (std::vector<uint64_t>{6, 7, 9}));
+  EXPECT_EQ(expected_contexts, (std::vector<uint64_t>{7})) << "the change of the tracking before, told";
   EXPECT_EQ(votequorum_trackstop(vq), CS_ERR_NOT_EXIST);
 
   EXPECT_EQ(quorum_trackstart(q, 0), CS_OK) << "no track flag";

@@ -1,5 +1,6 @@
 // libquorum.so.5 over librtotem's quorum tracking (rtotem_quorum_*). rtotemd sends the quorum
-// state once per ring when every member has reported, and at each change within a ring; each
+// state at trackstart, then once per ring when every member has reported and when quorate flips
+// within a ring (RTOTEM_QUORUM_CHANGES_RING), as Corosync notifies; each
 // carries the ring's id, the same (representative, seq) as the ring changes that libcpg's totem
 // confchg reports. Model V1's nodelist notification is made here, before the quorum notification
 // of each new ring, from the member lists of consecutive rings.

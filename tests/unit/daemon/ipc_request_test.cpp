@@ -136,6 +136,9 @@ TEST(IpcRequest, TrackingAsksForAModeOfQuorumChangesAndRingsOnOrOff) {
     EXPECT_EQ(request.quorum_track, mode);
   }
   EXPECT_FALSE(decode_request(message(RequestId::kQuorumTrack, u8_body(ipc::kQuorumTrackStateOnly + 1)), request));
+  ipc::BodyWriter longer = u8_body(ipc::kQuorumTrackRings);
+  longer.u8(0);
+  EXPECT_FALSE(decode_request(message(RequestId::kQuorumTrack, longer), request)) << "longer";
   for (std::uint8_t on : {0, 1}) {
     ASSERT_TRUE(decode_request(message(RequestId::kRingTrack, u8_body(on)), request));
     EXPECT_EQ(request.flag, on);
