@@ -89,6 +89,7 @@ class Daemon final : private RingListener,
   void link_failed(std::string_view reason) override;
   // IpcHandler
   int accept_client() override;
+  void client_connected(IpcClient& client) override;
   int request(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply) override;
   void client_gone(IpcClient& client) override;
   // GroupEvents
@@ -103,7 +104,6 @@ class Daemon final : private RingListener,
   int quorum_set(const IpcClient& client, const IpcRequest& request);
   int quorum_track(IpcClient& client, std::uint8_t mode);
   int ring_track(IpcClient& client, bool on);
-  void client_connected(IpcClient& client) override;
   int quorum_node(std::uint32_t node, ipc::BodyWriter& reply) const;
   // The kQuorumChange event of `state`, into event_head_.
   void put_quorum_event(const quorum::QuorumState& state, std::uint32_t more_flags = 0);
