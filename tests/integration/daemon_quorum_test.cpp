@@ -35,11 +35,16 @@ bool holds(const DaemonCluster& cluster, int node, bool quorate, std::uint64_t v
 
 constexpr const char* kVotequorum = "quorum {\n  provider: corosync_votequorum\n}\n";
 
-TEST(DaemonQuorum, AMajorityStaysQuorateAndTheLastNodeAloneIsNot) {
-  DaemonCluster cluster(3, 1000, "", kVotequorum);
+// Starts nodes 1..3 and waits until each holds quorum with all three votes.
+void start_three(DaemonCluster& cluster) {
   for (int node = 1; node <= 3; ++node) cluster.start(node);
   for (int node = 1; node <= 3; ++node)
     ASSERT_TRUE(eventually([&] { return holds(cluster, node, true, 3); })) << cluster.ctl_json(node, "quorum");
+}
+
+TEST(DaemonQuorum, AMajorityStaysQuorateAndTheLastNodeAloneIsNot) {
+  DaemonCluster cluster(3, 1000, "", kVotequorum);
+  ASSERT_NO_FATAL_FAILURE(start_three(cluster));
   std::string text;
   EXPECT_EQ(cluster.ctl(1, "quorum", text), 0) << text;
   EXPECT_NE(text.find("Quorate:          Yes"), std::string::npos) << text;
@@ -66,9 +71,7 @@ int ctl_set(const DaemonCluster& cluster, int node, const std::string& args) {
 
 TEST(DaemonQuorum, VotesAndExpectedVotesChangeAtRuntimeEverywhere) {
   DaemonCluster cluster(3, 1000, "", kVotequorum);
-  for (int node = 1; node <= 3; ++node) cluster.start(node);
-  for (int node = 1; node <= 3; ++node)
-    ASSERT_TRUE(eventually([&] { return holds(cluster, node, true, 3); })) << cluster.ctl_json(node, "quorum");
+  ASSERT_NO_FATAL_FAILURE(start_three(cluster));
   EXPECT_EQ(ctl_set(cluster, 1, "expected 2"), 1) << "below the votes present";
   EXPECT_EQ(ctl_set(cluster, 1, "votes 9 1"), 1) << "no node 9";
   EXPECT_EQ(ctl_set(cluster, 1, "votes 2 x"), 2);
@@ -125,9 +128,7 @@ struct QuorumClient {
 
 TEST(DaemonQuorum, AClientTracksQuorumWithTheRingIdOfItsRingEvents) {
   DaemonCluster cluster(3, 1000, "", kVotequorum);
-  for (int node = 1; node <= 3; ++node) cluster.start(node);
-  for (int node = 1; node <= 3; ++node)
-    ASSERT_TRUE(eventually([&] { return holds(cluster, node, true, 3); })) << cluster.ctl_json(node, "quorum");
+  ASSERT_NO_FATAL_FAILURE(start_three(cluster));
   QuorumClient client;
   ASSERT_TRUE(eventually([&] { return client.connect(cluster.ipc_name(1)) == 0; }));
   ASSERT_EQ(client.track(), 0);
@@ -178,9 +179,7 @@ Handle quiet_client(const DaemonCluster& cluster, int which, std::vector<std::ui
 // ring_change callback, quorum changes as rtotem_quorum_track_changes' mode names them.
 TEST(DaemonQuorum, AConnectionIsSentOnlyTheChangesItAskedFor) {
   DaemonCluster cluster(3, 1000, "", kVotequorum);
-  for (int node = 1; node <= 3; ++node) cluster.start(node);
-  for (int node = 1; node <= 3; ++node)
-    ASSERT_TRUE(eventually([&] { return holds(cluster, node, true, 3); })) << cluster.ctl_json(node, "quorum");
+  ASSERT_NO_FATAL_FAILURE(start_three(cluster));
   QuorumClient every;
   ASSERT_EQ(every.connect(cluster.ipc_name(1)), 0);
   ASSERT_EQ(every.track(), 0);
