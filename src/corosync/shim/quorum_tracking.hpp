@@ -3,8 +3,6 @@
 
 #include <corosync/corotypes.h>
 
-#include <optional>
-
 #include "rtotem/rtotem.h"
 
 namespace rtotem::corosync {
@@ -16,13 +14,6 @@ inline bool at_track_start(const rtotem_quorum& q) { return (q.flags & RTOTEM_QU
 
 inline bool tracks_changes(unsigned track_flags) {
   return (track_flags & (CS_TRACK_CHANGES | CS_TRACK_CHANGES_ONLY)) != 0;
-}
-
-// As Corosync's services: a quorum notification once per ring (`new_ring`) and whenever quorate
-// flips, not when only the votes or expected votes change (libvotequorum's expected-votes
-// notification tells those).
-inline bool quorum_news(bool new_ring, std::optional<bool> quorate_before, const rtotem_quorum& q) {
-  return new_ring || quorate_before != (q.quorate != 0);
 }
 
 // What rtotemd is asked to send after the state: `if_changes` (the changes a library reports)

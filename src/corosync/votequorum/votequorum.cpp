@@ -57,7 +57,8 @@ void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
   // The state at trackstart starts with a nodelist notification, as Corosync's does.
   const bool new_ring = first || !s.ring || s.ring->nodeid != ring.nodeid || s.ring->seq != ring.seq;
   const bool new_expected = !s.expected || *s.expected != q->highest_expected;
-  const bool quorum_news = rtotem::corosync::quorum_news(new_ring, s.quorate, *q);
+  // rtotemd also sends a change of the expected votes alone: that makes no quorum notification.
+  const bool quorum_news = new_ring || s.quorate != (q->quorate != 0);
   s.ring = ring;
   s.expected = q->highest_expected;
   s.quorate = q->quorate != 0;
