@@ -86,7 +86,7 @@ TEST_F(DaemonClusterTest, AClientDispatchingOneAtATimeGetsEveryBatchedDelivery) 
   const auto deadline = std::chrono::steady_clock::now() + 20s;
   while (reader.messages.size() < kCount && std::chrono::steady_clock::now() < deadline) {
     pollfd p{rtotem_fd(reader.handle()), POLLIN, 0};
-    if (poll(&p, 1, 2000) == 0) break;  // nothing signalled while messages are missing
+    if (poll(&p, 1, 10000) == 0) break;  // nothing signalled while messages are missing
     ASSERT_EQ(rtotem_dispatch(reader.handle(), RTOTEM_DISPATCH_ONE), 0);
   }
   ASSERT_EQ(reader.messages.size(), static_cast<std::size_t>(kCount)) << "deliveries stuck in a batch";

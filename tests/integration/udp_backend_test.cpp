@@ -193,6 +193,7 @@ TEST_F(UnicastTrio, HeldReceiveBuffersAreBackPressureAndNothingIsLost) {
   const int total = static_cast<int>(ring + 40);
   for (int i = 0; i < total; ++i) ASSERT_EQ(nodes[0]->unicast(2, make_message(*nodes[0], fmt::format("{}", i))), Status::kOk);
   ASSERT_EQ(nodes[0]->flush(), Status::kOk);
+  ASSERT_TRUE(wait([&] { return sinks[1].got.size() >= ring; }));
   EXPECT_FALSE(wait([&] { return sinks[1].got.size() > ring; }, kQuiet));
   EXPECT_EQ(sinks[1].got.size(), ring);
   EXPECT_GT(nodes[1]->counters().rx_ring_empty, 0u);
