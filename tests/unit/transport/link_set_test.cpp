@@ -210,8 +210,12 @@ void LinkSetTest::sends_past_a_stalled_link(bool multicasts, bool unicasts) {
   ASSERT_LT(now_, 500 * kMs + kTiming.ping_timeout) << "judged before the stalled link could go down";
   EXPECT_TRUE(sets_[0]->monitor().up(2, 0)) << "link 0 is still up to node 2: only its queue is stuck";
   for (int i = 0; i < kPackets; ++i) {
-    if (multicasts) EXPECT_EQ(sinks_[1].count(fmt::format("m{}", i)), 1u) << "multicast " << i << " on link 1 alone";
-    if (unicasts) EXPECT_EQ(sinks_[2].count(fmt::format("u{}", i)), 1u) << "unicast " << i << " on link 1 alone";
+    if (multicasts) {
+      EXPECT_EQ(sinks_[1].count(fmt::format("m{}", i)), 1u) << "multicast " << i << " on link 1 alone";
+    }
+    if (unicasts) {
+      EXPECT_EQ(sinks_[2].count(fmt::format("u{}", i)), 1u) << "unicast " << i << " on link 1 alone";
+    }
   }
   EXPECT_GT(sets_[0]->counters().tx_queue_full, 0u) << "each packet left out of the stalled link counts";
   nets_[0].stall_device(1, false);
