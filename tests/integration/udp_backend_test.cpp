@@ -124,10 +124,10 @@ TEST_F(UnicastTrio, RunsStopAtTheKernelsLimitsAndTheOffloadStaysOn) {
 
 // Loopback shaped to 200 Mbit/s, so datagrams wait in its queue and a small send buffer fills:
 // sendmmsg stops inside a run, between its destinations, and the next flush goes on from there.
-// Each node still gets every datagram exactly once. Not necessarily in order: the shaper's timer
-// hands datagrams to the receive backlog of whichever core it fires on, and a busy core's backlog
-// waits while another's is read (CI once saw ten datagrams come after the next ten). A resumed run
-// that went out whole again, or not at all, shows as a datagram twice or missing.
+// Each node still gets every datagram exactly once. Not necessarily in order: CI once saw all 1001
+// arrive with 154 where 144 was due, most likely because the shaper's timer hands datagrams to the
+// receive backlog of whichever core it fires on (not reproduced here). A resumed run that went out
+// whole again, or not at all, shows as a datagram twice or missing.
 TEST(UdpUnicastRuns, ASmallSendBufferStopsRunsMidwayAndLosesNothing) {
   if (!in_private_netns()) GTEST_SKIP() << "needs root for a private namespace to shape its loopback";
   ASSERT_EQ(std::system("tc qdisc add dev lo root tbf rate 200mbit burst 64kb limit 4mb"), 0);
