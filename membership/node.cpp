@@ -134,13 +134,15 @@ void Node::on_packets(std::span<InboundPacket> batch, Time now) {
       case PacketType::kJoin: on_join(packet, now); break;
       case PacketType::kMergeDetect: on_merge_detect(packet, now); break;
       case PacketType::kToken:
-      case PacketType::kCommit: break;  // below
+      case PacketType::kCommit:
+      case PacketType::kHoldCancel: break;  // below, after the multicasts the token should see
     }
   }
   for (InboundPacket& packet : batch) {
     if (!peek_type(packet.payload, type, error)) continue;
     if (type == PacketType::kToken) on_token(packet, now);
     if (type == PacketType::kCommit) on_commit(packet, now);
+    if (type == PacketType::kHoldCancel) on_hold_cancel(packet, now);
   }
   // After the packets' effects, so that a Gather they began counts them as heard in it.
   for (const InboundPacket& packet : batch) note_sender(packet.from);
@@ -208,7 +210,7 @@ NodeId Node::successor() const noexcept {
 
 void Node::cancel_token_timers() {
   token_buffer_.reset();
-  holding_token_ = false;
+  holding_token_ = token_may_rest_ = hold_cancelled_ = false;
   events_.cancel_timer(TimerId::kTokenRetransmit);
   events_.cancel_timer(TimerId::kTokenHold);
 }

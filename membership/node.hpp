@@ -194,6 +194,8 @@ class Node {
   void send_token_buffer(transport::SendBufferRef buffer, NodeId to, const RingId& ring, Time now);
   bool ring_idle() const noexcept;
   void pass_token(Time now);
+  void on_hold_cancel(transport::InboundPacket& packet, Time now);
+  void send_hold_cancel();
   // send_queue.cpp
   bool pack(const Gather& message, Delivery delivery) noexcept;
   Status enqueue_pieces(const Gather& message, Delivery delivery) noexcept;
@@ -295,6 +297,11 @@ class Node {
   RingId token_ring_;                         // the ring it belongs to: the commit token's, in Commit
   Seq seq_forwarded_ = 0;                     // its `seq`: a later mcast from the successor acks it
   bool holding_token_ = false;
+  // A member: the token left here with nothing waiting anywhere, so the representative may hold
+  // it; the next submission asks it to let go (one hold cancel a visit). The representative: a
+  // member asked while the token was on its way here, so it does not hold it on its next visit.
+  bool token_may_rest_ = false;
+  bool hold_cancelled_ = false;
   bool send_starved_ = false;  // the last visit found no buffer or no room to send in
   // Failure to receive: the aru this node has held the ring back at, since when, for how many visits.
   Seq stuck_aru_ = 0;

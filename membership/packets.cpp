@@ -22,11 +22,13 @@ constexpr std::size_t kNodeIdSize = 4;
 constexpr std::size_t kCommitFixedSize = kPacketPrefixSize + kRingIdSize + 8 + 2 + 2;
 constexpr std::size_t kCommitMemberSize = 4 + kRingIdSize + 8 + 8;
 constexpr std::size_t kMergeDetectFixedSize = kPacketPrefixSize + kRingIdSize + 4;
+constexpr std::size_t kHoldCancelSize = kPacketPrefixSize + kRingIdSize;
 static_assert(kMcastHeaderSize == 28);
 static_assert(kTokenFixedSize == 72);
 static_assert(kJoinFixedSize == 20);
 static_assert(kCommitFixedSize == 28 && kCommitMemberSize == 32);
 static_assert(kMergeDetectFixedSize == 20);
+static_assert(kHoldCancelSize == 16);
 // Counts travel as u16; the bounds must fit.
 static_assert(kRtrMax <= UINT16_MAX && kMembersMax <= UINT16_MAX);
 
@@ -86,7 +88,7 @@ DecodeError get_prefix(WireReader& r, PacketType& type, std::uint8_t& flags) noe
   const std::uint16_t reserved = r.get_u16();
   if (r.short_read()) return kTooShort;
   if (raw_type < static_cast<std::uint8_t>(PacketType::kMcast) ||
-      raw_type > static_cast<std::uint8_t>(PacketType::kMergeDetect)) {
+      raw_type > static_cast<std::uint8_t>(PacketType::kHoldCancel)) {
     return kBadType;
   }
   if (reserved != 0) return kReservedNotZero;
@@ -199,6 +201,8 @@ std::size_t merge_detect_size(const MergeDetect& merge) noexcept {
   return kMergeDetectFixedSize + (merge.unheard.count == 0 ? 0 : 2 + merge.unheard.count * kNodeIdSize);
 }
 
+std::size_t hold_cancel_size() noexcept { return kHoldCancelSize; }
+
 std::size_t members_max_for_mtu(std::size_t mtu) noexcept {
   if (mtu < kCommitFixedSize) return 0;
   return std::min((mtu - kCommitFixedSize) / kCommitMemberSize, kMembersMax);
@@ -292,6 +296,14 @@ std::size_t encode_merge_detect(const MergeDetect& merge, std::span<std::byte> o
   return w.written();
 }
 
+std::size_t encode_hold_cancel(const HoldCancel& cancel, std::span<std::byte> out) noexcept {
+  RTOTEM_ASSERT(out.size() >= kHoldCancelSize);
+  WireWriter w(out);
+  put_prefix(w, PacketType::kHoldCancel, kNoFlags);
+  put_ring_id(w, cancel.ring_id);
+  return w.written();
+}
+
 DecodeError decode_mcast(std::span<const std::byte> packet, McastHeader& out,
                          std::span<const std::byte>& payload) noexcept {
   WireReader r(packet);
@@ -377,6 +389,14 @@ DecodeError decode_merge_detect(std::span<const std::byte> packet, MergeDetect& 
   if (auto e = get_node_list(r, out.unheard); e != kNone) return e;
   // One form per packet: an empty list is no list. And a node hears itself.
   if (out.unheard.count == 0 || contains(out.unheard, out.sender)) return kBadValue;
+  return close_packet(r);
+}
+
+DecodeError decode_hold_cancel(std::span<const std::byte> packet, HoldCancel& out) noexcept {
+  WireReader r(packet);
+  std::uint8_t flags = 0;
+  if (auto e = open_packet(r, PacketType::kHoldCancel, kNoFlags, flags); e != kNone) return e;
+  if (auto e = get_ring_id(r, out.ring_id); e != kNone) return e;
   return close_packet(r);
 }
 

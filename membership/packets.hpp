@@ -30,6 +30,9 @@ enum class PacketType : std::uint8_t {
   // A representative's "my ring exists" (or a member's "I exist" to a node that does not hear
   // it): lets separate rings find each other.
   kMergeDetect = 5,
+  // A member with a new message, to the representative that may be holding an idle ring's token:
+  // pass it on now. Nodes of an older version refuse the type (counted), and the hold runs out.
+  kHoldCancel = 6,
 };
 
 struct RingId {
@@ -107,6 +110,10 @@ struct MergeDetect {
   NodeList unheard;
 };
 
+struct HoldCancel {
+  RingId ring_id;               // the ring whose token to let go; its sender is the packet's source
+};
+
 // Why a packet was refused. Every refusal is counted by the caller; none is a crash.
 enum class DecodeError : std::uint8_t {
   kNone,
@@ -134,12 +141,14 @@ std::size_t token_size(const Token& token) noexcept;
 std::size_t join_size(const Join& join) noexcept;
 std::size_t commit_size(const Commit& commit) noexcept;
 std::size_t merge_detect_size(const MergeDetect& merge) noexcept;
+std::size_t hold_cancel_size() noexcept;
 
 std::size_t encode_mcast_header(const McastHeader& header, std::span<std::byte> out) noexcept;
 std::size_t encode_token(const Token& token, std::span<std::byte> out) noexcept;
 std::size_t encode_join(const Join& join, std::span<std::byte> out) noexcept;
 std::size_t encode_commit(const Commit& commit, std::span<std::byte> out) noexcept;
 std::size_t encode_merge_detect(const MergeDetect& merge, std::span<std::byte> out) noexcept;
+std::size_t encode_hold_cancel(const HoldCancel& cancel, std::span<std::byte> out) noexcept;
 
 // Decoders read exactly `packet` (never past it) and return kNone or the first reason to refuse;
 // after a refusal `out` may be partly written and means nothing.
@@ -150,6 +159,7 @@ DecodeError decode_token(std::span<const std::byte> packet, Token& out) noexcept
 DecodeError decode_join(std::span<const std::byte> packet, Join& out) noexcept;
 DecodeError decode_commit(std::span<const std::byte> packet, Commit& out) noexcept;
 DecodeError decode_merge_detect(std::span<const std::byte> packet, MergeDetect& out) noexcept;
+DecodeError decode_hold_cancel(std::span<const std::byte> packet, HoldCancel& out) noexcept;
 
 // The largest ring a commit token can describe in one packet of `mtu` payload bytes.
 std::size_t members_max_for_mtu(std::size_t mtu) noexcept;

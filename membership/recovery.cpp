@@ -47,7 +47,7 @@ void Node::recovery_enter(Time now) {
   // A new ring: what held the old one back is not counted against it, in visits or in time.
   stuck_visits_ = 0;
   stuck_since_ = now;
-  holding_token_ = false;
+  holding_token_ = token_may_rest_ = hold_cancelled_ = false;
   events_.cancel_timer(TimerId::kTokenHold);
   events_.arm_timer(TimerId::kTokenLoss, now + ms_to_time(config_.token_timeout_ms));
 }

@@ -29,8 +29,9 @@ Status Node::submit(const Gather& message, Delivery delivery, Time now) {
     }
   }
   // A held token goes on at once with the new message; through the timer, not from in here, as
-  // submit() may be called from inside deliver().
+  // submit() may be called from inside deliver(). Held elsewhere, its holder is asked.
   if (holding_token_) events_.arm_timer(TimerId::kTokenHold, now);
+  else if (token_may_rest_) send_hold_cancel();
   return Status::kOk;
 }
 

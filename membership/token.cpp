@@ -3,6 +3,7 @@
 // this node misses, lower aru if needed, pass the token on; an idle ring holds it briefly.
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "membership/node.hpp"
 #include "membership/node_set.hpp"
@@ -84,12 +85,16 @@ void Node::handle_token(Time now) {
   // ring also holds it when it could not send for want of buffers: its token comes straight back
   // through the loopback, and spinning on it would not give the transmissions in flight (which
   // hold those buffers) a moment to finish.
+  // A hold cancel that came while the token was on its way here is for this visit: its sender
+  // has a message, and the token reaches it before this node decides to hold again.
   const bool alone_and_starved = send_starved_ && successor() == self_;
-  if (self_ == ring_.id.rep && (ring_idle() || alone_and_starved)) {
+  const bool cancelled = std::exchange(hold_cancelled_, false);
+  if (self_ == ring_.id.rep && (alone_and_starved || (ring_idle() && !cancelled))) {
     holding_token_ = true;
     events_.arm_timer(TimerId::kTokenHold, now + ms_to_time(config_.token_hold_ms));
     return;
   }
+  if (cancelled && ring_idle()) ++counters_.token_holds_cancelled;
   pass_token(now);
 }
 
@@ -122,9 +127,47 @@ void Node::pass_token(Time now) {
   update_aru();
   const Seq token_aru = token_.aru;
   forward_token(now);
+  token_may_rest_ = self_ != ring_.id.rep && !recovering && my_backlog() == 0;
   release_stable(token_aru);
   // Every member holds every recovery message: the old ring can be closed here.
   if (recovering && token_.install_known && ring_.safe_through >= token_.install_seq) operational_enter(now);
+}
+
+// A member's message would wait for the rest of a hold: the representative passes the token at
+// once when it holds it, or skips its next hold when the token is still on its way (corosync's
+// token_hold_cancel_send). One cancel per visit of ours: the token comes here before the next
+// hold the representative could start.
+void Node::send_hold_cancel() {
+  RTOTEM_ASSERT(token_may_rest_ && state_ == MemberState::kOperational && self_ != ring_.id.rep);
+  token_may_rest_ = false;
+  SendBufferRef buffer;
+  if (backend_->acquire(buffer) != Status::kOk) return;  // the hold runs out instead
+  buffer->set_payload_size(static_cast<std::uint32_t>(encode_hold_cancel({ring_.id}, buffer->writable_payload())));
+  if (backend_->unicast(ring_.id.rep, buffer) != Status::kOk) {
+    ++counters_.send_refused;
+    return;
+  }
+  ++counters_.hold_cancels_sent;
+}
+
+// Only a hint, and only from a member of this ring: anything else is counted and changes nothing.
+void Node::on_hold_cancel(InboundPacket& packet, Time now) {
+  HoldCancel cancel;
+  if (decode_hold_cancel(packet.payload, cancel) != DecodeError::kNone) {
+    ++counters_.packets_malformed;
+    return;
+  }
+  if (state_ != MemberState::kOperational || !(cancel.ring_id == ring_.id) || self_ != ring_.id.rep ||
+      packet.from == self_ || !contains(ring_.members, packet.from)) {
+    ++counters_.hold_cancels_foreign_ring;
+    return;
+  }
+  if (!holding_token_) {
+    hold_cancelled_ = true;
+    return;
+  }
+  ++counters_.token_holds_cancelled;
+  pass_token(now);
 }
 
 // What this node still has to send: the application's messages, or in Recovery the old ring's.

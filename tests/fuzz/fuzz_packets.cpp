@@ -86,12 +86,14 @@ void check_packet(Bytes packet, bool inner) {
   Join join;
   Commit commit;
   MergeDetect merge;
-  const std::array<std::pair<PacketType, DecodeError>, 5> results{{
+  HoldCancel cancel;
+  const std::array<std::pair<PacketType, DecodeError>, 6> results{{
       {PacketType::kMcast, decode_mcast(packet, mcast, payload)},
       {PacketType::kToken, decode_token(packet, token)},
       {PacketType::kJoin, decode_join(packet, join)},
       {PacketType::kCommit, decode_commit(packet, commit)},
       {PacketType::kMergeDetect, decode_merge_detect(packet, merge)},
+      {PacketType::kHoldCancel, decode_hold_cancel(packet, cancel)},
   }};
   for (const auto& [decoder_type, error] : results) {
     if (!typed)
@@ -110,6 +112,7 @@ void check_packet(Bytes packet, bool inner) {
     case PacketType::kMergeDetect:
       check_reencodes(packet, merge, merge_detect_size(merge), encode_merge_detect);
       break;
+    case PacketType::kHoldCancel: check_reencodes(packet, cancel, hold_cancel_size(), encode_hold_cancel); break;
   }
 }
 

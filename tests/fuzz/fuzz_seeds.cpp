@@ -108,6 +108,9 @@ void packet_seeds() {
   const MergeDetect merge{{1, 8}, 1, nodes({3})};
   write("fuzz_packets", "merge_detect", encoded(merge, merge_detect_size(merge), encode_merge_detect));
 
+  const HoldCancel cancel{{1, 8}};
+  write("fuzz_packets", "hold_cancel", encoded(cancel, hold_cancel_size(), encode_hold_cancel));
+
   // A whole datagram: the transport header of cluster "fuzz" (the target's), then the token.
   const Bytes payload = encoded(token, token_size(token), encode_token);
   Bytes datagram(transport::kWireHeaderSize);

@@ -240,6 +240,44 @@ TEST_F(NodeTest, OnAnIdleRingOnlyTheRepresentativeHoldsTheToken) {
   EXPECT_EQ(tokens[0].seq, 1u);
 }
 
+// A member's hold cancel can overtake the token on its way to the representative: it then
+// stands for the next visit, which passes the idle token on at once instead of holding it.
+TEST_F(NodeTest, AHoldCancelThatOvertakesTheTokenSkipsTheNextHold) {
+  Recorder rep_events;
+  Node rep(1, config, *b1, rep_events);
+  const NodeId members[] = {1, 2, 3};
+  rep.install_ring(ring, members, now);
+  rep.on_timer(TimerId::kTokenHold, now);  // the first rotation goes out
+  (void)b1->flush();
+  network.advance_to(now + 10);
+  ASSERT_EQ(tokens_at(*b2, 1).size(), 1u);
+
+  std::vector<std::byte> cancel(hold_cancel_size());
+  encode_hold_cancel({ring}, cancel);
+  Feed rep_feed{rep, now};
+  auto rep_step = [&] {
+    now += 10;
+    network.advance_to(now);
+    while (b1->poll(rep_feed) == transport::kRxBatchMax) {
+    }
+    (void)b1->flush();
+    network.advance_to(now + 5);
+  };
+  send_from(*b2, 1, cancel);  // node 2 has a message; the token is at node 3
+  rep_step();
+  EXPECT_TRUE(tokens_at(*b2, 1).empty());
+  Token idle;
+  idle.ring_id = ring;
+  idle.token_seq = 4;
+  std::vector<std::byte> token(token_size(idle));
+  encode_token(idle, token);
+  send_from(*b3, 1, token);
+  rep_step();
+  EXPECT_EQ(tokens_at(*b2, 1).size(), 1u) << "the representative held the token";
+  EXPECT_FALSE(rep_events.timers.count(TimerId::kTokenHold));
+  EXPECT_EQ(rep.counters().token_holds_cancelled, 1u);
+}
+
 TEST_F(NodeTest, SubmissionsBeyondTheQueueAreBackPressure) {
   const std::vector<std::byte> full(piece_max(b2->mtu()));  // a packet each: none packs with another
   for (std::uint32_t i = 0; i < config.send_queue_for(b2->mtu()); ++i)  // derived: 1024

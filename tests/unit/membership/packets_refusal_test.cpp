@@ -38,7 +38,7 @@ TEST(Packets, ATrailingByteIsRefused) {
 }
 
 TEST(Packets, UnknownTypesAreRefusedByEveryDecoderAndByPeek) {
-  for (std::uint8_t raw : {0, 6, 0x80, 0xff}) {
+  for (std::uint8_t raw : {0, 7, 0x80, 0xff}) {
     Bytes bytes = sample_bytes(PacketType::kMergeDetect, false);
     bytes[0] = std::byte{raw};
     for (PacketType type : kAllTypes) EXPECT_EQ(decode_as(type, bytes), kBadType);
@@ -138,6 +138,7 @@ TEST(Packets, ZeroNodeIdsAreRefused) {
       {PacketType::kCommit, second_member + kMemberOldRepAt},
       {PacketType::kMergeDetect, kRingRepAt},
       {PacketType::kMergeDetect, kMergeSenderAt},
+      {PacketType::kHoldCancel, kRingRepAt},
   };
   for (auto [type, at] : zeroed) {
     Bytes bytes = sample_bytes(type, false);

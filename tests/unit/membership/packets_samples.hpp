@@ -28,11 +28,11 @@ namespace rtotem::membership::packet_samples {
 
 using Bytes = std::vector<std::byte>;
 constexpr std::array kAllTypes{PacketType::kMcast, PacketType::kToken, PacketType::kJoin,
-                               PacketType::kCommit, PacketType::kMergeDetect};
+                               PacketType::kCommit, PacketType::kMergeDetect, PacketType::kHoldCancel};
 
 // Where the fields the tests corrupt sit, from the layout in packets.hpp.
 constexpr std::size_t kFlagsAt = 1;
-constexpr std::size_t kRingRepAt = 4;  // mcast, token, commit, merge detect
+constexpr std::size_t kRingRepAt = 4;  // mcast, token, commit, merge detect, hold cancel
 constexpr std::size_t kMcastSeqAt = 16, kMcastSenderAt = 24;
 constexpr std::size_t kTokenAruAt = 32, kTokenInstallAt = 40, kTokenMergeAt = 60, kTokenRtrCountAt = 70;
 constexpr std::size_t kJoinSenderAt = 4, kJoinProcAt = 16;
@@ -106,6 +106,8 @@ inline Commit sample_commit(std::size_t count) {
 inline MergeDetect sample_merge_detect() { return {.ring_id = {4, 77}, .sender = 4, .unheard = node_list({2, 9})}; }
 inline MergeDetect full_merge_detect() { return {.ring_id = {4, 77}, .sender = 4, .unheard = full_node_list(5)}; }
 
+inline HoldCancel sample_hold_cancel() { return {.ring_id = {4, 77}}; }
+
 // Each encoder, into a buffer of exactly its announced size.
 template <class Packet, class Encode>
 Bytes encoded_into(std::size_t size, Encode encode, const Packet& packet) {
@@ -122,6 +124,7 @@ inline Bytes encoded(const Commit& c) { return encoded_into(commit_size(c), enco
 inline Bytes encoded(const MergeDetect& m) {
   return encoded_into(merge_detect_size(m), encode_merge_detect, m);
 }
+inline Bytes encoded(const HoldCancel& c) { return encoded_into(hold_cancel_size(), encode_hold_cancel, c); }
 
 // A valid packet of each type; `full` fills every list to its bound.
 inline Bytes sample_bytes(PacketType type, bool full) {
@@ -131,6 +134,7 @@ inline Bytes sample_bytes(PacketType type, bool full) {
     case PacketType::kJoin: return encoded(full ? full_join() : small_join());
     case PacketType::kCommit: return encoded(sample_commit(full ? kMembersMax : 3));
     case PacketType::kMergeDetect: return encoded(full ? full_merge_detect() : sample_merge_detect());
+    case PacketType::kHoldCancel: return encoded(sample_hold_cancel());
   }
   return {};
 }
@@ -168,6 +172,11 @@ inline DecodeError decode_as(PacketType type, std::span<const std::byte> bytes,
       MergeDetect m;
       error = decode_merge_detect(bytes, m);
       if (error == DecodeError::kNone) canonical = encoded(m);
+      return error;
+    }
+    case PacketType::kHoldCancel: {
+      HoldCancel c;
+      if ((error = decode_hold_cancel(bytes, c)) == DecodeError::kNone) canonical = encoded(c);
       return error;
     }
   }

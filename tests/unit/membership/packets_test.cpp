@@ -100,6 +100,14 @@ TEST(Packets, CommitRoundTripsWithOneOrTheMostMembers) {
   }
 }
 
+TEST(Packets, HoldCancelRoundTripsInSixteenBytes) {
+  const Bytes bytes = encoded(sample_hold_cancel());
+  EXPECT_EQ(bytes.size(), 16u);
+  HoldCancel got;
+  ASSERT_EQ(decode_hold_cancel(bytes, got), kNone);
+  EXPECT_EQ(got.ring_id, sample_hold_cancel().ring_id);
+}
+
 TEST(Packets, MergeDetectRoundTrips) {
   MergeDetect got;
   ASSERT_EQ(decode_merge_detect(encoded(sample_merge_detect()), got), kNone);
