@@ -24,11 +24,13 @@ void Node::deliver_ready() {
     RTOTEM_ASSERT(message);  // held: seq <= aru, and nothing undelivered is ever discarded
     if (message->recovery) {  // the protocol's own: consumed when it arrived
       ring.delivered_through = seq;
+      ring.last_sender = message->sender;
       continue;
     }
     if (state_ != MemberState::kOperational) break;
     if (message->delivery == Delivery::kSafe && seq > ring.safe_through) break;  // total order waits too
     ring.delivered_through = seq;
+    ring.last_sender = message->sender;
     deliver_packet(ring.id, seq, *message, false);
   }
   const Seq discard = std::min(ring.safe_through, ring.delivered_through);

@@ -27,6 +27,7 @@ void Node::RingState::reset(const RingId& ring, std::span<const NodeId> member_i
   members = from_span(member_ids);
   queue.reset(0);
   delivered_through = safe_through = last_token_aru = 0;
+  last_sender = kNoNode;
 }
 
 namespace {

@@ -159,6 +159,7 @@ class Node {
     Seq delivered_through = 0;
     Seq safe_through = 0;       // every member holds all up to here
     Seq last_token_aru = 0;     // token aru at my previous visit (corosync's my_last_aru)
+    NodeId last_sender = kNoNode;  // of the highest seq delivered (or consumed) here
   };
 
   // What Recovery needs from the commit token (fixed at entry).
@@ -193,6 +194,7 @@ class Node {
   void forward_token(Time now);
   void send_token_buffer(transport::SendBufferRef buffer, NodeId to, const RingId& ring, Time now);
   bool ring_idle() const noexcept;
+  NodeId rest_holder() const noexcept;
   void pass_token(Time now);
   void on_hold_cancel(transport::InboundPacket& packet, Time now);
   void send_hold_cancel();
@@ -297,9 +299,9 @@ class Node {
   RingId token_ring_;                         // the ring it belongs to: the commit token's, in Commit
   Seq seq_forwarded_ = 0;                     // its `seq`: a later mcast from the successor acks it
   bool holding_token_ = false;
-  // A member: the token left here with nothing waiting anywhere, so the representative may hold
-  // it; the next submission asks it to let go (one hold cancel a visit). The representative: a
-  // member asked while the token was on its way here, so it does not hold it on its next visit.
+  // The token left here with nothing of ours waiting, so another member may rest it (rest_holder);
+  // the next submission asks that one to let go (one hold cancel a visit). hold_cancelled_: a
+  // member asked while the token was on its way here, so we do not hold it on our next visit.
   bool token_may_rest_ = false;
   bool hold_cancelled_ = false;
   bool send_starved_ = false;  // the last visit found no buffer or no room to send in

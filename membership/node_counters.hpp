@@ -16,7 +16,7 @@ namespace rtotem::membership {
   X(tokens_foreign_ring)   /* a token of another ring */                          \
   X(tokens_deferred)       /* no buffer to forward it: left for its retransmission */ \
   X(tokens_retransmitted)  /* our token resent: the successor showed no sign */   \
-  X(hold_cancels_sent)     /* asked the representative to pass an idle ring's token */ \
+  X(hold_cancels_sent)     /* asked the member resting an idle ring's token to pass it */ \
   X(hold_cancels_foreign_ring) /* a hold cancel of another ring, or from a non-member */ \
   X(token_holds_cancelled) /* a held token passed on at a member's request */     \
   X(token_losses)          /* token timeout expired */                            \

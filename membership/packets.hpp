@@ -30,8 +30,8 @@ enum class PacketType : std::uint8_t {
   // A representative's "my ring exists" (or a member's "I exist" to a node that does not hear
   // it): lets separate rings find each other.
   kMergeDetect = 5,
-  // A member with a new message, to the representative that may be holding an idle ring's token:
-  // pass it on now. Nodes of an older version refuse the type (counted), and the hold runs out.
+  // A member with a new message, to the member that may be holding an idle ring's token: pass it
+  // on now. Nodes of an older version refuse the type (counted), and the hold runs out.
   kHoldCancel = 6,
 };
 

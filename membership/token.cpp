@@ -80,7 +80,7 @@ void Node::handle_token(Time now) {
   if (state_ == MemberState::kOperational && vote_on_merge(now)) return;  // the token stops: Gather
   retransmitted_this_visit_ = 0;
   retransmit_requested();
-  // On an idle ring the representative alone holds the token: one hold per rotation keeps the
+  // On an idle ring one member holds the token (rest_holder): one hold per rotation keeps the
   // rotation below the retransmit timeout however many members there are. A node alone on its
   // ring also holds it when it could not send for want of buffers: its token comes straight back
   // through the loopback, and spinning on it would not give the transmissions in flight (which
@@ -89,12 +89,12 @@ void Node::handle_token(Time now) {
   // has a message, and the token reaches it before this node decides to hold again.
   const bool alone_and_starved = send_starved_ && successor() == self_;
   const bool cancelled = std::exchange(hold_cancelled_, false);
-  if (self_ == ring_.id.rep && (alone_and_starved || (ring_idle() && !cancelled))) {
+  if (alone_and_starved || (ring_idle() && !cancelled && rest_holder() == self_)) {
     holding_token_ = true;
     events_.arm_timer(TimerId::kTokenHold, now + ms_to_time(config_.token_hold_ms));
     return;
   }
-  if (cancelled && ring_idle()) ++counters_.token_holds_cancelled;
+  if (cancelled && ring_idle() && rest_holder() == self_) ++counters_.token_holds_cancelled;
   pass_token(now);
 }
 
@@ -104,6 +104,14 @@ bool Node::ring_idle() const noexcept {
   return state_ == MemberState::kOperational && send_count_ == 0 && token_.rtr_count == 0 && retransmitted_this_visit_ == 0 && token_.fcc == 0 &&
          token_.backlog == 0 && token_.aru == token_.seq && ring_.queue.base() == token_.seq &&
          token_.merge_proposer == kNoNode;
+}
+
+// Where an idle ring's token rests: with the sender of its last message, which is where the
+// next one most often comes from (a node that sends alone then never waits for the token), or
+// with the representative before any. Every member that sees the ring idle has delivered that
+// message, so all of them name the same node, and exactly one holds.
+NodeId Node::rest_holder() const noexcept {
+  return ring_.last_sender != kNoNode ? ring_.last_sender : ring_.id.rep;
 }
 
 void Node::pass_token(Time now) {
@@ -127,23 +135,25 @@ void Node::pass_token(Time now) {
   update_aru();
   const Seq token_aru = token_.aru;
   forward_token(now);
-  token_may_rest_ = self_ != ring_.id.rep && !recovering && my_backlog() == 0;
+  token_may_rest_ = !recovering && my_backlog() == 0;
   release_stable(token_aru);
   // Every member holds every recovery message: the old ring can be closed here.
   if (recovering && token_.install_known && ring_.safe_through >= token_.install_seq) operational_enter(now);
 }
 
-// A member's message would wait for the rest of a hold: the representative passes the token at
-// once when it holds it, or skips its next hold when the token is still on its way (corosync's
+// A message would wait for the rest of a hold: the member the token rests with passes it at once
+// when it holds it, or skips its next hold when the token is still on its way (corosync's
 // token_hold_cancel_send). One cancel per visit of ours: the token comes here before the next
-// hold the representative could start.
+// hold could start.
 void Node::send_hold_cancel() {
-  RTOTEM_ASSERT(token_may_rest_ && state_ == MemberState::kOperational && self_ != ring_.id.rep);
+  RTOTEM_ASSERT(token_may_rest_ && state_ == MemberState::kOperational);
   token_may_rest_ = false;
+  const NodeId holder = rest_holder();
+  if (holder == self_) return;  // it rests here: the token comes back to us, or we hold it
   SendBufferRef buffer;
   if (backend_->acquire(buffer) != Status::kOk) return;  // the hold runs out instead
   buffer->set_payload_size(static_cast<std::uint32_t>(encode_hold_cancel({ring_.id}, buffer->writable_payload())));
-  if (backend_->unicast(ring_.id.rep, buffer) != Status::kOk) {
+  if (backend_->unicast(holder, buffer) != Status::kOk) {
     ++counters_.send_refused;
     return;
   }
@@ -157,8 +167,8 @@ void Node::on_hold_cancel(InboundPacket& packet, Time now) {
     ++counters_.packets_malformed;
     return;
   }
-  if (state_ != MemberState::kOperational || !(cancel.ring_id == ring_.id) || self_ != ring_.id.rep ||
-      packet.from == self_ || !contains(ring_.members, packet.from)) {
+  if (state_ != MemberState::kOperational || !(cancel.ring_id == ring_.id) || packet.from == self_ ||
+      !contains(ring_.members, packet.from)) {
     ++counters_.hold_cancels_foreign_ring;
     return;
   }

@@ -355,9 +355,9 @@ void SimCluster::on_deliver(Member& m, const Delivered& message) {
 
 void SimCluster::after_node_call(Member& m) {
   // A torn crash strikes at the first call that queued packets (a token visit, a join, a
-  // retransmission): they are never sent, while what the call delivered, and the ring it may have
-  // installed, stand. Striking at a call that queued nothing (a submission) would make it a plain
-  // crash after that call. Every call starts on an empty queue: the flush below sends it all.
+  // retransmission, a submission's hold cancel): they are never sent, while what the call
+  // delivered, and the ring it may have installed, stand. Striking at a call that queued nothing
+  // would make it a plain crash after that call. Every call starts on an empty queue: the flush below sends it all.
   const std::size_t queued = transport::kTxQueueMax - m.backend->tx_room();
   const bool strikes = m.torn && queued > 0;
   if (strikes) {

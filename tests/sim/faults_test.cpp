@@ -236,9 +236,11 @@ TEST(Faults, ANodeDownFromATornCrashIsConnectedToNoOne) {
 // retransmission; what that call delivered stands. Striking at the node's next call of any kind,
 // it mostly struck an application's submission, which queues nothing until the token comes:
 // `rtotem-sim --seeds 1..60 --torn 1 --crashes 0.5 --stops 0 --late 0 --partitions 0 --pauses 0`
-// had 126 torn crashes and not one delivery in the call that struck.
+// had 126 torn crashes and not one delivery in the call that struck. (A submission that asks for
+// a held token queues its hold cancel, so some strike there; the seed is one where others strike
+// in a delivering call.)
 TEST(Faults, ATornCrashDeliversWhatItsLastCallDeliveredAndSendsNothingOfIt) {
-  SimSpec spec = spec_of(50, 4, faults_of(0.01, 0, 20, 200), 300);
+  SimSpec spec = spec_of(51, 4, faults_of(0.01, 0, 20, 200), 300);
   spec.duration_us = 10 * kSecondUs;
   spec.crashes_per_s = 0.5;
   spec.torn_share = 1;

@@ -405,16 +405,15 @@ Time all_operational_us(const SimResult& r, const std::vector<NodeId>& nodes, Ti
 }
 
 // Node 2's packets stop reaching node 3 for `cut_s` (60 s unless given); every other direction
-// works. The first re-formation makes a ring of two, node 1 and one of 2 and 3; what it costs is
-// the tests' measure (below). Healed, the three merge.
+// works. The first re-formation makes a ring of two, node 1 and one of 2 and 3: which one turns
+// on the run's every draw, so each test runs a few seeds and judges either. What the ring then
+// costs is the tests' measure (below). Healed, the three merge.
 struct OneWayCut {
   std::vector<NodeId> ring;   // the first ring of two formed in the cut
   std::size_t formations = 0;  // of that ring in the cut
   double share = 0;            // its operational share of the whole cut
 };
 
-// Which of 2 and 3 ends up in the ring turns on the run's every draw: each test's seed is one
-// whose history is the one its comment tells.
 OneWayCut one_way_cut(std::uint64_t seed, std::uint32_t token_timeout_ms, Time cut_s = 60) {
   SimSpec spec = spec_of(seed, 3, faults_of(0, 0, 20, 200), 50);
   spec.totem.token_timeout_ms = token_timeout_ms;
@@ -432,52 +431,54 @@ OneWayCut one_way_cut(std::uint64_t seed, std::uint32_t token_timeout_ms, Time c
     ADD_FAILURE() << "no ring of two in the cut: " << explain(spec, r);
     return {};
   }
-
   OneWayCut out{first->members, rings_with(r, first->members, cut, heal), 0};
   out.share = static_cast<double>(all_operational_us(r, out.ring, cut, heal)) / static_cast<double>(heal - cut);
+  EXPECT_TRUE(out.ring == (std::vector<NodeId>{1, 2}) || out.ring == (std::vector<NodeId>{1, 3}))
+      << explain(spec, r);
   return out;
 }
 
-// With the simulator's 1 s token. The commit token of the first round is lost on the cut link; 3
-// then gives up on 2 at its consensus timeout, and 1, still in Commit, takes that join at once
-// (join_is_stale) rather than at the token timeout: 1 and 2 form the ring. 3 heard 1 go on
-// without it and never heard 2, so it names 2 unheard, and the merge vote never passes (below).
-// One ring for the whole cut; all that is lost is the first re-formation (1.25 s of 60).
-TEST(Membership, APersistentOneWayCutLeavesTheTwoWayRingAlone) {
-  const OneWayCut cut = one_way_cut(30, 1000);
-  RecordProperty("share_of_cut", fmt::format("{:.4f}", cut.share));
-  EXPECT_EQ(cut.ring, (std::vector<NodeId>{1, 2}));
-  EXPECT_EQ(cut.formations, 1u);
-  EXPECT_GE(cut.share, 0.975);
-}
+// Seeds 8 and 14 form {1,2} at 250 ms (the others mostly {1,3}); each test covers both.
+constexpr std::uint64_t kOneWayCutSeeds[] = {8, 25, 28, 30};
 
-// With a 250 ms token, the same: {1,2}, and the stranger, 3, is heard by both. Were it let in, it
-// would fail 2 (it does not hear it) and the ring would form again without it, every backoff (11
-// rings, 89 % of the cut, before 3 said so). 3 gave up on 2 at the consensus timeout without a
-// packet from it, while a node it heard (1) went on without it: its merge detections name 2
-// unheard. No member of a ring holding 2 proposes or votes for 3, and 2, named, announces itself
-// to 3 until 3 hears it (merge_vote.cpp). One ring for the whole cut, up 99.4 % of it (issue 18
-// asks 99 %); healed, the three merge.
-TEST(Membership, AOneWayCutsStrangerNamesWhomItDoesNotHearAndStaysOut) {
-  const OneWayCut cut = one_way_cut(25, 250);
-  RecordProperty("share_of_cut", fmt::format("{:.4f}", cut.share));
-  EXPECT_EQ(cut.ring, (std::vector<NodeId>{1, 2}));
-  EXPECT_EQ(cut.formations, 1u);
-  EXPECT_GE(cut.share, 0.99);
+// Either ring holds for the whole cut; all that is lost is the first re-formation. {1,2}: 3
+// heard 1 go on without it and never heard 2, so it names 2 unheard, and no member proposes or
+// votes for it (merge_vote.cpp); and 2, named, announces itself to 3 until 3 hears it. {1,3}: 2
+// hears both, but 3 does not hear 2, so 3 never votes to let it in. Were the stranger let in, it
+// would fail (or be failed by) the member it does not hear, and the ring would form again
+// without it every backoff (11 rings, 89 % of the cut, at 250 ms before the names). With the
+// simulator's 1 s token and with 250 ms (issue 18 asks 99 % of the cut up).
+TEST(Membership, APersistentOneWayCutLeavesTheTwoWayRingAlone) {
+  for (const auto [token_timeout_ms, share] : {std::pair{1000u, 0.975}, std::pair{250u, 0.99}}) {
+    for (std::uint64_t seed : kOneWayCutSeeds) {
+      const OneWayCut cut = one_way_cut(seed, token_timeout_ms);
+      RecordProperty(fmt::format("share_{}_seed{}", token_timeout_ms, seed), fmt::format("{:.4f}", cut.share));
+      EXPECT_EQ(cut.formations, 1u) << "seed " << seed << ", token " << token_timeout_ms;
+      EXPECT_GE(cut.share, share) << "seed " << seed << ", token " << token_timeout_ms;
+    }
+  }
 }
 
 // A name lapses 1000 merge periods (200 s) after it was given, since a node gone for good sends
-// nothing that would lift it. A one-way cut of 300 s then costs a re-formation or two more: the
-// merge the lapse lets in fails on 2 again (twice if 3, pulled into Gather every 400 ms by the
-// ring's merge detections, has just formed alone when the merge starts), and 3 names 2 again.
+// nothing that would lift it. A one-way cut of 300 s then costs a ring of {1,2} a re-formation or
+// two more: the merge the lapse lets in fails on 2 again (twice if 3, pulled into Gather every
+// 400 ms by the ring's merge detections, has just formed alone when the merge starts), and 3
+// names 2 again. A ring of {1,3} names nobody (3's own hearing keeps 2 out), so nothing lapses.
 TEST(Membership, AOneWayCutOutlastingTheNamesCostsAReformationOrTwoMore) {
-  const OneWayCut cut = one_way_cut(25, 250, 300);
-  RecordProperty("share_of_cut", fmt::format("{:.4f}", cut.share));
-  RecordProperty("formations", static_cast<int>(cut.formations));
-  EXPECT_EQ(cut.ring, (std::vector<NodeId>{1, 2}));
-  EXPECT_GE(cut.formations, 2u);
-  EXPECT_LE(cut.formations, 3u);
-  EXPECT_GE(cut.share, 0.99);
+  std::size_t lapsed = 0;
+  for (std::uint64_t seed : {8, 14, 28}) {
+    const OneWayCut cut = one_way_cut(seed, 250, 300);
+    RecordProperty(fmt::format("formations_seed{}", seed), static_cast<int>(cut.formations));
+    EXPECT_GE(cut.share, 0.99) << "seed " << seed;
+    if (cut.ring == std::vector<NodeId>{1, 3}) {
+      EXPECT_EQ(cut.formations, 1u) << "seed " << seed;
+      continue;
+    }
+    ++lapsed;
+    EXPECT_GE(cut.formations, 2u) << "seed " << seed;
+    EXPECT_LE(cut.formations, 3u) << "seed " << seed;
+  }
+  EXPECT_GE(lapsed, 1u) << "no seed formed {1,2}: the lapse went untested; pick seeds that do";
 }
 
 // A cut-off side of two: on a ring of five, nodes 4 and 5 stop reaching node 1 for 60 s (every

@@ -211,6 +211,7 @@ TEST_F(NodeTest, ASafeMessageWaitsUntilTheTokenShowsEveryMemberHasIt) {
   EXPECT_EQ(events.delivered[0].second, "careful");
 }
 
+// Before any message has been ordered on the ring, its token rests with the representative.
 TEST_F(NodeTest, OnAnIdleRingOnlyTheRepresentativeHoldsTheToken) {
   Token idle;
   idle.token_seq = 1;
@@ -276,6 +277,30 @@ TEST_F(NodeTest, AHoldCancelThatOvertakesTheTokenSkipsTheNextHold) {
   EXPECT_EQ(tokens_at(*b2, 1).size(), 1u) << "the representative held the token";
   EXPECT_FALSE(rep_events.timers.count(TimerId::kTokenHold));
   EXPECT_EQ(rep.counters().token_holds_cancelled, 1u);
+}
+
+// Once a message is ordered, the idle token rests with its sender: node 2 holds it after node
+// 1's message is delivered everywhere, and passes it on at once when it submits.
+TEST_F(NodeTest, OnAnIdleRingTheLastSenderHoldsTheToken) {
+  const std::string text = "from 2";
+  ASSERT_EQ(node.submit(std::as_bytes(std::span(text)), Delivery::kAgreed, now), Status::kOk);
+  Token token;
+  token.token_seq = 1;
+  token_from_1(token);
+  step();  // node 2 sends seq 1 with the token
+  ASSERT_EQ(tokens_at_3().size(), 1u);
+  for (std::uint64_t visit = 2; visit <= 4; ++visit) {  // seq 1 becomes stable, then discarded
+    Token next;
+    next.token_seq = visit * 3;
+    next.seq = next.aru = 1;
+    token_from_1(next);
+    step();
+  }
+  EXPECT_TRUE(events.timers.count(TimerId::kTokenHold)) << "node 2 passed an idle token it should rest";
+  const std::string more = "more";
+  ASSERT_EQ(node.submit(std::as_bytes(std::span(more)), Delivery::kAgreed, now), Status::kOk);
+  EXPECT_EQ(events.timers.at(TimerId::kTokenHold), now);  // at once, through the host's loop
+  EXPECT_EQ(node.counters().hold_cancels_sent, 0u);       // nobody else to ask
 }
 
 TEST_F(NodeTest, SubmissionsBeyondTheQueueAreBackPressure) {

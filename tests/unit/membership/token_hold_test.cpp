@@ -1,6 +1,8 @@
-// The idle ring's token hold: the representative keeps an idle token for token_hold_ms per
-// rotation, and a member with a new message asks it to let go (a hold cancel), so a message waits
-// about one rotation from whichever node it is sent, not for the rest of a hold.
+// The idle ring's token hold: one member (the sender of the last message, else the
+// representative) keeps an idle token for token_hold_ms per rotation, and a member with a new
+// message asks it to let go (a hold cancel), so a message waits about one rotation from
+// whichever node it is sent, not for the rest of a hold; and a node that sends alone finds the
+// token at hand.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -45,12 +47,37 @@ TEST(TokenHold, AMessageFromAnyNodeOfAnIdleRingIsDeliveredWithinAboutARotation) 
     }
   }
   // The cancels let the token go; they did not stop the idle ring from holding it.
-  EXPECT_GT(cluster.host(1).node->counters().token_holds_cancelled, 0u);
-  EXPECT_EQ(cluster.host(2).node->counters().token_holds_cancelled, 0u);
+  std::uint64_t cancelled = 0, cancels = 0;
+  for (NodeId id : {1, 2, 3}) {
+    cancelled += cluster.host(id).node->counters().token_holds_cancelled;
+    cancels += cluster.host(id).node->counters().hold_cancels_sent;
+  }
+  EXPECT_GT(cancelled, 0u);
+  EXPECT_LE(cancelled, cancels);
 }
 
-// Cancels cost nothing on an idle ring: none is sent while nobody submits, and the representative
-// holds the token once per rotation as before.
+// The token rests where the last message came from: a node that sends one message at a time on
+// an idle ring holds it between them, and sends the next at once, with no packet before it.
+TEST(TokenHold, ANodeThatSendsAloneKeepsTheTokenBetweenItsMessages) {
+  Cluster cluster;
+  for (NodeId id : {1, 2, 3}) cluster.start(id);
+  cluster.run_for(2000);
+  (void)self_delivery_us(cluster, 3, "first");  // the token comes to rest at node 3
+  const std::uint64_t cancels_before = cluster.host(3).node->counters().hold_cancels_sent;
+  for (int i = 0; i < 10; ++i) {
+    cluster.run_for(50);  // idle: node 3 holds the token
+    const Time sent = cluster.now();
+    cluster.submit(3, fmt::format("again{}", i));
+    cluster.run_for_us(1);  // the hold ends at once, and node 3 sends before any packet lands
+    ASSERT_FALSE(cluster.host(3).delivered.empty());
+    EXPECT_EQ(cluster.host(3).delivered.back().text, fmt::format("again{}", i));
+    EXPECT_EQ(cluster.host(3).delivered.back().at, sent);
+  }
+  EXPECT_EQ(cluster.host(3).node->counters().hold_cancels_sent, cancels_before);
+}
+
+// Cancels cost nothing on an idle ring: none is sent while nobody submits, and one member holds
+// the token once per rotation as before.
 TEST(TokenHold, AnIdleRingSendsNoCancelAndHoldsOncePerRotation) {
   Cluster cluster;
   for (NodeId id : {1, 2, 3}) cluster.start(id);
