@@ -6,8 +6,14 @@
 # on the drop-in libcpg (rtotem-cpg). Rows:
 #   throughput   every node sends S-byte messages flat out for T s; msgs/s and MB/s delivered at
 #                each node; every node's order hash and count must agree (else the run FAILS)
-#   latency      node 1 sends at a low fixed rate, the others receive; send-to-self-delivery
-#                p50/p99/p99.9 (10,000 samples up to 16 KiB; fewer above, where the rate must drop)
+#   latency      node 1 (the representative) sends at a low fixed rate, the others receive;
+#                send-to-self-delivery p50/p99/p99.9 (10,000 samples up to 16 KiB; fewer above,
+#                where the rate must drop); then the same from node N, which is not
+#   idle         each node in turn sends one 64-byte message every 250 ms (longer than either
+#                system's token hold, so the ring is idle before each) for IDLE s; its
+#                send-to-self-delivery p50/p90/max
+#   idle CPU     no client: each daemon's CPU time (all threads, /proc schedstat) over IDLE_CPU s
+#                of an idle ring, in µs per second
 #   failure      kill -9 of node N's daemon; time until every survivor's client has the group
 #                change (watch mode), with equal token (1000 ms) and consensus (1200 ms)
 #   link failure configs with two links only: node 1 sends 1 KiB at 1000/s for 9 s; at 3 s node
@@ -70,6 +76,9 @@ sizes="64 1024 16384 65536 1047552"  # 1047552: libcpg's largest atomic message 
 lat_sizes="64 1024 16384 65536 1047552"
 configs="rtotem:udpu:off:other rtotem:udp:off:other rtotem-cpg:udpu:off:other corosync:knet:off:rr corosync:knet:off:other corosync:udpu:off:rr corosync:udpu:off:other corosync:knet:on:rr"
 lat_seconds=10
+idle_seconds=8
+idle_rate=4  # one message every 250 ms: rtotem's hold is 190 ms at token 1000, corosync's 180
+idle_cpu_seconds=10
 mode=full
 baseline=""
 build=1
@@ -77,7 +86,7 @@ args=("$@")
 while (($#)); do
   case "$1" in
     --quick)
-      mode=quick nodes=3 reps=1 secs=3 sizes="64 1024 65536" lat_sizes=1024 lat_seconds=5
+      mode=quick nodes=3 reps=1 secs=3 sizes="64 1024 65536" lat_sizes=1024 lat_seconds=5 idle_seconds=5
       configs="rtotem:udpu:off:other rtotem:udp:off:other rtotem-cpg:udpu:off:other corosync:knet:off:rr corosync:knet:off:other corosync:udpu:off:other"
       shift ;;
     --out) out=$2; shift 2 ;;
@@ -161,7 +170,7 @@ results="$out/results.jsonl"
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "command: bench/compare/compare.sh ${args[*]}"
-  echo "mode: $mode; nodes: $nodes; repetitions: $reps; throughput seconds: $secs; latency seconds: $lat_seconds; link MTU: $CMP_MTU"
+  echo "mode: $mode; nodes: $nodes; repetitions: $reps; throughput seconds: $secs; latency seconds: $lat_seconds; idle seconds per sender: $idle_seconds; link MTU: $CMP_MTU"
   echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GiB, kernel $(uname -r), $(. /etc/os-release && echo "$PRETTY_NAME")"
   echo "rtotem: $(sys_version rtotem); build: $CMP_BUILD (release, invariants off)"
   [[ -z $CMP_BASELINE ]] || echo "baseline: $(sys_version rtotem-base); build: $CMP_BASELINE"
@@ -202,6 +211,49 @@ cluster_down() {
 }
 
 # ---------------------------------------------------------------- runs
+
+# run_idle_cpu LABEL N: every daemon's CPU time over idle_cpu_seconds of a ring with no client.
+run_idle_cpu() {
+  local label=$1 n=$2 i
+  local -a before=() after=()
+  for ((i = 1; i <= n; i++)); do before+=("$(thread_cpu_ns "${daemon_pid[$i]}")"); done
+  sleep "$idle_cpu_seconds"
+  for ((i = 1; i <= n; i++)); do after+=("$(thread_cpu_ns "${daemon_pid[$i]}")"); done
+  local per_s=() ok=1
+  for ((i = 0; i < n; i++)); do
+    if [[ ${before[i]} == - || ${after[i]} == - ]]; then ok=0; per_s+=(0); continue; fi
+    per_s+=($(((after[i] - before[i]) / 1000 / idle_cpu_seconds)))
+  done
+  local joined
+  joined=$(IFS=,; echo "${per_s[*]}")
+  echo "{$label, \"ok\": $ok, \"cpu_us_per_s\": [$joined]}" >>"$results"
+}
+
+# thread_cpu_ns PID: the time all of PID's threads have run, in ns (/proc/PID/task/*/schedstat's
+# first field), or "-" once it has gone.
+thread_cpu_ns() {
+  local sum=0 ns rest t
+  for t in /proc/"$1"/task/*/schedstat; do
+    read -r ns rest 2>/dev/null <"$t" || continue
+    sum=$((sum + ns))
+  done
+  [[ -d /proc/$1 ]] && echo "$sum" || echo -
+}
+
+# run_latency LABEL SYSTEM N SENDER SIZE RATE SECONDS GROUP: node SENDER sends SIZE-byte messages
+# at RATE/s for SECONDS, timing each to its own delivery; the others receive.
+run_latency() {
+  local label=$1 system=$2 n=$3 sender=$4 size=$5 rate=$6 seconds=$7 group=$8 i
+  local -a per_node=()
+  for ((i = 1; i <= n; i++)); do
+    if ((i == sender)); then
+      per_node+=("--mode latency --senders $n --size $size --rate $rate --duration $seconds --group $group-$sender")
+    else
+      per_node+=("--mode receive --senders $n --size $size --duration $seconds --group $group-$sender")
+    fi
+  done
+  run_clients "$label, \"sender\": $sender" "$system" "$n" "${per_node[@]}" || true
+}
 
 # run_clients LABEL SYSTEM N ARGS_NODE_1 ... ARGS_NODE_N: one bench client per node, in parallel,
 # each bounded in time; each one's JSON goes to results.jsonl with the row's labels in front. With
@@ -402,17 +454,22 @@ run_config() {  # run_config CONFIG N REP
   base="\"system\": \"$system\", \"transport\": \"$transport\", \"crypto\": \"$crypto\", \"sched\": \"$sched\", \"sched_seen\": \"$sched_now\", \"netmtu\": \"$netmtu\", \"nodes\": $n, \"rep\": $rep"
   # The baseline's rows carry its name: the report labels them with it.
   [[ $system != rtotem-base ]] || base+=", \"build\": \"$(rtotem_describe "$CMP_BASELINE")\""
+  run_idle_cpu "$base, \"row\": \"idlecpu\", \"bytes\": 0" "$n"
   for size in $sizes; do
     label="$base, \"row\": \"throughput\", \"bytes\": $size"
     local -a per_node=()
     for ((i = 1; i <= n; i++)); do per_node+=("--mode throughput --senders $n --size $size --duration $secs --group t$size-$rep"); done
     costs_label="$base, \"bytes\": $size" run_clients "$label" "$system" "$n" "${per_node[@]}" || true
   done
+  local sender
   for size in $lat_sizes; do
-    label="$base, \"row\": \"latency\", \"bytes\": $size"
-    local -a per_node=("--mode latency --senders $n --size $size --rate $(latency_rate "$size") --duration $lat_seconds --group l$size-$rep")
-    for ((i = 2; i <= n; i++)); do per_node+=("--mode receive --senders $n --size $size --duration $lat_seconds --group l$size-$rep"); done
-    run_clients "$label" "$system" "$n" "${per_node[@]}" || true
+    for sender in 1 "$n"; do
+      run_latency "$base, \"row\": \"latency\", \"bytes\": $size" "$system" "$n" "$sender" "$size" \
+        "$(latency_rate "$size")" "$lat_seconds" "l$size-$rep"
+    done
+  done
+  for ((sender = 1; sender <= n; sender++)); do
+    run_latency "$base, \"row\": \"idle\", \"bytes\": 64" "$system" "$n" "$sender" 64 "$idle_rate" "$idle_seconds" "i$rep"
   done
   if [[ $transport == *-2links-* ]]; then
     run_link_failure "$base, \"row\": \"linksteady\", \"bytes\": 1024" "$system" "$n" no

@@ -16,7 +16,7 @@
   report.py report OUT_DIR             OUT_DIR/results.jsonl + meta.txt -> markdown on stdout
 
 A row's value per run is the mean over its nodes (throughput: what each node delivered per second;
-latency: node 1's own samples; failure: the slowest survivor); over repetitions, the median and
+latency and idle: the sender's own samples, per sender; failure: the slowest survivor); over repetitions, the median and
 the range. "best" compares each system's best configuration for that row, as issue 6 asks; the
 baseline (rtotem-base, another rtotem build) is no part of rtotem's best, and is compared with it
 in a column of its own.
@@ -145,25 +145,34 @@ def size_name(b):
 
 
 def per_run(results, row, value):
-    """{(nodes, bytes): {config: [value per repetition]}}, and the runs whose check failed."""
+    """{(nodes, bytes, sender): {config: [value per repetition]}}, and the runs whose check failed.
+    sender: the node that sent, for the rows with one sender (latency, idle); else 0."""
     runs = defaultdict(list)
     for r in results:
         if r["row"] == row:
-            runs[(r["nodes"], r["bytes"], config_name(r), r["rep"], r["system"])].append(r)
+            runs[(r["nodes"], r["bytes"], r.get("sender", 0), config_name(r), r["rep"], r["system"])].append(r)
     table = defaultdict(lambda: defaultdict(list))
     systems = {}
     bad = []
-    for (nodes, size, config, rep, system), rs in sorted(runs.items()):
+    for (nodes, size, sender, config, rep, system), rs in sorted(runs.items()):
         problem = check(row, rs, nodes)
         if problem:
-            bad.append(f"N={nodes} {size_name(size)} {config} rep {rep}: {problem}")
+            from_ = f" from node {sender}" if sender else ""
+            bad.append(f"{row} N={nodes} {size_name(size)}{from_} {config} rep {rep}: {problem}")
             continue
-        table[(nodes, size)][config].append(value(rs))
+        table[(nodes, size, sender)][config].append(value(rs))
         systems[config] = system
     return table, systems, bad
 
 
+def senders_own(key):
+    """A one-sender row's value: the sender's own samples (node 1's, in results without a sender)."""
+    return lambda rs: next(r[key] for r in rs if r["client_node"] == rs[0].get("sender", 1))
+
+
 def check(row, rs, nodes):
+    if row == "idlecpu":
+        return None if rs[0]["ok"] else "a daemon went during the idle sample"
     if row == "failure":
         return None if len(rs) == nodes - 1 else f"{len(rs)} of {nodes - 1} survivors saw node {nodes} go"
     if len(rs) != nodes or not all(r["ok"] for r in rs):
@@ -205,15 +214,17 @@ def table(title, table_, systems, fmt, higher_is_better, note):
               if s in systems.values()]
     # The same client binary (cpg-bench) on both: rtotem through the drop-in libcpg against Corosync.
     cpg = "rtotem-cpg" in systems.values()
+    by_sender = any(sender for (_, _, sender) in table_)
     lines = [f"### {title}", "", note, "",
-             "| N | size | " + " | ".join(configs) + " | rtotem best / corosync best |" +
+             "| N | size | " + ("sender | " if by_sender else "") + " | ".join(configs) +
+             " | rtotem best / corosync best |" +
              ("" if not cpg else " rtotem via libcpg / corosync best |") +
              "".join(f" rtotem best / {name} |" for _, name in others),
-             "|---|---:|" + "---:|" * (len(configs) + 1 + cpg + len(others))]
-    for (nodes, size) in sorted(table_):
-        row = table_[(nodes, size)]
+             "|---|---:|" + ("---:|" if by_sender else "") + "---:|" * (len(configs) + 1 + cpg + len(others))]
+    for (nodes, size, sender) in sorted(table_):
+        row = table_[(nodes, size, sender)]
         cells = [cell(row[c], fmt) if row.get(c) else "–" for c in configs]
-        lines.append(f"| {nodes} | {size_name(size)} | " + " | ".join(cells) +
+        lines.append(f"| {nodes} | {size_name(size)} | " + (f"{sender} | " if by_sender else "") + " | ".join(cells) +
                      f" | {ratio_text(row, systems, higher_is_better)} |" +
                      ("" if not cpg else f" {ratio_text(row, systems, higher_is_better, ours='rtotem-cpg')} |") +
                      "".join(f" {ratio_text(row, systems, higher_is_better, s)} |" for s, _ in others))
@@ -240,13 +251,22 @@ def report(out):
     lines += table("Throughput: MB/s delivered at each node", t, systems, lambda v: f"{v:,.1f}", True,
                    "The same runs in 10^6 bytes per second.")
     for key, name in (("p50_us", "p50"), ("p99_us", "p99"), ("p999_us", "p99.9")):
-        t, systems, b = per_run(results, "latency", lambda rs, k=key: next(r[k] for r in rs if r["client_node"] == 1))
+        t, systems, b = per_run(results, "latency", senders_own(key))
         if key == "p50_us":
             bad += b
-        lines += table(f"Latency {name}, µs (node 1 sends at a low rate, all nodes deliver)", t, systems,
+        lines += table(f"Latency {name}, µs (one node sends at a low rate, all nodes deliver)", t, systems,
                        lambda v: f"{v:,.0f}", False,
-                       "Send-to-self-delivery at node 1, timed from the first mcast attempt; samples: "
-                       + samples_note(results) + ".")
+                       "Send-to-self-delivery at the sender, timed from the first mcast attempt; node 1 is "
+                       "the ring's representative, node N is not; samples: " + samples_note(results, "latency") + ".")
+    for key, name in (("p50_us", "median"), ("max_us", "max")):
+        t, systems, b = per_run(results, "idle", senders_own(key))
+        if key == "p50_us":
+            bad += b
+        if t:
+            lines += table(f"Idle ring, {name} µs (each node in turn sends one 64 B message every 250 ms)", t,
+                           systems, lambda v: f"{v:,.0f}", False,
+                           "Send-to-self-delivery of a message sent on an idle ring: 250 ms apart, longer than "
+                           "either system's token hold; samples: " + samples_note(results, "idle") + ".")
     t, systems, b = per_run(results, "linkfail", lambda rs: max(r["max_gap_us"] for r in rs) / 1e3)
     bad += b
     if t:
@@ -261,6 +281,12 @@ def report(out):
                        lambda v: f"{v:,.0f}", False,
                        "The same load as the row above, in the same cluster just before it, with no cut: "
                        "the gap this machine's scheduling alone makes.")
+    t, systems, b = per_run(results, "idlecpu", lambda rs: statistics.mean(rs[0]["cpu_us_per_s"]))
+    bad += b
+    if t:
+        lines += table("Idle ring: CPU per daemon, µs per second", t, systems, lambda v: f"{v:,.0f}", False,
+                       "No client: each daemon's CPU time over the sample (all threads), mean over the "
+                       "daemons. What a cluster with nothing to say costs its nodes.")
     t, systems, b = per_run(results, "failure", lambda rs: max(r["detection_ms"] for r in rs))
     bad += b
     lines += table("Failure detection, ms (kill -9 of node N's daemon)", t, systems, lambda v: f"{v:,.0f}", False,
@@ -370,10 +396,10 @@ def cost_tables(results):
     return lines + [""]
 
 
-def samples_note(results):
+def samples_note(results, row):
     by_size = defaultdict(set)
     for r in results:
-        if r["row"] == "latency" and r["client_node"] == 1 and "samples" in r:
+        if r["row"] == row and r["client_node"] == r.get("sender", 1) and "samples" in r:
             by_size[r["bytes"]].add(r["samples"])
     return "; ".join(f"{size_name(b)}: {min(s):,}–{max(s):,}" for b, s in sorted(by_size.items())) or "none"
 
