@@ -94,8 +94,10 @@ int handle(rtotem_t* h, const Event& event) {
       if (!group || !read_members(in, h->members, nullptr) || !read_members(in, h->joined, &h->joined_reasons) ||
           !read_members(in, h->left, &h->reasons))
         return -EPROTO;
+      // Whether it is this connection's own join or leave: absent from an older daemon.
+      const std::uint8_t flags = in.at_end() ? 0 : in.get_u8();
       h->group.assign(*group);
-      for (const rtotem_member& gone : h->left) h->pieces.forget(gone, h->group);
+      h->pieces.changed(h->group, h->left, (flags & rtotem::ipc::kChangeOwn) != 0);
       const rtotem_group_change c{h->group.c_str(), h->members.data(), h->members.size(), h->joined.data(),
                                   h->joined.size(), h->left.data(), h->left.size(), h->reasons.data(),
                                   h->joined_reasons.data()};
@@ -207,7 +209,9 @@ int rtotem_join(rtotem_t* h, const char* group) {
   if (rc == 0) {
     learn_credit(h, reply);
     h->joined_groups.emplace(group);  // -EEXIST may be another handle of this process
-    h->pieces.forget_group(group);    // begun in an earlier membership: never finished here
+    // What was begun before is never finished here. The own join's change says so where it comes
+    // in the stream; this is for an older daemon, which marks no change as this connection's.
+    h->pieces.changed(group, {}, true);
   }
   return rc;
 }

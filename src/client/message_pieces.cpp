@@ -43,6 +43,14 @@ PieceAssembler::Outcome PieceAssembler::add(const rtotem_member& sender, std::st
   return Outcome::kComplete;
 }
 
+void PieceAssembler::changed(std::string_view group, std::span<const rtotem_member> left, bool own) {
+  if (own) {
+    forget_group(group);
+    return;
+  }
+  for (const rtotem_member& gone : left) forget(gone, group);
+}
+
 void PieceAssembler::forget(const rtotem_member& sender, std::string_view group) {
   if (const auto at = partial_.find(std::tuple(group, sender.nodeid, sender.pid)); at != partial_.end()) drop(at);
 }

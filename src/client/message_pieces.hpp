@@ -6,7 +6,10 @@
 // group, and delivers the message where its last piece is delivered, so every member that had
 // all of its pieces delivers it at the same place in the order. A member that joined after the
 // first piece never has them all and drops the rest (as Corosync's libcpg does); so does one
-// whose sender left mid-message.
+// whose sender left mid-message. This member's own leave or join ends every message of the group
+// begun before it, at the place its event stream has it (the daemon marks the change as its own:
+// ipc::kChangeOwn), not when the call returns: the pieces of a message begun before a leave,
+// still undispatched, are never joined to the end of a later message of the same size.
 #pragma once
 
 #include <cstddef>
@@ -41,10 +44,10 @@ class PieceAssembler {
   // 64 MiB message does not hold that memory until the next one completes.
   std::vector<std::byte> take_message() noexcept { return std::move(complete_); }
 
-  // The sender left the group: what it had begun is never finished.
-  void forget(const rtotem_member& sender, std::string_view group);
-  // This member (re)joins the group: what was begun before it joined is never finished here.
-  void forget_group(std::string_view group);
+  // A change of `group`, where this member's event stream has it: what the senders in `left` had
+  // begun is never finished; nor, at this member's own join or leave (`own`), anything begun
+  // before it.
+  void changed(std::string_view group, std::span<const rtotem_member> left, bool own);
 
   std::uint64_t dropped() const noexcept { return dropped_; }
   std::size_t pending() const noexcept { return partial_.size(); }
@@ -57,6 +60,8 @@ class PieceAssembler {
   };
   using Partials = std::map<Key, Partial, std::less<>>;
   Outcome drop(Partials::iterator at);
+  void forget(const rtotem_member& sender, std::string_view group);
+  void forget_group(std::string_view group);
 
   Partials partial_;
   std::vector<std::byte> complete_;
