@@ -377,6 +377,12 @@ int rtotem_max_message_size(rtotem_t* h, size_t* out) {
   return in.short_read() ? -EPROTO : 0;
 }
 
+int rtotem_messages_dropped(rtotem_t* h, uint64_t* out) {
+  if (h == nullptr || out == nullptr) return -EINVAL;
+  *out = h->pieces.evicted();
+  return 0;
+}
+
 const char* rtotem_strerror(int err) {
   switch (err) {
     case 0: return "success";

@@ -10,6 +10,12 @@
 // begun before it, at the place its event stream has it (the daemon marks the change as its own:
 // ipc::kChangeOwn), not when the call returns: the pieces of a message begun before a leave,
 // still undispatched, are never joined to the end of a later message of the same size.
+//
+// What a handle holds of unfinished messages is bounded, all together (kPiecesHeldMax), counted
+// by what is allocated: each one's storage grows by doubling, up to its message's size. Past the
+// bound the message least recently given a piece is dropped (a sender that stopped midway holds
+// no room the others need), and its later pieces as they come; evicted() counts them for
+// rtotem_messages_dropped.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +33,10 @@ namespace rtotem::client {
 inline constexpr std::size_t kPieceHeaderSize = 5;
 inline constexpr std::uint8_t kPieceFirst = 1;
 
+// Room for four of the largest messages under way at once.
+inline constexpr std::size_t kPiecesHeldMax = 4 * std::size_t{RTOTEM_MESSAGE_MAX};
+static_assert(kPiecesHeldMax >= RTOTEM_MESSAGE_MAX, "the largest message must fit");
+
 // The header of a piece of a `total`-byte message: the first or a later one.
 void put_piece_header(std::span<std::byte, kPieceHeaderSize> out, bool first, std::size_t total) noexcept;
 
@@ -37,6 +47,9 @@ class PieceAssembler {
     kComplete,  // the message is whole: take_message() hands it over
     kDropped,   // not part of a message this member can put together (counted in dropped())
   };
+
+  // `held_max`: the bound on what unfinished messages hold together (a test's is smaller).
+  explicit PieceAssembler(std::size_t held_max = kPiecesHeldMax) noexcept : held_max_(held_max) {}
 
   // One delivered piece of `sender` in `group`.
   Outcome add(const rtotem_member& sender, std::string_view group, std::span<const std::byte> piece);
@@ -50,22 +63,33 @@ class PieceAssembler {
   void changed(std::string_view group, std::span<const rtotem_member> left, bool own);
 
   std::uint64_t dropped() const noexcept { return dropped_; }
+  // Messages dropped for want of room, within dropped(): past the bound, or larger than it.
+  std::uint64_t evicted() const noexcept { return evicted_; }
   std::size_t pending() const noexcept { return partial_.size(); }
+  std::size_t held() const noexcept { return held_; }  // bytes allocated for unfinished messages
 
  private:
   using Key = std::tuple<std::string, std::uint32_t, std::uint32_t>;  // group, node, pid
   struct Partial {
     std::uint32_t total = 0;
     std::vector<std::byte> bytes;
+    std::uint64_t added = 0;  // when it was last given a piece (added_)
   };
   using Partials = std::map<Key, Partial, std::less<>>;
+  void erase(Partials::iterator at);
   Outcome drop(Partials::iterator at);
+  bool make_room(Partials::iterator at, std::size_t more);
+  void evict_oldest_but(Partials::iterator keep);
   void forget(const rtotem_member& sender, std::string_view group);
   void forget_group(std::string_view group);
 
+  std::size_t held_max_;
   Partials partial_;
+  std::size_t held_ = 0;  // the capacity of every partial's bytes
+  std::uint64_t added_ = 0;
   std::vector<std::byte> complete_;
   std::uint64_t dropped_ = 0;
+  std::uint64_t evicted_ = 0;
 };
 
 }  // namespace rtotem::client

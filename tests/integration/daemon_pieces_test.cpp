@@ -220,6 +220,11 @@ TEST(MessagesInPieces, AReceiverThatLeavesAndJoinsAgainNeverJoinsPiecesOfTwoMess
     got.push_back(m.text.size() < 100 ? m.text : fmt::format("{} bytes: {} 'A', {} 'B'", m.text.size(), a, m.text.size() - a));
   }
   EXPECT_EQ(got, (std::vector<std::string>{"mark 1", "end"}));
+  // Dropped for a reason the group changes tell, not for want of room: not counted.
+  std::uint64_t dropped = 1;
+  EXPECT_EQ(rtotem_messages_dropped(receiver.handle(), &dropped), 0);
+  EXPECT_EQ(dropped, 0u);
+  EXPECT_EQ(rtotem_messages_dropped(receiver.handle(), nullptr), -EINVAL);
   std::vector<std::string> watched;
   for (const Received& m : watcher.messages) watched.push_back(m.text);
   EXPECT_EQ(watched, (std::vector<std::string>{"mark 1", m1, "m1 sent", "mark 2", m2, "end"}));

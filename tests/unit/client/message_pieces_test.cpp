@@ -143,6 +143,62 @@ TEST(MessagePieces, AFirstPieceWhileAMessageIsUnfinishedStartsAfresh) {
   EXPECT_EQ(assembler.dropped(), 1u);
 }
 
+// The bound on what unfinished messages hold together: a sender that stopped midway is evicted
+// for one that goes on, not the other way round; its later pieces are dropped as they come.
+TEST(MessagePieces, PastTheBoundTheMessageLeastRecentlyGivenAPieceIsDropped) {
+  PieceAssembler assembler(100);
+  const auto stalled = split(std::string(80, 's'), 20);
+  EXPECT_EQ(assembler.add(kA, "g", stalled[0]), Outcome::kPending);
+  EXPECT_EQ(assembler.add(kA, "g", stalled[1]), Outcome::kPending);
+  const auto going = split(std::string(80, 'g'), 20);
+  Outcome last{};
+  for (const Bytes& piece : going) {
+    last = assembler.add(kB, "g", piece);
+    EXPECT_LE(assembler.held(), 100u);
+  }
+  ASSERT_EQ(last, Outcome::kComplete);
+  EXPECT_EQ(text(assembler.take_message()), std::string(80, 'g'));
+  EXPECT_EQ(assembler.evicted(), 1u);
+  EXPECT_EQ(assembler.add(kA, "g", stalled[2]), Outcome::kDropped);
+  EXPECT_EQ(assembler.pending(), 0u);
+  EXPECT_EQ(assembler.held(), 0u);
+}
+
+// Storage is counted as allocated, and grows by doubling only up to its message's size: three
+// messages of 6, 6 and 4 bytes in 1-byte pieces fill a bound of 16 exactly (doubling past 6
+// would make it 20), and all three are delivered.
+TEST(MessagePieces, StorageGrowsNoFurtherThanItsMessageAndIsCountedAsAllocated) {
+  PieceAssembler assembler(16);
+  const rtotem_member senders[] = {kA, kB, {5, 500}};
+  const std::vector<std::string> messages{"aaaaaa", "bbbbbb", "cccc"};
+  std::vector<std::vector<Bytes>> pieces;
+  for (const std::string& m : messages) pieces.push_back(split(m, 1));
+  std::vector<std::string> delivered;
+  for (std::size_t i = 0; i < 6; ++i) {
+    for (std::size_t s = 0; s < 3; ++s) {
+      if (i >= pieces[s].size()) continue;
+      if (assembler.add(senders[s], "g", pieces[s][i]) == Outcome::kComplete) delivered.push_back(text(assembler.take_message()));
+      EXPECT_LE(assembler.held(), 16u);
+    }
+  }
+  EXPECT_EQ(delivered, (std::vector<std::string>{"cccc", "aaaaaa", "bbbbbb"}));
+  EXPECT_EQ(assembler.evicted(), 0u);
+  EXPECT_EQ(assembler.held(), 0u);
+}
+
+// A message larger than the bound alone is dropped at its first piece; it evicts no other.
+TEST(MessagePieces, AMessageLargerThanTheBoundIsDroppedAndEvictsNoOther) {
+  PieceAssembler assembler(16);
+  const auto small = split("small", 2);
+  EXPECT_EQ(assembler.add(kA, "g", small[0]), Outcome::kPending);
+  const auto large = split(std::string(20, 'L'), 8);
+  for (const Bytes& piece : large) EXPECT_EQ(assembler.add(kB, "g", piece), Outcome::kDropped);
+  EXPECT_EQ(assembler.evicted(), 1u);
+  EXPECT_EQ(assembler.add(kA, "g", small[1]), Outcome::kPending);
+  ASSERT_EQ(assembler.add(kA, "g", small[2]), Outcome::kComplete);
+  EXPECT_EQ(text(assembler.take_message()), "small");
+}
+
 TEST(MessagePieces, PiecesThatDoNotFitTheirMessageAreDroppedWithIt) {
   const auto bytes = [](std::initializer_list<int> v) {
     Bytes out;
