@@ -37,10 +37,14 @@
  * whose request is larger than 16 KiB (the data, the group name and 22 bytes) waits for its
  * answer as rtotem_mcast_sync does. rtotem_disconnect
  * first waits (a round trip, up to 5 s while the daemon's request queue is full) until the daemon
- * has taken every message sent (rtotem_flush), so they are not lost; the daemon then keeps those
- * the ring cannot take yet, up to 16 MiB for all departed clients together, past which it drops
- * them with a warning. A process that dies may lose those its daemon had not read yet, as if it
- * had died before sending them.
+ * has taken every message sent (rtotem_flush); the daemon then puts them on the ring after the
+ * connection is gone, before its leaves. It keeps those the ring cannot take yet up to 16 MiB for
+ * all departed clients together: a connection whose waiting messages would pass that, with those
+ * of the connections that went before it, loses them all (a warning in the log, and
+ * ipc.orphans_dropped in rtotemctl stats), as if it had died before sending them. So a clean
+ * disconnect loses messages only while the ring is stalled and many clients leave messages
+ * behind, or after those 5 s. A process that dies may lose those its daemon had not read yet,
+ * as if it had died before sending them.
  *
  * Callback data is valid for the duration of the callback only. A handle is used by one thread
  * at a time; a callback must not call rtotem_dispatch or rtotem_disconnect on its own handle. A

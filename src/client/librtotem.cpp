@@ -192,8 +192,10 @@ int rtotem_connect(rtotem_t** out, const char* ipc_name, const rtotem_callbacks*
   return 0;
 }
 
-// Multicasts sent without an answer are taken by the daemon first (rtotem_flush): a clean
-// disconnect loses none of them.
+// Multicasts sent without an answer are taken by the daemon first (rtotem_flush), and it puts
+// them on the ring after the connection is gone. Lost all the same: those it has not read after
+// 5 s of a full request queue, and those the ring cannot take yet past the daemon's bound on
+// what departed clients leave waiting (16 MiB together: rtotem.h).
 void rtotem_disconnect(rtotem_t* h) {
   // The request ring may be full of them: the flush waits its turn (the daemon is reading).
   for (int tries = 0; h != nullptr && h->sent != h->taken && tries < 5000; ++tries) {
