@@ -37,10 +37,14 @@
  * whose request is larger than 16 KiB (the data, the group name and 22 bytes) waits for its
  * answer as rtotem_mcast_sync does. rtotem_disconnect
  * first waits (a round trip, up to 5 s while the daemon's request queue is full) until the daemon
- * has taken every message sent (rtotem_flush), so they are not lost; the daemon then keeps those
- * the ring cannot take yet, up to 16 MiB for all departed clients together, past which it drops
- * them with a warning. A process that dies may lose those its daemon had not read yet, as if it
- * had died before sending them.
+ * has taken every message sent (rtotem_flush); the daemon then puts them on the ring after the
+ * connection is gone, before its leaves. It keeps those the ring cannot take yet up to 16 MiB for
+ * all departed clients together: a connection whose waiting messages would pass that, with those
+ * of the connections that went before it, loses them all (a warning in the log, and
+ * ipc.orphans_dropped in rtotemctl stats), as if it had died before sending them. So a clean
+ * disconnect loses messages only while the ring is stalled and many clients leave messages
+ * behind, or after those 5 s. A process that dies may lose those its daemon had not read yet,
+ * as if it had died before sending them.
  *
  * Callback data is valid for the duration of the callback only. A handle is used by one thread
  * at a time; a callback must not call rtotem_dispatch or rtotem_disconnect on its own handle. A
@@ -78,7 +82,12 @@ typedef struct rtotem_handle rtotem_t;
  * each waiting for the daemon's answer; when the ring pushes back after the first one, it waits
  * (up to 30 s, then -ETIMEDOUT: the members drop what came). The sender's own pieces come back to
  * it as events too: unless it dispatches meanwhile (another thread), its queue in the daemon
- * (ipc.client_queue_bytes) must hold them. */
+ * (ipc.client_queue_bytes) must hold them. A receiving handle holds up to 256 MiB of unfinished
+ * messages together; past that it drops the one least recently given a piece (and its later
+ * pieces as they come), which the other members may deliver: rtotem_messages_dropped counts them.
+ * A process that leaves a group drops what it had of the group's unfinished messages where its
+ * leave comes among its events: one that leaves and joins again never joins the start of one
+ * message to the end of another. */
 #define RTOTEM_MESSAGE_MAX (64u << 20)
 
 enum rtotem_order { RTOTEM_AGREED = 0, RTOTEM_SAFE = 1 };
@@ -163,6 +172,11 @@ typedef int (*rtotem_group_members_fn)(const char *group, const struct rtotem_me
 RTOTEM_API int rtotem_group_members(rtotem_t *, const char *group, rtotem_group_members_fn each, void *ctx);
 /* The largest `len` rtotem_mcast sends in one multicast on this cluster (see RTOTEM_MESSAGE_MAX). */
 RTOTEM_API int rtotem_max_message_size(rtotem_t *, size_t *out);
+/* Messages sent in pieces that this handle dropped unfinished for want of room (the 256 MiB of
+ * RTOTEM_MESSAGE_MAX), since it connected: the other members may have delivered them. Not counted:
+ * those it cannot have whole because it joined after their first piece, or their sender left
+ * before their last (the group changes say so). 0, or -EINVAL. */
+RTOTEM_API int rtotem_messages_dropped(rtotem_t *, uint64_t *out);
 RTOTEM_API const char *rtotem_strerror(int err);
 
 /* Quorum (votequorum: quorum { provider: corosync_votequorum } in the daemon's config). */

@@ -71,6 +71,7 @@ class Client {
   int dispatch(int flags = RTOTEM_DISPATCH_ALL) { return rtotem_dispatch(handle_.get(), flags); }
   int local_nodeid(std::uint32_t& out) { return rtotem_local_nodeid(handle_.get(), &out); }
   int max_message_size(std::size_t& out) { return rtotem_max_message_size(handle_.get(), &out); }
+  int messages_dropped(std::uint64_t& out) { return rtotem_messages_dropped(handle_.get(), &out); }
   void disconnect() {
     handle_.reset();
     trackers_.clear();

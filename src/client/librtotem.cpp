@@ -94,8 +94,10 @@ int handle(rtotem_t* h, const Event& event) {
       if (!group || !read_members(in, h->members, nullptr) || !read_members(in, h->joined, &h->joined_reasons) ||
           !read_members(in, h->left, &h->reasons))
         return -EPROTO;
+      // Whether it is this connection's own join or leave: absent from an older daemon.
+      const std::uint8_t flags = in.at_end() ? 0 : in.get_u8();
       h->group.assign(*group);
-      for (const rtotem_member& gone : h->left) h->pieces.forget(gone, h->group);
+      h->pieces.changed(h->group, h->left, (flags & rtotem::ipc::kChangeOwn) != 0);
       const rtotem_group_change c{h->group.c_str(), h->members.data(), h->members.size(), h->joined.data(),
                                   h->joined.size(), h->left.data(), h->left.size(), h->reasons.data(),
                                   h->joined_reasons.data()};
@@ -190,8 +192,10 @@ int rtotem_connect(rtotem_t** out, const char* ipc_name, const rtotem_callbacks*
   return 0;
 }
 
-// Multicasts sent without an answer are taken by the daemon first (rtotem_flush): a clean
-// disconnect loses none of them.
+// Multicasts sent without an answer are taken by the daemon first (rtotem_flush), and it puts
+// them on the ring after the connection is gone. Lost all the same: those it has not read after
+// 5 s of a full request queue, and those the ring cannot take yet past the daemon's bound on
+// what departed clients leave waiting (16 MiB together: rtotem.h).
 void rtotem_disconnect(rtotem_t* h) {
   // The request ring may be full of them: the flush waits its turn (the daemon is reading).
   for (int tries = 0; h != nullptr && h->sent != h->taken && tries < 5000; ++tries) {
@@ -207,7 +211,9 @@ int rtotem_join(rtotem_t* h, const char* group) {
   if (rc == 0) {
     learn_credit(h, reply);
     h->joined_groups.emplace(group);  // -EEXIST may be another handle of this process
-    h->pieces.forget_group(group);    // begun in an earlier membership: never finished here
+    // What was begun before is never finished here. The own join's change says so where it comes
+    // in the stream; this is for an older daemon, which marks no change as this connection's.
+    h->pieces.changed(group, {}, true);
   }
   return rc;
 }
@@ -371,6 +377,12 @@ int rtotem_max_message_size(rtotem_t* h, size_t* out) {
   WireReader in(reply.body);
   *out = in.get_u32();
   return in.short_read() ? -EPROTO : 0;
+}
+
+int rtotem_messages_dropped(rtotem_t* h, uint64_t* out) {
+  if (h == nullptr || out == nullptr) return -EINVAL;
+  *out = h->pieces.evicted();
+  return 0;
 }
 
 const char* rtotem_strerror(int err) {

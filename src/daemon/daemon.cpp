@@ -288,7 +288,8 @@ void Daemon::group_message(const groups::GroupMessage& message) {
 }
 
 // Members after the change and those who left (they learn they are out) hear of it; a local
-// process that left is no longer in the group for its connection.
+// process that left is no longer in the group for its connection. The connection whose join or
+// leave it is hears it marked as its own (ipc::kChangeOwn).
 void Daemon::group_change(const groups::GroupChange& change) {
   ipc::BodyWriter body;
   body.string(change.group);
@@ -303,13 +304,21 @@ void Daemon::group_change(const groups::GroupChange& change) {
     put_process(body, change.left[i]);
     body.u8(static_cast<std::uint8_t>(change.left_reason[i]));
   }
-  auto tell = [&](const groups::ProcessId& p) {
+  body.u8(0);  // the flags: set for each connection told
+  const std::size_t flags_at = body.data().size() - 1;
+  auto tell = [&](const groups::ProcessId& p, bool own) {
     if (p.node != setup_.self.nodeid) return;
-    if (IpcClient* c = client_in(change.group, p.pid)) ipc_->send_event(*c, ipc::EventId::kGroupChange, body.data());
+    IpcClient* c = client_in(change.group, p.pid);
+    if (c == nullptr) return;
+    body.data()[flags_at] = std::byte{own ? ipc::kChangeOwn : std::uint8_t{0}};
+    ipc_->send_event(*c, ipc::EventId::kGroupChange, body.data());
   };
-  for (const auto& p : change.members) tell(p);
+  // A local process is among those joined only by its own join (join lists bring other nodes'
+  // processes): the search is for that change alone.
+  const bool local_joined = std::ranges::any_of(change.joined, [&](const auto& p) { return p.node == setup_.self.nodeid; });
+  for (const auto& p : change.members) tell(p, local_joined && std::ranges::find(change.joined, p) != change.joined.end());
   for (const auto& p : change.left) {
-    tell(p);
+    tell(p, true);
     if (p.node != setup_.self.nodeid) continue;
     if (IpcClient* c = client_in(change.group, p.pid)) c->groups.erase(c->groups.find(change.group));
   }

@@ -140,7 +140,9 @@ constexpr bool answered(RequestId id) noexcept { return id != RequestId::kMcastA
 
 enum class EventId : std::int32_t {
   kDeliver = 101,      // u32 node, u32 pid, u8 mode (as kMcast's), group, data (the rest)
-  kGroupChange = 102,  // group, members, joined, left (each: u32 count, then u32 node, u32 pid; joined and left add u8 reason)
+  // group, members, joined, left (each: u32 count, then u32 node, u32 pid; joined and left add u8
+  // reason), u8 flags (kChangeOwn; absent from an older daemon, and unread by an older library).
+  kGroupChange = 102,
   kRingChange = 103,   // u32 representative, u64 ring seq, u8 transitional, u32 count, u32 node ids (unless kRingTrack 0)
   kBatch = 104,        // events in order, each a qb_ipc_response_header and its body (never a batch)
   kCredit = 105,       // u64 bytes of kMcastAsync requests taken since the connection began
@@ -156,6 +158,11 @@ enum class EventId : std::int32_t {
   // answers with kShutdownReply; kShutdownRegardless asks, but stops whatever the answers.
   kShutdownQuery = 109,
 };
+
+// kGroupChange's flags. kChangeOwn: the change is the receiving connection's own join or leave.
+// The library learns where in its event stream its membership begins and ends from the daemon,
+// which knows the connection, not from a pid it would compare (another in a PID namespace).
+inline constexpr std::uint8_t kChangeOwn = 1;
 
 // Small deliveries of one turn travel together: one shared-memory write and one wake-up per
 // batch, not per message. A larger event goes alone (copying it into a batch buys nothing).

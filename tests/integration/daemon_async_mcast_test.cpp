@@ -1,5 +1,6 @@
 // rtotem_mcast without a round trip (ipc_protocol.hpp's credit): what a return of 0 promises (the
-// message goes on the ring, in order, even if the sender disconnects at once), back-pressure
+// message goes on the ring, in order, even if the sender disconnects at once, and when not),
+// back-pressure
 // answered by the library alone, what the library checks itself, and a client that ignores its
 // window or sends to a group it is not in.
 #include <fmt/format.h>
@@ -8,11 +9,15 @@
 #include <qb/qbipc_common.h>
 #include <qb/qbipcc.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <thread>
@@ -106,6 +111,97 @@ TEST(AsyncMcast, ASenderThatDisconnectsAtOnceHasEveryMessageDeliveredBeforeItsLe
   EXPECT_EQ(got, want);
   // Most went without an answer: the path under test.
   EXPECT_GT(json_counter(cluster.ctl_json(1, "stats"), "requests_async"), static_cast<std::uint64_t>(kCount / 2));
+}
+
+// A clean disconnect hands the daemon every multicast sent (rtotem_flush); what the ring cannot
+// take yet waits for it after the client is gone, up to 16 MiB for all departed clients together.
+// A departed client whose waiting multicasts would pass that loses them all (a warning, and
+// ipc.orphans_dropped), as if it had died before sending them; the others lose none. Here 280
+// clients each leave a full window (four multicasts) while the ring is stopped.
+TEST(AsyncMcast, ACleanDisconnectLosesWaitingMulticastsOnlyPast16MiBOfDepartedClients) {
+  constexpr int kSenders = 280;
+  constexpr std::size_t kData = 16000;  // four fill a window, each alone below 16 KiB: unanswered
+  constexpr std::size_t kOrphanedMax = 16u << 20;
+  rlimit files{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &files), 0);
+  if (files.rlim_max < 4 * kSenders) GTEST_SKIP() << "RLIMIT_NOFILE hard limit " << files.rlim_max << " is too low";
+  struct statvfs shm {};
+  if (statvfs("/dev/shm", &shm) != 0 || shm.f_bavail * shm.f_frsize < kSenders * 3 * (160u << 10))
+    GTEST_SKIP() << "/dev/shm has too little room for " << kSenders << " connections";
+  // A 60 s token: the stopped node stays a member, and the ring stays stopped, until it goes on.
+  DaemonCluster cluster(2, 60000, "  max_message_size: 65536\n  send_queue_max: 64\n",
+                        fmt::format("ipc {{\n  max_clients: {}\n}}\n", kSenders + 20));
+  std::vector<std::unique_ptr<TestClient>> clients;
+  ASSERT_NO_FATAL_FAILURE(start_ring(cluster, 2, clients));
+  files.rlim_cur = files.rlim_max;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &files), 0);  // this process holds every sender's connection
+  TestClient& filler = *clients[0];
+  TestClient& receiver = *clients[1];
+  ASSERT_EQ(filler.join("fill"), 0);
+  const std::uint64_t connected_before = json_counter(cluster.ctl_json(1, "status"), "clients");
+  std::vector<std::unique_ptr<TestClient>> senders;
+  for (int i = 0; i < kSenders; ++i) {
+    ASSERT_EQ(receiver.join(fmt::format("o{:03}", i)), 0) << "sender " << i;
+    senders.push_back(std::make_unique<TestClient>());
+    ASSERT_EQ(senders.back()->connect(cluster.ipc_name(1)), 0) << "sender " << i;
+    ASSERT_EQ(senders.back()->join(fmt::format("o{:03}", i)), 0) << "sender " << i;
+  }
+  // Groups whose members the receiver last saw with node 1's sender in them; its leaves.
+  const auto with_sender = [&] {
+    std::map<std::string, bool> in;
+    for (const GroupEvent& e : receiver.changes)
+      in[e.group] = std::ranges::any_of(e.members, [](const rtotem_member& m) { return m.nodeid == 1; });
+    return std::ranges::count_if(in, [](const auto& g) { return g.first != "fill" && g.second; });
+  };
+  const auto leaves = [&] {
+    return std::ranges::count_if(receiver.changes, [](const GroupEvent& e) {
+      return std::ranges::any_of(e.left, [](const auto& l) { return l.first.nodeid == 1; });
+    });
+  };
+  ASSERT_TRUE(pump_until({&receiver}, [&] { return with_sender() == kSenders; }, 60s)) << with_sender();
+
+  cluster.signal(2, SIGSTOP);
+  int rc = 0;
+  for (const auto deadline = std::chrono::steady_clock::now() + 20s;
+       rc == 0 && std::chrono::steady_clock::now() < deadline;)
+    rc = rtotem_mcast_sync(filler.handle(), "fill", "f", 1, RTOTEM_AGREED);
+  ASSERT_EQ(rc, -EAGAIN) << "node 1's send queue never filled: " << rtotem_strerror(rc);
+  const auto data = [&](int sender) { return fmt::format("{:03}", sender) + std::string(kData - 3, 'd'); };
+  for (int i = 0; i < kSenders; ++i) {
+    const std::string group = fmt::format("o{:03}", i), text = data(i);
+    for (int k = 0; k < 4; ++k)
+      ASSERT_EQ(rtotem_mcast(senders[i]->handle(), group.c_str(), text.data(), text.size(), RTOTEM_AGREED), 0) << i;
+  }
+  senders.clear();  // each rtotem_disconnect waits until the daemon has taken its four
+  ASSERT_TRUE(eventually([&] { return json_counter(cluster.ctl_json(1, "status"), "clients") == connected_before; }, 30s))
+      << "the daemon still has some of the senders";
+  const std::string stats = cluster.ctl_json(1, "stats");
+  cluster.signal(2, SIGCONT);
+
+  // Each sender's leave comes after whatever of its multicasts went on the ring.
+  ASSERT_TRUE(pump_until({&receiver, &filler}, [&] { return leaves() == kSenders; }, 120s))
+      << leaves() << " of " << kSenders << " leaves";
+  std::map<int, int> delivered;  // by sender
+  for (const Received& m : receiver.messages) {
+    const int sender = std::stoi(m.text.substr(0, 3));
+    EXPECT_EQ(m.text, data(sender));
+    ++delivered[sender];
+  }
+  int whole = 0;
+  int none = 0;
+  for (int i = 0; i < kSenders; ++i) {
+    const int n = delivered.contains(i) ? delivered[i] : 0;
+    if (n == 4) ++whole;
+    else if (n == 0) ++none;
+    else ADD_FAILURE() << "sender " << i << ": " << n << " of its 4 multicasts delivered";
+  }
+  EXPECT_GE(none, 1) << "no departed client's multicasts passed 16 MiB: the bound was not tested";
+  EXPECT_EQ(json_counter(stats, "orphans_dropped"), 4u * static_cast<std::uint64_t>(none)) << stats;
+  // As many kept as fit: the requests (header, mode, group, data), each with the sender's pid.
+  const std::size_t request = sizeof(qb_ipc_request_header) + 1 + 4 + 4 + kData;
+  EXPECT_LE(static_cast<std::size_t>(whole) * 4 * request, kOrphanedMax);
+  EXPECT_GT(static_cast<std::size_t>(whole + 1) * 4 * (request + 4), kOrphanedMax) << "fewer kept than fit";
+  EXPECT_NE(cluster.log(1).find("dropped 4 multicasts of departed client"), std::string::npos);
 }
 
 // The join's answer brings the credit window and the largest multicast: a client's very first

@@ -86,12 +86,50 @@ TEST(MessagePieces, ASenderThatLeftMidMessageLeavesNothingBehind) {
   const auto cut = split("cut short by a leave", 6);
   EXPECT_EQ(assembler.add(kA, "g", cut[0]), Outcome::kPending);
   EXPECT_EQ(assembler.add(kB, "g", split("kept", 2)[0]), Outcome::kPending);
-  assembler.forget(kA, "g");
+  assembler.changed("g", std::span(&kA, 1), false);
   EXPECT_EQ(assembler.pending(), 1u);
   EXPECT_EQ(assembler.add(kA, "g", cut[1]), Outcome::kDropped);
-  assembler.forget_group("g");
+  assembler.changed("g", {}, true);
   EXPECT_EQ(assembler.pending(), 0u);
   EXPECT_EQ(assembler.dropped(), 3u);  // A's message, A's stray piece, B's message
+}
+
+// Issue 48: this member's own leave and join, where its event stream has them, end every message
+// of the group begun before them. M2, as large as M1 and begun while the member was out, must not
+// be joined to M1's start; and the pieces of a group it left go at once, not at its next join.
+TEST(MessagePieces, AMembersOwnLeaveAndJoinEndWhatWasBegunBeforeThem) {
+  constexpr rtotem_member kSelf{3, 300};
+  PieceAssembler assembler;
+  const auto m1 = split(std::string(10, 'A'), 2);
+  const auto m2 = split(std::string(10, 'B'), 2);
+  EXPECT_EQ(assembler.add(kA, "g", m1[0]), Outcome::kPending);
+  EXPECT_EQ(assembler.add(kA, "g", m1[1]), Outcome::kPending);
+  EXPECT_EQ(assembler.add(kB, "other", split("elsewhere", 5)[0]), Outcome::kPending);
+  assembler.changed("g", std::span(&kSelf, 1), true);  // its own leave
+  EXPECT_EQ(assembler.pending(), 1u) << "the group it left still holds pieces";
+  assembler.changed("g", {}, true);  // its own join
+  for (std::size_t i = 2; i < m2.size(); ++i) EXPECT_EQ(assembler.add(kA, "g", m2[i]), Outcome::kDropped) << i;
+  EXPECT_EQ(assembler.pending(), 1u);  // the other group's message is untouched
+  EXPECT_TRUE(assembler.take_message().empty());
+}
+
+// Another member's join or leave ends only what the members that left had begun.
+TEST(MessagePieces, OthersJoiningOrLeavingEndOnlyTheMessagesOfThoseWhoLeft) {
+  PieceAssembler assembler;
+  const auto a = split("from the first", 5);
+  const auto b = split("from the second", 5);
+  EXPECT_EQ(assembler.add(kA, "g", a[0]), Outcome::kPending);
+  EXPECT_EQ(assembler.add(kB, "g", b[0]), Outcome::kPending);
+  constexpr rtotem_member kOther{4, 400};
+  assembler.changed("g", {}, false);                     // another member joined
+  assembler.changed("g", std::span(&kOther, 1), false);  // and left
+  assembler.changed("g", std::span(&kB, 1), false);      // the second sender left
+  EXPECT_EQ(assembler.pending(), 1u);
+  Outcome last{};
+  for (std::size_t i = 1; i < a.size(); ++i) last = assembler.add(kA, "g", a[i]);
+  ASSERT_EQ(last, Outcome::kComplete);
+  EXPECT_EQ(text(assembler.take_message()), "from the first");
+  EXPECT_EQ(assembler.add(kB, "g", b[1]), Outcome::kDropped);
 }
 
 TEST(MessagePieces, AFirstPieceWhileAMessageIsUnfinishedStartsAfresh) {
@@ -103,6 +141,62 @@ TEST(MessagePieces, AFirstPieceWhileAMessageIsUnfinishedStartsAfresh) {
   ASSERT_EQ(assembler.add(kA, "g", fresh[1]), Outcome::kComplete);
   EXPECT_EQ(text(assembler.take_message()), "fresh");
   EXPECT_EQ(assembler.dropped(), 1u);
+}
+
+// The bound on what unfinished messages hold together: a sender that stopped midway is evicted
+// for one that goes on, not the other way round; its later pieces are dropped as they come.
+TEST(MessagePieces, PastTheBoundTheMessageLeastRecentlyGivenAPieceIsDropped) {
+  PieceAssembler assembler(100);
+  const auto stalled = split(std::string(80, 's'), 20);
+  EXPECT_EQ(assembler.add(kA, "g", stalled[0]), Outcome::kPending);
+  EXPECT_EQ(assembler.add(kA, "g", stalled[1]), Outcome::kPending);
+  const auto going = split(std::string(80, 'g'), 20);
+  Outcome last{};
+  for (const Bytes& piece : going) {
+    last = assembler.add(kB, "g", piece);
+    EXPECT_LE(assembler.held(), 100u);
+  }
+  ASSERT_EQ(last, Outcome::kComplete);
+  EXPECT_EQ(text(assembler.take_message()), std::string(80, 'g'));
+  EXPECT_EQ(assembler.evicted(), 1u);
+  EXPECT_EQ(assembler.add(kA, "g", stalled[2]), Outcome::kDropped);
+  EXPECT_EQ(assembler.pending(), 0u);
+  EXPECT_EQ(assembler.held(), 0u);
+}
+
+// Storage is counted as allocated, and grows by doubling only up to its message's size: three
+// messages of 6, 6 and 4 bytes in 1-byte pieces fill a bound of 16 exactly (doubling past 6
+// would make it 20), and all three are delivered.
+TEST(MessagePieces, StorageGrowsNoFurtherThanItsMessageAndIsCountedAsAllocated) {
+  PieceAssembler assembler(16);
+  const rtotem_member senders[] = {kA, kB, {5, 500}};
+  const std::vector<std::string> messages{"aaaaaa", "bbbbbb", "cccc"};
+  std::vector<std::vector<Bytes>> pieces;
+  for (const std::string& m : messages) pieces.push_back(split(m, 1));
+  std::vector<std::string> delivered;
+  for (std::size_t i = 0; i < 6; ++i) {
+    for (std::size_t s = 0; s < 3; ++s) {
+      if (i >= pieces[s].size()) continue;
+      if (assembler.add(senders[s], "g", pieces[s][i]) == Outcome::kComplete) delivered.push_back(text(assembler.take_message()));
+      EXPECT_LE(assembler.held(), 16u);
+    }
+  }
+  EXPECT_EQ(delivered, (std::vector<std::string>{"cccc", "aaaaaa", "bbbbbb"}));
+  EXPECT_EQ(assembler.evicted(), 0u);
+  EXPECT_EQ(assembler.held(), 0u);
+}
+
+// A message larger than the bound alone is dropped at its first piece; it evicts no other.
+TEST(MessagePieces, AMessageLargerThanTheBoundIsDroppedAndEvictsNoOther) {
+  PieceAssembler assembler(16);
+  const auto small = split("small", 2);
+  EXPECT_EQ(assembler.add(kA, "g", small[0]), Outcome::kPending);
+  const auto large = split(std::string(20, 'L'), 8);
+  for (const Bytes& piece : large) EXPECT_EQ(assembler.add(kB, "g", piece), Outcome::kDropped);
+  EXPECT_EQ(assembler.evicted(), 1u);
+  EXPECT_EQ(assembler.add(kA, "g", small[1]), Outcome::kPending);
+  ASSERT_EQ(assembler.add(kA, "g", small[2]), Outcome::kComplete);
+  EXPECT_EQ(text(assembler.take_message()), "small");
 }
 
 TEST(MessagePieces, PiecesThatDoNotFitTheirMessageAreDroppedWithIt) {
