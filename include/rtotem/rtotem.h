@@ -282,7 +282,10 @@ enum rtotem_track_flags {
 typedef void (*rtotem_key_changed_fn)(rtotem_t *, uint64_t track, int event, const char *key,
                                       const struct rtotem_key_value *new_value,
                                       const struct rtotem_key_value *old_value, void *user);
-/* 0 and the tracker's id in *track; -EINVAL: no event in flags; -ENOSPC: 1024 trackers already. */
+/* 0 and the tracker's id in *track; -EINVAL: no event in flags; -ENOSPC: the connection has 1024
+ * trackers already, or its user (but root and the daemon's own) 4096 over all its connections, or
+ * all such users 12288 together (the rest of the node's 16384 is kept for root's), or the node
+ * 16384. */
 RTOTEM_API int rtotem_key_track(rtotem_t *, const char *key, int flags, rtotem_key_changed_fn changed, void *user,
                                 uint64_t *track);
 RTOTEM_API int rtotem_key_untrack(rtotem_t *, uint64_t track); /* 0; -ENOENT */

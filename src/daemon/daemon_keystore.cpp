@@ -166,7 +166,7 @@ int Daemon::key_request(IpcClient& client, const IpcRequest& request, ipc::BodyW
     }
     case ipc::RequestId::kKeyTrack: {
       std::uint64_t id = 0;
-      const int rc = keys_->track(client.generation, request.key, request.track_flags, id);
+      const int rc = keys_->track({client.generation, client.uid, privileged(client)}, request.key, request.track_flags, id);
       if (rc == 0) reply.u64(id);
       return rc;
     }

@@ -152,6 +152,75 @@ TEST(DaemonKeys, UidgidWrittenAtRunTimeLetsAUserConnect) {
   EXPECT_EQ(as_nobody(cluster.ipc_name(1)), EACCES);
 }
 
+// A child process of user `uid` (root only: setuid) with `connections` connections to `ipc`, each
+// adding key trackers until one is refused; it keeps them until killed (by the destructor).
+class TrackingUser {
+ public:
+  TrackingUser(const std::string& ipc, uid_t uid, int connections) {
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      ::close(fds[0]);
+      if (setgid(uid) != 0 || setuid(uid) != 0) _exit(1);
+      std::vector<std::unique_ptr<TestClient>> clients;
+      std::vector<Change> seen;
+      std::size_t added = 0;
+      for (int i = 0; i < connections; ++i) {
+        clients.push_back(std::make_unique<TestClient>());
+        if (clients.back()->connect(ipc, 5s) != 0) _exit(2);
+        for (std::uint64_t id = 0;
+             rtotem_key_track(clients.back()->handle(), "app.", RTOTEM_TRACK_ADD | RTOTEM_TRACK_PREFIX, record,
+                              &seen, &id) == 0;)
+          ++added;
+      }
+      const std::string count = std::to_string(added) + "\n";
+      if (::write(fds[1], count.data(), count.size()) != static_cast<ssize_t>(count.size())) _exit(3);
+      for (;;) pause();
+    }
+    ::close(fds[1]);
+    std::string out;
+    char buf[32];
+    for (ssize_t n; out.find('\n') == std::string::npos && (n = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, n);
+    ::close(fds[0]);
+    if (out.find('\n') != std::string::npos) trackers_ = std::stoul(out);
+  }
+  ~TrackingUser() { ChildReaper reap(pid_); }
+  TrackingUser(const TrackingUser&) = delete;
+  TrackingUser& operator=(const TrackingUser&) = delete;
+  // How many it got; -1 if it failed (could not connect, or become `uid`).
+  long trackers() const noexcept { return trackers_; }
+
+ private:
+  pid_t pid_ = -1;
+  long trackers_ = -1;
+};
+
+// Trackers are bounded per connection (1,024), per user but root and the daemon's (4,096 for all
+// its connections) and in all (16,384), where users but root and the daemon's share 12,288: a
+// user the configuration lets in takes its own share with as many connections as it likes, and
+// no more; another such user still gets trackers, and so does root (Pacemaker's cmap_track_add).
+TEST(DaemonKeys, AUsersConnectionsTakeTheirShareOfTrackersAndRootStillGetsItsOwn) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to run clients as other users";
+  constexpr uid_t kNobody = 65534;
+  constexpr uid_t kOther = 12345;  // needs no entry in the user database: allowed by number
+  DaemonCluster cluster(1, 1000, "  max_message_size: 65536\n",
+                        fmt::format("ipc {{\n  allow_uid: {} {}\n}}\n", kNobody, kOther));
+  cluster.start(1);
+  TestClient root;
+  ASSERT_EQ(root.connect(cluster.ipc_name(1)), 0);
+  const TrackingUser nobody(cluster.ipc_name(1), kNobody, 17);  // 17 x 1,024 is past every tracker there is
+  EXPECT_EQ(nobody.trackers(), 4096) << cluster.log(1);
+  const TrackingUser other(cluster.ipc_name(1), kOther, 1);
+  EXPECT_EQ(other.trackers(), 1024) << cluster.log(1);
+  std::vector<Change> seen;
+  std::size_t added = 0;
+  for (std::uint64_t id = 0;
+       added < 1024 && rtotem_key_track(root.handle(), "app.", RTOTEM_TRACK_ADD | RTOTEM_TRACK_PREFIX, record, &seen, &id) == 0;)
+    ++added;
+  EXPECT_EQ(added, 1024u) << "root's connection got no more";
+}
+
 struct ShutdownAnswer {
   int agree = 0;
   int asked = 0;
