@@ -262,7 +262,8 @@ RTOTEM_API int rtotem_key_get(rtotem_t *, const char *key, void *buf, size_t *le
 /* Adds or changes `key`. 0; -EINVAL (a bad name, or len not the type's width); -EACCES: totem.*,
  * nodelist.*, quorum.*, logging.*, ipc.*, uidgid.config.* and runtime.* come from the file or the
  * daemon, and only root writes uidgid.* (uidgid.uid.N / uidgid.gid.N = 1 lets that user or
- * group connect from then on); -ENOSPC: the store is full. */
+ * group connect from then on); -ENOSPC: the store is full (65536 keys or 16 MiB of names and
+ * values; for a user other than root and the daemon's own, three quarters of those). */
 RTOTEM_API int rtotem_key_set(rtotem_t *, const char *key, enum rtotem_key_type type, const void *data, size_t len);
 RTOTEM_API int rtotem_key_delete(rtotem_t *, const char *key); /* 0; -ENOENT; -EACCES */
 /* Calls each(key, value, ctx) for every key that starts with `prefix` ("" or NULL: all), in name

@@ -155,7 +155,8 @@ int Daemon::key_request(IpcClient& client, const IpcRequest& request, ipc::BodyW
       }
       const int rc = request.id == ipc::RequestId::kKeyDelete
                          ? keys_->erase(request.key)
-                         : keys_->set(request.key, KeyValue{request.value_type, request.value_bits, std::string(request.value_data)});
+                         : keys_->set(request.key, KeyValue{request.value_type, request.value_bits, std::string(request.value_data)},
+                                       privileged(client));
       if (rc == 0 && request.key.starts_with("uidgid.")) {
         apply_access();
         qb_log(LOG_NOTICE, "key store: pid %d %s %.*s: who may connect changes", static_cast<int>(client.pid),

@@ -221,6 +221,42 @@ TEST(DaemonKeys, AUsersConnectionsTakeTheirShareOfTrackersAndRootStillGetsItsOwn
   EXPECT_EQ(added, 1024u) << "root's connection got no more";
 }
 
+// A user the configuration lets in fills the key store as far as it may: root still writes
+// (Pacemaker's uidgid.gid.N for its haclient group, at its start).
+TEST(DaemonKeys, AUserThatFillsTheStoreLeavesRoomForRootsKeys) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to run a client as another user";
+  constexpr uid_t kNobody = 65534;
+  DaemonCluster cluster(1, 1000, "", fmt::format("ipc {{\n  allow_uid: {}\n}}\n", kNobody));
+  cluster.start(1);
+  TestClient root;
+  ASSERT_EQ(root.connect(cluster.ipc_name(1)), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // exits 0 once even a value of one byte is refused for want of room
+    if (setgid(kNobody) != 0 || setuid(kNobody) != 0) _exit(1);
+    TestClient c;
+    if (c.connect(cluster.ipc_name(1), 5s) != 0) _exit(2);
+    int i = 0;
+    for (std::size_t size = RTOTEM_KEY_VALUE_MAX; size > 0; size /= 2) {  // the largest values first
+      const std::string value(size, 'x');
+      for (int rc = 0; rc == 0 && i < 100'000; ++i) {
+        rc = rtotem_key_set(c.handle(), fmt::format("app.{}", i).c_str(), RTOTEM_KEY_STRING, value.data(), value.size());
+        if (rc != 0 && rc != -ENOSPC) _exit(3);
+      }
+    }
+    _exit(i < 100'000 ? 0 : 4);
+  }
+  ChildReaper reaper(child);
+  int status = -1;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  reaper.pid = 0;
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  std::string out;
+  EXPECT_EQ(cluster.ctl(1, "set uidgid.gid.189 u8 1", out), 0) << out;
+  const std::string value(RTOTEM_KEY_VALUE_MAX, 'r');
+  EXPECT_EQ(rtotem_key_set(root.handle(), "app.roots", RTOTEM_KEY_STRING, value.data(), value.size()), 0);
+}
+
 struct ShutdownAnswer {
   int agree = 0;
   int asked = 0;

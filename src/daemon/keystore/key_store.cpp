@@ -11,17 +11,19 @@ const KeyValue* KeyStore::get(std::string_view key) const {
   return it == keys_.end() ? nullptr : &it->second;
 }
 
-int KeyStore::put(std::string_view key, KeyValue value, bool bounded) {
+int KeyStore::put(std::string_view key, KeyValue value, Room room) {
   const auto it = keys_.find(key);
   if (it == keys_.end()) {
-    if (bounded && (keys_.size() >= kKeysMax || bytes_ + cost(key, value) > kBytesMax)) return -ENOSPC;
+    if (keys_.size() >= room.keys || bytes_ + cost(key, value) > room.bytes) return -ENOSPC;
     bytes_ += cost(key, value);
     const auto added = keys_.emplace(std::string(key), std::move(value)).first;
     tell(kTrackAdd, added->first, &added->second, nullptr);
     return 0;
   }
   if (it->second == value) return 0;
-  if (bounded && bytes_ - cost(key, it->second) + cost(key, value) > kBytesMax) return -ENOSPC;
+  // A value that shrinks always may: the store may be past `room` by others' writes.
+  if (cost(key, value) > cost(key, it->second) && bytes_ - cost(key, it->second) + cost(key, value) > room.bytes)
+    return -ENOSPC;
   bytes_ = bytes_ - cost(key, it->second) + cost(key, value);
   const KeyValue before = std::exchange(it->second, std::move(value));
   tell(kTrackModify, it->first, &it->second, &before);

@@ -28,11 +28,11 @@ TEST_F(KeyStoreTest, TrackersHearWhatTheyAskedForAndNoUnchangedWrites) {
   std::uint64_t prefix = 0, exact = 0;
   ASSERT_EQ(store.track({1}, "app.", kTrackAdd | kTrackModify | kTrackDelete | kTrackPrefix, prefix), 0);
   ASSERT_EQ(store.track({2}, "app.b", kTrackDelete, exact), 0);
-  EXPECT_EQ(store.set("app.a", KeyValue::u32(1)), 0);
-  EXPECT_EQ(store.set("app.a", KeyValue::u32(1)), 0);  // unchanged: no one is told
-  EXPECT_EQ(store.set("app.a", KeyValue::u32(2)), 0);
-  EXPECT_EQ(store.set("app.b", KeyValue::string("x")), 0);
-  EXPECT_EQ(store.set("other.c", KeyValue::u8(1)), 0);
+  EXPECT_EQ(store.set("app.a", KeyValue::u32(1), true), 0);
+  EXPECT_EQ(store.set("app.a", KeyValue::u32(1), true), 0);  // unchanged: no one is told
+  EXPECT_EQ(store.set("app.a", KeyValue::u32(2), true), 0);
+  EXPECT_EQ(store.set("app.b", KeyValue::string("x"), true), 0);
+  EXPECT_EQ(store.set("other.c", KeyValue::u8(1), true), 0);
   EXPECT_EQ(store.erase("app.b"), 0);
   EXPECT_EQ(store.erase("app.b"), -ENOENT);
   ASSERT_EQ(heard.size(), 5u);
@@ -44,26 +44,45 @@ TEST_F(KeyStoreTest, TrackersHearWhatTheyAskedForAndNoUnchangedWrites) {
   EXPECT_EQ(heard[4].track, exact);
   EXPECT_EQ(store.untrack(2, prefix), -ENOENT);  // not its tracker
   store.untrack_all(1);
-  EXPECT_EQ(store.set("app.a", KeyValue::u32(3)), 0);
+  EXPECT_EQ(store.set("app.a", KeyValue::u32(3), true), 0);
   EXPECT_EQ(heard.size(), 5u);
   std::uint64_t none = 0;
   EXPECT_EQ(store.track({1}, "app.", kTrackPrefix, none), -EINVAL);
 }
 
+// How many keys of `value` a writer puts before one is refused (-ENOSPC), named k.<first>...
+std::size_t fill(KeyStore& store, const std::string& value, bool privileged, std::size_t first = 0) {
+  std::size_t n = first;
+  for (int rc = 0; (rc = store.set("k." + std::to_string(n), KeyValue::string(value), privileged)) == 0;) ++n;
+  return n - first;
+}
+
+// Unprivileged writers fill the store to three quarters; the privileged ones to the end; the
+// daemon's own keys go in whatever the clients have written; a value that shrinks always may.
 TEST_F(KeyStoreTest, ClientWritesAreBoundedAndTheDaemonsOwnAreNot) {
   const std::string big(ipc::kKeyValueMax, 'x');
-  int rc = 0;
-  std::size_t n = 0;
-  while ((rc = store.set("k." + std::to_string(n), KeyValue::string(big))) == 0) ++n;
-  EXPECT_EQ(rc, -ENOSPC);
+  const std::size_t unprivileged = fill(store, big, false);
+  EXPECT_LE(store.bytes(), kBytesUnprivilegedMax);
+  EXPECT_GT(store.bytes() + ipc::kKeyValueMax + 64, kBytesUnprivilegedMax);
+  EXPECT_EQ(store.set("k.small", KeyValue::u8(1), false), 0) << "a smaller key still fits";
+  EXPECT_GT(fill(store, big, true, unprivileged), 0u);
   EXPECT_LE(store.bytes(), kBytesMax);
-  EXPECT_GT(n, 900u);
+  EXPECT_GT(store.bytes() + ipc::kKeyValueMax + 64, kBytesMax);
   store.set_own("runtime.members.1.status", KeyValue::string("joined"));  // a full store holds the ring's state still
   ASSERT_NE(store.get("runtime.members.1.status"), nullptr);
-  EXPECT_EQ(store.set("k.more", KeyValue::string(big)), -ENOSPC);
+  EXPECT_EQ(store.set("k.more", KeyValue::string(big), true), -ENOSPC);
+  EXPECT_EQ(store.set("k.0", KeyValue::string("shorter"), false), 0);
+  EXPECT_EQ(store.set("k.0", KeyValue::string(big), false), -ENOSPC);
   std::uint64_t id = 0;
   for (std::size_t i = 0; i < kTracksPerOwnerMax; ++i) ASSERT_EQ(store.track({7}, "k.", kTrackAdd, id), 0);
   EXPECT_EQ(store.track({7}, "k.", kTrackAdd, id), -ENOSPC);
+}
+
+// Keys, however small, are bounded in number alike.
+TEST_F(KeyStoreTest, UnprivilegedWritersLeaveAQuarterOfTheKeysToThePrivileged) {
+  EXPECT_EQ(fill(store, "", false), kKeysUnprivilegedMax);
+  EXPECT_EQ(fill(store, "", true, kKeysUnprivilegedMax), kKeysMax - kKeysUnprivilegedMax);
+  EXPECT_EQ(store.size(), kKeysMax);
 }
 
 // How many trackers `who` gets before one is refused.
@@ -97,9 +116,9 @@ TEST_F(KeyStoreTest, UnprivilegedUsersShareTheirBoundsAndThePrivilegedKeepTheRes
 }
 
 TEST_F(KeyStoreTest, AssignMakesThePrefixesExactlyTheEntries) {
-  ASSERT_EQ(store.set("logging.debug", KeyValue::string("off")), 0);
-  ASSERT_EQ(store.set("logging.gone", KeyValue::string("x")), 0);
-  ASSERT_EQ(store.set("app.kept", KeyValue::u8(1)), 0);
+  ASSERT_EQ(store.set("logging.debug", KeyValue::string("off"), true), 0);
+  ASSERT_EQ(store.set("logging.gone", KeyValue::string("x"), true), 0);
+  ASSERT_EQ(store.set("app.kept", KeyValue::u8(1), true), 0);
   std::uint64_t id = 0;
   ASSERT_EQ(store.track({1}, "", kTrackAdd | kTrackModify | kTrackDelete | kTrackPrefix, id), 0);
   const std::string_view prefixes[] = {"logging."};
