@@ -320,9 +320,11 @@ RTOTEM_API int rtotem_shutdown_reply(rtotem_t *, int agree); /* 0; -ENOENT: no s
  * of the ring; -EAGAIN: the ring's back-pressure, retry; -EPERM. */
 RTOTEM_API int rtotem_kill_node(rtotem_t *, uint32_t nodeid, const char *reason);
 /* Re-reads this node's config file: logging, uidgid, this node's quorum_votes and the expected
- * votes change at run time. -ENOTSUP: another key changed, which needs a restart (nothing is
- * applied); -EBADMSG: the file does not load; -ERANGE: votequorum refused the new votes (the rest
- * applied); -EPERM. `message` (may be NULL) gets what changed, or why nothing did. */
+ * votes change at run time. Returns once the file is read and applied (its host and user names
+ * are looked up meanwhile, off the daemon's ring). -ENOTSUP: another key changed, which needs a
+ * restart (nothing is applied); -EBADMSG: the file does not load; -ERANGE: votequorum refused
+ * the new votes (the rest applied); -EBUSY: another reload is under way; -EPERM. `message` (may
+ * be NULL) gets what changed, or why nothing did. */
 RTOTEM_API int rtotem_reload(rtotem_t *, char *message, size_t len);
 /* Reopens the daemon's log file (after logrotate moved it), as SIGHUP does. 0; -EPERM. */
 RTOTEM_API int rtotem_reopen_logs(rtotem_t *);

@@ -1,9 +1,15 @@
 // The key store and node control on real daemons: the configuration and runtime state as keys,
-// application keys with tracking, uidgid written at run time letting a user connect, a shutdown
-// vetoed and one agreed, a node killed through the ring, and a reload that applies logging and
-// votes and names the keys it refuses.
+// application keys with tracking, uidgid written at run time letting a user connect, the store's
+// and the trackers' bounds by user, a shutdown vetoed and one agreed, a node killed through the
+// ring, a reload that applies logging and votes and names the keys it refuses, and one that waits
+// on a resolver that does not answer while the ring goes on.
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +25,7 @@
 #include "rtotem/rtotem.h"
 
 #include "tests/integration/daemon_cluster.hpp"
+#include "transport/udp/fd.hpp"
 
 namespace rtotem::testing {
 namespace {
@@ -365,6 +372,97 @@ TEST(DaemonControl, AReloadAppliesLoggingAndVotesAndNamesWhatNeedsARestart) {
   EXPECT_EQ(cluster.ctl(1, "reload", out), 1) << out;
   EXPECT_NE(out.find("totem.token differ(s) from the running configuration and need(s) a restart"), std::string::npos) << out;
   EXPECT_EQ(ctl_out(cluster, 1, "get logging.debug"), "logging.debug (str) = on\n");  // nothing applied
+}
+
+// This process and the daemons it starts from now on read `text` at `path` (root only): a file of
+// the test's, bind-mounted over it in a mount namespace of this process's own, whose mounts reach
+// no other; `path` is itself again once this goes. The text may change meanwhile (write()).
+class FileOverlay {
+ public:
+  FileOverlay(std::string path, const std::string& dir, const std::string& text)
+      : path_(std::move(path)), ours_(dir + "/overlay" + std::to_string(++made_)) {
+    write(text);
+    static const bool private_mounts =
+        ::unshare(CLONE_NEWNS) == 0 && ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0;
+    mounted_ = private_mounts && ::mount(ours_.c_str(), path_.c_str(), nullptr, MS_BIND, nullptr) == 0;
+  }
+  ~FileOverlay() {
+    if (mounted_) ::umount2(path_.c_str(), MNT_DETACH);
+  }
+  FileOverlay(const FileOverlay&) = delete;
+  FileOverlay& operator=(const FileOverlay&) = delete;
+  bool mounted() const noexcept { return mounted_; }
+  void write(const std::string& text) const { std::ofstream(ours_, std::ios::trunc) << text; }  // the same inode
+
+ private:
+  static inline int made_ = 0;
+  std::string path_;
+  std::string ours_;
+  bool mounted_ = false;
+};
+
+// A name server that never answers: a UDP socket on port 53 of a loopback address of this
+// process's own, that nobody reads. A lookup sent there waits for the resolver's timeout.
+struct SilentNameServer {
+  SilentNameServer() {
+    address = fmt::format("127.53.{}.{}", (getpid() >> 8) & 0xff, getpid() & 0xff);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_port = htons(53);
+    if (::inet_pton(AF_INET, address.c_str(), &at.sin_addr) != 1) return;
+    socket = transport::Fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (socket && ::bind(socket.get(), reinterpret_cast<const sockaddr*>(&at), sizeof at) != 0) socket.reset();
+  }
+  std::string address;
+  transport::Fd socket;
+};
+
+// Node 2's ring0_addr is a host name, found in /etc/hosts at start. Then it is taken out of
+// /etc/hosts, and the only name server never answers (3 s a lookup, three tokens): a reload, by
+// rtotemctl and then by SIGHUP, waits that long to load the file, as the ring goes on meanwhile
+// without a token lost; then the reload fails, naming the host, and nothing changes.
+TEST(DaemonControl, AReloadWaitingOnASlowResolverKeepsTheRing) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, for a mount namespace";
+  DaemonCluster cluster(2);
+  const SilentNameServer dns;
+  ASSERT_TRUE(dns.socket) << dns.address << ": " << strerror(errno);
+  constexpr std::string_view kHost = "node2.rtotem.test";
+  const std::string hosts = "127.0.0.1 localhost\n";
+  const FileOverlay nsswitch("/etc/nsswitch.conf", cluster.dir(), "passwd: files\ngroup: files\nhosts: files dns\n");
+  const FileOverlay resolver("/etc/resolv.conf", cluster.dir(),
+                             fmt::format("nameserver {}\noptions timeout:3 attempts:1\n", dns.address));
+  const FileOverlay known("/etc/hosts", cluster.dir(), fmt::format("{}127.0.0.2 {}\n", hosts, kHost));
+  if (!nsswitch.mounted() || !resolver.mounted() || !known.mounted())
+    GTEST_SKIP() << "no mount namespace here: " << strerror(errno);
+  const std::string config = cluster.dir() + "/named.conf";
+  std::ofstream(config) << read_file(cluster.config_path());
+  replace_in_file(config, "ring0_addr: 127.0.0.2\n", fmt::format("ring0_addr: {}\n", kHost));
+  for (int node : {1, 2}) cluster.use_config(node, config);
+  std::vector<std::unique_ptr<TestClient>> clients;
+  ASSERT_NO_FATAL_FAILURE(start_ring(cluster, 2, clients));
+  ASSERT_NO_FATAL_FAILURE(join_group(clients, "g"));
+  const auto stat_sum = [&](const std::string& name) {
+    return json_counter(cluster.ctl_json(1, "stats"), name) + json_counter(cluster.ctl_json(2, "stats"), name);
+  };
+  const std::uint64_t rings_before = stat_sum("rings_installed");
+  const std::uint64_t losses_before = stat_sum("token_losses");
+  known.write(hosts);  // from now on only the name server knows it, and it never answers
+
+  std::string out;
+  EXPECT_EQ(cluster.ctl(1, "reload", out), 1) << out;
+  EXPECT_NE(out.find(kHost), std::string::npos) << out;
+  EXPECT_NE(out.find("nothing changed"), std::string::npos) << out;
+  EXPECT_EQ(stat_sum("token_losses"), losses_before) << "the ring lost its token during the reload";
+  EXPECT_EQ(stat_sum("rings_installed"), rings_before) << "the ring re-formed during the reload";
+
+  cluster.signal(1, SIGHUP);
+  EXPECT_TRUE(eventually([&] { return cluster.log(1).find("SIGHUP: nothing changed") != std::string::npos; }, 30s))
+      << cluster.log(1);
+  EXPECT_EQ(stat_sum("token_losses"), losses_before) << "the ring lost its token during the reload";
+  EXPECT_EQ(stat_sum("rings_installed"), rings_before) << "the ring re-formed during the reload";
+  ASSERT_EQ(clients[1]->send("g", "after"), 0);
+  EXPECT_TRUE(pump_until(raw(clients), [&] { return clients[0]->messages.size() == 1; }));
+  EXPECT_EQ(clients[0]->rings.size(), 1u) << "node 1's client saw the ring change";
 }
 
 }  // namespace
