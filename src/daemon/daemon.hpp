@@ -170,6 +170,7 @@ class Daemon final : private RingListener,
   std::unique_ptr<LoopTimer> quorum_timer_;        // its last_man_standing window
   std::uint64_t ring_messages_unknown_ = 0;        // delivered with a service byte this build lacks
   std::unique_ptr<keystore::KeyStore> keys_;
+  std::uint64_t key_writes_refused_ = 0;  // by key_access: logged at the 1st, 2nd, 4th...
   std::unique_ptr<ConfigLoader> loader_;  // a reload's file
   struct PendingShutdown {
     PendingShutdown(EventLoop& loop, control::ShutdownVote v, std::uint64_t by, std::uint64_t n,

@@ -4,6 +4,7 @@
 #include <qb/qblog.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 
 #include "src/daemon/config/config_sections.hpp"
@@ -148,9 +149,13 @@ int Daemon::key_request(IpcClient& client, const IpcRequest& request, ipc::BodyW
     case ipc::RequestId::kKeyDelete: {
       std::string_view why;
       if (const int rc = keystore::check_write(request.key, client.uid == 0, &why); rc != 0) {
-        qb_log(LOG_NOTICE, "key store: pid %d (uid %u) may not write %.*s: %.*s", static_cast<int>(client.pid),
-               static_cast<unsigned>(client.uid), static_cast<int>(request.key.size()), request.key.data(),
-               static_cast<int>(why.size()), why.data());
+        // The writer hears of each; the log of ever fewer, so that a client writing in a loop
+        // does not flood it.
+        if (std::has_single_bit(++key_writes_refused_))
+          qb_log(LOG_NOTICE, "key store: pid %d (uid %u) may not write %.*s: %.*s (%llu refused so far)",
+                 static_cast<int>(client.pid), static_cast<unsigned>(client.uid), static_cast<int>(request.key.size()),
+                 request.key.data(), static_cast<int>(why.size()), why.data(),
+                 static_cast<unsigned long long>(key_writes_refused_));
         return rc;
       }
       const int rc = request.id == ipc::RequestId::kKeyDelete

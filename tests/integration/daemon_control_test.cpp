@@ -159,6 +159,28 @@ TEST(DaemonKeys, UidgidWrittenAtRunTimeLetsAUserConnect) {
   EXPECT_EQ(as_nobody(cluster.ipc_name(1)), EACCES);
 }
 
+// Each refused write is the writer's error, answered -EACCES; the log tells of the first ones
+// and then ever more rarely (the 2nd, 4th, 8th...), with the count: a client that writes in a
+// loop does not flood it.
+TEST(DaemonKeys, RefusedWritesDoNotFloodTheLog) {
+  constexpr int kWrites = 10'000;
+  DaemonCluster cluster(1);
+  cluster.start(1);
+  TestClient c;
+  ASSERT_EQ(c.connect(cluster.ipc_name(1)), 0);
+  const std::uint32_t value = 1;
+  for (int i = 0; i < kWrites; ++i)
+    ASSERT_EQ(rtotem_key_set(c.handle(), "totem.token", RTOTEM_KEY_UINT32, &value, sizeof value), -EACCES) << i;
+  const std::string log = read_file(cluster.dir() + "/node-1.log");
+  std::size_t lines = 0;
+  for (std::size_t at = log.find("may not write totem.token"); at != std::string::npos;
+       at = log.find("may not write totem.token", at + 1))
+    ++lines;
+  EXPECT_GE(lines, 1u) << cluster.log(1);
+  EXPECT_LE(lines, 14u) << cluster.log(1);  // 1, 2, 4, ... 8192
+  EXPECT_NE(log.find("(8192 refused so far)"), std::string::npos) << cluster.log(1);
+}
+
 // A child process of user `uid` (root only: setuid) with `connections` connections to `ipc`, each
 // adding key trackers until one is refused; it keeps them until killed (by the destructor).
 class TrackingUser {
