@@ -276,7 +276,8 @@ RTOTEM_API int rtotem_key_get(rtotem_t *, const char *key, void *buf, size_t *le
 /* Adds or changes `key`. 0; -EINVAL (a bad name, or len not the type's width); -EACCES: totem.*,
  * nodelist.*, quorum.*, logging.*, ipc.*, uidgid.config.* and runtime.* come from the file or the
  * daemon, and only root writes uidgid.* (uidgid.uid.N / uidgid.gid.N = 1 lets that user or
- * group connect from then on); -ENOSPC: the store is full. */
+ * group connect from then on); -ENOSPC: the store is full (65536 keys or 16 MiB of names and
+ * values; for a user other than root and the daemon's own, three quarters of those). */
 RTOTEM_API int rtotem_key_set(rtotem_t *, const char *key, enum rtotem_key_type type, const void *data, size_t len);
 RTOTEM_API int rtotem_key_delete(rtotem_t *, const char *key); /* 0; -ENOENT; -EACCES */
 /* Calls each(key, value, ctx) for every key that starts with `prefix` ("" or NULL: all), in name
@@ -296,7 +297,10 @@ enum rtotem_track_flags {
 typedef void (*rtotem_key_changed_fn)(rtotem_t *, uint64_t track, int event, const char *key,
                                       const struct rtotem_key_value *new_value,
                                       const struct rtotem_key_value *old_value, void *user);
-/* 0 and the tracker's id in *track; -EINVAL: no event in flags; -ENOSPC: 1024 trackers already. */
+/* 0 and the tracker's id in *track; -EINVAL: no event in flags; -ENOSPC: the connection has 1024
+ * trackers already, or its user (but root and the daemon's own) 4096 over all its connections, or
+ * all such users 12288 together (the rest of the node's 16384 is kept for root's), or the node
+ * 16384. */
 RTOTEM_API int rtotem_key_track(rtotem_t *, const char *key, int flags, rtotem_key_changed_fn changed, void *user,
                                 uint64_t *track);
 RTOTEM_API int rtotem_key_untrack(rtotem_t *, uint64_t track); /* 0; -ENOENT */
@@ -330,9 +334,11 @@ RTOTEM_API int rtotem_shutdown_reply(rtotem_t *, int agree); /* 0; -ENOENT: no s
  * of the ring; -EAGAIN: the ring's back-pressure, retry; -EPERM. */
 RTOTEM_API int rtotem_kill_node(rtotem_t *, uint32_t nodeid, const char *reason);
 /* Re-reads this node's config file: logging, uidgid, this node's quorum_votes and the expected
- * votes change at run time. -ENOTSUP: another key changed, which needs a restart (nothing is
- * applied); -EBADMSG: the file does not load; -ERANGE: votequorum refused the new votes (the rest
- * applied); -EPERM. `message` (may be NULL) gets what changed, or why nothing did. */
+ * votes change at run time. Returns once the file is read and applied (its host and user names
+ * are looked up meanwhile, off the daemon's ring). -ENOTSUP: another key changed, which needs a
+ * restart (nothing is applied); -EBADMSG: the file does not load; -ERANGE: votequorum refused
+ * the new votes (the rest applied); -EBUSY: another reload is under way; -EPERM. `message` (may
+ * be NULL) gets what changed, or why nothing did. */
 RTOTEM_API int rtotem_reload(rtotem_t *, char *message, size_t len);
 /* Reopens the daemon's log file (after logrotate moved it), as SIGHUP does. 0; -EPERM. */
 RTOTEM_API int rtotem_reopen_logs(rtotem_t *);

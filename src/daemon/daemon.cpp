@@ -66,6 +66,9 @@ Result<std::unique_ptr<Daemon>> Daemon::start(EventLoop& loop, DaemonSetup setup
       static_cast<groups::GroupEvents&>(*self));
   if (auto quorum = d->start_quorum(); !quorum) return quorum.error();
   d->start_keystore();
+  auto loader = ConfigLoader::create(loop);
+  if (!loader) return loader.error();
+  d->loader_ = std::move(loader).value();
   auto seq_file = RingSeqFile::in(d->setup_.state_dir);
   if (!seq_file) return seq_file.error();
   const std::size_t buffer_bytes = d->setup_.totem.max_message_size + ipc::kBufferOverhead;

@@ -6,10 +6,12 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "src/daemon/config/daemon_config.hpp"
+#include "src/daemon/config_loader.hpp"
 #include "src/daemon/control/shutdown_vote.hpp"
 #include "src/daemon/event_loop.hpp"
 #include "src/daemon/groups/group_service.hpp"
@@ -30,7 +32,8 @@ inline constexpr int kExitKilled = 3;
 
 // What a reload did: 0 and what changed; or -EBADMSG (the file does not load), -ENOTSUP (a key
 // that needs a restart changed: nothing applied), -ERANGE (votequorum refused new votes; the
-// rest applied), and why.
+// rest applied), -EBUSY (another reload is under way) or -EAGAIN (no thread to read the file
+// on): nothing done; and why.
 struct ReloadOutcome {
   int error = 0;
   std::string message;
@@ -64,9 +67,11 @@ class Daemon final : private RingListener,
   void on_exit_request(std::function<void(int code)> exit);
   // How a reload applies the logging section (rtotemd's logging_apply knows stderr from syslog).
   void on_logging(std::function<Result<void>(const config::LoggingConfig&)> apply);
-  // Re-reads the configuration file and applies what may change at run time (reload_plan.hpp):
-  // what changed, or why nothing did. rtotemctl reload and SIGHUP.
-  ReloadOutcome reload();
+  // Re-reads the configuration file and applies what may change at run time (reload_plan.hpp),
+  // for rtotemctl reload and SIGHUP. The file is read off the loop (ConfigLoader), the ring goes
+  // on meanwhile: `done` gets what changed, or why nothing did, on a later turn. An outcome
+  // instead when the reload cannot start (-EBUSY: another is under way); `done` is not called.
+  std::optional<ReloadOutcome> reload(std::function<void(const ReloadOutcome&)> done);
   // Reopens the log file with the settings in force (SIGHUP after logrotate).
   void reopen_logging();
   // Goes on over `backend` instead (after a link failure): the ring re-forms over it, local
@@ -128,6 +133,7 @@ class Daemon final : private RingListener,
   int kill_node(IpcClient& client, const IpcRequest& request);
   void node_control_deliver(const membership::Delivered& message);
   int reload_request(const IpcClient& client, ipc::BodyWriter& reply);
+  ReloadOutcome apply_reload(const config::DaemonConfig& file);  // the file as loaded, on the loop
   static bool privileged(const IpcClient& client) noexcept;
   void exit_later(int code);
 
@@ -164,6 +170,8 @@ class Daemon final : private RingListener,
   std::unique_ptr<LoopTimer> quorum_timer_;        // its last_man_standing window
   std::uint64_t ring_messages_unknown_ = 0;        // delivered with a service byte this build lacks
   std::unique_ptr<keystore::KeyStore> keys_;
+  std::uint64_t key_writes_refused_ = 0;  // by key_access: logged at the 1st, 2nd, 4th...
+  std::unique_ptr<ConfigLoader> loader_;  // a reload's file
   struct PendingShutdown {
     PendingShutdown(EventLoop& loop, control::ShutdownVote v, std::uint64_t by, std::uint64_t n,
                     std::function<void()> expired)

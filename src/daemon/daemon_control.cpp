@@ -142,11 +142,18 @@ void Daemon::node_control_deliver(const membership::Delivered& message) {
   exit_later(kExitKilled);
 }
 
-ReloadOutcome Daemon::reload() {
-  auto file = config::load_config(setup_.config.path);
-  if (!file) return {-EBADMSG, fmt::format("nothing changed: {}", file.error().message())};
+std::optional<ReloadOutcome> Daemon::reload(std::function<void(const ReloadOutcome&)> done) {
+  if (loader_->busy()) return ReloadOutcome{-EBUSY, "nothing changed: another reload is under way"};
+  auto started = loader_->load(setup_.config.path, [this, done = std::move(done)](Result<config::DaemonConfig> file) {
+    done(file ? apply_reload(*file) : ReloadOutcome{-EBADMSG, fmt::format("nothing changed: {}", file.error().message())});
+  });
+  if (!started) return ReloadOutcome{-EAGAIN, fmt::format("nothing changed: {}", started.error().message())};
+  return std::nullopt;
+}
+
+ReloadOutcome Daemon::apply_reload(const config::DaemonConfig& file) {
   const control::ReloadPlan plan =
-      control::plan_reload(keystore::config_keys(setup_.config, setup_.totem), keystore::config_keys(*file, setup_.totem),
+      control::plan_reload(keystore::config_keys(setup_.config, setup_.totem), keystore::config_keys(file, setup_.totem),
                            setup_.self.nodeid);
   auto list = [](const std::vector<std::string>& keys) {
     std::string out;
@@ -158,11 +165,11 @@ ReloadOutcome Daemon::reload() {
                                   list(plan.refused))};
   if (plan.changed.empty()) return {0, "no change"};
   if (plan.logging && apply_logging_) {
-    if (auto applied = apply_logging_(file->logging); !applied)
+    if (auto applied = apply_logging_(file.logging); !applied)
       return {-EBADMSG, fmt::format("nothing changed: logging: {}", applied.error().message())};
   }
-  setup_.config.logging = file->logging;
-  setup_.config.ipc.allow = file->ipc.allow;
+  setup_.config.logging = file.logging;
+  setup_.config.ipc.allow = file.ipc.allow;
   // Votes as votequorum's runtime changes; one it refuses stays as it was (the next reload tries
   // again), and the answer says so.
   std::string refused;
@@ -171,11 +178,11 @@ ReloadOutcome Daemon::reload() {
   const bool expected_ok = !plan.expected_votes || !quorum_ || quorum_->set_expected(*plan.expected_votes) == 0;
   if (!expected_ok) refused += fmt::format("; expected votes {}: refused by votequorum's rule", *plan.expected_votes);
   for (config::NodeEntry& entry : setup_.config.nodes)
-    for (const config::NodeEntry& now : file->nodes)
+    for (const config::NodeEntry& now : file.nodes)
       if (entry.nodeid == now.nodeid && (entry.nodeid != setup_.self.nodeid || votes_ok)) entry.quorum_votes = now.quorum_votes;
-  if (setup_.config.quorum && file->quorum && expected_ok) {
-    setup_.config.quorum->expected_votes = file->quorum->expected_votes;
-    setup_.config.quorum->expected_votes_configured = file->quorum->expected_votes_configured;
+  if (setup_.config.quorum && file.quorum && expected_ok) {
+    setup_.config.quorum->expected_votes = file.quorum->expected_votes;
+    setup_.config.quorum->expected_votes_configured = file.quorum->expected_votes_configured;
   }
   keys_->assign(keystore::kConfigPrefixes, keystore::config_keys(setup_.config, setup_.totem));
   if (plan.access) apply_access();
@@ -184,13 +191,25 @@ ReloadOutcome Daemon::reload() {
   return {refused.empty() ? 0 : -ERANGE, done};
 }
 
+// Answered once the file is loaded and applied, if the asker is still there.
 int Daemon::reload_request(const IpcClient& client, ipc::BodyWriter& reply) {
   if (!privileged(client)) return -EPERM;
   qb_log(LOG_NOTICE, "reload asked by pid %d", static_cast<int>(client.pid));
-  const ReloadOutcome outcome = reload();
-  if (outcome.error != 0) qb_log(LOG_WARNING, "reload: %s", outcome.message.c_str());
-  reply.string(outcome.message);
-  return outcome.error;
+  const auto logged = [](const ReloadOutcome& outcome) {
+    if (outcome.error != 0) qb_log(LOG_WARNING, "reload: %s", outcome.message.c_str());
+  };
+  const auto refused = reload([this, logged, asker = client.generation](const ReloadOutcome& outcome) {
+    logged(outcome);
+    IpcClient* waiting = ipc_->find_generation(asker);
+    if (waiting == nullptr) return;
+    ipc::BodyWriter body;
+    body.string(outcome.message);
+    ipc_->answer(*waiting, ipc::RequestId::kReload, outcome.error, body.data());
+  });
+  if (!refused) return kAnswerLater;
+  logged(*refused);
+  reply.string(refused->message);
+  return refused->error;
 }
 
 void Daemon::reopen_logging() {

@@ -4,6 +4,7 @@
 #include <qb/qblog.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 
 #include "src/daemon/config/config_sections.hpp"
@@ -148,14 +149,19 @@ int Daemon::key_request(IpcClient& client, const IpcRequest& request, ipc::BodyW
     case ipc::RequestId::kKeyDelete: {
       std::string_view why;
       if (const int rc = keystore::check_write(request.key, client.uid == 0, &why); rc != 0) {
-        qb_log(LOG_NOTICE, "key store: pid %d (uid %u) may not write %.*s: %.*s", static_cast<int>(client.pid),
-               static_cast<unsigned>(client.uid), static_cast<int>(request.key.size()), request.key.data(),
-               static_cast<int>(why.size()), why.data());
+        // The writer hears of each; the log of ever fewer, so that a client writing in a loop
+        // does not flood it.
+        if (std::has_single_bit(++key_writes_refused_))
+          qb_log(LOG_NOTICE, "key store: pid %d (uid %u) may not write %.*s: %.*s (%llu refused so far)",
+                 static_cast<int>(client.pid), static_cast<unsigned>(client.uid), static_cast<int>(request.key.size()),
+                 request.key.data(), static_cast<int>(why.size()), why.data(),
+                 static_cast<unsigned long long>(key_writes_refused_));
         return rc;
       }
       const int rc = request.id == ipc::RequestId::kKeyDelete
                          ? keys_->erase(request.key)
-                         : keys_->set(request.key, KeyValue{request.value_type, request.value_bits, std::string(request.value_data)});
+                         : keys_->set(request.key, KeyValue{request.value_type, request.value_bits, std::string(request.value_data)},
+                                       privileged(client));
       if (rc == 0 && request.key.starts_with("uidgid.")) {
         apply_access();
         qb_log(LOG_NOTICE, "key store: pid %d %s %.*s: who may connect changes", static_cast<int>(client.pid),
@@ -166,7 +172,7 @@ int Daemon::key_request(IpcClient& client, const IpcRequest& request, ipc::BodyW
     }
     case ipc::RequestId::kKeyTrack: {
       std::uint64_t id = 0;
-      const int rc = keys_->track(client.generation, request.key, request.track_flags, id);
+      const int rc = keys_->track({client.generation, client.uid, privileged(client)}, request.key, request.track_flags, id);
       if (rc == 0) reply.u64(id);
       return rc;
     }

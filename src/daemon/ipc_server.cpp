@@ -134,6 +134,7 @@ std::int32_t IpcServer::on_message(qb_ipcs_connection_t* c, void* data, std::siz
   // Negative stops libqb's batch after this request (it is taken all the same).
   const std::int32_t next = self.admission_->take_request() ? 0 : -ENOBUFS;
   const auto found = self.clients_.find(c);
+  if (found != self.clients_.end() && found->second->closing) return next;  // being cut off: asked nothing more
   IpcRequest request;
   ipc::BodyWriter& reply = self.reply_;
   reply.clear();
@@ -162,24 +163,30 @@ std::int32_t IpcServer::on_message(qb_ipcs_connection_t* c, void* data, std::siz
     reply.clear();
     error = -EMSGSIZE;
   }
-  respond(c, found != self.clients_.end() ? found->second->pid : 0, request.id, error, reply.data());
+  if (found != self.clients_.end()) self.respond(*found->second, request.id, error, reply.data());
+  else (void)send_answer(c, request.id, error, reply.data());
   return next;
 }
 
 void IpcServer::answer(IpcClient& client, ipc::RequestId id, int error, std::span<const std::byte> body) {
-  if (!client.closing) respond(client.connection, client.pid, id, error, body);
+  respond(client, id, error, body);
 }
 
-void IpcServer::respond(qb_ipcs_connection_t* c, pid_t pid, ipc::RequestId id, int error, std::span<const std::byte> body) {
+ssize_t IpcServer::send_answer(qb_ipcs_connection_t* c, ipc::RequestId id, int error, std::span<const std::byte> body) {
   qb_ipc_response_header response{};
   response.id = static_cast<std::int32_t>(id);
   response.size = static_cast<std::int32_t>(sizeof response + body.size());
   response.error = error;
   iovec iov[2] = {{&response, sizeof response}, {const_cast<std::byte*>(body.data()), body.size()}};
-  // A client waits for its answer: one it cannot get is logged (a client gone meanwhile is not).
-  const ssize_t sent = qb_ipcs_response_sendv(c, iov, body.empty() ? 1 : 2);
-  if (sent < 0 && sent != -ENOTCONN && sent != -EPIPE)
-    qb_log(LOG_WARNING, "answer to client pid %d not sent: %s", static_cast<int>(pid), std::strerror(static_cast<int>(-sent)));
+  return qb_ipcs_response_sendv(c, iov, body.empty() ? 1 : 2);
+}
+
+void IpcServer::respond(IpcClient& client, ipc::RequestId id, int error, std::span<const std::byte> body) {
+  if (client.closing) return;
+  const ssize_t sent = send_answer(client.connection, id, error, body);
+  if (sent >= 0) return;
+  if (sent == -EAGAIN || sent == -ENOBUFS) evict(client, "it does not read its answers (its response ring is full)");
+  else channel_failed(client, static_cast<int>(-sent));
 }
 
 std::int32_t IpcServer::on_closed(qb_ipcs_connection_t* c) {
@@ -412,11 +419,12 @@ void IpcServer::channel_failed(IpcClient& client, int err) {
     drop_backlog(client);
     return;
   }
-  evict(client, "its event channel failed");
+  evict(client, fmt::format("its channel failed: {}", std::strerror(err)).c_str());
 }
 
 void IpcServer::evict(IpcClient& client, const char* why) {
-  qb_log(LOG_WARNING, "disconnecting client pid %d: %s", static_cast<int>(client.pid), why);
+  qb_log(LOG_WARNING, "disconnecting client pid %d (uid %u): %s", static_cast<int>(client.pid),
+         static_cast<unsigned>(client.uid), why);
   client.closing = true;
   drop_backlog(client);
   ++evicted_;

@@ -2,7 +2,8 @@
 // request to an IpcHandler and sends its answer, and sends events. A client that does not read
 // its events gets them queued here up to a byte limit, then is disconnected: a slow client never
 // blocks the ring or the other clients. The queues of all clients together are bounded too: many
-// slow clients cost no more memory than one budget.
+// slow clients cost no more memory than one budget. A client that does not read its answers is
+// disconnected at the first that finds no room.
 #pragma once
 
 #include <qb/qbipcs.h>
@@ -187,8 +188,12 @@ class IpcServer {
   static std::int32_t on_message(qb_ipcs_connection_t* c, void* data, std::size_t size);
   static std::int32_t on_closed(qb_ipcs_connection_t* c);
   static void on_destroyed(qb_ipcs_connection_t* c);
-  // The response header, then `body`; a failure other than a client gone is logged.
-  static void respond(qb_ipcs_connection_t* c, pid_t pid, ipc::RequestId id, int error, std::span<const std::byte> body);
+  // The response header, then `body`: what libqb returns.
+  static ssize_t send_answer(qb_ipcs_connection_t* c, ipc::RequestId id, int error, std::span<const std::byte> body);
+  // send_answer to a client. A client waits for each answer it asks for, one at a time: one that
+  // finds its response ring full does not read them, and every answer after it would be lost
+  // too, so it is cut off there, as a client that does not read its events is.
+  void respond(IpcClient& client, ipc::RequestId id, int error, std::span<const std::byte> body);
   // Sends queued events in order until the ring is full again.
   bool drain(IpcClient& client);
   void drain_all();

@@ -423,12 +423,14 @@ int run(const DaemonOptions& options) {
     stop();
   });
   (*service)->on_logging([foreground](const config::LoggingConfig& logging) { return logging_apply(logging, foreground); });
-  // As rtotemctl reload (which logs what it did): the file's changes that may apply at run time;
-  // and the log file reopened whatever the reload did, for logrotate.
+  // The log file reopened at once, for logrotate; and as rtotemctl reload (which logs what it
+  // did), the file's changes that may apply at run time, once it is loaded.
   auto reload = [&] {
-    const ReloadOutcome outcome = (*service)->reload();
     (*service)->reopen_logging();
-    qb_log(outcome.error != 0 ? LOG_WARNING : LOG_NOTICE, "SIGHUP: %s; log file reopened", outcome.message.c_str());
+    const auto logged = [](const ReloadOutcome& outcome) {
+      qb_log(outcome.error != 0 ? LOG_WARNING : LOG_NOTICE, "SIGHUP: %s; log file reopened", outcome.message.c_str());
+    };
+    if (const auto refused = (*service)->reload(logged)) logged(*refused);
   };
   for (int sig : {SIGTERM, SIGINT})
     if (auto handled = (*loop)->on_signal(sig, stop); !handled) qb_log(LOG_ERR, "%s", handled.error().message().c_str());

@@ -1,9 +1,15 @@
 // The key store and node control on real daemons: the configuration and runtime state as keys,
-// application keys with tracking, uidgid written at run time letting a user connect, a shutdown
-// vetoed and one agreed, a node killed through the ring, and a reload that applies logging and
-// votes and names the keys it refuses.
+// application keys with tracking, uidgid written at run time letting a user connect, the store's
+// and the trackers' bounds by user, a shutdown vetoed and one agreed, a node killed through the
+// ring, a reload that applies logging and votes and names the keys it refuses, and one that waits
+// on a resolver that does not answer while the ring goes on.
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +25,7 @@
 #include "rtotem/rtotem.h"
 
 #include "tests/integration/daemon_cluster.hpp"
+#include "transport/udp/fd.hpp"
 
 namespace rtotem::testing {
 namespace {
@@ -152,6 +159,133 @@ TEST(DaemonKeys, UidgidWrittenAtRunTimeLetsAUserConnect) {
   EXPECT_EQ(as_nobody(cluster.ipc_name(1)), EACCES);
 }
 
+// Each refused write is the writer's error, answered -EACCES; the log tells of the first ones
+// and then ever more rarely (the 2nd, 4th, 8th...), with the count: a client that writes in a
+// loop does not flood it.
+TEST(DaemonKeys, RefusedWritesDoNotFloodTheLog) {
+  constexpr int kWrites = 10'000;
+  DaemonCluster cluster(1);
+  cluster.start(1);
+  TestClient c;
+  ASSERT_EQ(c.connect(cluster.ipc_name(1)), 0);
+  const std::uint32_t value = 1;
+  for (int i = 0; i < kWrites; ++i)
+    ASSERT_EQ(rtotem_key_set(c.handle(), "totem.token", RTOTEM_KEY_UINT32, &value, sizeof value), -EACCES) << i;
+  const std::string log = read_file(cluster.dir() + "/node-1.log");
+  std::size_t lines = 0;
+  for (std::size_t at = log.find("may not write totem.token"); at != std::string::npos;
+       at = log.find("may not write totem.token", at + 1))
+    ++lines;
+  EXPECT_GE(lines, 1u) << cluster.log(1);
+  EXPECT_LE(lines, 14u) << cluster.log(1);  // 1, 2, 4, ... 8192
+  EXPECT_NE(log.find("(8192 refused so far)"), std::string::npos) << cluster.log(1);
+}
+
+// A child process of user `uid` (root only: setuid) with `connections` connections to `ipc`, each
+// adding key trackers until one is refused; it keeps them until killed (by the destructor).
+class TrackingUser {
+ public:
+  TrackingUser(const std::string& ipc, uid_t uid, int connections) {
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      ::close(fds[0]);
+      if (setgid(uid) != 0 || setuid(uid) != 0) _exit(1);
+      std::vector<std::unique_ptr<TestClient>> clients;
+      std::vector<Change> seen;
+      std::size_t added = 0;
+      for (int i = 0; i < connections; ++i) {
+        clients.push_back(std::make_unique<TestClient>());
+        if (clients.back()->connect(ipc, 5s) != 0) _exit(2);
+        for (std::uint64_t id = 0;
+             rtotem_key_track(clients.back()->handle(), "app.", RTOTEM_TRACK_ADD | RTOTEM_TRACK_PREFIX, record,
+                              &seen, &id) == 0;)
+          ++added;
+      }
+      const std::string count = std::to_string(added) + "\n";
+      if (::write(fds[1], count.data(), count.size()) != static_cast<ssize_t>(count.size())) _exit(3);
+      for (;;) pause();
+    }
+    ::close(fds[1]);
+    std::string out;
+    char buf[32];
+    for (ssize_t n; out.find('\n') == std::string::npos && (n = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, n);
+    ::close(fds[0]);
+    if (out.find('\n') != std::string::npos) trackers_ = std::stoul(out);
+  }
+  ~TrackingUser() { ChildReaper reap(pid_); }
+  TrackingUser(const TrackingUser&) = delete;
+  TrackingUser& operator=(const TrackingUser&) = delete;
+  // How many it got; -1 if it failed (could not connect, or become `uid`).
+  long trackers() const noexcept { return trackers_; }
+
+ private:
+  pid_t pid_ = -1;
+  long trackers_ = -1;
+};
+
+// Trackers are bounded per connection (1,024), per user but root and the daemon's (4,096 for all
+// its connections) and in all (16,384), where users but root and the daemon's share 12,288: a
+// user the configuration lets in takes its own share with as many connections as it likes, and
+// no more; another such user still gets trackers, and so does root (Pacemaker's cmap_track_add).
+TEST(DaemonKeys, AUsersConnectionsTakeTheirShareOfTrackersAndRootStillGetsItsOwn) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to run clients as other users";
+  constexpr uid_t kNobody = 65534;
+  constexpr uid_t kOther = 12345;  // needs no entry in the user database: allowed by number
+  DaemonCluster cluster(1, 1000, "  max_message_size: 65536\n",
+                        fmt::format("ipc {{\n  allow_uid: {} {}\n}}\n", kNobody, kOther));
+  cluster.start(1);
+  TestClient root;
+  ASSERT_EQ(root.connect(cluster.ipc_name(1)), 0);
+  const TrackingUser nobody(cluster.ipc_name(1), kNobody, 17);  // 17 x 1,024 is past every tracker there is
+  EXPECT_EQ(nobody.trackers(), 4096) << cluster.log(1);
+  const TrackingUser other(cluster.ipc_name(1), kOther, 1);
+  EXPECT_EQ(other.trackers(), 1024) << cluster.log(1);
+  std::vector<Change> seen;
+  std::size_t added = 0;
+  for (std::uint64_t id = 0;
+       added < 1024 && rtotem_key_track(root.handle(), "app.", RTOTEM_TRACK_ADD | RTOTEM_TRACK_PREFIX, record, &seen, &id) == 0;)
+    ++added;
+  EXPECT_EQ(added, 1024u) << "root's connection got no more";
+}
+
+// A user the configuration lets in fills the key store as far as it may: root still writes
+// (Pacemaker's uidgid.gid.N for its haclient group, at its start).
+TEST(DaemonKeys, AUserThatFillsTheStoreLeavesRoomForRootsKeys) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to run a client as another user";
+  constexpr uid_t kNobody = 65534;
+  DaemonCluster cluster(1, 1000, "", fmt::format("ipc {{\n  allow_uid: {}\n}}\n", kNobody));
+  cluster.start(1);
+  TestClient root;
+  ASSERT_EQ(root.connect(cluster.ipc_name(1)), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // exits 0 once even a value of one byte is refused for want of room
+    if (setgid(kNobody) != 0 || setuid(kNobody) != 0) _exit(1);
+    TestClient c;
+    if (c.connect(cluster.ipc_name(1), 5s) != 0) _exit(2);
+    int i = 0;
+    for (std::size_t size = RTOTEM_KEY_VALUE_MAX; size > 0; size /= 2) {  // the largest values first
+      const std::string value(size, 'x');
+      for (int rc = 0; rc == 0 && i < 100'000; ++i) {
+        rc = rtotem_key_set(c.handle(), fmt::format("app.{}", i).c_str(), RTOTEM_KEY_STRING, value.data(), value.size());
+        if (rc != 0 && rc != -ENOSPC) _exit(3);
+      }
+    }
+    _exit(i < 100'000 ? 0 : 4);
+  }
+  ChildReaper reaper(child);
+  int status = -1;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  reaper.pid = 0;
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  std::string out;
+  EXPECT_EQ(cluster.ctl(1, "set uidgid.gid.189 u8 1", out), 0) << out;
+  const std::string value(RTOTEM_KEY_VALUE_MAX, 'r');
+  EXPECT_EQ(rtotem_key_set(root.handle(), "app.roots", RTOTEM_KEY_STRING, value.data(), value.size()), 0);
+}
+
 struct ShutdownAnswer {
   int agree = 0;
   int asked = 0;
@@ -260,6 +394,97 @@ TEST(DaemonControl, AReloadAppliesLoggingAndVotesAndNamesWhatNeedsARestart) {
   EXPECT_EQ(cluster.ctl(1, "reload", out), 1) << out;
   EXPECT_NE(out.find("totem.token differ(s) from the running configuration and need(s) a restart"), std::string::npos) << out;
   EXPECT_EQ(ctl_out(cluster, 1, "get logging.debug"), "logging.debug (str) = on\n");  // nothing applied
+}
+
+// This process and the daemons it starts from now on read `text` at `path` (root only): a file of
+// the test's, bind-mounted over it in a mount namespace of this process's own, whose mounts reach
+// no other; `path` is itself again once this goes. The text may change meanwhile (write()).
+class FileOverlay {
+ public:
+  FileOverlay(std::string path, const std::string& dir, const std::string& text)
+      : path_(std::move(path)), ours_(dir + "/overlay" + std::to_string(++made_)) {
+    write(text);
+    static const bool private_mounts =
+        ::unshare(CLONE_NEWNS) == 0 && ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0;
+    mounted_ = private_mounts && ::mount(ours_.c_str(), path_.c_str(), nullptr, MS_BIND, nullptr) == 0;
+  }
+  ~FileOverlay() {
+    if (mounted_) ::umount2(path_.c_str(), MNT_DETACH);
+  }
+  FileOverlay(const FileOverlay&) = delete;
+  FileOverlay& operator=(const FileOverlay&) = delete;
+  bool mounted() const noexcept { return mounted_; }
+  void write(const std::string& text) const { std::ofstream(ours_, std::ios::trunc) << text; }  // the same inode
+
+ private:
+  static inline int made_ = 0;
+  std::string path_;
+  std::string ours_;
+  bool mounted_ = false;
+};
+
+// A name server that never answers: a UDP socket on port 53 of a loopback address of this
+// process's own, that nobody reads. A lookup sent there waits for the resolver's timeout.
+struct SilentNameServer {
+  SilentNameServer() {
+    address = fmt::format("127.53.{}.{}", (getpid() >> 8) & 0xff, getpid() & 0xff);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_port = htons(53);
+    if (::inet_pton(AF_INET, address.c_str(), &at.sin_addr) != 1) return;
+    socket = transport::Fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (socket && ::bind(socket.get(), reinterpret_cast<const sockaddr*>(&at), sizeof at) != 0) socket.reset();
+  }
+  std::string address;
+  transport::Fd socket;
+};
+
+// Node 2's ring0_addr is a host name, found in /etc/hosts at start. Then it is taken out of
+// /etc/hosts, and the only name server never answers (3 s a lookup, three tokens): a reload, by
+// rtotemctl and then by SIGHUP, waits that long to load the file, as the ring goes on meanwhile
+// without a token lost; then the reload fails, naming the host, and nothing changes.
+TEST(DaemonControl, AReloadWaitingOnASlowResolverKeepsTheRing) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, for a mount namespace";
+  DaemonCluster cluster(2);
+  const SilentNameServer dns;
+  ASSERT_TRUE(dns.socket) << dns.address << ": " << strerror(errno);
+  constexpr std::string_view kHost = "node2.rtotem.test";
+  const std::string hosts = "127.0.0.1 localhost\n";
+  const FileOverlay nsswitch("/etc/nsswitch.conf", cluster.dir(), "passwd: files\ngroup: files\nhosts: files dns\n");
+  const FileOverlay resolver("/etc/resolv.conf", cluster.dir(),
+                             fmt::format("nameserver {}\noptions timeout:3 attempts:1\n", dns.address));
+  const FileOverlay known("/etc/hosts", cluster.dir(), fmt::format("{}127.0.0.2 {}\n", hosts, kHost));
+  if (!nsswitch.mounted() || !resolver.mounted() || !known.mounted())
+    GTEST_SKIP() << "no mount namespace here: " << strerror(errno);
+  const std::string config = cluster.dir() + "/named.conf";
+  std::ofstream(config) << read_file(cluster.config_path());
+  replace_in_file(config, "ring0_addr: 127.0.0.2\n", fmt::format("ring0_addr: {}\n", kHost));
+  for (int node : {1, 2}) cluster.use_config(node, config);
+  std::vector<std::unique_ptr<TestClient>> clients;
+  ASSERT_NO_FATAL_FAILURE(start_ring(cluster, 2, clients));
+  ASSERT_NO_FATAL_FAILURE(join_group(clients, "g"));
+  const auto stat_sum = [&](const std::string& name) {
+    return json_counter(cluster.ctl_json(1, "stats"), name) + json_counter(cluster.ctl_json(2, "stats"), name);
+  };
+  const std::uint64_t rings_before = stat_sum("rings_installed");
+  const std::uint64_t losses_before = stat_sum("token_losses");
+  known.write(hosts);  // from now on only the name server knows it, and it never answers
+
+  std::string out;
+  EXPECT_EQ(cluster.ctl(1, "reload", out), 1) << out;
+  EXPECT_NE(out.find(kHost), std::string::npos) << out;
+  EXPECT_NE(out.find("nothing changed"), std::string::npos) << out;
+  EXPECT_EQ(stat_sum("token_losses"), losses_before) << "the ring lost its token during the reload";
+  EXPECT_EQ(stat_sum("rings_installed"), rings_before) << "the ring re-formed during the reload";
+
+  cluster.signal(1, SIGHUP);
+  EXPECT_TRUE(eventually([&] { return cluster.log(1).find("SIGHUP: nothing changed") != std::string::npos; }, 30s))
+      << cluster.log(1);
+  EXPECT_EQ(stat_sum("token_losses"), losses_before) << "the ring lost its token during the reload";
+  EXPECT_EQ(stat_sum("rings_installed"), rings_before) << "the ring re-formed during the reload";
+  ASSERT_EQ(clients[1]->send("g", "after"), 0);
+  EXPECT_TRUE(pump_until(raw(clients), [&] { return clients[0]->messages.size() == 1; }));
+  EXPECT_EQ(clients[0]->rings.size(), 1u) << "node 1's client saw the ring change";
 }
 
 }  // namespace

@@ -445,6 +445,56 @@ TEST_F(Exhaustion, ADaemonOutOfDescriptorsStillFormsItsRing) {
   EXPECT_GT(stat_of(cluster, 1, "auth_timeouts") + stat_of(cluster, 1, "connections_shed"), 0u);
 }
 
+// A client that sends requests and never reads their answers fills its response ring; every
+// answer after that is lost. It is cut off at the first, with one line that names it (pid, uid)
+// and says why, not a line per lost answer; another client of that node goes on as before.
+TEST_F(Exhaustion, AClientThatDoesNotReadItsAnswersIsCutOffWithOneLogLine) {
+  constexpr int kRequests = 20'000;  // their answers (JSON) are several times what its response ring holds
+  DaemonCluster cluster(2);
+  std::vector<std::unique_ptr<TestClient>> clients;
+  ASSERT_NO_FATAL_FAILURE(start_ring(cluster, 2, clients));
+  ASSERT_NO_FATAL_FAILURE(join_group(clients, "g"));
+  const std::uint64_t rings_before = stat_of(cluster, 1, "rings_installed");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // exits 0 once the daemon has cut it off, 1 if it could send them all
+    ::signal(SIGPIPE, SIG_IGN);
+    qb_ipcc_connection_t* c = qb_ipcc_connect(cluster.ipc_name(1).c_str(), 1 << 16);
+    if (c == nullptr) _exit(2);
+    qb_ipc_request_header h{};
+    h.id = static_cast<std::int32_t>(ipc::RequestId::kStatus);
+    h.size = sizeof h;
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    for (int sent = 0; sent < kRequests && std::chrono::steady_clock::now() < deadline;) {
+      const ssize_t rc = qb_ipcc_send(c, &h, sizeof h);
+      if (rc == -EAGAIN) {
+        std::this_thread::sleep_for(1ms);  // the daemon has not read its requests yet
+        continue;
+      }
+      if (rc < 0) _exit(0);
+      ++sent;
+    }
+    _exit(1);
+  }
+  ChildReaper reaper(child);
+  int status = -1;
+  ASSERT_TRUE(eventually([&] { return waitpid(child, &status, WNOHANG) == child; }, 90s));
+  reaper.pid = 0;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "not cut off: status " << status;
+  ASSERT_EQ(clients[1]->send("g", "after"), 0);
+  ASSERT_TRUE(pump_until(raw(clients), [&] { return clients[0]->messages.size() == 1; })) << "node 1's client got nothing";
+  const std::string log = read_file(cluster.dir() + "/node-1.log");
+  const std::string named = fmt::format("client pid {} ", child);
+  std::size_t lines = 0;
+  for (std::size_t at = log.find(named); at != std::string::npos; at = log.find(named, at + 1)) ++lines;
+  EXPECT_LE(lines, 2u) << "log lines about the client; the log ends with: " << cluster.log(1);
+  EXPECT_NE(log.find(fmt::format("disconnecting client pid {} (uid 0): it does not read", child)), std::string::npos)
+      << cluster.log(1);
+  const std::string stats = cluster.ctl_json(1, "stats");
+  EXPECT_EQ(json_counter(stats, "clients_evicted"), 1u) << stats;
+  EXPECT_EQ(json_counter(stats, "rings_installed"), rings_before) << "the ring re-formed: " << stats;
+}
+
 // libqb gives a connection rings of the larger of the client's wish and the daemon's size, and
 // allocates them whole in /dev/shm: a client asking for more than the daemon needs (2 GiB, which
 // reads negative as libqb's int32) is refused before they exist; librtotem's old request is not.
