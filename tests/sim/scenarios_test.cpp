@@ -449,7 +449,7 @@ constexpr std::uint64_t kOneWayCutSeeds[] = {8, 25, 28, 30};
 // without it every backoff (11 rings, 89 % of the cut, at 250 ms before the names). With the
 // simulator's 1 s token and with 250 ms (issue 18 asks 99 % of the cut up).
 TEST(Membership, APersistentOneWayCutLeavesTheTwoWayRingAlone) {
-  for (const auto [token_timeout_ms, share] : {std::pair{1000u, 0.975}, std::pair{250u, 0.99}}) {
+  for (const auto& [token_timeout_ms, share] : {std::pair{1000u, 0.975}, std::pair{250u, 0.99}}) {
     for (std::uint64_t seed : kOneWayCutSeeds) {
       const OneWayCut cut = one_way_cut(seed, token_timeout_ms);
       RecordProperty(fmt::format("share_{}_seed{}", token_timeout_ms, seed), fmt::format("{:.4f}", cut.share));
