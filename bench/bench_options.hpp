@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 namespace rtotem::bench {
 

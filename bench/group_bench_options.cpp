@@ -8,7 +8,7 @@
 #include <span>
 
 #include "bench/group_bench_payload.hpp"
-#include "src/common/cli_args.hpp"
+#include "base/cli_args.hpp"
 
 namespace rtotem::bench {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "rtotem/rtotem.h"
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 namespace rtotem::bench {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <span>
 
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 
 namespace rtotem::bench {
 

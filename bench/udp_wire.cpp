@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "bench/bench_options.hpp"
-#include "transport/udp/fd.hpp"
+#include "base/fd.hpp"
 
 namespace rtotem::bench {
 namespace {
@@ -97,7 +97,7 @@ int run(const WireOptions& o) {
     if (!a) return fmt::print(stderr, "rtotem-udp-wire: {}\n", a.error().message()), 2;
     peers.push_back(*a);
   }
-  transport::Fd fd(socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  Fd fd(socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   const int buf = 8 << 20;
   setsockopt(fd.get(), SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
   setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);

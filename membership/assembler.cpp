@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 
 namespace rtotem::membership {
 

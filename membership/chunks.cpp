@@ -1,6 +1,6 @@
 #include "membership/chunks.hpp"
 
-#include "membership/wire_io.hpp"
+#include "base/wire_io.hpp"
 
 namespace rtotem::membership {
 

@@ -26,7 +26,7 @@
 #include "membership/strangers.hpp"
 #include "membership/totem_config.hpp"
 #include "transport/backend.hpp"
-#include "transport/sim/sim_rng.hpp"  // a plain seeded generator, not tied to the simulator
+#include "base/rng.hpp"  // a plain seeded generator, not tied to the simulator
 
 namespace rtotem::membership {
 
@@ -273,7 +273,7 @@ class Node {
   NodeList failed_set_;
   NodeList consensus_;
   NodeList new_members_;       // Commit, Recovery: the members of the ring being formed
-  transport::Rng join_rng_;    // send_join's delays: seeded by node id, so a simulation replays
+  Rng join_rng_;    // send_join's delays: seeded by node id, so a simulation replays
   Commit commit_;              // the commit token of the ring being formed
   Commit incoming_commit_;     // a received one, checked before it replaces commit_
   std::size_t members_max_;    // the most members a commit token holds at this MTU

@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "membership/node_set.hpp"
-#include "membership/wire_io.hpp"
-#include "transport/assert.hpp"
+#include "base/wire_io.hpp"
+#include "base/assert.hpp"
 
 namespace rtotem::membership {
 namespace {

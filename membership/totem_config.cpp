@@ -9,7 +9,7 @@
 
 #include "membership/chunks.hpp"
 #include "membership/packets.hpp"
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 
 namespace rtotem::membership {
 

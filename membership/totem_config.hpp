@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "transport/backend.hpp"
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 namespace rtotem::membership {
 

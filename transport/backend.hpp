@@ -25,7 +25,7 @@
 #include "transport/cluster_key.hpp"
 #include "transport/counters.hpp"
 #include "transport/recv_ring.hpp"
-#include "transport/result.hpp"
+#include "base/result.hpp"
 #include "transport/send_pool.hpp"
 #include "transport/tx_queue.hpp"
 #include "transport/wire_crypto.hpp"

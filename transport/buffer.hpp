@@ -15,7 +15,7 @@
 #include <span>
 #include <utility>
 
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 #include "transport/wire_header.hpp"
 
 namespace rtotem::transport {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 namespace rtotem::transport {
 

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <span>
 
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 namespace rtotem::transport {
 

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 
 namespace rtotem::transport {
 

@@ -9,7 +9,7 @@
 
 #include "transport/buffer.hpp"
 #include "transport/buffer_arena.hpp"
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 namespace rtotem::transport {
 

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <utility>
 
-#include "transport/assert.hpp"
-#include "transport/byte_order.hpp"
+#include "base/assert.hpp"
+#include "base/byte_order.hpp"
 
 namespace rtotem::transport {
 namespace {

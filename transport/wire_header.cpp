@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "transport/byte_order.hpp"
+#include "base/byte_order.hpp"
 
 namespace rtotem::transport {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "src/ipc/ipc_protocol.hpp"
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 namespace rtotem::client {
 

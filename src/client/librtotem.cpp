@@ -25,7 +25,7 @@ using rtotem::client::Reply;
 using rtotem::client::call;
 using rtotem::ipc::EventId;
 using rtotem::ipc::RequestId;
-using rtotem::membership::WireReader;
+using rtotem::WireReader;
 
 
 namespace {

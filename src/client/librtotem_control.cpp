@@ -7,7 +7,7 @@
 
 using rtotem::client::Reply;
 using rtotem::ipc::RequestId;
-using rtotem::membership::WireReader;
+using rtotem::WireReader;
 
 namespace {
 

@@ -55,10 +55,10 @@ namespace rtotem::client {
 int call(rtotem_t* h, ipc::RequestId id, std::span<const std::byte> body, Reply& reply,
          std::span<const std::byte> tail = {});
 // Decodes a kQuorumChange event and calls the tracker: 0, or -EPROTO.
-int quorum_event(rtotem_t* h, membership::WireReader& in);
+int quorum_event(rtotem_t* h, WireReader& in);
 // Decodes a kKeyChange event and calls its tracker: 0, or -EPROTO.
-int key_event(rtotem_t* h, membership::WireReader& in);
+int key_event(rtotem_t* h, WireReader& in);
 // Decodes a kShutdownQuery event and calls the shutdown tracker: 0, or -EPROTO.
-int shutdown_event(rtotem_t* h, membership::WireReader& in);
+int shutdown_event(rtotem_t* h, WireReader& in);
 
 }  // namespace rtotem::client

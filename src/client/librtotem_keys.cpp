@@ -10,7 +10,7 @@ using rtotem::client::Reply;
 using rtotem::ipc::KeyType;
 using rtotem::ipc::KeyValue;
 using rtotem::ipc::RequestId;
-using rtotem::membership::WireReader;
+using rtotem::WireReader;
 
 namespace {
 

@@ -21,7 +21,7 @@ int quorum_set(rtotem_t* h, std::uint8_t what, std::uint32_t node, std::uint32_t
 }
 
 // The quorum state as kQuorumChange carries it; q.nodes points into `nodes`.
-int read_quorum(rtotem::membership::WireReader& in, rtotem_quorum& q, std::vector<rtotem_quorum_node>& nodes) {
+int read_quorum(rtotem::WireReader& in, rtotem_quorum& q, std::vector<rtotem_quorum_node>& nodes) {
   q = {};
   q.rep_nodeid = in.get_u32();
   q.ring_seq = in.get_u64();
@@ -46,7 +46,7 @@ int read_quorum(rtotem::membership::WireReader& in, rtotem_quorum& q, std::vecto
 
 }  // namespace
 
-int rtotem::client::quorum_event(rtotem_t* h, membership::WireReader& in) {
+int rtotem::client::quorum_event(rtotem_t* h, WireReader& in) {
   rtotem_quorum q;
   if (const int rc = read_quorum(in, q, h->quorum_nodes); rc < 0) return rc;
   if (h->quorum_changed) h->quorum_changed(h, &q, h->ctx);
@@ -60,7 +60,7 @@ int rtotem_quorum_get(rtotem_t* h, uint32_t nodeid, struct rtotem_quorum_node_in
   body.u32(nodeid);
   Reply reply;
   if (const int rc = rtotem::client::call(h, RequestId::kQuorumNode, body.data(), reply); rc < 0) return rc;
-  rtotem::membership::WireReader in(reply.body);
+  rtotem::WireReader in(reply.body);
   node->nodeid = in.get_u32();
   node->member = in.get_u8();
   node->votes = in.get_u32();

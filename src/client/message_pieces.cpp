@@ -2,13 +2,13 @@
 
 #include <algorithm>
 
-#include "membership/wire_io.hpp"
-#include "transport/assert.hpp"
+#include "base/wire_io.hpp"
+#include "base/assert.hpp"
 
 namespace rtotem::client {
 
 void put_piece_header(std::span<std::byte, kPieceHeaderSize> out, bool first, std::size_t total) noexcept {
-  membership::WireWriter w(out);
+  WireWriter w(out);
   w.put_u8(first ? kPieceFirst : 0);
   w.put_u32(static_cast<std::uint32_t>(total));
 }
@@ -26,7 +26,7 @@ PieceAssembler::Outcome PieceAssembler::drop(Partials::iterator at) {
 
 PieceAssembler::Outcome PieceAssembler::add(const rtotem_member& sender, std::string_view group,
                                             std::span<const std::byte> piece) {
-  membership::WireReader in(piece);
+  WireReader in(piece);
   const std::uint8_t flags = in.get_u8();
   const std::uint32_t total = in.get_u32();
   const std::span<const std::byte> data = in.get_rest();

@@ -65,7 +65,7 @@ int fetch_json(const Options& o, ipc::RequestId id, std::string_view group, std:
   int rc = (*connection)->request(id, body.data(), reply);
   if (rc == 0) rc = reply.error;
   if (rc < 0) return fail("request", rc);
-  membership::WireReader in(reply.body);
+  WireReader in(reply.body);
   const auto text = ipc::read_string(in, reply.body.size());
   if (!text) return fail("reply", -EPROTO);
   json = std::string(*text);

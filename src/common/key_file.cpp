@@ -10,13 +10,12 @@
 #include <cerrno>
 #include <filesystem>
 
-#include "transport/udp/fd.hpp"
+#include "base/fd.hpp"
 
 namespace rtotem {
 namespace {
 
 using transport::ClusterKey;
-using transport::Fd;
 using transport::kClusterKeySize;
 
 constexpr const char* kKeygenHint = "make one with rtotem-keygen and copy it to every node";

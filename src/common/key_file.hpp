@@ -6,7 +6,7 @@
 #include <string>
 
 #include "transport/cluster_key.hpp"
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 namespace rtotem {
 

@@ -9,7 +9,7 @@
 #include <charconv>
 #include <string_view>
 
-#include "transport/udp/fd.hpp"
+#include "base/fd.hpp"
 
 namespace rtotem {
 namespace {
@@ -37,7 +37,7 @@ Result<RingSeqFile> RingSeqFile::in(const std::string& dir, const StateNumber& n
 }
 
 Result<std::uint64_t> RingSeqFile::load() const {
-  transport::Fd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  Fd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) {
     if (errno == ENOENT) return std::uint64_t{0};
     return Error::sys(errno, "open {}", path_);
@@ -61,13 +61,13 @@ Result<std::uint64_t> RingSeqFile::load() const {
 Result<void> RingSeqFile::store(std::uint64_t seq) const {
   const std::string temp = path_ + ".tmp";
   {
-    transport::Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
     if (!fd) return Error::sys(errno, "create {}", temp);
     if (auto ok = write_all(fd.get(), fmt::format("{}{}\n", magic_of(number_), seq), temp); !ok) return ok;
     if (::fsync(fd.get()) != 0) return Error::sys(errno, "fsync {}", temp);
   }
   if (::rename(temp.c_str(), path_.c_str()) != 0) return Error::sys(errno, "rename {} to {}", temp, path_);
-  transport::Fd dir(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  Fd dir(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!dir) return Error::sys(errno, "open {}", dir_);
   if (::fsync(dir.get()) != 0) return Error::sys(errno, "fsync {}", dir_);  // the rename itself
   return {};

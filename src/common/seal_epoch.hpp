@@ -9,7 +9,7 @@
 #include <string>
 
 #include "src/common/ring_seq_file.hpp"
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 namespace rtotem {
 

@@ -8,12 +8,12 @@
 #include <system_error>
 #include <thread>
 
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 
 namespace rtotem::daemon {
 
 Result<std::unique_ptr<ConfigLoader>> ConfigLoader::create(EventLoop& loop) {
-  auto wake = std::make_shared<const transport::Fd>(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  auto wake = std::make_shared<const Fd>(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!*wake) return Error::sys(errno, "eventfd for loading the configuration");
   std::unique_ptr<ConfigLoader> loader(new ConfigLoader(loop, wake));
   if (auto watched = loop.watch(wake->get(), POLLIN, [l = loader.get()](int) { l->finished(); }); !watched)

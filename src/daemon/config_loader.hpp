@@ -11,7 +11,7 @@
 
 #include "src/daemon/config/daemon_config.hpp"
 #include "src/daemon/event_loop.hpp"
-#include "transport/udp/fd.hpp"
+#include "base/fd.hpp"
 
 namespace rtotem::daemon {
 
@@ -33,11 +33,11 @@ class ConfigLoader {
   Result<void> load(const std::string& path, Done done);
 
  private:
-  ConfigLoader(EventLoop& loop, std::shared_ptr<const transport::Fd> wake) : loop_(loop), wake_(std::move(wake)) {}
+  ConfigLoader(EventLoop& loop, std::shared_ptr<const Fd> wake) : loop_(loop), wake_(std::move(wake)) {}
   void finished();  // on the loop: the thread has written to wake_
 
   EventLoop& loop_;
-  std::shared_ptr<const transport::Fd> wake_;  // an eventfd the loop watches, shared with the thread
+  std::shared_ptr<const Fd> wake_;  // an eventfd the loop watches, shared with the thread
   std::future<Result<config::DaemonConfig>> result_;
   Done done_;
 };

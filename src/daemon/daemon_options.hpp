@@ -7,7 +7,7 @@
 
 #include "rtotemd_paths.h"  // generated: the defaults of this installation
 #include "membership/packets.hpp"
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 namespace rtotem::daemon {
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <limits>
 
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 
 namespace rtotem::daemon {
 namespace {

@@ -111,7 +111,7 @@ void LoopTimer::dispatch(void* data) {
 }
 
 Result<std::unique_ptr<LoopJob>> LoopJob::create(EventLoop& loop, EventLoop::Callback run) {
-  transport::Fd fd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  Fd fd(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!fd) return Error::sys(errno, "eventfd for a loop job");
   const int raw = fd.get();
   std::unique_ptr<LoopJob> job(new LoopJob(loop, std::move(fd), std::move(run)));

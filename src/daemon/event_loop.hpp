@@ -9,8 +9,8 @@
 #include <map>
 #include <memory>
 
-#include "transport/result.hpp"
-#include "transport/udp/fd.hpp"
+#include "base/result.hpp"
+#include "base/fd.hpp"
 
 namespace rtotem::daemon {
 
@@ -90,12 +90,12 @@ class LoopJob {
   void post() noexcept;
 
  private:
-  LoopJob(EventLoop& loop, transport::Fd fd, EventLoop::Callback run)
+  LoopJob(EventLoop& loop, Fd fd, EventLoop::Callback run)
       : loop_(loop), fd_(std::move(fd)), run_(std::move(run)) {}
   void dispatch() noexcept;
 
   EventLoop& loop_;
-  transport::Fd fd_;
+  Fd fd_;
   EventLoop::Callback run_;
   bool posted_ = false;
 };

@@ -11,7 +11,7 @@
 #include <cerrno>
 #include <vector>
 
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 
 namespace rtotem::daemon {
 namespace {

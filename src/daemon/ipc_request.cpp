@@ -15,7 +15,7 @@ namespace {
 using ipc::RequestId;
 
 // A group name alone, and nothing after it (kJoin, kLeave, kMembers).
-bool read_group_only(membership::WireReader& body, IpcRequest& out) {
+bool read_group_only(WireReader& body, IpcRequest& out) {
   const auto group = ipc::read_string(body, groups::kGroupNameMax);
   if (!group || !body.at_end()) return false;
   out.group = *group;
@@ -23,7 +23,7 @@ bool read_group_only(membership::WireReader& body, IpcRequest& out) {
 }
 
 // u8 mode, the group, then the data to the end of the message.
-bool read_mcast(membership::WireReader& body, IpcRequest& out) {
+bool read_mcast(WireReader& body, IpcRequest& out) {
   const std::uint8_t mode = body.get_u8();
   const auto group = ipc::read_string(body, groups::kGroupNameMax);
   if (!group || (mode & ~(ipc::kModeSafe | ipc::kModePiece)) != 0) return false;
@@ -35,7 +35,7 @@ bool read_mcast(membership::WireReader& body, IpcRequest& out) {
 }
 
 // u8 what, u32 node, u32 value, nothing after (kQuorumSet).
-bool read_quorum_set(membership::WireReader& body, IpcRequest& out) {
+bool read_quorum_set(WireReader& body, IpcRequest& out) {
   out.quorum_what = body.get_u8();
   out.quorum_node = body.get_u32();
   out.quorum_value = body.get_u32();
@@ -44,7 +44,7 @@ bool read_quorum_set(membership::WireReader& body, IpcRequest& out) {
 }
 
 // A key name, or with `prefix` any leading part of one (empty too).
-bool read_key(membership::WireReader& body, IpcRequest& out, bool prefix) {
+bool read_key(WireReader& body, IpcRequest& out, bool prefix) {
   const auto key = ipc::read_string(body, ipc::kKeyNameMax);
   if (!key) return false;
   out.key = *key;
@@ -53,7 +53,7 @@ bool read_key(membership::WireReader& body, IpcRequest& out, bool prefix) {
 }
 
 // u8 type, then the value in its wire form (key_value.hpp), read without copying it.
-bool read_value(membership::WireReader& body, IpcRequest& out) {
+bool read_value(WireReader& body, IpcRequest& out) {
   const std::uint8_t type = body.get_u8();
   const std::optional<std::size_t> width = ipc::width_of(type);
   if (body.short_read() || !width) return false;
@@ -69,12 +69,12 @@ bool read_value(membership::WireReader& body, IpcRequest& out) {
 }
 
 // A u8 that must be at most `max`, and nothing after it.
-bool read_flag(membership::WireReader& body, IpcRequest& out, std::uint8_t max) {
+bool read_flag(WireReader& body, IpcRequest& out, std::uint8_t max) {
   out.flag = body.get_u8();
   return !body.short_read() && body.at_end() && out.flag <= max;
 }
 
-bool at_end(const membership::WireReader& body) { return !body.short_read() && body.at_end(); }
+bool at_end(const WireReader& body) { return !body.short_read() && body.at_end(); }
 
 }  // namespace
 
@@ -85,7 +85,7 @@ bool decode_request(std::span<const std::byte> message, IpcRequest& out) noexcep
   out.id = static_cast<RequestId>(header.id);
   out.message = message;
   if (header.size < 0 || static_cast<std::size_t>(header.size) != message.size()) return false;
-  membership::WireReader body(message.subspan(sizeof header));
+  WireReader body(message.subspan(sizeof header));
   switch (out.id) {
     case RequestId::kJoin:
     case RequestId::kLeave:

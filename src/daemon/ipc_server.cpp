@@ -279,7 +279,7 @@ void IpcServer::settle_credit() {
 // Batches leave room for it (kCreditEventBytes): appending never grows one past kBatchBytes.
 void IpcServer::tell_credit(IpcClient& client) {
   std::byte taken[8];
-  membership::WireWriter body(taken);
+  WireWriter body(taken);
   body.put_u64(client.credit_taken);
   qb_ipc_response_header header = event_header(ipc::EventId::kCredit, sizeof taken);
   const iovec iov[2] = {{&header, sizeof header}, {taken, sizeof taken}};

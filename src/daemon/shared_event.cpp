@@ -3,7 +3,7 @@
 #include <cstring>
 #include <new>
 
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 
 namespace rtotem::daemon {
 

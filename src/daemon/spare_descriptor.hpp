@@ -8,7 +8,7 @@
 
 #include <cerrno>
 
-#include "transport/udp/fd.hpp"
+#include "base/fd.hpp"
 
 namespace rtotem::daemon {
 
@@ -21,7 +21,7 @@ class SpareDescriptor {
   decltype(auto) while_released(F&& use) {
     fd_.reset();
     struct Retake {
-      transport::Fd& fd;
+      Fd& fd;
       ~Retake() { fd = open_one(); }
     } retake{fd_};
     return use();
@@ -40,9 +40,9 @@ class SpareDescriptor {
   }
 
  private:
-  static transport::Fd open_one() { return transport::Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC)); }
+  static Fd open_one() { return Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC)); }
 
-  transport::Fd fd_;
+  Fd fd_;
 };
 
 }  // namespace rtotem::daemon

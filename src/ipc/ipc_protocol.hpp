@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "membership/wire_io.hpp"
+#include "base/wire_io.hpp"
 
 namespace rtotem::ipc {
 
@@ -192,7 +192,7 @@ class BodyWriter {
 
 // A string field (u32 length, bytes) read from `in`; nullopt if it runs past the end or is longer
 // than `max`.
-inline std::optional<std::string_view> read_string(membership::WireReader& in, std::size_t max) {
+inline std::optional<std::string_view> read_string(WireReader& in, std::size_t max) {
   const std::uint32_t size = in.get_u32();
   if (in.short_read() || size > max || size > in.remaining()) return std::nullopt;
   const auto bytes = in.get_bytes(size);

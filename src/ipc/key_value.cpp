@@ -157,7 +157,7 @@ void put_value(BodyWriter& out, const KeyValue& value) {
   for (std::size_t i = width; i-- > 0;) out.u8(static_cast<std::uint8_t>(value.bits >> (8 * i)));
 }
 
-std::optional<KeyValue> read_value(membership::WireReader& in) {
+std::optional<KeyValue> read_value(WireReader& in) {
   const std::uint8_t type = in.get_u8();
   const std::optional<std::size_t> width = width_of(type);
   if (in.short_read() || !width) return std::nullopt;

@@ -69,7 +69,7 @@ std::optional<KeyValue> parse_value(KeyType type, std::string_view text);
 
 void put_value(BodyWriter& out, const KeyValue& value);
 // A value from `in`; nullopt if its type is unknown, it runs short, or a string is over kKeyValueMax.
-std::optional<KeyValue> read_value(membership::WireReader& in);
+std::optional<KeyValue> read_value(WireReader& in);
 
 // The value's bytes as C holds them (a number in host order and its width; a string without
 // its terminator), into `out`, which has room for 8 bytes or the data: the size written.

@@ -8,7 +8,7 @@
 #include <iterator>
 
 #include "src/daemon/groups/group_wire.hpp"
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 
 namespace rtotem::sim {
 namespace {

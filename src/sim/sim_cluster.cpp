@@ -130,7 +130,7 @@ Result<std::unique_ptr<SimCluster>> SimCluster::create(const SimSpec& given) {
     cluster->more_links_.push_back(
         std::make_unique<transport::SimNetwork>(spec.seed ^ (0x9e3779b97f4a7c15ULL * l), spec.faults));
   cluster->each_network([&](transport::SimNetwork& net) {
-    net.set_damage([sealed = spec.crypto](std::span<std::byte> wire, transport::Rng& rng) {
+    net.set_damage([sealed = spec.crypto](std::span<std::byte> wire, Rng& rng) {
       return damage_packet(wire, rng, sealed);
     });
     net.set_crashed_copies_land(spec.crashed_copies_land);

@@ -44,7 +44,7 @@
 #include "src/sim/history_checker.hpp"
 #include "src/sim/quorum_checker.hpp"
 #include "transport/links/link_set.hpp"
-#include "transport/result.hpp"
+#include "base/result.hpp"
 #include "transport/sim/sim_network.hpp"
 
 namespace rtotem::sim {
@@ -70,7 +70,7 @@ inline constexpr std::uint32_t kSimLinksMax = 4;
 // How SimFaults::corrupt damages a copy (sim_cluster_damage.cpp); returns the bytes that remain.
 // `sealed` (a run with --crypto): anything, a bit anywhere or a cut anywhere, since the seal
 // must refuse every change. Unsealed: only what the decoders can see; see the definition.
-std::size_t damage_packet(std::span<std::byte> wire, transport::Rng& rng, bool sealed);
+std::size_t damage_packet(std::span<std::byte> wire, Rng& rng, bool sealed);
 
 // A fault at a chosen instant of the fault phase, on top of the drawn ones: for scenarios.
 struct ScriptedFault {

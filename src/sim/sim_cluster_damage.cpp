@@ -26,7 +26,7 @@ static_assert(transport::kWireHeaderSize == 16);
 
 }  // namespace
 
-std::size_t damage_packet(std::span<std::byte> wire, transport::Rng& rng, bool sealed) {
+std::size_t damage_packet(std::span<std::byte> wire, Rng& rng, bool sealed) {
   if (wire.empty()) return 0;
   if (rng.uniform(2) == 0) return rng.uniform(wire.size());  // cut short: 0..size-1 bytes remain
   if (sealed) {

@@ -33,7 +33,7 @@ constexpr std::uint64_t kLinksCutMax = 3;
 
 // The gap to the next fault of a kind: uniform in [1, 2 x mean], as the traffic's gaps are (no
 // libm in a draw, so every platform draws the same).
-Time draw_fault_gap_us(transport::Rng& rng, double per_s) {
+Time draw_fault_gap_us(Rng& rng, double per_s) {
   const double gap_max_us = std::max(1.0, std::round(2e6 / per_s));
   return rng.uniform_range(1, static_cast<Time>(gap_max_us));
 }
@@ -41,7 +41,7 @@ Time draw_fault_gap_us(transport::Rng& rng, double per_s) {
 }  // namespace
 
 void SimCluster::begin_faults(Time now) {
-  transport::Rng& rng = network_.rng();
+  Rng& rng = network_.rng();
   if (spec_.partitions_per_s > 0) split_at_us_ = now + draw_fault_gap_us(rng, spec_.partitions_per_s);
   if (spec_.crashes_per_s > 0) crash_at_us_ = now + draw_fault_gap_us(rng, spec_.crashes_per_s);
   if (spec_.pauses_per_s > 0) pause_at_us_ = now + draw_fault_gap_us(rng, spec_.pauses_per_s);
@@ -159,7 +159,7 @@ void SimCluster::run_scripted(const ScriptedFault& fault, Time now) {
 void SimCluster::split_network(Time now) {
   const std::size_t n = ids_.size();
   if (n < 2) return;  // one node: nothing to split
-  transport::Rng& rng = network_.rng();
+  Rng& rng = network_.rng();
   ++partitions_;
   each_network([](transport::SimNetwork& net) { net.heal(); });
   heal_at_us_ = now + draw_between_us(kSplitMinTimeouts, kSplitMaxTimeouts);
@@ -187,7 +187,7 @@ void SimCluster::split_network(Time now) {
 
 // 1..kLinksCutMax links, each one way: `to` no longer hears `from`, though `from` still hears `to`.
 void SimCluster::cut_links() {
-  transport::Rng& rng = network_.rng();
+  Rng& rng = network_.rng();
   const std::size_t n = ids_.size();
   const std::uint64_t links = rng.uniform_range(1, kLinksCutMax);
   for (std::uint64_t i = 0; i < links; ++i) {
@@ -202,7 +202,7 @@ void SimCluster::cut_links() {
 // at a time, so every two nodes keep a link up between them; beside a scripted port down, a cut
 // that would leave two nodes no common link is not made (the next is drawn instead).
 void SimCluster::cut_port(Time now) {
-  transport::Rng& rng = network_.rng();
+  Rng& rng = network_.rng();
   const std::size_t link = rng.uniform(spec_.links);
   const NodeId node = ids_[rng.uniform(ids_.size())];
   transport::SimNetwork& net = link == 0 ? network_ : *more_links_[link - 1];
@@ -260,7 +260,7 @@ void SimCluster::judge_link_failover() {
 void SimCluster::crash_drawn(Time now) {
   const auto torn = std::count_if(live_.begin(), live_.end(), [&](NodeId id) { return member(id)->torn; });
   if (live_.size() <= static_cast<std::size_t>(torn) + 1) return;
-  transport::Rng& rng = network_.rng();
+  Rng& rng = network_.rng();
   const NodeId id = live_[rng.uniform(live_.size())];
   const bool graceful = spec_.stop_share > 0 && rng.chance(spec_.stop_share);
   if (!graceful && spec_.torn_share > 0 && rng.chance(spec_.torn_share)) {

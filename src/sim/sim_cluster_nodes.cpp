@@ -23,7 +23,7 @@ constexpr Time kClockOffsetMaxUs = 86'400'000'000;
 // What each node's hardware is, for the whole run: its clock's rate, and whether it is a slow
 // receiver. No draw for a trait that is off, so runs without them draw as before.
 void SimCluster::draw_node_traits() {
-  transport::Rng& rng = network_.rng();
+  Rng& rng = network_.rng();
   const auto ppm_max = static_cast<std::uint64_t>(std::llround(spec_.clock_skew * 1e6));
   for (Slot& slot : slots_) {
     if (ppm_max > 0)

@@ -43,7 +43,7 @@ void SimCluster::run_due_traffic(Time now) {
 // a delivery type. The application blocks (makes none) while kPendingMax wait: a closed loop, so
 // back-pressure slows it instead of piling up.
 void SimCluster::generate_burst(Member& m, Time now) {
-  transport::Rng& rng = network_.rng();
+  Rng& rng = network_.rng();
   std::uint64_t& next_counter = slots_[m.id - 1].next_counter;
   const std::uint64_t burst = rng.uniform_range(1, spec_.burst_max);
   const auto size_max = static_cast<std::uint32_t>(m.scratch.size());
@@ -99,7 +99,7 @@ void SimCluster::submit_pending(Member& m, Time now) {
 // in the group joins; one in it leaves (1 in 4) or multicasts, unless its leave is on its way. A
 // refused request (back-pressure) is dropped: a client would retry, and nothing here is owed.
 void SimCluster::group_action(Member& m) {
-  transport::Rng& rng = network_.rng();
+  Rng& rng = network_.rng();
   groups::GroupService& service = *m.groups;
   const auto pid = static_cast<std::uint32_t>(rng.uniform_range(1, kGroupPids));
   const std::string_view group = kGroupNames[rng.uniform(kGroupNames.size())];

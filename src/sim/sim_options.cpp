@@ -3,7 +3,7 @@
 #include "src/sim/sim_options.hpp"
 
 #include "membership/packets.hpp"
-#include "src/common/cli_args.hpp"
+#include "base/cli_args.hpp"
 #include "src/sim/sim_quorum.hpp"
 
 #include <fmt/format.h>
@@ -111,7 +111,7 @@ constexpr std::string_view kUsage =
     "  -h, --help             this text\n";
 
 // A fault off in half the seeds, else lo..hi / scale: both draws made either way.
-double on_or_off(transport::Rng& rng, std::uint64_t lo, std::uint64_t hi, double scale) {
+double on_or_off(Rng& rng, std::uint64_t lo, std::uint64_t hi, double scale) {
   const bool on = rng.uniform(2) == 0;
   const double value = static_cast<double>(rng.uniform_range(lo, hi)) / scale;
   return on ? value : 0;
@@ -278,7 +278,7 @@ Result<SimOptions> parse_sim_options(std::span<char* const> args) {
 }
 
 RunParams resolve(const SimOptions& options, std::uint64_t seed) {
-  transport::Rng rng(seed ^ kParamsSalt);
+  Rng rng(seed ^ kParamsSalt);
   RunParams p;
   p.seed = seed;
   // Always every draw, in this order: see the header.

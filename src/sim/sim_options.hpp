@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "src/sim/sim_cluster.hpp"
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 namespace rtotem::sim {
 

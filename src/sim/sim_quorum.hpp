@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "src/daemon/quorum/quorum_config.hpp"
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 namespace rtotem::sim {
 

@@ -4,7 +4,7 @@
 #include <span>
 #include <string>
 
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 namespace rtotem::tools {
 

@@ -1,7 +1,7 @@
 // Parsing and checking of rtotem-ping's command line: every refusal names the argument at fault.
 #include "src/tools/ping_options.hpp"
 
-#include "src/common/cli_args.hpp"
+#include "base/cli_args.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "transport/result.hpp"
+#include "base/result.hpp"
 #include "transport/rdma/rdma_config.hpp"
 #include "transport/udp/udp_config.hpp"
 

@@ -1,7 +1,7 @@
 // Encoding and validation of rtotem-ping's messages.
 #include "src/tools/ping_wire.hpp"
 
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 
 namespace rtotem::tools {
 namespace {

@@ -18,7 +18,7 @@
 #include "membership/assembler.hpp"
 #include "membership/chunks.hpp"
 #include "tests/fuzz/fuzz_steps.hpp"
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 
 namespace rtotem::membership {
 namespace {

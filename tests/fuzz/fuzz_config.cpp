@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "src/daemon/config/daemon_config.hpp"
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 
 extern "C" int getaddrinfo(const char* name, const char* service, const addrinfo* hints, addrinfo** found) {
   using Real = int (*)(const char*, const char*, const addrinfo*, addrinfo**);

@@ -28,7 +28,7 @@
 #include "src/daemon/groups/group_service.hpp"
 #include "src/daemon/groups/group_wire.hpp"
 #include "tests/fuzz/fuzz_steps.hpp"
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 
 namespace rtotem::groups {
 namespace {

@@ -19,7 +19,7 @@
 #include "src/daemon/groups/group_service.hpp"
 #include "src/daemon/ipc_request.hpp"
 #include "src/ipc/key_value.hpp"
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 
 namespace rtotem::daemon {
 namespace {

@@ -17,7 +17,7 @@
 
 #include "membership/chunks.hpp"
 #include "membership/packets.hpp"
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 #include "transport/wire_header.hpp"
 
 namespace rtotem::membership {

@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 #include "transport/wire_crypto.hpp"
 
 namespace rtotem::transport {

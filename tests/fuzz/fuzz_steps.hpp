@@ -10,7 +10,7 @@
 #include <span>
 #include <vector>
 
-#include "membership/wire_io.hpp"
+#include "base/wire_io.hpp"
 
 namespace rtotem::fuzz {
 
@@ -34,7 +34,7 @@ class StepReader {
 
  private:
   static constexpr std::size_t kHeaderSize = 3;
-  membership::WireReader in_;
+  WireReader in_;
 };
 
 // Appends one step to `out` (fuzz_seeds); `bytes` is at most UINT16_MAX long.

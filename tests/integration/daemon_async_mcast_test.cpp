@@ -316,7 +316,7 @@ TEST_F(AsyncMcastSmallQueue, WhatFailsLaterIsAnEventAndAWindowIgnoredIsACutOff) 
     qb_ipc_response_header h{};
     std::memcpy(&h, event.data(), sizeof h);
     if (h.id != static_cast<std::int32_t>(ipc::EventId::kMcastFailed)) continue;
-    membership::WireReader in(std::as_bytes(std::span(event.data() + sizeof h, static_cast<std::size_t>(n) - sizeof h)));
+    WireReader in(std::as_bytes(std::span(event.data() + sizeof h, static_cast<std::size_t>(n) - sizeof h)));
     EXPECT_EQ(static_cast<std::int32_t>(in.get_u32()), -ENOTCONN);
     EXPECT_EQ(ipc::read_string(in, 128).value_or(""), "not-joined");
     failed_event = true;
@@ -349,7 +349,7 @@ TEST_F(AsyncMcastSmallQueue, WhatFailsLaterIsAnEventAndAWindowIgnoredIsACutOff) 
     ASSERT_EQ(r.error, 0) << "join";
     // The join's answer brings the credit, as kMcast's does.
     ASSERT_EQ(r.size, static_cast<std::int32_t>(sizeof r + ipc::kMcastReplySize));
-    membership::WireReader in(std::span(reinterpret_cast<const std::byte*>(answer.data()) + sizeof r, ipc::kMcastReplySize));
+    WireReader in(std::span(reinterpret_cast<const std::byte*>(answer.data()) + sizeof r, ipc::kMcastReplySize));
     EXPECT_EQ(in.get_u32(), ipc::kMcastWindow);
     (void)in.get_u64();  // taken: this connection's refused async multicasts were given back
     std::size_t data_max = 0;

@@ -25,7 +25,7 @@
 #include "rtotem/rtotem.h"
 
 #include "tests/integration/daemon_cluster.hpp"
-#include "transport/udp/fd.hpp"
+#include "base/fd.hpp"
 
 namespace rtotem::testing {
 namespace {
@@ -432,11 +432,11 @@ struct SilentNameServer {
     at.sin_family = AF_INET;
     at.sin_port = htons(53);
     if (::inet_pton(AF_INET, address.c_str(), &at.sin_addr) != 1) return;
-    socket = transport::Fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    socket = Fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     if (socket && ::bind(socket.get(), reinterpret_cast<const sockaddr*>(&at), sizeof at) != 0) socket.reset();
   }
   std::string address;
-  transport::Fd socket;
+  Fd socket;
 };
 
 // Node 2's ring0_addr is a host name, found in /etc/hosts at start. Then it is taken out of

@@ -23,7 +23,7 @@
 
 #include "src/ipc/ipc_protocol.hpp"
 #include "tests/integration/daemon_cluster.hpp"
-#include "transport/udp/fd.hpp"
+#include "base/fd.hpp"
 
 namespace rtotem::testing {
 namespace {
@@ -332,18 +332,18 @@ TEST_F(Exhaustion, AThousandClientsEachGetTheirMessage) {
 }
 
 // A connection to node `node`'s IPC socket that never says a word (libqb's abstract socket).
-transport::Fd silent_connection(const DaemonCluster& cluster, int node) {
+Fd silent_connection(const DaemonCluster& cluster, int node) {
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   const std::string name = cluster.ipc_name(node);
   std::memcpy(address.sun_path + 1, name.data(), name.size());  // abstract, 0-padded
-  transport::Fd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  Fd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (s && ::connect(s.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) s.reset();
   return s;
 }
 
 // True once the daemon has closed connection `s` (end of file), within `limit`.
-bool closed_by_daemon(const transport::Fd& s, std::chrono::milliseconds limit) {
+bool closed_by_daemon(const Fd& s, std::chrono::milliseconds limit) {
   pollfd p{s.get(), POLLIN, 0};
   if (::poll(&p, 1, static_cast<int>(limit.count())) <= 0) return false;
   char byte = 0;
@@ -372,7 +372,7 @@ TEST_F(Exhaustion, AConnectionThatNeverAuthenticatesIsClosed) {
   cluster.start(1);
   TestClient first;
   ASSERT_EQ(first.connect(cluster.ipc_name(1)), 0);
-  transport::Fd silent = silent_connection(cluster, 1);
+  Fd silent = silent_connection(cluster, 1);
   ASSERT_TRUE(silent) << strerror(errno);
   TestClient meanwhile;
   EXPECT_EQ(meanwhile.connect(cluster.ipc_name(1)), 0);
@@ -390,7 +390,7 @@ TEST_F(Exhaustion, UnauthenticatedConnectionsAreBounded) {
   cluster.start(1);
   TestClient first;
   ASSERT_EQ(first.connect(cluster.ipc_name(1)), 0);
-  std::vector<transport::Fd> silent;
+  std::vector<Fd> silent;
   for (int i = 0; i < kOpened; ++i) {
     silent.push_back(silent_connection(cluster, 1));
     ASSERT_TRUE(silent.back()) << "connection " << i << ": " << strerror(errno);
@@ -421,9 +421,9 @@ TEST_F(Exhaustion, ADaemonOutOfDescriptorsStillFormsItsRing) {
   ASSERT_EQ(first.connect(cluster.ipc_name(1)), 0);  // node 1 is up, on a ring of its own
   const rlimit few{48, 48};
   ASSERT_EQ(prlimit(cluster.pid(1), RLIMIT_NOFILE, &few, nullptr), 0) << strerror(errno);
-  std::vector<transport::Fd> hogs;
+  std::vector<Fd> hogs;
   for (int i = 0; i < 64; ++i) {
-    transport::Fd s = silent_connection(cluster, 1);
+    Fd s = silent_connection(cluster, 1);
     if (!s) break;  // the backlog is full: node 1 has stopped accepting
     hogs.push_back(std::move(s));
   }

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "tests/integration/udp_test_support.hpp"
-#include "transport/udp/fd.hpp"
+#include "base/fd.hpp"
 
 namespace rtotem::test {
 namespace {

@@ -128,7 +128,7 @@ std::vector<std::byte> sample_packet(std::size_t payload_size) {
 // Unsealed, every damaged copy is one a decoder refuses: the transport header, or the totem
 // prefix's type and reserved bytes, no longer check out (or the packet is cut short).
 TEST(Faults, AnUnsealedDamagedPacketIsOneItsDecodersRefuse) {
-  transport::Rng rng(45);
+  Rng rng(45);
   for (int i = 0; i < 2000; ++i) {
     std::vector<std::byte> wire = sample_packet(64);
     const std::size_t size = damage_packet(wire, rng, false);
@@ -147,7 +147,7 @@ TEST(Faults, AnUnsealedDamagedPacketIsOneItsDecodersRefuse) {
 
 // Sealed, damage may be anywhere: some of it in the payload, where only the seal can see it.
 TEST(Faults, ASealedDamagedPacketMayChangeAnyByte) {
-  transport::Rng rng(46);
+  Rng rng(46);
   bool payload_changed = false;
   for (int i = 0; i < 200 && !payload_changed; ++i) {
     const std::vector<std::byte> clean = sample_packet(256);

@@ -27,7 +27,7 @@
 #include "bench/bench_options.hpp"
 #include "membership/packets.hpp"
 #include "tests/tools/spoofed_udp.hpp"
-#include "transport/udp/fd.hpp"
+#include "base/fd.hpp"
 #include "transport/wire_crypto.hpp"
 
 namespace rtotem::bench {
@@ -189,9 +189,9 @@ std::size_t make_packet(const FloodOptions& o, std::uint64_t n, std::mt19937_64&
   return transport::kWireHeaderSize + len;
 }
 
-Result<transport::Fd> open_socket(const FloodOptions& o) {
+Result<Fd> open_socket(const FloodOptions& o) {
   if (o.spoof) return testing::open_raw_ipv4_socket();
-  transport::Fd fd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  Fd fd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   if (!fd) return Error::sys(errno, "UDP socket");
   if (o.from.sin_family != 0 && bind(fd.get(), reinterpret_cast<const sockaddr*>(&o.from), sizeof o.from) != 0)
     return Error::sys(errno, "bind to the --from address");

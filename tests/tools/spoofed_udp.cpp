@@ -12,8 +12,8 @@ namespace rtotem::testing {
 
 static_assert(SpoofedUdp::kHeaders == sizeof(iphdr) + sizeof(udphdr));
 
-Result<transport::Fd> open_raw_ipv4_socket() {
-  transport::Fd fd(::socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW));  // IP_HDRINCL implied
+Result<Fd> open_raw_ipv4_socket() {
+  Fd fd(::socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW));  // IP_HDRINCL implied
   if (!fd) return Error::sys(errno, "raw IPv4 socket (forging a source address needs root)");
   return fd;
 }

@@ -8,13 +8,13 @@
 #include <cstddef>
 #include <span>
 
-#include "transport/result.hpp"
-#include "transport/udp/fd.hpp"
+#include "base/result.hpp"
+#include "base/fd.hpp"
 
 namespace rtotem::testing {
 
 // A raw IPv4 socket that sends datagrams framed by SpoofedUdp::put_headers (sendmmsg them).
-Result<transport::Fd> open_raw_ipv4_socket();
+Result<Fd> open_raw_ipv4_socket();
 
 class SpoofedUdp {
  public:
@@ -30,8 +30,8 @@ class SpoofedUdp {
   int fd() const noexcept { return fd_.get(); }
 
  private:
-  explicit SpoofedUdp(transport::Fd fd) noexcept : fd_(std::move(fd)) {}
-  transport::Fd fd_;
+  explicit SpoofedUdp(Fd fd) noexcept : fd_(std::move(fd)) {}
+  Fd fd_;
 };
 
 }  // namespace rtotem::testing

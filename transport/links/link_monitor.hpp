@@ -22,7 +22,7 @@
 #include <span>
 #include <vector>
 
-#include "transport/result.hpp"
+#include "base/result.hpp"
 #include "transport/wire_header.hpp"
 
 namespace rtotem::transport {

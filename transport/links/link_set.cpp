@@ -6,7 +6,7 @@
 #include <bit>
 #include <utility>
 
-#include "transport/byte_order.hpp"
+#include "base/byte_order.hpp"
 
 namespace rtotem::transport {
 namespace {

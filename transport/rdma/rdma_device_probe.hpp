@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 namespace rtotem::transport {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "transport/rdma/rdma_resources.hpp"
-#include "transport/result.hpp"
+#include "base/result.hpp"
 #include "transport/udp/inet_address.hpp"
 
 namespace rtotem::transport {

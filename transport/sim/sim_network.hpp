@@ -32,9 +32,9 @@
 #include <vector>
 
 #include "transport/backend.hpp"
-#include "transport/result.hpp"
+#include "base/result.hpp"
 #include "transport/sim/sim_backend.hpp"
-#include "transport/sim/sim_rng.hpp"
+#include "base/rng.hpp"
 
 namespace rtotem::transport {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "transport/backend.hpp"
-#include "transport/udp/fd.hpp"
+#include "base/fd.hpp"
 #include "transport/udp/udp_config.hpp"
 
 namespace rtotem::transport {

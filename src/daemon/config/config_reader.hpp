@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "src/daemon/config/config_tree.hpp"
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 namespace rtotem::config {
 

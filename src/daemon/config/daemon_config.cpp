@@ -12,7 +12,7 @@
 #include <system_error>
 
 #include "src/daemon/config/config_sections.hpp"
-#include "transport/udp/fd.hpp"
+#include "base/fd.hpp"
 
 namespace rtotem::config {
 namespace {
@@ -80,7 +80,7 @@ Result<void> check_client_queue(const ParseContext& context, const DaemonConfig&
 }
 
 Result<std::string> read_file(const std::string& path) {
-  transport::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return Error::sys(errno, "config file {}", path);
   std::string text;
   char block[16 * 1024];

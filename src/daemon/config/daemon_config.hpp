@@ -23,7 +23,7 @@
 #include "src/ipc/ipc_protocol.hpp"
 #include "transport/links/link_monitor.hpp"
 #include "transport/links/link_set.hpp"
-#include "transport/result.hpp"
+#include "base/result.hpp"
 #include "transport/rdma/rdma_config.hpp"
 #include "transport/udp/inet_address.hpp"
 #include "transport/udp/udp_config.hpp"

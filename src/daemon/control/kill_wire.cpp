@@ -1,6 +1,6 @@
 #include "src/daemon/control/kill_wire.hpp"
 
-#include "membership/wire_io.hpp"
+#include "base/wire_io.hpp"
 #include "src/daemon/ring_service.hpp"
 #include "src/ipc/ipc_protocol.hpp"
 
@@ -23,7 +23,7 @@ std::vector<std::byte> encode_kill(const KillNode& kill) {
 }
 
 std::optional<KillNode> decode_kill(std::span<const std::byte> message) {
-  membership::WireReader in(message);
+  WireReader in(message);
   if (in.get_u8() != static_cast<std::uint8_t>(RingService::kNodeControl) || in.get_u8() != kKill) return std::nullopt;
   KillNode kill;
   kill.target = in.get_u32();

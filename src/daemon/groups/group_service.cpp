@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "src/daemon/groups/group_wire.hpp"
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 
 namespace rtotem::groups {
 namespace {

@@ -32,7 +32,7 @@
 
 #include "membership/node.hpp"
 #include "rtotem/rtotem.h"
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 namespace rtotem::groups {
 

@@ -6,14 +6,12 @@
 #include <cstring>
 #include <functional>
 
-#include "membership/wire_io.hpp"
-#include "transport/assert.hpp"
+#include "base/wire_io.hpp"
+#include "base/assert.hpp"
 
 namespace rtotem::groups {
 namespace {
 
-using membership::WireReader;
-using membership::WireWriter;
 using enum GroupDecodeError;
 
 constexpr std::size_t kNameSizeSize = 1;

@@ -1,6 +1,6 @@
 // The group packets the service carries as ring messages: their encoding and their validation.
 //
-// Wire form, integers big-endian (membership/wire_io.hpp), every packet opening with
+// Wire form, integers big-endian (base/wire_io.hpp), every packet opening with
 //   u8 service (RingService::kGroups: this wire form) | u8 type
 // then, by type (a name is u8 size, 1..kGroupNameMax, then its bytes):
 //   JOIN      name | u32 pid

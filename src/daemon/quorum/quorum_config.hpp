@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "membership/node.hpp"
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 namespace rtotem::quorum {
 

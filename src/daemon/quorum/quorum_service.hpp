@@ -29,7 +29,7 @@
 #include "membership/node.hpp"
 #include "src/daemon/quorum/quorum_decision.hpp"
 #include "src/daemon/quorum/quorum_wire.hpp"
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 namespace rtotem::quorum {
 

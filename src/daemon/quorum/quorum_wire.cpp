@@ -1,13 +1,11 @@
 #include "src/daemon/quorum/quorum_wire.hpp"
 
-#include "membership/wire_io.hpp"
+#include "base/wire_io.hpp"
 
 namespace rtotem::quorum {
 
 namespace {
 
-using membership::WireReader;
-using membership::WireWriter;
 
 constexpr std::uint8_t kFlagQuorate = 1;
 constexpr std::uint8_t kFlagWaitingForAll = 2;

@@ -1,6 +1,6 @@
 // The quorum packets the service carries as ring messages: their encoding and their validation.
 //
-// Wire form, integers big-endian (membership/wire_io.hpp), every packet opening with
+// Wire form, integers big-endian (base/wire_io.hpp), every packet opening with
 //   u8 service (RingService::kQuorum) | u8 type
 // then, by type:
 //   NODEINFO      u32 rep | u64 seq (the ring it reports for)

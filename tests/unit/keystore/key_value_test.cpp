@@ -45,15 +45,15 @@ TEST(KeyValue, TheWireFormReadsBackAndRefusesWhatIsShortOrUnknown) {
                             *parse_value(KeyType::kInt64, "-5"), *parse_value(KeyType::kFloat, "2.5")}) {
     BodyWriter out;
     put_value(out, v);
-    membership::WireReader in(out.data());
+    WireReader in(out.data());
     EXPECT_EQ(read_value(in), v);
     EXPECT_TRUE(in.at_end());
     std::vector<std::byte> cut(out.data().begin(), out.data().end() - 1);
-    membership::WireReader short_in(cut);
+    WireReader short_in(cut);
     EXPECT_EQ(read_value(short_in), std::nullopt);
   }
   const std::byte unknown[] = {std::byte{13}, std::byte{0}};
-  membership::WireReader in(unknown);
+  WireReader in(unknown);
   EXPECT_EQ(read_value(in), std::nullopt);
 }
 

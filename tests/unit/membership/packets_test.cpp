@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "membership/node_set.hpp"
-#include "membership/wire_io.hpp"
+#include "base/wire_io.hpp"
 #include "tests/unit/membership/packets_samples.hpp"
 
 namespace rtotem::membership {

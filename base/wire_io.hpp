@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <span>
 
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 
-namespace rtotem::membership {
+namespace rtotem {
 
 // Reads fields in order from bytes received off the network. A read that would pass the end sets
 // a sticky `short_read()` and returns 0, so a decoder can read a group of fields and check once.
@@ -85,4 +85,4 @@ class WireWriter {
   std::size_t pos_ = 0;
 };
 
-}  // namespace rtotem::membership
+}  // namespace rtotem

@@ -11,7 +11,7 @@
 #include <utility>
 #include <variant>
 
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 
 namespace rtotem {
 

@@ -5,7 +5,7 @@
 
 #include <utility>
 
-namespace rtotem::transport {
+namespace rtotem {
 
 class Fd {
  public:
@@ -31,4 +31,4 @@ class Fd {
   int fd_ = -1;
 };
 
-}  // namespace rtotem::transport
+}  // namespace rtotem

@@ -7,7 +7,7 @@
 #include <span>
 #include <string_view>
 
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 namespace rtotem {
 

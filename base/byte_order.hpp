@@ -1,11 +1,11 @@
 // Big-endian integers in packet bytes, for the transport's own fields (wire header, seal nonce,
-// link pings); the protocol's packets use membership/wire_io.hpp's cursors.
+// link pings); the protocol's packets use base/wire_io.hpp's cursors.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-namespace rtotem::transport {
+namespace rtotem {
 
 template <class T>
 void put_be(std::byte* p, T v) noexcept {
@@ -19,4 +19,4 @@ T get_be(const std::byte* p) noexcept {
   return v;
 }
 
-}  // namespace rtotem::transport
+}  // namespace rtotem

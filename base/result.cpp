@@ -1,5 +1,5 @@
 // Error construction and Status names.
-#include "transport/result.hpp"
+#include "base/result.hpp"
 
 #include <cstring>
 

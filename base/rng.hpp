@@ -12,9 +12,9 @@
 #include <cstdint>
 #include <limits>
 
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 
-namespace rtotem::transport {
+namespace rtotem {
 
 class Rng {
  public:
@@ -73,4 +73,4 @@ class Rng {
   std::array<std::uint64_t, 4> state_{};
 };
 
-}  // namespace rtotem::transport
+}  // namespace rtotem

@@ -1,5 +1,5 @@
 // The simulator's PRNG: a fixed stream per seed (replay depends on it), unbiased ranges.
-#include "transport/sim/sim_rng.hpp"
+#include "base/rng.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Prints a failed assertion and aborts, so a core dump or a sanitizer report shows where.
-#include "transport/assert.hpp"
+#include "base/assert.hpp"
 
 #include <cstdio>
 #include <cstdlib>
