@@ -16,6 +16,7 @@ namespace {
 
 // Each group a client is in costs every daemon of the cluster some memory: a bound per client.
 constexpr std::size_t kGroupsPerClientMax = 1024;
+constexpr std::uint64_t kClientRetryNs = 5'000'000;  // a client's full event channel is tried again this often
 
 }  // namespace
 
@@ -73,9 +74,13 @@ Result<std::unique_ptr<Daemon>> Daemon::start(EventLoop& loop, DaemonSetup setup
   if (!seq_file) return seq_file.error();
   const std::size_t buffer_bytes = d->setup_.totem.max_message_size + ipc::kBufferOverhead;
   const config::IpcConfig& ipc_config = d->setup_.config.ipc;
-  const IpcLimits limits{buffer_bytes,           ipc_config.client_queue_bytes, ipc_config.queue_budget(),
-                         ipc_config.max_clients, ipc_config.allow.uids,         ipc_config.allow.gids};
-  auto ipc = IpcServer::start(loop, d->setup_.ipc_name, limits, *self);
+  const stack::ClientLimits limits{buffer_bytes, ipc_config.client_queue_bytes, ipc_config.queue_budget(),
+                                   ipc_config.max_clients};
+  d->clients_retry_ = std::make_unique<LoopTimer>(loop, [self] { self->clients_->retry(); });
+  d->clients_ = std::make_unique<stack::ClientTable>(limits, static_cast<stack::RequestHandler&>(*self),
+                                                     [self] { self->clients_retry_->arm(kClientRetryNs); });
+  const IpcAccess access{buffer_bytes, ipc_config.max_clients, ipc_config.allow.uids, ipc_config.allow.gids};
+  auto ipc = IpcServer::start(loop, d->setup_.ipc_name, access, *d->clients_, [self] { return self->accept_client(); });
   if (!ipc) return ipc.error();
   d->ipc_ = std::move(ipc).value();
   d->apply_access();  // uidgid.* keys: none yet, but one place decides who may connect
@@ -143,8 +148,8 @@ void Daemon::configuration(const membership::ConfigChange& change) {
   body.u8(change.transitional ? 1 : 0);
   body.u32(static_cast<std::uint32_t>(change.members.size()));
   for (NodeId n : change.members) body.u32(n);
-  ipc_->for_each_client([&](IpcClient& c) {
-    if (c.tracks_rings) ipc_->send_event(c, ipc::EventId::kRingChange, body.data());
+  clients_->for_each_client([&](LocalClient& c) {
+    if (c.tracks_rings) clients_->send_event(c, ipc::EventId::kRingChange, body.data());
   });
   if (change.transitional) return;
   current_ring_event_.assign(body.data().begin(), body.data().end());
@@ -163,23 +168,23 @@ void Daemon::after_turn() {
     if (groups_->leave(group, pid, groups::Reason::kProcDown) != Status::kOk) break;
     pending_leaves_.pop_front();
   }
-  ipc_->for_each_staged([this](IpcClient& client) { return submit_staged(client); });
-  ipc_->end_turn();  // queued events, then this turn's deliveries, one batch per client
+  clients_->for_each_staged([this](LocalClient& client) { return submit_staged(client); });
+  clients_->end_turn();  // queued events, then this turn's deliveries, one batch per client
 }
 
-int Daemon::accept_client() { return ring_formed_ ? 0 : -EAGAIN; }
+int Daemon::accept_client() const noexcept { return ring_formed_ ? 0 : -EAGAIN; }
 
-void Daemon::client_connected(IpcClient& client) {
-  ipc_->send_event(client, ipc::EventId::kRingChange, current_ring_event_);
+void Daemon::client_connected(LocalClient& client) {
+  clients_->send_event(client, ipc::EventId::kRingChange, current_ring_event_);
 }
 
-int Daemon::ring_track(IpcClient& client, bool on) {
-  if (on && !client.tracks_rings) ipc_->send_event(client, ipc::EventId::kRingChange, current_ring_event_);
+int Daemon::ring_track(LocalClient& client, bool on) {
+  if (on && !client.tracks_rings) clients_->send_event(client, ipc::EventId::kRingChange, current_ring_event_);
   client.tracks_rings = on;
   return 0;
 }
 
-int Daemon::request(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
+int Daemon::request(LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
   switch (request.id) {
     case ipc::RequestId::kJoin: return join(client, request.group, reply);
     case ipc::RequestId::kLeave: return leave(client, request.group);
@@ -224,7 +229,7 @@ int Daemon::request(IpcClient& client, const IpcRequest& request, ipc::BodyWrite
 }
 
 // A join or leave goes on the ring after this client's staged multicasts, as it asked them after.
-int Daemon::join(IpcClient& client, std::string_view group, ipc::BodyWriter& reply) {
+int Daemon::join(LocalClient& client, std::string_view group, ipc::BodyWriter& reply) {
   if (!GroupService::valid_group_name(group)) return -EINVAL;
   if (!submit_staged(client)) return -EAGAIN;
   const auto pid = static_cast<std::uint32_t>(client.pid);
@@ -236,7 +241,7 @@ int Daemon::join(IpcClient& client, std::string_view group, ipc::BodyWriter& rep
   if (client.groups.contains(group)) return -EEXIST;
   // One connection per process and group. Another that is closing has not left yet: once its
   // leave is on its way (leave_in_flight above), this join waits for it.
-  if (const IpcClient* other = ipc_->find_client(client.pid, [&](const IpcClient& c) { return c.groups.contains(group); }))
+  if (const LocalClient* other = clients_->find_client(client.pid, [&](const LocalClient& c) { return c.groups.contains(group); }))
     return other->closing ? -EAGAIN : -EEXIST;
   if (client.groups.size() >= kGroupsPerClientMax) return -ENOSPC;
   const int rc = errno_of(groups_->join(group, pid));
@@ -248,13 +253,13 @@ int Daemon::join(IpcClient& client, std::string_view group, ipc::BodyWriter& rep
   return 0;
 }
 
-int Daemon::leave(IpcClient& client, std::string_view group) {
+int Daemon::leave(LocalClient& client, std::string_view group) {
   if (!client.groups.contains(group)) return -ENOENT;
   if (!submit_staged(client)) return -EAGAIN;
   return errno_of(groups_->leave(group, static_cast<std::uint32_t>(client.pid), groups::Reason::kLeave));
 }
 
-void Daemon::client_gone(IpcClient& client) {
+void Daemon::client_gone(LocalClient& client) {
   keys_->untrack_all(client.generation);
   shutdown_client_gone(client);
   orphan_staged(client);  // its multicasts go before its leaves, as it sent them before
@@ -268,8 +273,8 @@ void Daemon::client_gone(IpcClient& client) {
   }
 }
 
-IpcClient* Daemon::client_in(std::string_view group, std::uint32_t pid) {
-  return ipc_->find_client(static_cast<pid_t>(pid), [&](const IpcClient& c) { return !c.closing && c.groups.contains(group); });
+LocalClient* Daemon::client_in(std::string_view group, std::uint32_t pid) {
+  return clients_->find_client(static_cast<pid_t>(pid), [&](const LocalClient& c) { return !c.closing && c.groups.contains(group); });
 }
 
 // The payload goes from the ring's receive buffer (or reassembled message) into each client's
@@ -285,9 +290,9 @@ void Daemon::group_message(const groups::GroupMessage& message) {
   local_members_.clear();
   for (const auto& member : groups_->members(message.group)) {
     if (member.node != setup_.self.nodeid) continue;
-    if (IpcClient* c = client_in(message.group, member.pid)) local_members_.push_back(c);
+    if (LocalClient* c = client_in(message.group, member.pid)) local_members_.push_back(c);
   }
-  ipc_->send_event_to_all(local_members_, ipc::EventId::kDeliver, head.data(), message.data);
+  clients_->send_event_to_all(local_members_, ipc::EventId::kDeliver, head.data(), message.data);
 }
 
 // Members after the change and those who left (they learn they are out) hear of it; a local
@@ -311,10 +316,10 @@ void Daemon::group_change(const groups::GroupChange& change) {
   const std::size_t flags_at = body.data().size() - 1;
   auto tell = [&](const groups::ProcessId& p, bool own) {
     if (p.node != setup_.self.nodeid) return;
-    IpcClient* c = client_in(change.group, p.pid);
+    LocalClient* c = client_in(change.group, p.pid);
     if (c == nullptr) return;
     body.data()[flags_at] = std::byte{own ? ipc::kChangeOwn : std::uint8_t{0}};
-    ipc_->send_event(*c, ipc::EventId::kGroupChange, body.data());
+    clients_->send_event(*c, ipc::EventId::kGroupChange, body.data());
   };
   // A local process is among those joined only by its own join (join lists bring other nodes'
   // processes): the search is for that change alone.
@@ -323,7 +328,7 @@ void Daemon::group_change(const groups::GroupChange& change) {
   for (const auto& p : change.left) {
     tell(p, true);
     if (p.node != setup_.self.nodeid) continue;
-    if (IpcClient* c = client_in(change.group, p.pid)) c->groups.erase(c->groups.find(change.group));
+    if (LocalClient* c = client_in(change.group, p.pid)) c->groups.erase(c->groups.find(change.group));
   }
 }
 

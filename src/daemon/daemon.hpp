@@ -12,15 +12,19 @@
 
 #include "src/daemon/config/daemon_config.hpp"
 #include "src/daemon/config_loader.hpp"
-#include "src/daemon/control/shutdown_vote.hpp"
+#include "src/services/control/shutdown_vote.hpp"
 #include "src/daemon/event_loop.hpp"
-#include "src/daemon/groups/group_service.hpp"
+#include "src/services/groups/group_service.hpp"
 #include "src/daemon/ipc_server.hpp"
-#include "src/daemon/keystore/key_store.hpp"
-#include "src/daemon/quorum/quorum_service.hpp"
+#include "src/services/keystore/key_store.hpp"
+#include "src/services/quorum/quorum_service.hpp"
 #include "src/daemon/ring_host.hpp"
 
 namespace rtotem::daemon {
+
+using stack::IpcRequest;
+using stack::kAnswerLater;
+using stack::LocalClient;
 
 // A ring submission's outcome as a client hears it: 0, -EMSGSIZE, -ESHUTDOWN, or -EAGAIN for
 // back-pressure.
@@ -48,7 +52,7 @@ struct DaemonSetup {
 };
 
 class Daemon final : private RingListener,
-                     private IpcHandler,
+                     private stack::RequestHandler,
                      private groups::GroupEvents,
                      private quorum::QuorumEvents {
  public:
@@ -89,14 +93,15 @@ class Daemon final : private RingListener,
   // Each service's messages to it, by the byte that names the service (ring_service.hpp).
   void deliver(const membership::Delivered& message) override;
   void configuration(const membership::ConfigChange& change) override;
-  void deliveries_done() override { ipc_->end_turn(); }
+  void deliveries_done() override { clients_->end_turn(); }
   void after_turn() override;
   void link_failed(std::string_view reason) override;
-  // IpcHandler
-  int accept_client() override;
-  void client_connected(IpcClient& client) override;
-  int request(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply) override;
-  void client_gone(IpcClient& client) override;
+  // Whether a new client may connect: not before the first ring.
+  int accept_client() const noexcept;
+  // RequestHandler
+  void client_connected(LocalClient& client) override;
+  int request(LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply) override;
+  void client_gone(LocalClient& client) override;
   // GroupEvents
   void group_message(const groups::GroupMessage& message) override;
   void group_change(const groups::GroupChange& change) override;
@@ -106,9 +111,9 @@ class Daemon final : private RingListener,
   void arm_quorum_timer();
   bool ring_in_sync() const noexcept;
   std::string quorum_json() const;
-  int quorum_set(const IpcClient& client, const IpcRequest& request);
-  int quorum_track(IpcClient& client, std::uint8_t mode);
-  int ring_track(IpcClient& client, bool on);
+  int quorum_set(const LocalClient& client, const IpcRequest& request);
+  int quorum_track(LocalClient& client, std::uint8_t mode);
+  int ring_track(LocalClient& client, bool on);
   int quorum_node(std::uint32_t node, ipc::BodyWriter& reply) const;
   // The kQuorumChange event of `state`, into event_head_.
   void put_quorum_event(const quorum::QuorumState& state, std::uint32_t more_flags = 0);
@@ -116,7 +121,7 @@ class Daemon final : private RingListener,
 
   // daemon_keystore.cpp
   void start_keystore();
-  int key_request(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply);
+  int key_request(LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply);
   void key_changed(const keystore::KeyChange& change);
   void member_keys(const membership::ConfigChange& change);
   void quorum_keys(const quorum::QuorumState& state);
@@ -125,43 +130,43 @@ class Daemon final : private RingListener,
   void apply_access();
   // daemon_control.cpp
   int node_addresses(std::uint32_t node, ipc::BodyWriter& reply) const;
-  int shutdown(IpcClient& client, const IpcRequest& request);
-  int shutdown_reply(IpcClient& client, bool agree);
-  void shutdown_client_gone(const IpcClient& client);  // disconnected, or stopped tracking
+  int shutdown(LocalClient& client, const IpcRequest& request);
+  int shutdown_reply(LocalClient& client, bool agree);
+  void shutdown_client_gone(const LocalClient& client);  // disconnected, or stopped tracking
   void decide_shutdown_if_known();
   void shutdown_decided(const control::ShutdownOutcome& outcome);
-  int kill_node(IpcClient& client, const IpcRequest& request);
+  int kill_node(LocalClient& client, const IpcRequest& request);
   void node_control_deliver(const membership::Delivered& message);
-  int reload_request(const IpcClient& client, ipc::BodyWriter& reply);
+  int reload_request(const LocalClient& client, ipc::BodyWriter& reply);
   ReloadOutcome apply_reload(const config::DaemonConfig& file);  // the file as loaded, on the loop
-  static bool privileged(const IpcClient& client) noexcept;
+  static bool privileged(const LocalClient& client) noexcept;
   void exit_later(int code);
 
-  int join(IpcClient& client, std::string_view group, ipc::BodyWriter& reply);
-  int leave(IpcClient& client, std::string_view group);
+  int join(LocalClient& client, std::string_view group, ipc::BodyWriter& reply);
+  int leave(LocalClient& client, std::string_view group);
   // daemon_mcast.cpp: multicasts, answered (kMcast) or not (kMcastAsync), and those the ring
   // refused for now: staged per client, or orphaned by a client that has gone.
-  int multicast(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply);
-  void multicast_async(IpcClient& client, const IpcRequest& request);
-  int sync(IpcClient& client, ipc::BodyWriter& reply);
-  int mcast_check(const IpcClient& client, const IpcRequest& request) const;
+  int multicast(LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply);
+  void multicast_async(LocalClient& client, const IpcRequest& request);
+  int sync(LocalClient& client, ipc::BodyWriter& reply);
+  int mcast_check(const LocalClient& client, const IpcRequest& request) const;
   // One multicast offered to the ring: false if refused for now (back-pressure); else taken, or
   // failed for good (told to `client` as kMcastFailed, if it is still there).
-  bool offer(IpcClient* client, std::uint32_t pid, const IpcRequest& request);
-  void async_failed(IpcClient& client, const IpcRequest& request, int error);
+  bool offer(LocalClient* client, std::uint32_t pid, const IpcRequest& request);
+  void async_failed(LocalClient& client, const IpcRequest& request, int error);
   // The client's staged multicasts to the ring, in order, as far as it takes them: true if none remain.
-  bool submit_staged(IpcClient& client);
+  bool submit_staged(LocalClient& client);
   void submit_orphaned();
-  void orphan_staged(IpcClient& client);
-  void put_credit(const IpcClient& client, ipc::BodyWriter& reply) const;
-  void put_mcast_reply(IpcClient& client, ipc::BodyWriter& reply) const;
+  void orphan_staged(LocalClient& client);
+  void put_credit(const LocalClient& client, ipc::BodyWriter& reply) const;
+  void put_mcast_reply(LocalClient& client, ipc::BodyWriter& reply) const;
   std::string status_json() const;
   std::string members_json(std::string_view group) const;
   void group_members(std::string_view group, ipc::BodyWriter& reply) const;
   std::string stats_json() const;
   // The local client of process `pid` in `group`, if any: found by pid, not by walking every
   // client, since a delivery asks once per local member (a thousand clients in one group).
-  IpcClient* client_in(std::string_view group, std::uint32_t pid);
+  LocalClient* client_in(std::string_view group, std::uint32_t pid);
 
   EventLoop& loop_;
   DaemonSetup setup_;
@@ -187,6 +192,8 @@ class Daemon final : private RingListener,
   std::function<void(int)> exit_;
   std::function<Result<void>(const config::LoggingConfig&)> apply_logging_;
   std::unique_ptr<RingHost> ring_;
+  std::unique_ptr<stack::ClientTable> clients_;
+  std::unique_ptr<LoopTimer> clients_retry_;  // a client's full event channel is tried again
   std::unique_ptr<IpcServer> ipc_;
   // Leaves of dead clients the ring refused for now (back-pressure): sent on a later turn, once
   // the orphaned multicasts (sent before them) are all on the ring.
@@ -194,14 +201,14 @@ class Daemon final : private RingListener,
   // Staged multicasts of clients that have gone, in order: records of [u32 pid][request], up to
   // kOrphanedMax bytes (a window each for 256 departed clients).
   static constexpr std::size_t kOrphanedMax = 256 * ipc::kMcastWindow;
-  EventBacklog orphaned_;
+  stack::EventBacklog orphaned_;
   std::uint64_t orphans_dropped_ = 0;
   bool ring_formed_ = false;
   // The last regular configuration as a ring-change event: a client's first event, so it knows
   // the ring it joined without waiting for the next change.
   std::vector<std::byte> current_ring_event_;
   ipc::BodyWriter event_head_;  // a delivery's header, reused: a delivery allocates nothing
-  std::vector<IpcClient*> local_members_;  // a delivery's local members, reused likewise
+  std::vector<LocalClient*> local_members_;  // a delivery's local members, reused likewise
   std::function<void()> ready_;
   std::function<void(std::string_view)> link_failed_;
   std::string early_link_failure_;  // reported before link_failed_ was set

@@ -6,10 +6,10 @@
 #include <cerrno>
 #include <cstring>
 
-#include "src/daemon/control/kill_wire.hpp"
-#include "src/daemon/control/reload_plan.hpp"
+#include "src/services/control/kill_wire.hpp"
+#include "src/services/control/reload_plan.hpp"
 #include "src/daemon/daemon.hpp"
-#include "src/daemon/keystore/config_keys.hpp"
+#include "src/services/keystore/config_keys.hpp"
 
 namespace rtotem::daemon {
 
@@ -39,15 +39,15 @@ int Daemon::node_addresses(std::uint32_t node, ipc::BodyWriter& reply) const {
 
 // Stopping or killing a node, and reloading its configuration, are root's (or the daemon's own
 // user's): any user the daemon lets connect could otherwise take the cluster down.
-bool Daemon::privileged(const IpcClient& client) noexcept { return client.uid == 0 || client.uid == geteuid(); }
+bool Daemon::privileged(const LocalClient& client) noexcept { return client.uid == 0 || client.uid == geteuid(); }
 
-int Daemon::shutdown(IpcClient& client, const IpcRequest& request) {
+int Daemon::shutdown(LocalClient& client, const IpcRequest& request) {
   if (!privileged(client)) return -EPERM;
   if (shutdown_) return -EBUSY;  // one at a time
   const bool regardless = request.flag == ipc::kShutdownRegardless;
   std::set<std::uint64_t> asked;
   if (request.flag != ipc::kShutdownImmediate)
-    ipc_->for_each_client([&](IpcClient& c) {  // not the asker: it waits for the answer, it cannot give one
+    clients_->for_each_client([&](LocalClient& c) {  // not the asker: it waits for the answer, it cannot give one
       if (c.tracks_shutdown && c.generation != client.generation) asked.insert(c.generation);
     });
   qb_log(LOG_NOTICE, "shutdown asked by pid %d%s: %zu client(s) asked", static_cast<int>(client.pid),
@@ -72,15 +72,15 @@ int Daemon::shutdown(IpcClient& client, const IpcRequest& request) {
   }
   ipc::BodyWriter body;
   body.u8(request.flag);
-  ipc_->for_each_client([&](IpcClient& c) {
-    if (asked.contains(c.generation)) ipc_->send_event(c, ipc::EventId::kShutdownQuery, body.data());
+  clients_->for_each_client([&](LocalClient& c) {
+    if (asked.contains(c.generation)) clients_->send_event(c, ipc::EventId::kShutdownQuery, body.data());
   });
-  ipc_->end_turn();  // the questions go now, not at the ring's next turn
+  clients_->end_turn();  // the questions go now, not at the ring's next turn
   shutdown_->timer.arm(control::kShutdownTimeoutMs * 1'000'000);
   return kAnswerLater;
 }
 
-int Daemon::shutdown_reply(IpcClient& client, bool agree) {
+int Daemon::shutdown_reply(LocalClient& client, bool agree) {
   if (!shutdown_ || !shutdown_->vote.answer(client.generation, static_cast<std::uint32_t>(client.pid), agree))
     return -ENOENT;
   qb_log(LOG_INFO, "shutdown: pid %d %s", static_cast<int>(client.pid), agree ? "agrees" : "vetoes");
@@ -88,7 +88,7 @@ int Daemon::shutdown_reply(IpcClient& client, bool agree) {
   return 0;
 }
 
-void Daemon::shutdown_client_gone(const IpcClient& client) {
+void Daemon::shutdown_client_gone(const LocalClient& client) {
   if (!shutdown_) return;
   shutdown_->vote.gone(client.generation);
   decide_shutdown_if_known();
@@ -108,12 +108,12 @@ void Daemon::shutdown_decided(const control::ShutdownOutcome& outcome) {
   const std::uint64_t asker = shutdown_->asker;
   shutdown_.reset();
   qb_log(LOG_NOTICE, "shutdown %s: %s", outcome.stop ? "agreed" : "refused", outcome.why.c_str());
-  if (IpcClient* client = ipc_->find_generation(asker))
-    ipc_->answer(*client, ipc::RequestId::kShutdown, outcome.stop ? 0 : -EBUSY, {});
+  if (LocalClient* client = clients_->find_generation(asker))
+    clients_->answer(*client, ipc::RequestId::kShutdown, outcome.stop ? 0 : -EBUSY, {});
   if (outcome.stop) exit_later(0);
 }
 
-int Daemon::kill_node(IpcClient& client, const IpcRequest& request) {
+int Daemon::kill_node(LocalClient& client, const IpcRequest& request) {
   if (!privileged(client)) return -EPERM;
   const auto& members = ring_->node().members();
   if (std::ranges::find(members, request.node) == members.end()) return -ENOENT;
@@ -192,7 +192,7 @@ ReloadOutcome Daemon::apply_reload(const config::DaemonConfig& file) {
 }
 
 // Answered once the file is loaded and applied, if the asker is still there.
-int Daemon::reload_request(const IpcClient& client, ipc::BodyWriter& reply) {
+int Daemon::reload_request(const LocalClient& client, ipc::BodyWriter& reply) {
   if (!privileged(client)) return -EPERM;
   qb_log(LOG_NOTICE, "reload asked by pid %d", static_cast<int>(client.pid));
   const auto logged = [](const ReloadOutcome& outcome) {
@@ -200,11 +200,11 @@ int Daemon::reload_request(const IpcClient& client, ipc::BodyWriter& reply) {
   };
   const auto refused = reload([this, logged, asker = client.generation](const ReloadOutcome& outcome) {
     logged(outcome);
-    IpcClient* waiting = ipc_->find_generation(asker);
+    LocalClient* waiting = clients_->find_generation(asker);
     if (waiting == nullptr) return;
     ipc::BodyWriter body;
     body.string(outcome.message);
-    ipc_->answer(*waiting, ipc::RequestId::kReload, outcome.error, body.data());
+    clients_->answer(*waiting, ipc::RequestId::kReload, outcome.error, body.data());
   });
   if (!refused) return kAnswerLater;
   logged(*refused);

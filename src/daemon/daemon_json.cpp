@@ -84,7 +84,7 @@ std::string Daemon::status_json() const {
       "\"configurations\": {}, \"links\": {}, \"link\": {}}}",
       setup_.self.nodeid, json_quoted(setup_.config.cluster_name), json_quoted(config::describe(setup_.config.link0().transport)),
       json_quoted(ring_->backend().sealed() ? "on" : "off"), json_quoted(ring_->backend().local_address()), json_quoted(membership::describe(node.state())), node.ring_id().rep,
-      node.ring_id().seq, members, ipc_->client_count(), groups_->group_names().size(), configurations_,
+      node.ring_id().seq, members, clients_->client_count(), groups_->group_names().size(), configurations_,
       links_json(ring_->backend()), counters_object(ring_->backend().counters()));
 }
 
@@ -138,11 +138,11 @@ std::string Daemon::stats_json() const {
       "\"process\": {{\"heap_allocations\": {}, \"rss_bytes\": {}, \"rss_anon_bytes\": {}, \"rss_shmem_bytes\": {}, "
       "\"rss_peak_bytes\": {}}}}}",
       counters_object(ring_->node().counters()), counters_object(ring_->backend().counters()),
-      link_counters_json(ring_->backend()), ipc_->client_count(),
-      ipc_->clients_evicted(), ipc_->clients_refused(), ipc_->admission().unauthenticated(),
-      ipc_->admission().auth_timeouts(), ipc_->admission().connections_shed(), ipc_->queue_memory(), ipc_->queue_memory_peak(),
-      ipc_->requests_malformed(), groups_->packets_malformed(), groups_->join_list_refusals(), ipc_->batches_sent(),
-      ipc_->events_batched(), ipc_->requests_async(), ipc_->requests_sync(), ipc_->mcasts_staged(), ipc_->credit_events(), orphaned_.bytes(),
+      link_counters_json(ring_->backend()), clients_->client_count(),
+      clients_->clients_evicted(), ipc_->clients_refused(), ipc_->admission().unauthenticated(),
+      ipc_->admission().auth_timeouts(), ipc_->admission().connections_shed(), clients_->queue_memory(), clients_->queue_memory_peak(),
+      clients_->requests_malformed(), groups_->packets_malformed(), groups_->join_list_refusals(), clients_->batches_sent(),
+      clients_->events_batched(), clients_->requests_async(), clients_->requests_sync(), clients_->mcasts_staged(), clients_->credit_events(), orphaned_.bytes(),
       orphans_dropped_,
       heap_allocations_json(), memory.rss_bytes, memory.rss_anon_bytes, memory.rss_shmem_bytes,
       memory.peak_bytes);

@@ -9,8 +9,8 @@
 
 #include "src/daemon/config/config_sections.hpp"
 #include "src/daemon/daemon.hpp"
-#include "src/daemon/keystore/config_keys.hpp"
-#include "src/daemon/keystore/key_access.hpp"
+#include "src/services/keystore/config_keys.hpp"
+#include "src/services/keystore/key_access.hpp"
 #include "transport/links/link_set.hpp"
 
 namespace rtotem::daemon {
@@ -111,7 +111,7 @@ void Daemon::apply_access() {
 }
 
 void Daemon::key_changed(const keystore::KeyChange& change) {
-  IpcClient* client = ipc_ ? ipc_->find_generation(change.owner) : nullptr;
+  LocalClient* client = ipc_ ? clients_->find_generation(change.owner) : nullptr;
   if (client == nullptr) return;
   ipc::BodyWriter body;
   body.u64(change.track);
@@ -121,10 +121,10 @@ void Daemon::key_changed(const keystore::KeyChange& change) {
     body.u8(value != nullptr ? 1 : 0);
     if (value != nullptr) ipc::put_value(body, *value);
   }
-  ipc_->send_event(*client, ipc::EventId::kKeyChange, body.data());
+  clients_->send_event(*client, ipc::EventId::kKeyChange, body.data());
 }
 
-int Daemon::key_request(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
+int Daemon::key_request(LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
   switch (request.id) {
     case ipc::RequestId::kKeyGet: {
       counter_keys(request.key);

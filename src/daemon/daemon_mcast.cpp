@@ -15,7 +15,7 @@ namespace rtotem::daemon {
 
 using groups::GroupService;
 
-int Daemon::mcast_check(const IpcClient& client, const IpcRequest& request) const {
+int Daemon::mcast_check(const LocalClient& client, const IpcRequest& request) const {
   if (!client.groups.contains(request.group)) return -ENOTCONN;  // as cpg_mcast_joined: join first
   // Left, the leave not delivered yet: as corosync's LEAVE_STARTED. Sent after it, the message
   // would reach the others from a process they saw leave (and report it joining again).
@@ -25,20 +25,20 @@ int Daemon::mcast_check(const IpcClient& client, const IpcRequest& request) cons
 }
 
 // kMcast's answer body (ipc_protocol.hpp).
-void Daemon::put_credit(const IpcClient& client, ipc::BodyWriter& reply) const {
+void Daemon::put_credit(const LocalClient& client, ipc::BodyWriter& reply) const {
   reply.u32(ipc::kMcastWindow);
   reply.u64(client.credit_taken);
   reply.u32(static_cast<std::uint32_t>(GroupService::data_max(setup_.totem.max_message_size)));
 }
 
 // Every library reads a kMcast or kSync answer's credit: no kCredit event need repeat it.
-void Daemon::put_mcast_reply(IpcClient& client, ipc::BodyWriter& reply) const {
+void Daemon::put_mcast_reply(LocalClient& client, ipc::BodyWriter& reply) const {
   put_credit(client, reply);
-  IpcServer::credit_told(client);
+  stack::ClientTable::credit_told(client);
 }
 
 // Answered with its outcome and, whatever that is, the credit (after the staged ones went).
-int Daemon::multicast(IpcClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
+int Daemon::multicast(LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
   int rc = mcast_check(client, request);
   if (rc == 0 && (!ring_in_sync() || !submit_staged(client))) rc = -EAGAIN;
   if (rc == 0)
@@ -48,44 +48,44 @@ int Daemon::multicast(IpcClient& client, const IpcRequest& request, ipc::BodyWri
   return rc;
 }
 
-void Daemon::multicast_async(IpcClient& client, const IpcRequest& request) {
+void Daemon::multicast_async(LocalClient& client, const IpcRequest& request) {
   if (const int rc = mcast_check(client, request); rc != 0) {
     async_failed(client, request, rc);
     return;
   }
   if (client.staged.empty() && offer(&client, static_cast<std::uint32_t>(client.pid), request)) return;
-  (void)ipc_->stage(client, request.message);  // refused: past its window, the client is cut off (logged)
+  (void)clients_->stage(client, request.message);  // refused: past its window, the client is cut off (logged)
 }
 
 // Answered once every earlier request is taken: they were read before this one, and what the ring
 // refused is staged, bound for it whatever the client does next.
-int Daemon::sync(IpcClient& client, ipc::BodyWriter& reply) {
+int Daemon::sync(LocalClient& client, ipc::BodyWriter& reply) {
   (void)submit_staged(client);
   put_mcast_reply(client, reply);
   return 0;
 }
 
-bool Daemon::offer(IpcClient* client, std::uint32_t pid, const IpcRequest& request) {
+bool Daemon::offer(LocalClient* client, std::uint32_t pid, const IpcRequest& request) {
   if (!ring_in_sync()) return false;  // as the ring's back-pressure: staged, offered again later
   const int rc = errno_of(groups_->multicast(request.group, pid, request.data, request.order, request.piece));
   if (rc == -EAGAIN) return false;
   if (client == nullptr) return true;  // orphaned: no one to credit or tell
   if (rc != 0) async_failed(*client, request, rc);
-  else ipc_->give_credit(*client, ipc::credit_cost(request.message.size()));
+  else clients_->give_credit(*client, ipc::credit_cost(request.message.size()));
   return true;
 }
 
 // Taken (its credit comes back), but not multicast: the client hears which group and why.
-void Daemon::async_failed(IpcClient& client, const IpcRequest& request, int error) {
-  ipc_->give_credit(client, ipc::credit_cost(request.message.size()));
+void Daemon::async_failed(LocalClient& client, const IpcRequest& request, int error) {
+  clients_->give_credit(client, ipc::credit_cost(request.message.size()));
   ipc::BodyWriter& body = event_head_;
   body.clear();
   body.u32(static_cast<std::uint32_t>(error));
   body.string(request.group);
-  ipc_->send_event(client, ipc::EventId::kMcastFailed, body.data());
+  clients_->send_event(client, ipc::EventId::kMcastFailed, body.data());
 }
 
-bool Daemon::submit_staged(IpcClient& client) {
+bool Daemon::submit_staged(LocalClient& client) {
   while (!client.staged.empty()) {
     IpcRequest request;
     (void)decode_request(client.staged.front(), request);  // it decoded when it came
@@ -98,7 +98,7 @@ bool Daemon::submit_staged(IpcClient& client) {
 // Bounded: past kOrphanedMax, a departed client's staged multicasts are dropped (as if it had
 // crashed before sending them), with a warning. A clean disconnect waits for its messages to be
 // taken, not for room on the ring, so it is many such clients while the ring is stalled.
-void Daemon::orphan_staged(IpcClient& client) {
+void Daemon::orphan_staged(LocalClient& client) {
   if (!client.staged.empty() && orphaned_.bytes() + client.staged.bytes() > kOrphanedMax) {
     qb_log(LOG_WARNING, "dropped %zu multicasts of departed client pid %d: departed clients' multicasts waiting "
            "for the ring exceed %zu bytes", client.staged.count(), static_cast<int>(client.pid), kOrphanedMax);

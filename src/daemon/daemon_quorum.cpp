@@ -81,16 +81,16 @@ int Daemon::quorum_node(std::uint32_t node, ipc::BodyWriter& reply) const {
 
 namespace {
 
-QuorumTold told(const quorum::QuorumState& state) {
+stack::QuorumTold told(const quorum::QuorumState& state) {
   return {state.ring_id.rep, state.ring_id.seq, state.decision.quorate, state.decision.expected_votes};
 }
 
 // Whether a change goes to a client, by the mode it tracks with: a Corosync library's descriptor
 // wakes only for a change it reports (corosync-quorumtool -m dispatches libquorum once, then waits
 // for libvotequorum's notification of a new ring).
-bool sends_change(IpcClient& client, const quorum::QuorumState& state) {
-  const QuorumTold now = told(state);
-  const QuorumTold before = std::exchange(client.quorum_told, now);
+bool sends_change(LocalClient& client, const quorum::QuorumState& state) {
+  const stack::QuorumTold now = told(state);
+  const stack::QuorumTold before = std::exchange(client.quorum_told, now);
   const bool ring_news = now.rep != before.rep || now.seq != before.seq || now.quorate != before.quorate;
   switch (client.quorum_track) {
     case ipc::kQuorumTrackEvery: return true;
@@ -102,13 +102,13 @@ bool sends_change(IpcClient& client, const quorum::QuorumState& state) {
 
 }  // namespace
 
-int Daemon::quorum_track(IpcClient& client, std::uint8_t mode) {
+int Daemon::quorum_track(LocalClient& client, std::uint8_t mode) {
   if (!quorum_) return -ENOTSUP;
   client.quorum_track = mode;
   if (mode != ipc::kQuorumTrackStop) {
     client.quorum_told = told(quorum_->state());
     put_quorum_event(quorum_->state(), ipc::kQuorumFlagTrackStart);
-    ipc_->send_event(client, ipc::EventId::kQuorumChange, event_head_.data());
+    clients_->send_event(client, ipc::EventId::kQuorumChange, event_head_.data());
   }
   return 0;
 }
@@ -116,8 +116,8 @@ int Daemon::quorum_track(IpcClient& client, std::uint8_t mode) {
 void Daemon::quorum_changed(const quorum::QuorumState& state) {
   quorum_keys(state);
   put_quorum_event(state);
-  ipc_->for_each_client([&](IpcClient& c) {
-    if (sends_change(c, state)) ipc_->send_event(c, ipc::EventId::kQuorumChange, event_head_.data());
+  clients_->for_each_client([&](LocalClient& c) {
+    if (sends_change(c, state)) clients_->send_event(c, ipc::EventId::kQuorumChange, event_head_.data());
   });
   const quorum::Decision& d = state.decision;
   std::string members;
@@ -139,7 +139,7 @@ void Daemon::quorum_changed(const quorum::QuorumState& state) {
 }
 
 // A runtime change, logged with who asked: it acts where the ring delivers it, at every member.
-int Daemon::quorum_set(const IpcClient& client, const IpcRequest& request) {
+int Daemon::quorum_set(const LocalClient& client, const IpcRequest& request) {
   if (!quorum_) return -ENOTSUP;
   const bool votes = request.quorum_what == ipc::kQuorumSetVotes;
   const int rc = votes ? quorum_->set_votes(request.quorum_node, request.quorum_value)

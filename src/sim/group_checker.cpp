@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <iterator>
 
-#include "src/daemon/groups/group_wire.hpp"
+#include "src/services/groups/group_wire.hpp"
 #include "base/assert.hpp"
 
 namespace rtotem::sim {

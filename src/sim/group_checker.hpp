@@ -1,4 +1,4 @@
-// The simulator's judge of process groups (src/daemon/groups/group_service.hpp): records, per node,
+// The simulator's judge of process groups (src/services/groups/group_service.hpp): records, per node,
 // the group changes and messages its GroupService reports, interleaved with the ring deliveries
 // and configurations that caused them, and checks what the service promises:
 // - kGroupViews: two nodes about to deliver the same group packet (ring, seq, index) hold the same
@@ -33,7 +33,7 @@
 #include <tuple>
 #include <vector>
 
-#include "src/daemon/groups/group_service.hpp"
+#include "src/services/groups/group_service.hpp"
 #include "src/sim/history_checker.hpp"
 
 namespace rtotem::sim {

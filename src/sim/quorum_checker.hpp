@@ -1,4 +1,4 @@
-// The simulator's judge of quorum (src/daemon/quorum/quorum_service.hpp): records, per node, the
+// The simulator's judge of quorum (src/services/quorum/quorum_service.hpp): records, per node, the
 // quorum state its QuorumService holds after every configuration and every change it reports,
 // and checks what votequorum promises an HA manager:
 // - kQuorumSplit: at no instant are two nodes quorate in rings with no member in common: the two
@@ -21,7 +21,7 @@
 #include <tuple>
 #include <vector>
 
-#include "src/daemon/quorum/quorum_service.hpp"
+#include "src/services/quorum/quorum_service.hpp"
 #include "src/sim/history_checker.hpp"
 
 namespace rtotem::sim {

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "src/daemon/groups/group_service.hpp"
-#include "src/daemon/quorum/quorum_service.hpp"
+#include "src/services/groups/group_service.hpp"
+#include "src/services/quorum/quorum_service.hpp"
 #include "src/sim/sim_cluster.hpp"
 
 namespace rtotem::sim {

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "src/daemon/quorum/quorum_config.hpp"
+#include "src/services/quorum/quorum_config.hpp"
 #include "base/result.hpp"
 
 namespace rtotem::sim {

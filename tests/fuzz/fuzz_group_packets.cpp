@@ -25,8 +25,8 @@
 #include <variant>
 #include <vector>
 
-#include "src/daemon/groups/group_service.hpp"
-#include "src/daemon/groups/group_wire.hpp"
+#include "src/services/groups/group_service.hpp"
+#include "src/services/groups/group_wire.hpp"
 #include "tests/fuzz/fuzz_steps.hpp"
 #include "base/assert.hpp"
 

@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "src/daemon/groups/group_service.hpp"
-#include "src/daemon/ipc_request.hpp"
+#include "src/services/groups/group_service.hpp"
+#include "src/stack/ipc_request.hpp"
 #include "src/ipc/key_value.hpp"
 #include "base/assert.hpp"
 

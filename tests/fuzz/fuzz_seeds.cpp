@@ -20,7 +20,7 @@
 
 #include "membership/chunks.hpp"
 #include "membership/packets.hpp"
-#include "src/daemon/groups/group_wire.hpp"
+#include "src/services/groups/group_wire.hpp"
 #include "src/ipc/ipc_protocol.hpp"
 #include "src/ipc/key_value.hpp"
 #include "tests/fuzz/fuzz_steps.hpp"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "src/daemon/groups/group_wire.hpp"
+#include "src/services/groups/group_wire.hpp"
 #include "src/sim/sim_options.hpp"
 
 namespace rtotem::sim {

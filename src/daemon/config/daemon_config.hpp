@@ -19,7 +19,7 @@
 #include "membership/packets.hpp"
 #include "membership/totem_config.hpp"
 #include "src/common/key_file.hpp"
-#include "src/daemon/quorum/quorum_config.hpp"
+#include "src/services/quorum/quorum_config.hpp"
 #include "src/ipc/ipc_protocol.hpp"
 #include "transport/links/link_monitor.hpp"
 #include "transport/links/link_set.hpp"

@@ -2,9 +2,9 @@
 // form, and what a reload may change.
 #include <gtest/gtest.h>
 
-#include "src/daemon/control/kill_wire.hpp"
-#include "src/daemon/control/reload_plan.hpp"
-#include "src/daemon/control/shutdown_vote.hpp"
+#include "src/services/control/kill_wire.hpp"
+#include "src/services/control/reload_plan.hpp"
+#include "src/services/control/shutdown_vote.hpp"
 
 namespace rtotem::control {
 namespace {

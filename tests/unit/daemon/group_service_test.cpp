@@ -2,7 +2,7 @@
 // delivered to every member in the same order, with the configuration changes extended virtual
 // synchrony prescribes; and the group wire form as hostile input. One file, past 400 lines: the
 // harness serves only these tests, and tests/meson.build names this file alone for the groups.
-#include "src/daemon/groups/group_service.hpp"
+#include "src/services/groups/group_service.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "src/daemon/groups/group_wire.hpp"
+#include "src/services/groups/group_wire.hpp"
 
 namespace rtotem::groups {
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "src/daemon/keystore/key_access.hpp"
-#include "src/daemon/keystore/key_store.hpp"
+#include "src/services/keystore/key_access.hpp"
+#include "src/services/keystore/key_store.hpp"
 
 namespace rtotem::keystore {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "src/daemon/quorum/quorum_config.hpp"
+#include "src/services/quorum/quorum_config.hpp"
 
 namespace rtotem::quorum {
 namespace {

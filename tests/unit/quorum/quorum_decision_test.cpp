@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "src/daemon/quorum/quorum_decision.hpp"
+#include "src/services/quorum/quorum_decision.hpp"
 
 namespace rtotem::quorum {
 namespace {

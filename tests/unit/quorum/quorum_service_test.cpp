@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "src/daemon/quorum/quorum_service.hpp"
+#include "src/services/quorum/quorum_service.hpp"
 
 namespace rtotem::quorum {
 namespace {

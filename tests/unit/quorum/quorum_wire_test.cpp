@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "src/daemon/quorum/quorum_wire.hpp"
+#include "src/services/quorum/quorum_wire.hpp"
 
 namespace rtotem::quorum {
 namespace {

@@ -1,0 +1,250 @@
+#include "src/services/quorum/quorum_service.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <utility>
+
+namespace rtotem::quorum {
+
+QuorumService::QuorumService(NodeId self, QuorumConfig config, QuorumSubmit submit, QuorumEvents& events)
+    : self_(self),
+      config_(std::move(config)),
+      submit_(std::move(submit)),
+      events_(events),
+      votes_(config_.votes_of(self)),
+      expected_votes_(config_.expected_votes),
+      waiting_for_all_(config_.wait_for_all) {
+  state_.decision.expected_votes = expected_votes_;
+  state_.decision.quorum = expected_votes_ / 2 + 1;
+  state_.decision.waiting_for_all = waiting_for_all_;
+}
+
+std::uint32_t QuorumService::votes_known(NodeId node) const {
+  if (node == self_) return votes_;
+  const auto it = votes_heard_.find(node);
+  return it != votes_heard_.end() ? it->second : config_.votes_of(node);
+}
+
+std::optional<QuorumService::NodeView> QuorumService::node(NodeId node) const {
+  const auto at = std::ranges::lower_bound(state_.members, node);
+  const bool member = at != state_.members.end() && *at == node;
+  const bool configured = std::ranges::any_of(config_.nodes, [&](const NodeVotes& n) { return n.node == node; });
+  if (!member && !configured && !votes_heard_.contains(node) && node != self_) return std::nullopt;
+  NodeView view{.member = member, .votes = votes_known(node), .expected_votes = expected_votes_};
+  if (member && node != self_) {
+    const auto& report = reports_[static_cast<std::size_t>(at - state_.members.begin())];
+    if (report && report->expected_votes != 0) view.expected_votes = report->expected_votes;
+  }
+  return view;
+}
+
+// What this node alone believes of the new members, before they report: their last votes, and its
+// own expected votes, flags and last quorate ring for everyone.
+std::vector<MemberReport> QuorumService::cached_reports() const {
+  std::vector<MemberReport> reports;
+  reports.reserve(state_.members.size());
+  for (NodeId node : state_.members)
+    reports.push_back(MemberReport{.node = node,
+                                   .votes = votes_known(node),
+                                   .expected_votes = expected_votes_,
+                                   .quorate = state_.decision.quorate,
+                                   .waiting_for_all = waiting_for_all_,
+                                   .last_quorate = last_quorate_});
+  return reports;
+}
+
+void QuorumService::on_configuration(const membership::ConfigChange& change, Time now) {
+  now_ = now;
+  if (change.transitional) return;  // the regular configuration that follows decides
+  someone_left_ = std::ranges::any_of(state_.members, [&](NodeId node) {
+    return !std::ranges::binary_search(change.members, node);
+  });
+  state_.ring_id = change.ring_id;
+  state_.members.assign(change.members.begin(), change.members.end());
+  state_.synced = false;
+  reports_.assign(state_.members.size(), std::nullopt);
+  reports_missing_ = state_.members.size();
+  lms_applied_ = false;
+  lms_deadline_.reset();
+  state_.silent.clear();
+  sync_deadline_.reset();
+  if (config_.sync_timeout_ms != 0) sync_deadline_ = now + Time{config_.sync_timeout_ms} * 1000;
+  votes_set_in_ring_.clear();
+  expected_set_in_ring_.reset();
+  state_.votes.clear();
+  for (NodeId node : state_.members) state_.votes.push_back(votes_known(node));
+
+  // Until every member reports, quorum may only be lost: kept if the new members, as this node
+  // last knew them, still hold it.
+  if (state_.decision.quorate && !decide(config_, cached_reports()).quorate) {
+    state_.decision.quorate = false;
+    state_.decision.tie_broken = false;
+    waiting_for_all_ = config_.wait_for_all;
+    events_.quorum_changed(state_);
+  }
+  pending_.clear();  // what was refused belonged to the ring before
+  submit(NodeInfo{.ring_id = state_.ring_id,
+                  .votes = votes_,
+                  .expected_votes = expected_votes_,
+                  .quorate = state_.decision.quorate,
+                  .waiting_for_all = waiting_for_all_,
+                  .last_quorate = last_quorate_});
+}
+
+void QuorumService::on_deliver(const membership::Delivered& message) {
+  QuorumDecoded decoded = decode_quorum_packet(message.payload);
+  if (decoded.error != QuorumDecodeError::kNone) {
+    ++packets_malformed_;
+    return;
+  }
+  // Runtime changes act wherever they are delivered, as votequorum's do; the rest belongs to the
+  // regular configuration of the ring that ordered it.
+  if (const auto* set_votes = std::get_if<SetVotes>(&decoded.packet)) return on_set_votes(*set_votes);
+  if (const auto* set_expected = std::get_if<SetExpected>(&decoded.packet)) return on_set_expected(*set_expected);
+  if (message.transitional || !(message.ring_id == state_.ring_id)) return;
+  if (const auto* info = std::get_if<NodeInfo>(&decoded.packet)) {
+    if (info->ring_id == state_.ring_id) on_node_info(message.sender, *info);
+    return;  // made for a ring before: its sender's report for this one follows
+  }
+  if (const auto* sync = std::get_if<SyncExpired>(&decoded.packet)) return on_sync_expired(*sync);
+  on_lms_expired(std::get<LmsExpired>(decoded.packet));
+}
+
+// The first SYNC_EXPIRED of the ring decides at every member alike: the silent count as absent.
+void QuorumService::on_sync_expired(const SyncExpired& packet) {
+  if (!(packet.ring_id == state_.ring_id) || state_.synced) return;
+  sync_deadline_.reset();
+  for (std::size_t i = 0; i < reports_.size(); ++i) {
+    if (reports_[i]) continue;
+    reports_[i] = MemberReport{.node = state_.members[i], .votes = 0, .expected_votes = 0};
+    state_.votes[i] = 0;
+    state_.silent.push_back(state_.members[i]);
+  }
+  reports_missing_ = 0;
+  state_.synced = true;
+  recompute(true);
+}
+
+void QuorumService::on_node_info(NodeId sender, const NodeInfo& info) {
+  const auto it = std::ranges::lower_bound(state_.members, sender);
+  if (it == state_.members.end() || *it != sender) return;  // not a member: cannot happen on a ring
+  const auto index = static_cast<std::size_t>(it - state_.members.begin());
+  const auto set = votes_set_in_ring_.find(sender);
+  const std::uint32_t votes = set != votes_set_in_ring_.end() ? set->second : info.votes;
+  votes_heard_[sender] = votes;
+  state_.votes[index] = votes;
+  if (!reports_[index]) --reports_missing_;
+  std::erase(state_.silent, sender);
+  reports_[index] = MemberReport{.node = sender,
+                                 .votes = votes,
+                                 .expected_votes = expected_set_in_ring_.value_or(info.expected_votes),
+                                 .quorate = info.quorate,
+                                 .waiting_for_all = info.waiting_for_all,
+                                 .last_quorate = info.last_quorate};
+  if (reports_missing_ != 0) return;
+  const bool first = !state_.synced;
+  state_.synced = true;
+  sync_deadline_.reset();
+  recompute(first);
+}
+
+void QuorumService::on_set_votes(const SetVotes& packet) {
+  votes_heard_[packet.node] = packet.votes;
+  votes_set_in_ring_[packet.node] = packet.votes;
+  if (packet.node == self_) votes_ = packet.votes;
+  const auto it = std::ranges::lower_bound(state_.members, packet.node);
+  if (it == state_.members.end() || *it != packet.node) return;
+  const auto index = static_cast<std::size_t>(it - state_.members.begin());
+  state_.votes[index] = packet.votes;
+  if (reports_[index]) reports_[index]->votes = packet.votes;
+  if (state_.synced) recompute(false);
+}
+
+void QuorumService::on_set_expected(const SetExpected& packet) {
+  expected_votes_ = packet.expected_votes;
+  expected_set_in_ring_ = packet.expected_votes;
+  for (auto& report : reports_)
+    if (report) report->expected_votes = packet.expected_votes;
+  if (state_.synced) recompute(false);
+}
+
+void QuorumService::on_lms_expired(const LmsExpired& packet) {
+  if (!(packet.ring_id == state_.ring_id) || !state_.synced || !state_.decision.quorate || lms_applied_ ||
+      !config_.last_man_standing)
+    return;
+  lms_applied_ = true;
+  on_set_expected(SetExpected{.expected_votes = std::max<std::uint32_t>(state_.decision.total_votes, 1)});
+}
+
+void QuorumService::recompute(bool announce) {
+  std::vector<MemberReport> reports;
+  reports.reserve(reports_.size());
+  for (const auto& report : reports_) reports.push_back(*report);
+  const Decision decision = decide(config_, reports);
+  announce = announce || !(decision == state_.decision);
+  state_.decision = decision;
+  expected_votes_ = decision.expected_votes;
+  waiting_for_all_ = config_.wait_for_all && !decision.quorate;
+  if (decision.quorate) last_quorate_ = QuorateRing{state_.ring_id, state_.members};
+  // last_man_standing lowers expected votes to those present once the window passes without a
+  // change, when nodes left (or the tie breaker carried the ring): votequorum's trigger.
+  const bool lowerable = decision.quorate && decision.total_votes < decision.expected_votes;
+  if (config_.last_man_standing && lowerable && !lms_applied_ && (someone_left_ || decision.tie_broken)) {
+    if (!lms_deadline_) lms_deadline_ = now_ + Time{config_.last_man_standing_window_ms} * 1000;
+  } else {
+    lms_deadline_.reset();
+  }
+  if (announce) events_.quorum_changed(state_);
+}
+
+void QuorumService::on_time(Time now) {
+  now_ = now;
+  if (sync_deadline_ && now >= *sync_deadline_) {
+    sync_deadline_.reset();
+    if (!state_.synced) submit(SyncExpired{state_.ring_id});
+  }
+  if (!lms_deadline_ || now < *lms_deadline_) return;
+  lms_deadline_.reset();
+  if (state_.synced && state_.decision.quorate) submit(LmsExpired{state_.ring_id});
+}
+
+int QuorumService::set_votes(NodeId node, std::uint32_t votes) {
+  const bool member = std::ranges::binary_search(state_.members, node);
+  const bool listed = std::ranges::binary_search(config_.nodes, node, {}, &NodeVotes::node);
+  if (!member && !listed) return -ENOENT;
+  if (config_.last_man_standing && votes != 1) return -EINVAL;  // votequorum.5: LMS needs one vote each
+  std::uint32_t total = 0;
+  for (std::size_t i = 0; i < state_.members.size(); ++i)
+    total += state_.members[i] == node ? votes : state_.votes[i];
+  const std::uint32_t quorum = std::max(state_.decision.expected_votes, total) / 2 + 1;
+  if (total == 0 || quorum > total) return -EINVAL;
+  submit(SetVotes{.node = node, .votes = votes});
+  return 0;
+}
+
+int QuorumService::set_expected(std::uint32_t expected_votes) {
+  const std::uint32_t total = state_.decision.total_votes;
+  if (expected_votes == 0 || expected_votes < total) return -EINVAL;
+  if (state_.decision.quorate && expected_votes / 2 + 1 > total) return -EINVAL;
+  submit(SetExpected{.expected_votes = expected_votes});
+  return 0;
+}
+
+void QuorumService::submit(const QuorumPacket& packet) {
+  std::vector<std::byte> bytes(encoded_size(packet));
+  encode(packet, bytes);
+  pending_.push_back(std::move(bytes));
+  retry_pending();
+}
+
+void QuorumService::retry_pending() {
+  while (!pending_.empty()) {
+    if (submit_(pending_.front()) != Status::kOk) {
+      ++submit_refusals_;
+      return;
+    }
+    pending_.pop_front();
+  }
+}
+
+}  // namespace rtotem::quorum

@@ -1,0 +1,144 @@
+// Votequorum on the ring, sans-I/O: the daemon (or the simulator) feeds it the ring's
+// configurations and the quorum packets the ring delivers, and it tells its host when the quorum
+// state changes. Every decision is taken at the same place in the ring's total order at every
+// member, from what that order carries:
+// - At a regular configuration each node multicasts a NODEINFO (its votes, the expected votes it
+//   holds, its flags, the last quorate ring it knows). When the NODEINFO of every member has been
+//   delivered in that ring, the ring is in sync and every member decides (quorum_decision.hpp)
+//   from the same reports, and tells its clients, with the ring's id.
+// - Before that a member may only lose quorum: at the configuration it checks the new members
+//   against what it last knew of them, and drops quorum at once if they cannot hold it.
+// - A member that has not reported after config.sync_timeout_ms (its config lacks quorum { }, or
+//   it is stuck) would hold the ring out of sync for ever: each node's timer multicasts
+//   SYNC_EXPIRED, and where the first is delivered every member decides without the silent ones
+//   (no votes), as if they were not there. A report that comes later counts from then on.
+// - Runtime changes (a node's votes, expected votes) and last_man_standing's lowering of expected
+//   votes are multicast too and take effect where they are delivered. The last_man_standing window
+//   is a local timer, but all it does is multicast LMS_EXPIRED for the ring; the lowering happens
+//   where that is delivered, if the ring is still the same and still quorate.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "membership/node.hpp"
+#include "src/services/quorum/quorum_decision.hpp"
+#include "src/services/quorum/quorum_wire.hpp"
+#include "base/result.hpp"
+
+namespace rtotem::quorum {
+
+using membership::Time;
+
+// What clients read (votequorum's getinfo, the quorum notification) after each change.
+struct QuorumState {
+  RingId ring_id;                    // the ring the state belongs to: the one of its configuration
+  std::vector<NodeId> members;       // sorted
+  std::vector<std::uint32_t> votes;  // one per member, as last reported or set
+  bool synced = false;               // every member's NODEINFO for this ring delivered, or SYNC_EXPIRED
+  std::vector<NodeId> silent;        // members that had not reported when SYNC_EXPIRED was delivered
+  Decision decision;                 // decision.quorate: the quorate flag
+};
+
+class QuorumEvents {
+ public:
+  // After the ring is in sync, and whenever the state changes later (quorate flag, numbers).
+  virtual void quorum_changed(const QuorumState& state) = 0;
+
+ protected:
+  ~QuorumEvents() = default;
+};
+
+// How the service puts a packet on the ring (agreed order): Node::submit in the daemon.
+using QuorumSubmit = std::function<Status(std::span<const std::byte> packet)>;
+
+// Single-threaded, on the host's loop. The host may call set_votes/set_expected from inside an
+// event, but not on_deliver/on_configuration.
+class QuorumService {
+ public:
+  QuorumService(NodeId self, QuorumConfig config, QuorumSubmit submit, QuorumEvents& events);
+  QuorumService(const QuorumService&) = delete;
+  QuorumService& operator=(const QuorumService&) = delete;
+
+  // What the ring delivers, in order. `message` must name RingService::kQuorum; one that does not
+  // decode is counted and ignored.
+  void on_configuration(const membership::ConfigChange& change, Time now);
+  void on_deliver(const membership::Delivered& message);
+
+  // The next deadline (the last_man_standing window, the ring's sync timeout), if armed; the host
+  // calls on_time once it passes.
+  std::optional<Time> next_deadline() const noexcept {
+    if (!lms_deadline_ || !sync_deadline_) return lms_deadline_ ? lms_deadline_ : sync_deadline_;
+    return std::min(*lms_deadline_, *sync_deadline_);
+  }
+  void on_time(Time now);
+  // Resubmits packets the ring refused (back-pressure): the host calls it after each turn.
+  void retry_pending();
+
+  // Runtime changes (votequorum_setvotes, votequorum_setexpected), checked here as votequorum
+  // checks them, effective when delivered. 0; -ENOENT: no such node; -EINVAL: the change would
+  // leave an impossible or (when quorate) unreachable quorum; -EAGAIN never (a refused packet is
+  // queued and resubmitted).
+  int set_votes(NodeId node, std::uint32_t votes);
+  int set_expected(std::uint32_t expected_votes);
+
+  // What votequorum_getinfo says of one node: a member of the ring, or a node of the nodelist (or
+  // one heard before) that is not in it.
+  struct NodeView {
+    bool member = false;
+    std::uint32_t votes = 0;
+    std::uint32_t expected_votes = 0;  // as it last reported; this node's own for a silent one
+  };
+  std::optional<NodeView> node(NodeId node) const;
+
+  const QuorumState& state() const noexcept { return state_; }
+  const QuorumConfig& config() const noexcept { return config_; }
+  std::uint64_t packets_malformed() const noexcept { return packets_malformed_; }
+  std::uint64_t submit_refusals() const noexcept { return submit_refusals_; }
+
+ private:
+  void on_node_info(NodeId sender, const NodeInfo& info);
+  void on_set_votes(const SetVotes& packet);
+  void on_set_expected(const SetExpected& packet);
+  void on_lms_expired(const LmsExpired& packet);
+  void on_sync_expired(const SyncExpired& packet);
+  // Decides from the members' reports (in sync), arms the window, tells the host on a change.
+  void recompute(bool announce);
+  std::vector<MemberReport> cached_reports() const;
+  std::uint32_t votes_known(NodeId node) const;
+  void submit(const QuorumPacket& packet);
+
+  NodeId self_;
+  QuorumConfig config_;
+  QuorumSubmit submit_;
+  QuorumEvents& events_;
+
+  // This node's own values, reported in its NODEINFO.
+  std::uint32_t votes_;
+  std::uint32_t expected_votes_;
+  bool waiting_for_all_;
+  QuorateRing last_quorate_;
+
+  QuorumState state_;
+  std::vector<std::optional<MemberReport>> reports_;  // one per member of state_.ring_id
+  std::size_t reports_missing_ = 0;
+  bool someone_left_ = false;  // a member of the previous ring is not in this one
+  bool lms_applied_ = false;   // LMS_EXPIRED already lowered this ring's expected votes
+  Time now_ = 0;
+  std::optional<Time> lms_deadline_;
+  std::optional<Time> sync_deadline_;  // the ring's members have until then to report
+  std::map<NodeId, std::uint32_t> votes_heard_;  // the latest votes reported or set, by node
+  // Changes delivered in this ring: they outrank a NODEINFO ordered after them but made before.
+  std::map<NodeId, std::uint32_t> votes_set_in_ring_;
+  std::optional<std::uint32_t> expected_set_in_ring_;
+  std::deque<std::vector<std::byte>> pending_;   // refused by the ring, resubmitted in order
+  std::uint64_t packets_malformed_ = 0;
+  std::uint64_t submit_refusals_ = 0;
+};
+
+}  // namespace rtotem::quorum
