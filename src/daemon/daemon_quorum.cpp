@@ -19,8 +19,8 @@ Result<void> Daemon::start_quorum() {
   config.sync_timeout_ms = quorum::kSyncTimeouts * setup_.totem.token_timeout_ms;
   quorum_ = std::make_unique<quorum::QuorumService>(
       setup_.self.nodeid, std::move(config),
-      [this](std::span<const std::byte> packet) {
-        return ring_ ? ring_->submit(membership::Gather{packet, {}}, membership::Delivery::kAgreed) : Status::kClosed;
+      [this](std::span<const std::byte> packet, membership::Delivery delivery) {
+        return ring_ ? ring_->submit(membership::Gather{packet, {}}, delivery) : Status::kClosed;
       },
       static_cast<quorum::QuorumEvents&>(*this));
   quorum_timer_ = std::make_unique<LoopTimer>(loop_, [this] {
