@@ -228,7 +228,8 @@ RTOTEM_API int rtotem_quorum_get(rtotem_t *, uint32_t nodeid, struct rtotem_quor
  * them, unless the ring changes first (then nowhere, or only as a rise of expected votes: the
  * daemon logs it). Votes added raise the expected votes with them. 0; -ENOENT: no such node;
  * -EINVAL: refused by votequorum's rule (expected votes below the votes present, or a quorate
- * cluster made inquorate); -EAGAIN: the ring is not in sync yet; -ENOTSUP: no quorum configured. */
+ * cluster made inquorate); -EAGAIN: the ring is not in sync yet; -EPERM: the caller is neither root
+ * nor the daemon's user; -ENOTSUP: no quorum configured. */
 RTOTEM_API int rtotem_quorum_set_votes(rtotem_t *, uint32_t nodeid, uint32_t votes);
 RTOTEM_API int rtotem_quorum_set_expected(rtotem_t *, uint32_t expected_votes);
 

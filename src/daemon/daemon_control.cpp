@@ -37,8 +37,9 @@ int Daemon::node_addresses(std::uint32_t node, ipc::BodyWriter& reply) const {
   return 0;
 }
 
-// Stopping or killing a node, and reloading its configuration, are root's (or the daemon's own
-// user's): any user the daemon lets connect could otherwise take the cluster down.
+// Stopping or killing a node, reloading its configuration, and changing votes or expected votes
+// (daemon_quorum.cpp) are root's (or the daemon's own user's): any user the daemon lets connect
+// could otherwise take the cluster down, or make a minority side quorate.
 bool Daemon::privileged(const IpcClient& client) noexcept { return client.uid == 0 || client.uid == geteuid(); }
 
 int Daemon::shutdown(IpcClient& client, const IpcRequest& request) {

@@ -139,8 +139,11 @@ void Daemon::quorum_changed(const quorum::QuorumState& state) {
 }
 
 // A runtime change, logged with who asked: it acts where the ring delivers it, at every member.
+// Root's (or rtotemd's user's), as shutdown and kill are: a user the daemon lets connect could
+// otherwise make a minority side quorate. Reading the quorum stays open to every client.
 int Daemon::quorum_set(const IpcClient& client, const IpcRequest& request) {
   if (!quorum_) return -ENOTSUP;
+  if (!privileged(client)) return -EPERM;
   const bool votes = request.quorum_what == ipc::kQuorumSetVotes;
   const int rc = votes ? quorum_->set_votes(request.quorum_node, request.quorum_value)
                        : quorum_->set_expected(request.quorum_value);
