@@ -149,7 +149,8 @@ class QuorumService {
   std::optional<Time> lms_deadline_;
   std::optional<Time> sync_deadline_;  // the ring's members have until then to report
   std::map<NodeId, std::uint32_t> votes_heard_;  // the latest votes reported or set, by node
-  // Changes delivered in this ring: they outrank a NODEINFO ordered after them but made before.
+  // Changes delivered in this ring, for a NODEINFO ordered after them but made before: its
+  // sender's votes are the ones set, its expected votes at least those set.
   std::map<NodeId, std::uint32_t> votes_set_in_ring_;
   std::optional<std::uint32_t> expected_set_in_ring_;
   struct Pending {

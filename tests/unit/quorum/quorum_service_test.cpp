@@ -456,6 +456,34 @@ TEST(QuorumService, AMemberSilentPastTheSyncTimeoutIsCountedWithoutVotes) {
   EXPECT_FALSE(ring.at(1).next_deadline());
 }
 
+// Expected votes go down only by a change or by last_man_standing: a report that comes after the
+// sync timeout counts with the expected votes it holds if they are above those a change set since,
+// and the silent node itself keeps them meanwhile.
+TEST(QuorumService, ALateReportKeepsTheExpectedVotesItHolds) {
+  Ring ring({}, 3, 1000);
+  ring.form({1, 2, 3}, 4, 0);
+  const RingId alone = ring.form({3}, 8, 0);
+  ASSERT_EQ(ring.at(3).set_expected(5), 0) << "alone and inquorate: any expected votes from its one";
+  ring.order(alone, {3});
+  ASSERT_EQ(ring.decision(3).expected_votes, 5U);
+  const RingId id = ring.install({1, 2, 3}, 12, 0);
+  Queued late = ring.take(3);
+  ring.order(id, {1, 2, 3});
+  for (NodeId node : {1, 2, 3}) ring.at(node).on_time(1'000'000);
+  ring.order(id, {1, 2, 3});
+  ASSERT_EQ(ring.at(1).state().silent, std::vector<NodeId>{3});
+  EXPECT_EQ(ring.at(3).node(3)->expected_votes, 5U) << "decided without its report, node 3 keeps its own";
+  ASSERT_EQ(ring.at(1).set_votes(1, 2), 0);  // node 3 silent: as many expected votes more, 4
+  ring.order(id, {1, 2, 3});
+  EXPECT_EQ(ring.decision(2).expected_votes, 4U);
+  ring.put_back(std::move(late));
+  ring.order(id, {1, 2, 3});
+  for (NodeId node : {1, 2, 3}) {
+    EXPECT_EQ(ring.decision(node).expected_votes, 5U) << node;
+    EXPECT_EQ(ring.decision(node).total_votes, 4U) << node;
+  }
+}
+
 TEST(QuorumService, TheSyncTimeoutIsDisarmedOnceAllReport) {
   Ring ring({}, 2, 1000);
   ring.form({1, 2}, 4, 0);
