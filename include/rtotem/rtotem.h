@@ -239,8 +239,11 @@ struct rtotem_quorum_node_info {
 RTOTEM_API int rtotem_quorum_get(rtotem_t *, uint32_t nodeid, struct rtotem_quorum_node_info *node,
                                  struct rtotem_quorum *state);
 /* votequorum_setvotes and votequorum_setexpected: take effect at every node once the ring orders
- * them. 0; -ENOENT: no such node; -EINVAL: refused by votequorum's rule (expected votes below the
- * votes present, or a quorate cluster made inquorate); -ENOTSUP: no quorum configured. */
+ * them, unless the ring changes first (then nowhere, or only as a rise of expected votes: the
+ * daemon logs it). Votes added raise the expected votes with them. 0; -ENOENT: no such node;
+ * -EINVAL: refused by votequorum's rule (expected votes below the votes present, or a quorate
+ * cluster made inquorate); -EAGAIN: the ring is not in sync yet; -EPERM: the caller is neither root
+ * nor the daemon's user; -ENOTSUP: no quorum configured. */
 RTOTEM_API int rtotem_quorum_set_votes(rtotem_t *, uint32_t nodeid, uint32_t votes);
 RTOTEM_API int rtotem_quorum_set_expected(rtotem_t *, uint32_t expected_votes);
 

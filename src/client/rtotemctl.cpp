@@ -100,6 +100,8 @@ int quorum_set(const Options& o, std::uint8_t what, const std::string& node_text
                         : rc == -ENOENT ? "no such node in the nodelist or the ring"
                         : rc == -EINVAL ? "refused by votequorum's rule (expected votes at least the votes present; "
                                           "a quorate cluster stays quorate)"
+                        : rc == -EAGAIN ? "the ring is not in sync yet (its members' votes are not all in): try again"
+                        : rc == -EPERM  ? "only root or rtotemd's user may change votes or expected votes"
                                         : nullptr;
   if (refusal != nullptr) {
     fmt::print(stderr, "rtotemctl: quorum: {}\n", refusal);

@@ -110,7 +110,12 @@ void Daemon::deliver(const membership::Delivered& message) {
     case RingService::kGroups: groups_->on_deliver(message); return;
     case RingService::kQuorum:
       if (quorum_) {
+        const std::uint64_t dropped = quorum_->changes_dropped();
         quorum_->on_deliver(message);
+        if (quorum_->changes_dropped() != dropped)
+          qb_log(LOG_WARNING, "quorum: a change of votes or expected votes from node %u did not take effect here: "
+                 "the ring changed before it was delivered in full; check `rtotemctl quorum` and make it again",
+                 message.sender);
         arm_quorum_timer();
         return;
       }

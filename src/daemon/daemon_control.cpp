@@ -37,8 +37,9 @@ int Daemon::node_addresses(std::uint32_t node, ipc::BodyWriter& reply) const {
   return 0;
 }
 
-// Stopping or killing a node, and reloading its configuration, are root's (or the daemon's own
-// user's): any user the daemon lets connect could otherwise take the cluster down.
+// Stopping or killing a node, reloading its configuration, and changing votes or expected votes
+// (daemon_quorum.cpp) are root's (or the daemon's own user's): any user the daemon lets connect
+// could otherwise take the cluster down, or make a minority side quorate.
 bool Daemon::privileged(const LocalClient& client) noexcept { return client.uid == 0 || client.uid == geteuid(); }
 
 int Daemon::shutdown(LocalClient& client, const IpcRequest& request) {
@@ -173,10 +174,13 @@ ReloadOutcome Daemon::apply_reload(const config::DaemonConfig& file) {
   // Votes as votequorum's runtime changes; one it refuses stays as it was (the next reload tries
   // again), and the answer says so.
   std::string refused;
-  const bool votes_ok = !plan.own_votes || !quorum_ || quorum_->set_votes(setup_.self.nodeid, *plan.own_votes) == 0;
-  if (!votes_ok) refused += fmt::format("; this node's votes {}: refused by votequorum's rule", *plan.own_votes);
-  const bool expected_ok = !plan.expected_votes || !quorum_ || quorum_->set_expected(*plan.expected_votes) == 0;
-  if (!expected_ok) refused += fmt::format("; expected votes {}: refused by votequorum's rule", *plan.expected_votes);
+  auto why = [](int rc) { return rc == -EAGAIN ? "the ring is not in sync yet" : "refused by votequorum's rule"; };
+  const int votes_rc = plan.own_votes && quorum_ ? quorum_->set_votes(setup_.self.nodeid, *plan.own_votes) : 0;
+  const bool votes_ok = votes_rc == 0;
+  if (!votes_ok) refused += fmt::format("; this node's votes {}: {}", *plan.own_votes, why(votes_rc));
+  const int expected_rc = plan.expected_votes && quorum_ ? quorum_->set_expected(*plan.expected_votes) : 0;
+  const bool expected_ok = expected_rc == 0;
+  if (!expected_ok) refused += fmt::format("; expected votes {}: {}", *plan.expected_votes, why(expected_rc));
   for (config::NodeEntry& entry : setup_.config.nodes)
     for (const config::NodeEntry& now : file.nodes)
       if (entry.nodeid == now.nodeid && (entry.nodeid != setup_.self.nodeid || votes_ok)) entry.quorum_votes = now.quorum_votes;

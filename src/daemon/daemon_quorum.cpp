@@ -19,8 +19,8 @@ Result<void> Daemon::start_quorum() {
   config.sync_timeout_ms = quorum::kSyncTimeouts * setup_.totem.token_timeout_ms;
   quorum_ = std::make_unique<quorum::QuorumService>(
       setup_.self.nodeid, std::move(config),
-      [this](std::span<const std::byte> packet) {
-        return ring_ ? ring_->submit(membership::Gather{packet, {}}, membership::Delivery::kAgreed) : Status::kClosed;
+      [this](std::span<const std::byte> packet, membership::Delivery delivery) {
+        return ring_ ? ring_->submit(membership::Gather{packet, {}}, delivery) : Status::kClosed;
       },
       static_cast<quorum::QuorumEvents&>(*this));
   quorum_timer_ = std::make_unique<LoopTimer>(loop_, [this] {
@@ -139,8 +139,11 @@ void Daemon::quorum_changed(const quorum::QuorumState& state) {
 }
 
 // A runtime change, logged with who asked: it acts where the ring delivers it, at every member.
+// Root's (or rtotemd's user's), as shutdown and kill are: a user the daemon lets connect could
+// otherwise make a minority side quorate. Reading the quorum stays open to every client.
 int Daemon::quorum_set(const LocalClient& client, const IpcRequest& request) {
   if (!quorum_) return -ENOTSUP;
+  if (!privileged(client)) return -EPERM;
   const bool votes = request.quorum_what == ipc::kQuorumSetVotes;
   const int rc = votes ? quorum_->set_votes(request.quorum_node, request.quorum_value)
                        : quorum_->set_expected(request.quorum_value);

@@ -81,12 +81,23 @@ struct Totals {
   std::uint64_t quorate_rings = 0;
   std::uint64_t synced_rings = 0;
   std::uint64_t silent_rings = 0;
+  std::uint64_t quorum_changes_asked = 0;  // --vote-changes
+  std::uint64_t quorum_changes_refused = 0;
+  std::uint64_t quorum_changes_dropped = 0;
   Time virtual_us = 0;
 };
 
 const char* plural(std::uint64_t count) { return count == 1 ? "" : "s"; }
 
 std::string ring_text(const RingId& ring) { return fmt::format("{}/{}", ring.rep, ring.seq); }
+
+// --vote-changes: how many changes the services took and refused, and how many deliveries of
+// one could not act (the ring changed first: the one-sided deliveries the quorum checks judge).
+std::string changes_text(double rate, std::uint64_t asked, std::uint64_t refused, std::uint64_t dropped) {
+  if (rate == 0) return "";
+  return fmt::format(", {} runtime changes ({} refused by votequorum's rule), {} deliveries of one that could not "
+                     "act", asked, refused, dropped);
+}
 
 void print_summary(const RunParams& params, const SimResult& r) {
   fmt::print("seed {}: ok: {} node{}, {} messages delivered ({} deliveries), {} configurations, {} ring{} formed, "
@@ -106,8 +117,10 @@ void print_summary(const RunParams& params, const SimResult& r) {
                r.group_views_compared);
   if (params.links > 1) fmt::print("  links: {}, {} link cuts\n", params.links, r.link_cuts);
   if (!params.quorum.empty())
-    fmt::print("  quorum: {} states, {} rings in sync ({} by the sync timeout), {} quorate, {} decisions compared\n",
-               r.quorum_states, r.synced_rings, r.silent_rings, r.quorate_rings, r.quorum_decisions_compared);
+    fmt::print("  quorum: {} states, {} rings in sync ({} by the sync timeout), {} quorate, {} decisions compared{}\n",
+               r.quorum_states, r.synced_rings, r.silent_rings, r.quorate_rings, r.quorum_decisions_compared,
+               changes_text(params.vote_changes, r.quorum_changes_asked, r.quorum_changes_refused,
+                            r.quorum_changes_dropped));
 }
 
 void print_node(const NodeSnapshot& n) {
@@ -183,6 +196,9 @@ bool run_one(const SimOptions& options, std::uint64_t seed, Totals& totals) {
   totals.quorate_rings += result.quorate_rings;
   totals.synced_rings += result.synced_rings;
   totals.silent_rings += result.silent_rings;
+  totals.quorum_changes_asked += result.quorum_changes_asked;
+  totals.quorum_changes_refused += result.quorum_changes_refused;
+  totals.quorum_changes_dropped += result.quorum_changes_dropped;
   if (result.ok()) {
     if (verbose) print_summary(params, result);
     return true;
@@ -229,8 +245,10 @@ int main(int argc, char** argv) {
     fmt::print("groups: {} changes, {} messages, {} views compared\n", totals.group_changes, totals.group_messages,
                totals.group_views_compared);
   if (options->range && !options->quorum.empty())
-    fmt::print("quorum: {} states, {} rings in sync ({} by the sync timeout), {} quorate, {} decisions compared\n",
+    fmt::print("quorum: {} states, {} rings in sync ({} by the sync timeout), {} quorate, {} decisions compared{}\n",
                totals.quorum_states, totals.synced_rings, totals.silent_rings, totals.quorate_rings,
-               totals.quorum_decisions_compared);
+               totals.quorum_decisions_compared,
+               changes_text(options->vote_changes, totals.quorum_changes_asked, totals.quorum_changes_refused,
+                            totals.quorum_changes_dropped));
   return totals.failed == 0 ? kExitHeld : kExitViolated;
 }

@@ -1,7 +1,7 @@
 // The simulated cluster: making it, the discrete-event loop over virtual time, what the Nodes
 // report (deliveries, rings), and the end of a run. Traffic: sim_cluster_traffic.cpp; faults:
-// sim_cluster_faults.cpp; nodes' traits and incarnations: sim_cluster_nodes.cpp; damaged packets:
-// sim_cluster_damage.cpp.
+// sim_cluster_faults.cpp; runtime quorum changes: sim_cluster_quorum.cpp; nodes' traits and
+// incarnations: sim_cluster_nodes.cpp; damaged packets: sim_cluster_damage.cpp.
 #include "src/sim/sim_cluster.hpp"
 
 #include <fmt/format.h>
@@ -86,6 +86,9 @@ Result<void> check_spec(const SimSpec& spec) {
   if (spec.links < 1 || spec.links > kSimLinksMax)
     return Error::make("links: {} is outside [1, {}]", spec.links, kSimLinksMax);
   if (auto ok = check_rate("link_cuts", spec.link_cuts_per_s); !ok) return ok;
+  if (auto ok = check_rate("vote_changes", spec.vote_changes_per_s); !ok) return ok;
+  if (spec.vote_changes_per_s > 0 && !spec.quorum)
+    return Error::make("vote_changes: {} a second needs quorum", spec.vote_changes_per_s);
   if (spec.link_cuts_per_s > 0 && spec.links < 2)
     return Error::make("link_cuts: {} a second needs at least 2 links", spec.link_cuts_per_s);
   const bool shares_ok = spec.torn_share >= 0 && spec.torn_share <= 1 && spec.slow_share >= 0 &&
@@ -466,6 +469,11 @@ SimResult SimCluster::result() const {
   r.quorate_rings = quorum_checker_.quorate_rings();
   r.synced_rings = quorum_checker_.synced_rings();
   r.silent_rings = quorum_checker_.rings_with_silent();
+  r.quorum_changes_asked = quorum_changes_asked_;
+  r.quorum_changes_refused = quorum_changes_refused_;
+  r.quorum_changes_dropped = quorum_changes_dropped_;
+  for (NodeId id : live_)
+    if (const Member* m = member(id); m->quorum) r.quorum_changes_dropped += m->quorum->changes_dropped();
   r.group_changes = group_checker_.changes();
   r.group_messages = group_checker_.messages();
   r.group_views_compared = group_checker_.views_compared();

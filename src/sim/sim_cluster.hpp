@@ -164,6 +164,10 @@ struct SimSpec {
   // them. Not set: no quorum.
   std::optional<quorum::QuorumOptions> quorum;
   std::vector<std::uint32_t> quorum_votes;
+  // Runtime quorum changes per virtual second, on average, in the fault phase (spec.quorum only):
+  // a drawn node whose ring is in sync and quorate sets a drawn node's votes (0..3) or the
+  // expected votes, as `rtotemctl quorum votes|expected` would (sim_cluster_quorum.cpp). 0: none.
+  double vote_changes_per_s = 0;
   // Scenarios only (never drawn): loses the copies it picks, as SimNetwork::set_drop_rule says,
   // on every link (each network holds a copy of it).
   transport::SimNetwork::DropRule drop_rule;
@@ -215,6 +219,9 @@ struct SimResult {
   std::uint64_t quorate_rings = 0;         // rings some member was quorate in
   std::uint64_t synced_rings = 0;          // rings some member had every member's NODEINFO in
   std::uint64_t silent_rings = 0;          // of those, decided by the sync timeout without some
+  std::uint64_t quorum_changes_asked = 0;  // spec.vote_changes_per_s: changes a service took
+  std::uint64_t quorum_changes_refused = 0;  // refused by votequorum's rule (or the ring not in sync)
+  std::uint64_t quorum_changes_dropped = 0;  // deliveries of a change where it could not act, at all nodes
   std::uint64_t rings_formed = 0;          // rings.size()
   std::vector<FormedRing> rings;           // in the order they formed
   std::uint64_t crashes = 0;
@@ -312,6 +319,9 @@ class SimCluster {
   Time draw_gap_us();
   void group_action(Member& member);
 
+  // sim_cluster_quorum.cpp: the operator's runtime quorum changes.
+  void vote_change(Time now);
+
   // sim_cluster_faults.cpp: partitions, cut links, crashes and restarts.
   void begin_faults(Time now);
   void end_faults(Time now);
@@ -387,6 +397,7 @@ class SimCluster {
   std::optional<Time> pause_at_us_;        // the next drawn pause
   std::optional<Time> link_cut_at_us_;     // the next drawn link cut
   std::optional<Time> link_heal_at_us_;    // the link cut in force heals then
+  std::optional<Time> vote_change_at_us_;  // the next runtime quorum change
   std::pair<std::size_t, NodeId> port_down_{0, transport::kNoNode};  // link, node: the cut in force
   std::uint64_t link_cuts_ = 0;
   bool ports_split_ = false;  // scripted ports down left two nodes no common link: not judged
@@ -400,6 +411,9 @@ class SimCluster {
   std::uint64_t torn_unsent_ = 0;
   std::uint64_t torn_deliveries_ = 0;
   std::uint64_t timers_overdue_ = 0;
+  std::uint64_t quorum_changes_asked_ = 0;
+  std::uint64_t quorum_changes_refused_ = 0;
+  std::uint64_t quorum_changes_dropped_ = 0;  // by incarnations that have crashed
 };
 
 }  // namespace rtotem::sim

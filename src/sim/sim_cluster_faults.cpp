@@ -46,6 +46,7 @@ void SimCluster::begin_faults(Time now) {
   if (spec_.crashes_per_s > 0) crash_at_us_ = now + draw_fault_gap_us(rng, spec_.crashes_per_s);
   if (spec_.pauses_per_s > 0) pause_at_us_ = now + draw_fault_gap_us(rng, spec_.pauses_per_s);
   if (spec_.link_cuts_per_s > 0) link_cut_at_us_ = now + draw_fault_gap_us(rng, spec_.link_cuts_per_s);
+  if (spec_.vote_changes_per_s > 0) vote_change_at_us_ = now + draw_fault_gap_us(rng, spec_.vote_changes_per_s);
 }
 
 // The liveness phase: nothing new, nothing in force. Packets are no longer lost or duplicated but
@@ -68,6 +69,7 @@ void SimCluster::end_faults(Time now) {
   link_heal_at_us_.reset();
   crash_at_us_.reset();
   pause_at_us_.reset();  // a pause in force runs out: it is bounded
+  vote_change_at_us_.reset();
   for (NodeId id : live_) member(id)->torn = false;
   script_next_ = spec_.script.size();
   for (NodeId id : ids_)
@@ -85,6 +87,7 @@ std::optional<Time> SimCluster::next_fault_us() const {
   consider(pause_at_us_);
   consider(link_cut_at_us_);
   consider(link_heal_at_us_);
+  consider(vote_change_at_us_);
   if (script_next_ < spec_.script.size()) consider(spec_.script[script_next_].at_us);
   for (const Slot& slot : slots_) consider(slot.restart_at_us);
   return next;
@@ -122,6 +125,10 @@ void SimCluster::run_due_faults(Time now) {
     const NodeId id = live_[network_.rng().uniform(live_.size())];
     pause(id, now, draw_between_us(kPauseMinTimeouts, kPauseMaxTimeouts));
     pause_at_us_ = now + draw_fault_gap_us(network_.rng(), spec_.pauses_per_s);
+  }
+  if (vote_change_at_us_ && *vote_change_at_us_ <= now) {
+    vote_change(now);
+    vote_change_at_us_ = now + draw_fault_gap_us(network_.rng(), spec_.vote_changes_per_s);
   }
 }
 
@@ -314,7 +321,10 @@ void SimCluster::crash(NodeId id, Time now, bool graceful) {
   ++crashes_;
   note_operational(*slot.member, false);
   checker_.record_crash(now, id);
-  if (slot.member->quorum) quorum_checker_.record_down(id);
+  if (slot.member->quorum) {
+    quorum_checker_.record_down(id);
+    quorum_changes_dropped_ += slot.member->quorum->changes_dropped();
+  }
   const membership::NodeCounters& c = slot.member->node->counters();
 #define RTOTEM_SUM_COUNTER(name) crashed_counters_.name += c.name;
   RTOTEM_NODE_COUNTERS(RTOTEM_SUM_COUNTER)

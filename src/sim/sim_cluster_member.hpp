@@ -68,7 +68,7 @@ class SimCluster::Member final : public membership::NodeEvents,
     if (owner.quorum_) {
       quorum = std::make_unique<quorum::QuorumService>(
           id, *owner.quorum_,
-          [this](std::span<const std::byte> packet) { return node->submit(packet, Delivery::kAgreed, this->now()); },
+          [this](std::span<const std::byte> packet, Delivery order) { return node->submit(packet, order, this->now()); },
           *this);
       owner.quorum_checker_.record_start(id);
     }

@@ -34,7 +34,7 @@ constexpr std::string_view kOptionNames[] = {"--seed",  "--seeds", "--nodes",   
                                            "--partitions", "--crashes", "--stops", "--late",
                                            "--corrupt", "--pauses", "--clock-skew", "--slow", "--torn",
                                            "--message-size", "--lose-state", "--quorum", "--links",
-                                           "--link-mode", "--link-cuts"};
+                                           "--link-mode", "--link-cuts", "--vote-changes"};
 
 constexpr std::string_view kUsage =
     "usage: rtotem-sim [--seed S | --seeds A..B] [options]\n"
@@ -107,6 +107,10 @@ constexpr std::string_view kUsage =
     "                         or a comma list of votes (node n has 1 + n % 3), two_node,\n"
     "                         wait_for_all[=0], last_man_standing (window: 2 token timeouts),\n"
     "                         auto_tie_breaker[=lowest|highest|ID:ID...]; never drawn\n"
+    "  --vote-changes RATE    with --quorum: runtime changes per virtual second, 0..10, as an\n"
+    "                         operator makes them (rtotemctl quorum votes|expected) at a node\n"
+    "                         whose ring is in sync and quorate: a drawn node's votes (0..3) or\n"
+    "                         the expected votes; never drawn (default 0)\n"
     "  -v, --verbose          with --seeds: a line per seed too\n"
     "  -h, --help             this text\n";
 
@@ -233,6 +237,12 @@ Result<void> apply_option(SimOptions& options, std::string_view name, std::strin
     options.link_cuts = *rate;
     return {};
   }
+  if (name == "--vote-changes") {
+    auto rate = parse_real(name, value, 0, kFaultRateMax);
+    if (!rate) return rate.error();
+    options.vote_changes = *rate;
+    return {};
+  }
   if (name == "--lose-state") {
     auto share = parse_real(name, value, 0, 1);
     if (!share) return share.error();
@@ -274,6 +284,7 @@ Result<SimOptions> parse_sim_options(std::span<char* const> args) {
     }
     if (auto ok = apply_option(options, name, value); !ok) return ok.error();
   }
+  if (options.vote_changes > 0 && options.quorum.empty()) return Error::make("--vote-changes needs --quorum");
   return options;
 }
 
@@ -334,6 +345,7 @@ RunParams resolve(const SimOptions& options, std::uint64_t seed) {
   p.link_active = options.link_active;
   p.link_cuts = options.link_cuts;
   p.quorum = options.quorum;
+  p.vote_changes = options.vote_changes;
   return p;
 }
 
@@ -376,6 +388,7 @@ SimSpec to_spec(const RunParams& params) {
     RTOTEM_ASSERT(features.ok());  // checked when the option was parsed
     spec.quorum = features->options;
     spec.quorum_votes = features->votes;
+    spec.vote_changes_per_s = params.vote_changes;
   }
   return spec;
 }
@@ -394,6 +407,7 @@ std::string command_line(const RunParams& p) {
                     : fmt::format(" --links {} --link-mode {} --link-cuts {}", p.links,
                                   p.link_active ? "active" : "passive", p.link_cuts)) +
       (p.quorum.empty() ? std::string() : " --quorum " + p.quorum) +
+      (p.vote_changes > 0 ? fmt::format(" --vote-changes {}", p.vote_changes) : "") +
       (p.message_size_low == 0 ? std::string() : fmt::format(" --message-size {}..{}", p.message_size_low, p.message_size_high));
 }
 

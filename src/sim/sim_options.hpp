@@ -60,6 +60,7 @@ struct RunParams {
   bool link_active = false;
   double link_cuts = 0;
   std::string quorum;       // votequorum's features on every node (sim_quorum.hpp); empty: none
+  double vote_changes = 0;  // runtime quorum changes per virtual second (never drawn: --vote-changes)
 };
 
 struct SimOptions {
@@ -92,6 +93,7 @@ struct SimOptions {
   bool crypto = false;            // --crypto: seal every packet
   bool groups = false;            // --groups: process groups on every node
   std::string quorum;             // --quorum FEATURES (sim_quorum.hpp)
+  double vote_changes = 0;        // --vote-changes RATE (needs --quorum)
   std::uint32_t message_size_low = 0;   // --message-size N or LOW..HIGH; 0: drawn
   std::uint32_t message_size_high = 0;
   bool verbose = false;           // a range: a line per seed too

@@ -105,6 +105,25 @@ TEST_F(CorosyncTools, QuorumtoolShowsTheVotesQuorumAndMembersOfTheRing) {
   EXPECT_TRUE(contains(out, "Activity blocked")) << out;
 }
 
+// Issue 48, bug 3: a user Corosync would let connect but rtotemd does not let change quorum gets
+// the answer Corosync gives a caller it does not admit, CS_ERR_ACCESS, from votequorum_setvotes
+// and votequorum_setexpected; it still reads the state.
+TEST_F(CorosyncTools, QuorumtoolAsAnUnprivilegedUserMayReadButNotChangeVotes) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to run corosync-quorumtool as another user";
+  DaemonCluster cluster(2, 1000, "", std::string(kVotequorum) + "ipc {\n  allow_uid: 65534\n}\n");
+  start(cluster, 2);
+  const std::string nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  std::string out;
+  EXPECT_EQ(corosync_tool(cluster, 1, nobody + "corosync-quorumtool -v 2 -n 1", out), 1) << out;
+  EXPECT_TRUE(contains(out, "Unable to set votes 2 for nodeid: 1: CS_ERR_ACCESS")) << out;
+  out.clear();
+  EXPECT_EQ(corosync_tool(cluster, 1, nobody + "corosync-quorumtool -e 3", out), 1) << out;
+  EXPECT_TRUE(contains(out, "Unable to set expected votes: CS_ERR_ACCESS")) << out;
+  out.clear();
+  EXPECT_EQ(corosync_tool(cluster, 1, nobody + "corosync-quorumtool -s -i", out), 0) << out;
+  EXPECT_TRUE(contains(out, "Expected votes:   2\nHighest expected: 2\nTotal votes:      2\n")) << out;
+}
+
 TEST_F(CorosyncTools, CmapctlGetsSetsDeletesAndTracksKeys) {
   DaemonCluster cluster(2, 1000, "", kVotequorum);
   start(cluster, 2);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <csignal>
@@ -85,6 +86,32 @@ TEST(DaemonQuorum, VotesAndExpectedVotesChangeAtRuntimeEverywhere) {
   cluster.kill(2, SIGKILL);  // its three votes go: two of five left
   for (int node : {1, 3})
     ASSERT_TRUE(eventually([&] { return holds(cluster, node, false, 2); })) << cluster.ctl_json(node, "quorum");
+}
+
+// Issue 48, bug 3: votes and expected votes are root's (or rtotemd's user's) to change, as shutdown,
+// kill and reload are: a user ipc.allow_uid lets in (Pacemaker's haclient group, say) could
+// otherwise make a minority side quorate. It may still read them.
+TEST(DaemonQuorum, OnlyRootMayChangeVotesOrExpectedVotes) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to run rtotemctl as another user";
+  DaemonCluster cluster(3, 1000, "", std::string(kVotequorum) + "ipc {\n  allow_uid: 65534\n}\n");
+  ASSERT_NO_FATAL_FAILURE(start_three(cluster));
+  const std::string nobody = fmt::format("setpriv --reuid=65534 --regid=65534 --clear-groups {} ", std::getenv("RTOTEMCTL"));
+  std::string out;
+  EXPECT_EQ(cluster.run(1, nobody + "quorum votes 1 3", out), 1) << out;
+  EXPECT_NE(out.find("rtotemctl: quorum: only root or rtotemd's user may change votes or expected votes"),
+            std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(cluster.run(1, nobody + "quorum expected 5", out), 1) << out;
+  EXPECT_NE(out.find("only root or rtotemd's user may"), std::string::npos) << out;
+  out.clear();
+  EXPECT_EQ(cluster.run(1, nobody + "quorum", out), 0) << out;
+  EXPECT_NE(out.find("Total votes:      3"), std::string::npos) << out;
+
+  // Root's change comes after the refused ones: once it shows, they would have too.
+  EXPECT_EQ(ctl_set(cluster, 1, "votes 2 2"), 0);
+  for (int node = 1; node <= 3; ++node)
+    ASSERT_TRUE(eventually([&] { return holds(cluster, node, true, 4); })) << cluster.ctl_json(node, "quorum");
+  EXPECT_EQ(json_counter(cluster.ctl_json(1, "quorum"), "highest_expected"), 4u) << "node 1 kept 1 vote, 5 not set";
 }
 
 // A librtotem client tracking quorum, and the regular rings it was told of.

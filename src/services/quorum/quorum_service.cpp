@@ -25,6 +25,32 @@ std::uint32_t QuorumService::votes_known(NodeId node) const {
   return it != votes_heard_.end() ? it->second : config_.votes_of(node);
 }
 
+std::uint32_t QuorumService::votes_in_ring(NodeId node) const {
+  const auto it = std::ranges::lower_bound(state_.members, node);
+  if (it == state_.members.end() || *it != node) return votes_known(node);
+  return state_.votes[static_cast<std::size_t>(it - state_.members.begin())];
+}
+
+std::uint64_t QuorumService::total_with(NodeId node, std::uint32_t votes) const {
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < state_.members.size(); ++i) total += state_.members[i] == node ? votes : state_.votes[i];
+  return total;
+}
+
+// Votes added must stay within the expected votes at every node, of the nodes away too: the
+// votes present alone (votequorum's rule) leave out what those hold. With every node of the
+// nodelist here and counted (none silent), none are away.
+std::uint64_t QuorumService::expected_with(NodeId node, std::uint32_t votes) const {
+  const std::uint32_t before = votes_in_ring(node);
+  const std::uint64_t expected = state_.decision.expected_votes;
+  if (votes <= before) return expected;
+  const bool everyone_here =
+      !config_.nodes.empty() && state_.silent.empty() && std::ranges::all_of(config_.nodes, [&](const NodeVotes& n) {
+        return std::ranges::binary_search(state_.members, n.node);
+      });
+  return everyone_here ? std::max(expected, total_with(node, votes)) : expected + (votes - before);
+}
+
 std::optional<QuorumService::NodeView> QuorumService::node(NodeId node) const {
   const auto at = std::ranges::lower_bound(state_.members, node);
   const bool member = at != state_.members.end() && *at == node;
@@ -97,11 +123,12 @@ void QuorumService::on_deliver(const membership::Delivered& message) {
     ++packets_malformed_;
     return;
   }
-  // Runtime changes act wherever they are delivered, as votequorum's do; the rest belongs to the
-  // regular configuration of the ring that ordered it.
-  if (const auto* set_votes = std::get_if<SetVotes>(&decoded.packet)) return on_set_votes(*set_votes);
-  if (const auto* set_expected = std::get_if<SetExpected>(&decoded.packet)) return on_set_expected(*set_expected);
-  if (message.transitional || !(message.ring_id == state_.ring_id)) return;
+  if (!(message.ring_id == state_.ring_id)) return;  // ordered by a ring this node no longer holds
+  if (const auto* set_votes = std::get_if<SetVotes>(&decoded.packet)) return on_set_votes(*set_votes, message);
+  if (const auto* set_expected = std::get_if<SetExpected>(&decoded.packet))
+    return on_set_expected(*set_expected, message);
+  // The rest belongs to the regular configuration of the ring that ordered it.
+  if (message.transitional) return;
   if (const auto* info = std::get_if<NodeInfo>(&decoded.packet)) {
     if (info->ring_id == state_.ring_id) on_node_info(message.sender, *info);
     return;  // made for a ring before: its sender's report for this one follows
@@ -135,9 +162,11 @@ void QuorumService::on_node_info(NodeId sender, const NodeInfo& info) {
   state_.votes[index] = votes;
   if (!reports_[index]) --reports_missing_;
   std::erase(state_.silent, sender);
+  // Expected votes never go down but by a change: a report made before one counts with the
+  // higher of the two.
   reports_[index] = MemberReport{.node = sender,
                                  .votes = votes,
-                                 .expected_votes = expected_set_in_ring_.value_or(info.expected_votes),
+                                 .expected_votes = std::max(info.expected_votes, expected_set_in_ring_.value_or(0)),
                                  .quorate = info.quorate,
                                  .waiting_for_all = info.waiting_for_all,
                                  .last_quorate = info.last_quorate};
@@ -148,24 +177,62 @@ void QuorumService::on_node_info(NodeId sender, const NodeInfo& info) {
   recompute(first);
 }
 
-void QuorumService::on_set_votes(const SetVotes& packet) {
+// A runtime change stands for the ring it was checked in, and EVS may deliver it on one side of a
+// split only: in the transitional configuration, or in agreed order before the split reaches the
+// token. A side that has not seen it keeps its expected votes, so votes a change adds must never
+// count while a member of its ring might not have raised its expected votes to match:
+// - in the transitional configuration a change only raises the expected votes this node holds
+//   (and reports in its next ring) to what the change asks; the ring's decisions are over;
+// - added votes count only where the change is delivered safe in the regular configuration:
+//   every member then holds it and delivers it (here or in its transitional configuration)
+//   before it decides in another ring. A change of fewer votes needs no such care.
+// Runtime changes go on the ring safe; their sender checked them in sync, so where a change is
+// delivered in the regular configuration every member is in sync too.
+void QuorumService::on_set_votes(const SetVotes& packet, const membership::Delivered& message) {
+  if (!(packet.ring_id == state_.ring_id) || (!message.transitional && !state_.synced)) return drop_change();
+  if (message.transitional) {
+    expected_votes_ = std::max(expected_votes_, packet.expected_votes);
+    return drop_change();
+  }
+  const bool raise = packet.votes > votes_in_ring(packet.node);
+  // A raise carries the expected votes it needs, as its sender saw the ring; one that another
+  // change overtook may need more than the transitional members take from it: it is dropped at
+  // every member alike.
+  if (raise && (message.delivery != membership::Delivery::kSafe ||
+                expected_with(packet.node, packet.votes) > packet.expected_votes))
+    return drop_change();
   votes_heard_[packet.node] = packet.votes;
   votes_set_in_ring_[packet.node] = packet.votes;
   if (packet.node == self_) votes_ = packet.votes;
   const auto it = std::ranges::lower_bound(state_.members, packet.node);
-  if (it == state_.members.end() || *it != packet.node) return;
-  const auto index = static_cast<std::size_t>(it - state_.members.begin());
-  state_.votes[index] = packet.votes;
-  if (reports_[index]) reports_[index]->votes = packet.votes;
-  if (state_.synced) recompute(false);
+  if (it != state_.members.end() && *it == packet.node) {
+    const auto index = static_cast<std::size_t>(it - state_.members.begin());
+    RTOTEM_ASSERT(reports_[index]);  // in sync: every member reported, or was counted silent
+    state_.votes[index] = packet.votes;
+    reports_[index]->votes = packet.votes;
+  }
+  if (!raise) return recompute(false);
+  set_ring_expected(packet.expected_votes);  // above the ring's: the check above
 }
 
-void QuorumService::on_set_expected(const SetExpected& packet) {
-  expected_votes_ = packet.expected_votes;
-  expected_set_in_ring_ = packet.expected_votes;
+// Raising the expected votes is safe on any side; lowering them only acts in the regular
+// configuration, where its sender's check holds (its members are the ones it was checked with).
+void QuorumService::on_set_expected(const SetExpected& packet, const membership::Delivered& message) {
+  if (!(packet.ring_id == state_.ring_id) || (!message.transitional && !state_.synced)) return drop_change();
+  if (message.transitional) {
+    if (packet.expected_votes < expected_votes_) drop_change();
+    expected_votes_ = std::max(expected_votes_, packet.expected_votes);
+    return;
+  }
+  set_ring_expected(packet.expected_votes);
+}
+
+void QuorumService::set_ring_expected(std::uint32_t expected_votes) {
+  expected_votes_ = expected_votes;
+  expected_set_in_ring_ = expected_votes;
   for (auto& report : reports_)
-    if (report) report->expected_votes = packet.expected_votes;
-  if (state_.synced) recompute(false);
+    if (report) report->expected_votes = expected_votes;
+  recompute(false);
 }
 
 void QuorumService::on_lms_expired(const LmsExpired& packet) {
@@ -173,7 +240,7 @@ void QuorumService::on_lms_expired(const LmsExpired& packet) {
       !config_.last_man_standing)
     return;
   lms_applied_ = true;
-  on_set_expected(SetExpected{.expected_votes = std::max<std::uint32_t>(state_.decision.total_votes, 1)});
+  set_ring_expected(std::max<std::uint32_t>(state_.decision.total_votes, 1));
 }
 
 void QuorumService::recompute(bool announce) {
@@ -183,7 +250,9 @@ void QuorumService::recompute(bool announce) {
   const Decision decision = decide(config_, reports);
   announce = announce || !(decision == state_.decision);
   state_.decision = decision;
-  expected_votes_ = decision.expected_votes;
+  // Held as the ring decided it, but never below what this node held before: decided without
+  // this node's report (a sync timeout), the ring may not know what this node raised it to.
+  expected_votes_ = std::max(expected_votes_, decision.expected_votes);
   waiting_for_all_ = config_.wait_for_all && !decision.quorate;
   if (decision.quorate) last_quorate_ = QuorateRing{state_.ring_id, state_.members};
   // last_man_standing lowers expected votes to those present once the window passes without a
@@ -213,33 +282,40 @@ int QuorumService::set_votes(NodeId node, std::uint32_t votes) {
   const bool listed = std::ranges::binary_search(config_.nodes, node, {}, &NodeVotes::node);
   if (!member && !listed) return -ENOENT;
   if (config_.last_man_standing && votes != 1) return -EINVAL;  // votequorum.5: LMS needs one vote each
-  std::uint32_t total = 0;
-  for (std::size_t i = 0; i < state_.members.size(); ++i)
-    total += state_.members[i] == node ? votes : state_.votes[i];
-  const std::uint32_t quorum = std::max(state_.decision.expected_votes, total) / 2 + 1;
-  if (total == 0 || quorum > total) return -EINVAL;
-  submit(SetVotes{.node = node, .votes = votes});
+  if (!state_.synced) return -EAGAIN;  // checked against reports not all in
+  const std::uint64_t expected = expected_with(node, votes);
+  const std::uint64_t total = total_with(node, votes);
+  if (expected > UINT32_MAX || total == 0 || expected / 2 + 1 > total) return -EINVAL;
+  submit(SetVotes{.ring_id = state_.ring_id,
+                  .node = node,
+                  .votes = votes,
+                  .expected_votes = static_cast<std::uint32_t>(expected)});
   return 0;
 }
 
 int QuorumService::set_expected(std::uint32_t expected_votes) {
+  if (!state_.synced) return -EAGAIN;
   const std::uint32_t total = state_.decision.total_votes;
   if (expected_votes == 0 || expected_votes < total) return -EINVAL;
   if (state_.decision.quorate && expected_votes / 2 + 1 > total) return -EINVAL;
-  submit(SetExpected{.expected_votes = expected_votes});
+  submit(SetExpected{.ring_id = state_.ring_id, .expected_votes = expected_votes});
   return 0;
 }
 
+// Runtime changes go safe (on_set_votes says why); the rest agreed, as soon as the ring orders it.
 void QuorumService::submit(const QuorumPacket& packet) {
-  std::vector<std::byte> bytes(encoded_size(packet));
-  encode(packet, bytes);
-  pending_.push_back(std::move(bytes));
+  Pending next;
+  next.bytes.resize(encoded_size(packet));
+  encode(packet, next.bytes);
+  const bool change = std::holds_alternative<SetVotes>(packet) || std::holds_alternative<SetExpected>(packet);
+  next.delivery = change ? membership::Delivery::kSafe : membership::Delivery::kAgreed;
+  pending_.push_back(std::move(next));
   retry_pending();
 }
 
 void QuorumService::retry_pending() {
   while (!pending_.empty()) {
-    if (submit_(pending_.front()) != Status::kOk) {
+    if (submit_(pending_.front().bytes, pending_.front().delivery) != Status::kOk) {
       ++submit_refusals_;
       return;
     }

@@ -12,10 +12,16 @@
 //   it is stuck) would hold the ring out of sync for ever: each node's timer multicasts
 //   SYNC_EXPIRED, and where the first is delivered every member decides without the silent ones
 //   (no votes), as if they were not there. A report that comes later counts from then on.
-// - Runtime changes (a node's votes, expected votes) and last_man_standing's lowering of expected
-//   votes are multicast too and take effect where they are delivered. The last_man_standing window
-//   is a local timer, but all it does is multicast LMS_EXPIRED for the ring; the lowering happens
-//   where that is delivered, if the ring is still the same and still quorate.
+// - Runtime changes (a node's votes, expected votes) are multicast safe, each for the ring it was
+//   checked in, and act where that ring delivers them in its regular configuration. EVS may
+//   deliver a message on one side of a split only, so a change must leave at most one side
+//   quorate whichever sides see it: in the transitional configuration a change only raises the
+//   expected votes this node holds, and votes a change adds count only where it is delivered
+//   safe in the regular configuration, once every member holds it (quorum_service.cpp). Expected
+//   votes never go down but by such a change or by last_man_standing.
+// - The last_man_standing window is a local timer, but all it does is multicast LMS_EXPIRED for
+//   the ring; the lowering happens where that is delivered, if the ring is still the same and
+//   still quorate.
 #pragma once
 
 #include <cstdint>
@@ -54,8 +60,8 @@ class QuorumEvents {
   ~QuorumEvents() = default;
 };
 
-// How the service puts a packet on the ring (agreed order): Node::submit in the daemon.
-using QuorumSubmit = std::function<Status(std::span<const std::byte> packet)>;
+// How the service puts a packet on the ring, in the order it asks: Node::submit in the daemon.
+using QuorumSubmit = std::function<Status(std::span<const std::byte> packet, membership::Delivery delivery)>;
 
 // Single-threaded, on the host's loop. The host may call set_votes/set_expected from inside an
 // event, but not on_deliver/on_configuration.
@@ -81,9 +87,11 @@ class QuorumService {
   void retry_pending();
 
   // Runtime changes (votequorum_setvotes, votequorum_setexpected), checked here as votequorum
-  // checks them, effective when delivered. 0; -ENOENT: no such node; -EINVAL: the change would
-  // leave an impossible or (when quorate) unreachable quorum; -EAGAIN never (a refused packet is
-  // queued and resubmitted).
+  // checks them, effective where delivered (above). Votes added raise the expected votes to the
+  // votes present, or by as many while a node of the nodelist is away. 0; -ENOENT: no such node; -EINVAL: the change would leave an impossible or (when
+  // quorate) unreachable quorum; -EAGAIN: the ring is not in sync yet (a refused packet is queued
+  // and resubmitted, never answered -EAGAIN). A change the ring delivers where it cannot act (the
+  // ring changed first) is dropped and counted: changes_dropped().
   int set_votes(NodeId node, std::uint32_t votes);
   int set_expected(std::uint32_t expected_votes);
 
@@ -100,17 +108,25 @@ class QuorumService {
   const QuorumConfig& config() const noexcept { return config_; }
   std::uint64_t packets_malformed() const noexcept { return packets_malformed_; }
   std::uint64_t submit_refusals() const noexcept { return submit_refusals_; }
+  std::uint64_t changes_dropped() const noexcept { return changes_dropped_; }
 
  private:
   void on_node_info(NodeId sender, const NodeInfo& info);
-  void on_set_votes(const SetVotes& packet);
-  void on_set_expected(const SetExpected& packet);
+  void on_set_votes(const SetVotes& packet, const membership::Delivered& message);
+  void on_set_expected(const SetExpected& packet, const membership::Delivered& message);
+  // Sets every member's expected votes in this ring to `expected_votes`, then decides.
+  void set_ring_expected(std::uint32_t expected_votes);
+  void drop_change() noexcept { ++changes_dropped_; }
   void on_lms_expired(const LmsExpired& packet);
   void on_sync_expired(const SyncExpired& packet);
   // Decides from the members' reports (in sync), arms the window, tells the host on a change.
   void recompute(bool announce);
   std::vector<MemberReport> cached_reports() const;
   std::uint32_t votes_known(NodeId node) const;
+  std::uint32_t votes_in_ring(NodeId node) const;  // a member's as counted now, else votes_known
+  // The ring's total and expected votes were `node` to have `votes` (quorum_service.cpp).
+  std::uint64_t total_with(NodeId node, std::uint32_t votes) const;
+  std::uint64_t expected_with(NodeId node, std::uint32_t votes) const;
   void submit(const QuorumPacket& packet);
 
   NodeId self_;
@@ -133,12 +149,18 @@ class QuorumService {
   std::optional<Time> lms_deadline_;
   std::optional<Time> sync_deadline_;  // the ring's members have until then to report
   std::map<NodeId, std::uint32_t> votes_heard_;  // the latest votes reported or set, by node
-  // Changes delivered in this ring: they outrank a NODEINFO ordered after them but made before.
+  // Changes delivered in this ring, for a NODEINFO ordered after them but made before: its
+  // sender's votes are the ones set, its expected votes at least those set.
   std::map<NodeId, std::uint32_t> votes_set_in_ring_;
   std::optional<std::uint32_t> expected_set_in_ring_;
-  std::deque<std::vector<std::byte>> pending_;   // refused by the ring, resubmitted in order
+  struct Pending {
+    std::vector<std::byte> bytes;
+    membership::Delivery delivery = membership::Delivery::kAgreed;
+  };
+  std::deque<Pending> pending_;  // refused by the ring, resubmitted in order
   std::uint64_t packets_malformed_ = 0;
   std::uint64_t submit_refusals_ = 0;
+  std::uint64_t changes_dropped_ = 0;
 };
 
 }  // namespace rtotem::quorum

@@ -51,8 +51,8 @@ QuorumDecodeError decode_node_info(WireReader& r, NodeInfo& info) {
 std::size_t encoded_size(const QuorumPacket& packet) noexcept {
   struct Size {
     std::size_t operator()(const NodeInfo& p) const { return kNodeInfoFixedSize + 4 * p.last_quorate.members.size(); }
-    std::size_t operator()(const SetVotes&) const { return 2 + 8; }
-    std::size_t operator()(const SetExpected&) const { return 2 + 4; }
+    std::size_t operator()(const SetVotes&) const { return 2 + 12 + 12; }
+    std::size_t operator()(const SetExpected&) const { return 2 + 12 + 4; }
     std::size_t operator()(const LmsExpired&) const { return 2 + 12; }
     std::size_t operator()(const SyncExpired&) const { return 2 + 12; }
   };
@@ -76,12 +76,17 @@ std::size_t encode(const QuorumPacket& packet, std::span<std::byte> out) noexcep
       for (NodeId node : p.last_quorate.members) w.put_u32(node);
     }
     void operator()(const SetVotes& p) const {
+      RTOTEM_ASSERT(p.node != 0 && p.expected_votes != 0);
       w.put_u8(static_cast<std::uint8_t>(QuorumPacketType::kSetVotes));
+      put_ring_id(w, p.ring_id);
       w.put_u32(p.node);
       w.put_u32(p.votes);
+      w.put_u32(p.expected_votes);
     }
     void operator()(const SetExpected& p) const {
+      RTOTEM_ASSERT(p.expected_votes != 0);
       w.put_u8(static_cast<std::uint8_t>(QuorumPacketType::kSetExpected));
+      put_ring_id(w, p.ring_id);
       w.put_u32(p.expected_votes);
     }
     void operator()(const LmsExpired& p) const {
@@ -112,13 +117,19 @@ QuorumDecoded decode_quorum_packet(std::span<const std::byte> bytes) {
       break;
     }
     case QuorumPacketType::kSetVotes: {
-      SetVotes p{.node = r.get_u32(), .votes = r.get_u32()};
-      if (!r.short_read() && p.node == 0) out.error = QuorumDecodeError::kBadValue;
+      SetVotes p;
+      p.ring_id = get_ring_id(r);
+      p.node = r.get_u32();
+      p.votes = r.get_u32();
+      p.expected_votes = r.get_u32();
+      if (!r.short_read() && (p.node == 0 || p.expected_votes == 0)) out.error = QuorumDecodeError::kBadValue;
       out.packet = p;
       break;
     }
     case QuorumPacketType::kSetExpected: {
-      SetExpected p{.expected_votes = r.get_u32()};
+      SetExpected p;
+      p.ring_id = get_ring_id(r);
+      p.expected_votes = r.get_u32();
       if (!r.short_read() && p.expected_votes == 0) out.error = QuorumDecodeError::kBadValue;
       out.packet = p;
       break;

@@ -7,13 +7,14 @@
 //                 | u32 votes | u32 expected_votes | u8 flags (1 quorate, 2 waiting for all)
 //                 | u32 rep | u64 seq | u8 count | count x u32 node, strictly increasing
 //                 (the last quorate ring: count 0 and id 0 before the first)
-//   SET_VOTES     u32 node | u32 votes
-//   SET_EXPECTED  u32 expected_votes
+//   SET_VOTES     u32 rep | u64 seq (the ring it was checked in) | u32 node | u32 votes
+//                 | u32 expected_votes (what the ring's expected votes become, at least)
+//   SET_EXPECTED  u32 rep | u64 seq (the ring it was checked in) | u32 expected_votes
 //   LMS_EXPIRED   u32 rep | u64 seq (the ring whose last_man_standing window ran out)
 //   SYNC_EXPIRED  u32 rep | u64 seq (the ring some member of which has not reported in time)
-// The sender and the ring that ordered a packet come with the ring's Delivered. A NODEINFO and an
-// LMS_EXPIRED name their ring too: the Node keeps what it queued across a ring change, so a
-// packet made for one ring may be ordered by the next, where it no longer holds.
+// The sender and the ring that ordered a packet come with the ring's Delivered. Every packet but
+// SYNC_EXPIRED's stands for one ring, and names it: the Node keeps what it queued across a ring
+// change, so a packet made for one ring may be ordered by the next, where it no longer holds.
 #pragma once
 
 #include <cstddef>
@@ -44,12 +45,18 @@ struct NodeInfo {
   QuorateRing last_quorate;
 };
 
+// A runtime change, made against the state of `ring_id` (quorum_service.hpp says where it acts).
 struct SetVotes {
+  RingId ring_id;
   NodeId node = 0;
   std::uint32_t votes = 0;
+  // The ring's expected votes plus the votes the change adds, as its sender saw them: a raise
+  // takes effect only with expected votes at least this high.
+  std::uint32_t expected_votes = 0;
 };
 
 struct SetExpected {
+  RingId ring_id;
   std::uint32_t expected_votes = 0;
 };
 

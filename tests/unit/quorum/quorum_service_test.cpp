@@ -1,10 +1,12 @@
 // QuorumService on a hand-driven ring: members decide together once every member reported, may
-// only lose quorum before that, and runtime changes act where they are delivered.
+// only lose quorum before that, and runtime changes act in the ring they were checked in, never
+// leaving two sides of a split quorate however the split delivers them.
 #include <gtest/gtest.h>
 
 #include <cerrno>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "src/services/quorum/quorum_service.hpp"
@@ -21,6 +23,17 @@ struct Host final : QuorumEvents {
   void quorum_changed(const QuorumState& state) override { changes.push_back(state); }
 };
 
+// A packet a service submitted, and how it asked the ring to order it.
+struct Queued {
+  NodeId sender = 0;
+  Bytes bytes;
+  membership::Delivery delivery = membership::Delivery::kAgreed;
+  // As ring `id` delivers it, in its regular configuration or its transitional one.
+  Delivered in(RingId id, bool transitional = false) const {
+    return Delivered{.ring_id = id, .sender = sender, .delivery = delivery, .transitional = transitional, .payload = bytes};
+  }
+};
+
 // Nodes whose services submit into one queue; install() and order() play the ring.
 class Ring {
  public:
@@ -34,9 +47,9 @@ class Ring {
       hosts_[id] = std::make_unique<Host>();
       services_[id] = std::make_unique<QuorumService>(
           id, config.value(),
-          [this, id](std::span<const std::byte> packet) {
+          [this, id](std::span<const std::byte> packet, membership::Delivery delivery) {
             if (refusing_) return Status::kPoolExhausted;
-            queue_.push_back({id, Bytes(packet.begin(), packet.end())});
+            queue_.push_back(Queued{id, Bytes(packet.begin(), packet.end()), delivery});
             return Status::kOk;
           },
           *hosts_[id]);
@@ -62,24 +75,37 @@ class Ring {
   // Orders what the members submitted (in submission order, the first `most` of it) and delivers
   // it to all of them in ring `id`.
   void order(RingId id, const std::vector<NodeId>& members, std::size_t most = SIZE_MAX) {
-    std::vector<std::pair<NodeId, Bytes>> mine;
-    std::erase_if(queue_, [&](auto& entry) {
-      if (!std::ranges::binary_search(members, entry.first) || mine.size() == most) return false;
+    std::vector<Queued> mine;
+    std::erase_if(queue_, [&](Queued& entry) {
+      if (!std::ranges::binary_search(members, entry.sender) || mine.size() == most) return false;
       mine.push_back(std::move(entry));
       return true;
     });
-    for (const auto& [sender, bytes] : mine)
-      for (NodeId node : members) at(node).on_deliver(Delivered{.ring_id = id, .sender = sender, .payload = bytes});
+    for (const Queued& packet : mine) deliver(packet.in(id), members);
+  }
+  void deliver(const Delivered& message, const std::vector<NodeId>& to) {
+    for (NodeId node : to) at(node).on_deliver(message);
   }
   // Takes `sender`'s first queued packet out (to order it later, with put_back).
-  Bytes take(NodeId sender) {
-    const auto it = std::ranges::find(queue_, sender, &std::pair<NodeId, Bytes>::first);
+  Queued take(NodeId sender) {
+    const auto it = std::ranges::find(queue_, sender, &Queued::sender);
     RTOTEM_ASSERT(it != queue_.end());
-    Bytes bytes = std::move(it->second);
+    Queued packet = std::move(*it);
     queue_.erase(it);
-    return bytes;
+    return packet;
   }
-  void put_back(NodeId sender, Bytes bytes) { queue_.push_back({sender, std::move(bytes)}); }
+  void put_back(Queued packet) { queue_.push_back(std::move(packet)); }
+  // `members` leave their ring for ring (members.front(), seq): each delivers its transitional
+  // configuration, then `late` (a message of the ring left, if given), then the new regular one.
+  RingId split(std::vector<NodeId> members, membership::Seq seq, std::optional<Delivered> late = {}) {
+    const RingId id{members.front(), seq};
+    for (NodeId node : members) {
+      at(node).on_configuration(ConfigChange{.transitional = true, .ring_id = id, .members = members}, 0);
+      if (late) at(node).on_deliver(*late);
+      at(node).on_configuration(ConfigChange{.transitional = false, .ring_id = id, .members = members}, 0);
+    }
+    return id;
+  }
   RingId form(std::vector<NodeId> members, membership::Seq seq, Time now = 0) {
     const RingId id = install(members, seq, now);
     order(id, members);
@@ -89,7 +115,7 @@ class Ring {
  private:
   std::map<NodeId, std::unique_ptr<Host>> hosts_;
   std::map<NodeId, std::unique_ptr<QuorumService>> services_;
-  std::vector<std::pair<NodeId, Bytes>> queue_;
+  std::vector<Queued> queue_;
   bool refusing_ = false;
 };
 
@@ -229,6 +255,133 @@ TEST(QuorumService, RuntimeVotesAndExpectedVotesAreCheckedThenActWhereDelivered)
   }
   ring.form({1, 2, 3}, 8);
   EXPECT_EQ(ring.at(1).state().votes, (std::vector<std::uint32_t>{1, 0, 1})) << "node 2 reports what it was set to";
+  ring.install({1, 2, 3}, 12);
+  EXPECT_EQ(ring.at(1).set_votes(1, 2), -EAGAIN) << "checked against reports not yet in";
+  EXPECT_EQ(ring.at(1).set_expected(6), -EAGAIN);
+}
+
+// votequorum raises expected votes to the votes present: with node 6 away, node 4's raise to 3
+// would leave 7 expected of 8 votes in all, and {4,6} and {1,2,3,5} quorate at once (4 of 7 each).
+TEST(QuorumService, VotesAddedRaiseTheExpectedVotesByAsMany) {
+  Ring ring({}, 6);
+  const RingId five = ring.form({1, 2, 3, 4, 5}, 4);
+  ASSERT_EQ(ring.at(1).set_votes(4, 3), 0);
+  ring.order(five, {1, 2, 3, 4, 5});
+  EXPECT_EQ(ring.decision(1).total_votes, 7U);
+  EXPECT_EQ(ring.decision(1).expected_votes, 8U);
+  EXPECT_TRUE(ring.decision(1).quorate);
+  ring.form({4, 6}, 8);
+  ring.form({1, 2, 3, 5}, 8);
+  EXPECT_FALSE(ring.decision(4).quorate && ring.decision(1).quorate);
+}
+
+// Issue 48, bug 2: EVS may deliver a message of the old ring on one side of a split only, in the
+// transitional configuration. Node 4's raise to 3 votes (total 7, quorum 4) reaches only 4 and 5
+// as {1,2,3} | {4,5} splits: whatever each side makes of it, at most one side is quorate.
+TEST(QuorumService, AVoteChangeDeliveredOnOneSideOfASplitLeavesAtMostOneSideQuorate) {
+  Ring ring({}, 5);
+  const RingId five = ring.form({1, 2, 3, 4, 5}, 4);
+  ASSERT_TRUE(ring.decision(1).quorate);
+  ASSERT_EQ(ring.at(4).set_votes(4, 3), 0);
+  const Queued set_votes = ring.take(4);
+  const RingId minority = ring.split({1, 2, 3}, 8);
+  const RingId pair = ring.split({4, 5}, 8, set_votes.in(five, true));
+  ring.order(minority, {1, 2, 3});
+  ring.order(pair, {4, 5});
+  for (NodeId node : {1, 2, 3, 4, 5}) EXPECT_TRUE(ring.at(node).state().synced) << node;
+  const bool three_quorate = ring.decision(1).quorate;
+  const bool two_quorate = ring.decision(4).quorate;
+  EXPECT_FALSE(three_quorate && two_quorate)
+      << "{1,2,3}: " << ring.decision(1).total_votes << " votes, quorum " << ring.decision(1).quorum
+      << "; {4,5}: " << ring.decision(4).total_votes << " votes, quorum " << ring.decision(4).quorum;
+  // Not delivered safe in the ring of five: the raise counts nowhere, its expected votes count
+  // where it was seen.
+  EXPECT_TRUE(three_quorate);
+  for (NodeId node : {4, 5}) {
+    EXPECT_EQ(ring.at(node).state().votes, (std::vector<std::uint32_t>{1, 1})) << node;
+    EXPECT_EQ(ring.decision(node).expected_votes, 7U) << node;
+    EXPECT_EQ(ring.at(node).changes_dropped(), 1U) << node;
+  }
+}
+
+// The same raise, delivered safe in the ring of five at 4 and 5 before the split cuts them off:
+// every member holds it then, and {1,2,3} deliver it in their transitional configuration.
+TEST(QuorumService, ARaiseDeliveredSafeOnOneSideRaisesTheExpectedVotesOfTheOther) {
+  Ring ring({}, 5);
+  const RingId five = ring.form({1, 2, 3, 4, 5}, 4);
+  ASSERT_EQ(ring.at(4).set_votes(4, 3), 0);
+  const Queued set_votes = ring.take(4);
+  ASSERT_EQ(set_votes.delivery, membership::Delivery::kSafe);
+  ring.deliver(set_votes.in(five), {4, 5});
+  for (NodeId node : {4, 5}) {
+    EXPECT_EQ(ring.decision(node).total_votes, 7U) << node;
+    EXPECT_EQ(ring.decision(node).quorum, 4U) << node;
+  }
+  const RingId minority = ring.split({1, 2, 3}, 8, set_votes.in(five, true));
+  const RingId pair = ring.split({4, 5}, 8);
+  ring.order(minority, {1, 2, 3});
+  ring.order(pair, {4, 5});
+  EXPECT_TRUE(ring.decision(4).quorate) << "4 votes of 7";
+  EXPECT_EQ(ring.decision(1).expected_votes, 7U);
+  EXPECT_FALSE(ring.decision(1).quorate) << "3 votes of 7";
+  for (NodeId node : {1, 2, 3}) EXPECT_EQ(ring.at(node).changes_dropped(), 1U) << node;
+}
+
+// What a peer could send that rtotemd does not: a raise in agreed order counts nowhere, since a
+// member need not hold it where another delivers it.
+TEST(QuorumService, ARaiseNotDeliveredSafeDoesNotCount) {
+  Ring ring({}, 3);
+  const RingId id = ring.form({1, 2, 3}, 4);
+  ASSERT_EQ(ring.at(1).set_votes(1, 2), 0);
+  Queued set_votes = ring.take(1);
+  set_votes.delivery = membership::Delivery::kAgreed;
+  ring.deliver(set_votes.in(id), {1, 2, 3});
+  EXPECT_EQ(ring.decision(2).total_votes, 3U);
+  EXPECT_EQ(ring.at(2).changes_dropped(), 1U);
+}
+
+// A change stands for the state it was checked against: made in one ring and ordered by the next
+// (the Node keeps what it queued across a ring change), or overtaken by another raise in its
+// ring, it is dropped at every member alike.
+TEST(QuorumService, AChangeActsOnlyOnTheStateItWasCheckedAgainst) {
+  Ring ring({}, 5);
+  ring.form({1, 2, 3, 4, 5}, 4);
+  ASSERT_EQ(ring.at(1).set_votes(1, 3), 0);
+  ASSERT_EQ(ring.at(2).set_expected(6), 0);
+  const RingId next = ring.install({1, 2, 3, 4, 5}, 8);
+  ring.order(next, {1, 2, 3, 4, 5});
+  for (NodeId node : {1, 2, 3, 4, 5}) {
+    EXPECT_EQ(ring.decision(node).total_votes, 5U) << node;
+    EXPECT_EQ(ring.decision(node).expected_votes, 5U) << node;
+    EXPECT_EQ(ring.at(node).changes_dropped(), 2U) << node;
+  }
+  ASSERT_EQ(ring.at(1).set_votes(2, 2), 0);  // each checked with 5 expected: 6 once it acts
+  ASSERT_EQ(ring.at(3).set_votes(4, 2), 0);
+  ring.order(next, {1, 2, 3, 4, 5});
+  for (NodeId node : {1, 2, 3, 4, 5}) {
+    EXPECT_EQ(ring.at(node).state().votes, (std::vector<std::uint32_t>{1, 2, 1, 1, 1})) << node;
+    EXPECT_EQ(ring.decision(node).expected_votes, 6U) << node;
+    EXPECT_EQ(ring.at(node).changes_dropped(), 3U) << "the second raise would need 7 expected";
+  }
+}
+
+// In a transitional configuration the ring's decisions are over: expected votes may only rise
+// there (and count in the next ring), a lowering is dropped.
+TEST(QuorumService, InATransitionalConfigurationExpectedVotesOnlyRise) {
+  Ring ring({}, 3);
+  const RingId id = ring.form({1, 2, 3}, 4);
+  ASSERT_EQ(ring.at(1).set_expected(5), 0);
+  const Queued raise = ring.take(1);
+  ring.split({1, 2, 3}, 8, raise.in(id, true));
+  EXPECT_EQ(ring.host(1).changes.size(), 1U) << "no decision but ring 4's first";
+  ring.order(RingId{1, 8}, {1, 2, 3});
+  EXPECT_EQ(ring.decision(1).expected_votes, 5U) << "reported in the next ring";
+  ASSERT_EQ(ring.at(1).set_expected(3), 0);
+  const Queued lower = ring.take(1);
+  ring.split({1, 2, 3}, 12, lower.in(RingId{1, 8}, true));
+  ring.order(RingId{1, 12}, {1, 2, 3});
+  EXPECT_EQ(ring.decision(1).expected_votes, 5U);
+  EXPECT_EQ(ring.at(1).changes_dropped(), 1U);
 }
 
 // votequorum_getinfo's view: members with the votes and expected votes they reported; nodelist
@@ -276,7 +429,7 @@ TEST(QuorumService, PacketsTheRingRefusesAreSentAgainAndBadOnesAreCounted) {
 TEST(QuorumService, AMemberSilentPastTheSyncTimeoutIsCountedWithoutVotes) {
   Ring ring({}, 3, 1000);
   const RingId id = ring.install({1, 2, 3}, 4, 0);
-  Bytes late = ring.take(3);
+  Queued late = ring.take(3);
   ring.order(id, {1, 2, 3});
   EXPECT_FALSE(ring.at(1).state().synced);
   ASSERT_EQ(ring.at(1).next_deadline(), Time{1'000'000});
@@ -294,13 +447,41 @@ TEST(QuorumService, AMemberSilentPastTheSyncTimeoutIsCountedWithoutVotes) {
     EXPECT_TRUE(state.decision.quorate) << "2 votes of 3 expected";
     EXPECT_EQ(ring.host(node).changes.size(), 1U) << "the second SYNC_EXPIRED changes nothing";
   }
-  ring.put_back(3, std::move(late));
+  ring.put_back(std::move(late));
   ring.order(id, {1, 2, 3});
   for (NodeId node : {1, 2, 3}) {
     EXPECT_TRUE(ring.at(node).state().silent.empty());
     EXPECT_EQ(ring.at(node).state().decision.total_votes, 3U);
   }
   EXPECT_FALSE(ring.at(1).next_deadline());
+}
+
+// Expected votes go down only by a change or by last_man_standing: a report that comes after the
+// sync timeout counts with the expected votes it holds if they are above those a change set since,
+// and the silent node itself keeps them meanwhile.
+TEST(QuorumService, ALateReportKeepsTheExpectedVotesItHolds) {
+  Ring ring({}, 3, 1000);
+  ring.form({1, 2, 3}, 4, 0);
+  const RingId alone = ring.form({3}, 8, 0);
+  ASSERT_EQ(ring.at(3).set_expected(5), 0) << "alone and inquorate: any expected votes from its one";
+  ring.order(alone, {3});
+  ASSERT_EQ(ring.decision(3).expected_votes, 5U);
+  const RingId id = ring.install({1, 2, 3}, 12, 0);
+  Queued late = ring.take(3);
+  ring.order(id, {1, 2, 3});
+  for (NodeId node : {1, 2, 3}) ring.at(node).on_time(1'000'000);
+  ring.order(id, {1, 2, 3});
+  ASSERT_EQ(ring.at(1).state().silent, std::vector<NodeId>{3});
+  EXPECT_EQ(ring.at(3).node(3)->expected_votes, 5U) << "decided without its report, node 3 keeps its own";
+  ASSERT_EQ(ring.at(1).set_votes(1, 2), 0);  // node 3 silent: as many expected votes more, 4
+  ring.order(id, {1, 2, 3});
+  EXPECT_EQ(ring.decision(2).expected_votes, 4U);
+  ring.put_back(std::move(late));
+  ring.order(id, {1, 2, 3});
+  for (NodeId node : {1, 2, 3}) {
+    EXPECT_EQ(ring.decision(node).expected_votes, 5U) << node;
+    EXPECT_EQ(ring.decision(node).total_votes, 4U) << node;
+  }
 }
 
 TEST(QuorumService, TheSyncTimeoutIsDisarmedOnceAllReport) {

@@ -29,11 +29,15 @@ TEST(QuorumWire, EveryPacketTypeDecodesToWhatWasEncoded) {
   EXPECT_FALSE(got.waiting_for_all);
   EXPECT_EQ(got.last_quorate, info.last_quorate);
 
-  const QuorumDecoded b = decode_quorum_packet(encoded(SetVotes{.node = 5, .votes = 3}));
+  const QuorumDecoded b =
+      decode_quorum_packet(encoded(SetVotes{.ring_id = RingId{4, 9}, .node = 5, .votes = 3, .expected_votes = 8}));
   ASSERT_EQ(b.error, QuorumDecodeError::kNone);
+  EXPECT_EQ(std::get<SetVotes>(b.packet).ring_id, (RingId{4, 9}));
   EXPECT_EQ(std::get<SetVotes>(b.packet).node, 5U);
   EXPECT_EQ(std::get<SetVotes>(b.packet).votes, 3U);
-  const QuorumDecoded c = decode_quorum_packet(encoded(SetExpected{.expected_votes = 4}));
+  EXPECT_EQ(std::get<SetVotes>(b.packet).expected_votes, 8U);
+  const QuorumDecoded c = decode_quorum_packet(encoded(SetExpected{.ring_id = RingId{4, 9}, .expected_votes = 4}));
+  EXPECT_EQ(std::get<SetExpected>(c.packet).ring_id, (RingId{4, 9}));
   EXPECT_EQ(std::get<SetExpected>(c.packet).expected_votes, 4U);
   const QuorumDecoded d = decode_quorum_packet(encoded(LmsExpired{RingId{2, 77}}));
   EXPECT_EQ(std::get<LmsExpired>(d.packet).ring_id, (RingId{2, 77}));
@@ -68,8 +72,17 @@ TEST(QuorumWire, WhatAPeerCouldSendWrongIsRefusedByName) {
   EXPECT_EQ(patched(23 + 12, 65), QuorumDecodeError::kBadMembers) << "more than a ring holds";
   EXPECT_EQ(patched(23 + 12, 3), QuorumDecodeError::kTooShort);
 
-  EXPECT_EQ(decode_quorum_packet(encoded(SetVotes{.node = 0, .votes = 1})).error, QuorumDecodeError::kBadValue);
-  EXPECT_EQ(decode_quorum_packet(encoded(SetExpected{.expected_votes = 0})).error, QuorumDecodeError::kBadValue);
+  // A change's node id (bytes 14..17) and expected votes (22..25, or 14..17): never 0.
+  const Bytes set_votes = encoded(SetVotes{.ring_id = RingId{1, 5}, .node = 2, .votes = 1, .expected_votes = 3});
+  const Bytes set_expected = encoded(SetExpected{.ring_id = RingId{1, 5}, .expected_votes = 3});
+  auto zeroed = [](Bytes bytes, std::size_t at) {
+    bytes[at] = std::byte{0};
+    return decode_quorum_packet(bytes).error;
+  };
+  EXPECT_EQ(zeroed(set_votes, 17), QuorumDecodeError::kBadValue) << "node 0";
+  EXPECT_EQ(zeroed(set_votes, 25), QuorumDecodeError::kBadValue) << "expected votes 0";
+  EXPECT_EQ(zeroed(set_expected, 17), QuorumDecodeError::kBadValue) << "expected votes 0";
+  EXPECT_EQ(decode_quorum_packet(std::span(set_votes).first(set_votes.size() - 1)).error, QuorumDecodeError::kTooShort);
   EXPECT_STREQ(describe(QuorumDecodeError::kBadMembers), "bad member list in a quorum packet");
 }
 
