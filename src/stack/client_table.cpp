@@ -4,6 +4,8 @@
 #include <qb/qbipc_common.h>
 #include <qb/qblog.h>
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -29,6 +31,8 @@ void append(std::vector<std::byte>& out, std::span<const iovec> iov) {
 }
 
 }  // namespace
+
+bool privileged(const LocalClient& client) noexcept { return client.uid == 0 || client.uid == geteuid(); }
 
 ClientTable::ClientTable(const ClientLimits& limits, RequestHandler& handler, std::function<void()> arm_retry)
     : limits_(limits), handler_(handler), arm_retry_(std::move(arm_retry)) {

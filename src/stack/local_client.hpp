@@ -56,4 +56,9 @@ struct LocalClient {
   bool tracks_shutdown = false;  // asked for kShutdownQuery events
 };
 
+// Stopping or killing a node, reloading its configuration, and changing votes or expected votes
+// are root's (or the host's own user's): any user the node lets connect could otherwise take the
+// cluster down, or make a minority side quorate.
+bool privileged(const LocalClient& client) noexcept;
+
 }  // namespace rtotem::stack

@@ -1,7 +1,7 @@
 #include "src/services/control/kill_wire.hpp"
 
 #include "base/wire_io.hpp"
-#include "src/daemon/ring_service.hpp"
+#include "src/stack/ring_service.hpp"
 #include "src/ipc/ipc_protocol.hpp"
 
 namespace rtotem::control {

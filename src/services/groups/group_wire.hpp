@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "src/services/groups/group_service.hpp"
-#include "src/daemon/ring_service.hpp"
+#include "src/stack/ring_service.hpp"
 
 namespace rtotem::groups {
 

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "src/services/quorum/quorum_decision.hpp"
-#include "src/daemon/ring_service.hpp"
+#include "src/stack/ring_service.hpp"
 
 namespace rtotem::quorum {
 

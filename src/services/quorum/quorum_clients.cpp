@@ -1,53 +1,26 @@
-// rtotemd's votequorum: the QuorumService on the ring, its last_man_standing window on the loop,
-// the log lines an operator reads, and what `rtotemctl quorum` shows (JSON; rtotemctl makes the
-// text of corosync-quorumtool from it).
+#include "src/services/quorum/quorum_clients.hpp"
+
 #include <qb/qblog.h>
 
 #include <cerrno>
 #include <utility>
 
-#include "src/daemon/daemon.hpp"
 #include "src/ipc/json_quote.hpp"
 
-namespace rtotem::daemon {
+namespace rtotem::quorum {
 
-using membership::NodeId;
+QuorumClients::QuorumClients(NodeId self, QuorumService& quorum, stack::ClientTable& clients,
+                             const config::DaemonConfig& config)
+    : self_(self), quorum_(quorum), clients_(clients), config_(config) {}
 
-Result<void> Daemon::start_quorum() {
-  if (!setup_.config.quorum) return {};
-  quorum::QuorumConfig config = *setup_.config.quorum;
-  config.sync_timeout_ms = quorum::kSyncTimeouts * setup_.totem.token_timeout_ms;
-  quorum_ = std::make_unique<quorum::QuorumService>(
-      setup_.self.nodeid, std::move(config),
-      [this](std::span<const std::byte> packet, membership::Delivery delivery) {
-        return ring_ ? ring_->submit(membership::Gather{packet, {}}, delivery) : Status::kClosed;
-      },
-      static_cast<quorum::QuorumEvents&>(*this));
-  quorum_timer_ = std::make_unique<LoopTimer>(loop_, [this] {
-    quorum_->on_time(monotonic_now());
-    arm_quorum_timer();
-  });
-  return {};
+void QuorumClients::put_event(const QuorumState& state, std::uint32_t more_flags) {
+  event_.clear();
+  put_state(event_, state, more_flags);
 }
 
-void Daemon::arm_quorum_timer() {
-  const std::optional<membership::Time> deadline = quorum_->next_deadline();
-  if (!deadline) {
-    quorum_timer_->cancel();
-    return;
-  }
-  const membership::Time now = monotonic_now();
-  quorum_timer_->arm(*deadline > now ? (*deadline - now) * 1000 : 0);
-}
-
-void Daemon::put_quorum_event(const quorum::QuorumState& state, std::uint32_t more_flags) {
-  event_head_.clear();
-  put_quorum_state(event_head_, state, more_flags);
-}
-
-void Daemon::put_quorum_state(ipc::BodyWriter& body, const quorum::QuorumState& state, std::uint32_t more_flags) const {
-  const quorum::QuorumConfig& c = quorum_->config();
-  const quorum::Decision& d = state.decision;
+void QuorumClients::put_state(ipc::BodyWriter& body, const QuorumState& state, std::uint32_t more_flags) const {
+  const QuorumConfig& c = quorum_.config();
+  const Decision& d = state.decision;
   body.u32(state.ring_id.rep);
   body.u64(state.ring_id.seq);
   body.u8(d.quorate ? 1 : 0);
@@ -57,7 +30,7 @@ void Daemon::put_quorum_state(ipc::BodyWriter& body, const quorum::QuorumState& 
   body.u32(d.quorum);
   body.u32((d.two_node ? ipc::kQuorumFlagTwoNode : 0) | (c.wait_for_all ? ipc::kQuorumFlagWaitForAll : 0) |
            (c.last_man_standing ? ipc::kQuorumFlagLastManStanding : 0) |
-           (c.tie_breaker != quorum::TieBreaker::kNone ? ipc::kQuorumFlagAutoTieBreaker : 0) |
+           (c.tie_breaker != TieBreaker::kNone ? ipc::kQuorumFlagAutoTieBreaker : 0) |
            (d.waiting_for_all ? ipc::kQuorumFlagWaiting : 0) | more_flags);
   body.u32(static_cast<std::uint32_t>(state.members.size()));
   for (std::size_t i = 0; i < state.members.size(); ++i) {
@@ -66,29 +39,28 @@ void Daemon::put_quorum_state(ipc::BodyWriter& body, const quorum::QuorumState& 
   }
 }
 
-int Daemon::quorum_node(std::uint32_t node, ipc::BodyWriter& reply) const {
-  if (!quorum_) return -ENOTSUP;
-  if (node == 0) node = setup_.self.nodeid;
-  const auto view = quorum_->node(node);
+int QuorumClients::node(std::uint32_t node, ipc::BodyWriter& reply) const {
+  if (node == 0) node = self_;
+  const auto view = quorum_.node(node);
   if (!view) return -ENOENT;
   reply.u32(node);
   reply.u8(view->member ? 1 : 0);
   reply.u32(view->votes);
   reply.u32(view->expected_votes);
-  put_quorum_state(reply, quorum_->state());
+  put_state(reply, quorum_.state());
   return 0;
 }
 
 namespace {
 
-stack::QuorumTold told(const quorum::QuorumState& state) {
+stack::QuorumTold told(const QuorumState& state) {
   return {state.ring_id.rep, state.ring_id.seq, state.decision.quorate, state.decision.expected_votes};
 }
 
 // Whether a change goes to a client, by the mode it tracks with: a Corosync library's descriptor
 // wakes only for a change it reports (corosync-quorumtool -m dispatches libquorum once, then waits
 // for libvotequorum's notification of a new ring).
-bool sends_change(LocalClient& client, const quorum::QuorumState& state) {
+bool sends_change(LocalClient& client, const QuorumState& state) {
   const stack::QuorumTold now = told(state);
   const stack::QuorumTold before = std::exchange(client.quorum_told, now);
   const bool ring_news = now.rep != before.rep || now.seq != before.seq || now.quorate != before.quorate;
@@ -102,24 +74,22 @@ bool sends_change(LocalClient& client, const quorum::QuorumState& state) {
 
 }  // namespace
 
-int Daemon::quorum_track(LocalClient& client, std::uint8_t mode) {
-  if (!quorum_) return -ENOTSUP;
+int QuorumClients::track(LocalClient& client, std::uint8_t mode) {
   client.quorum_track = mode;
   if (mode != ipc::kQuorumTrackStop) {
-    client.quorum_told = told(quorum_->state());
-    put_quorum_event(quorum_->state(), ipc::kQuorumFlagTrackStart);
-    clients_->send_event(client, ipc::EventId::kQuorumChange, event_head_.data());
+    client.quorum_told = told(quorum_.state());
+    put_event(quorum_.state(), ipc::kQuorumFlagTrackStart);
+    clients_.send_event(client, ipc::EventId::kQuorumChange, event_.data());
   }
   return 0;
 }
 
-void Daemon::quorum_changed(const quorum::QuorumState& state) {
-  quorum_keys(state);
-  put_quorum_event(state);
-  clients_->for_each_client([&](LocalClient& c) {
-    if (sends_change(c, state)) clients_->send_event(c, ipc::EventId::kQuorumChange, event_head_.data());
+void QuorumClients::changed(const QuorumState& state) {
+  put_event(state);
+  clients_.for_each_client([&](LocalClient& c) {
+    if (sends_change(c, state)) clients_.send_event(c, ipc::EventId::kQuorumChange, event_.data());
   });
-  const quorum::Decision& d = state.decision;
+  const Decision& d = state.decision;
   std::string members;
   for (NodeId n : state.members) members += fmt::format("{}{}", members.empty() ? "" : " ", n);
   if (!state.silent.empty()) {
@@ -128,7 +98,7 @@ void Daemon::quorum_changed(const quorum::QuorumState& state) {
     qb_log(LOG_ERR, "quorum: node(s) %s of ring %u/%llu sent no quorum report within %u ms: counted with no votes. "
            "Does their config lack quorum { provider: corosync_votequorum }? Every node must run the same quorum "
            "settings", silent.c_str(), state.ring_id.rep, static_cast<unsigned long long>(state.ring_id.seq),
-           quorum_->config().sync_timeout_ms);
+           quorum_.config().sync_timeout_ms);
   }
   qb_log(d.quorate ? LOG_NOTICE : LOG_WARNING,
          "quorum: %s in ring %u/%llu, members [%s]: %u votes, expected %u, quorum %u%s%s",
@@ -141,12 +111,11 @@ void Daemon::quorum_changed(const quorum::QuorumState& state) {
 // A runtime change, logged with who asked: it acts where the ring delivers it, at every member.
 // Root's (or rtotemd's user's), as shutdown and kill are: a user the daemon lets connect could
 // otherwise make a minority side quorate. Reading the quorum stays open to every client.
-int Daemon::quorum_set(const LocalClient& client, const IpcRequest& request) {
-  if (!quorum_) return -ENOTSUP;
-  if (!privileged(client)) return -EPERM;
+int QuorumClients::set(const LocalClient& client, const IpcRequest& request) {
+  if (!stack::privileged(client)) return -EPERM;
   const bool votes = request.quorum_what == ipc::kQuorumSetVotes;
-  const int rc = votes ? quorum_->set_votes(request.quorum_node, request.quorum_value)
-                       : quorum_->set_expected(request.quorum_value);
+  const int rc = votes ? quorum_.set_votes(request.quorum_node, request.quorum_value)
+                       : quorum_.set_expected(request.quorum_value);
   if (rc == 0) {
     if (votes)
       qb_log(LOG_NOTICE, "quorum: pid %d sets node %u's votes to %u", static_cast<int>(client.pid),
@@ -158,24 +127,19 @@ int Daemon::quorum_set(const LocalClient& client, const IpcRequest& request) {
   return rc;
 }
 
-// Before the ring is in sync its members' reports are not all in: client multicasts wait (the
-// client hears -EAGAIN, staged ones go later), as corosync's clients wait for its sync barrier.
-bool Daemon::ring_in_sync() const noexcept { return !quorum_ || quorum_->state().synced; }
-
-std::string Daemon::quorum_json() const {
+std::string QuorumClients::json() const {
   using ipc::json_quoted;
-  if (!quorum_) return "{\"configured\": false}";
-  const quorum::QuorumState& s = quorum_->state();
-  const quorum::QuorumConfig& c = quorum_->config();
-  const quorum::Decision& d = s.decision;
+  const QuorumState& s = quorum_.state();
+  const QuorumConfig& c = quorum_.config();
+  const Decision& d = s.decision;
   std::string nodes;
   for (std::size_t i = 0; i < s.members.size(); ++i) {
     const NodeId id = s.members[i];
     std::string name;
-    for (const config::NodeEntry& entry : setup_.config.nodes)
+    for (const config::NodeEntry& entry : config_.nodes)
       if (entry.nodeid == id) name = entry.name;
     nodes += fmt::format("{}{{\"nodeid\": {}, \"votes\": {}, \"name\": {}, \"local\": {}}}", nodes.empty() ? "" : ", ",
-                         id, s.votes[i], json_quoted(name), id == setup_.self.nodeid ? "true" : "false");
+                         id, s.votes[i], json_quoted(name), id == self_ ? "true" : "false");
   }
   std::string flags;
   auto flag = [&](bool on, std::string_view name) {
@@ -185,16 +149,16 @@ std::string Daemon::quorum_json() const {
   flag(d.quorate, "Quorate");
   flag(c.wait_for_all, "WaitForAll");
   flag(c.last_man_standing, "LastManStanding");
-  flag(c.tie_breaker != quorum::TieBreaker::kNone, "AutoTieBreaker");
+  flag(c.tie_breaker != TieBreaker::kNone, "AutoTieBreaker");
   std::string silent;
   for (NodeId n : s.silent) silent += fmt::format("{}{}", silent.empty() ? "" : ", ", n);
   return fmt::format(
       "{{\"configured\": true, \"nodeid\": {}, \"ring\": {{\"rep\": {}, \"seq\": {}}}, \"synced\": {}, \"quorate\": {}, "
       "\"expected_votes\": {}, \"highest_expected\": {}, \"total_votes\": {}, \"quorum\": {}, "
       "\"waiting_for_all\": {}, \"flags\": [{}], \"nodes\": [{}], \"silent\": [{}], \"packets_malformed\": {}}}",
-      setup_.self.nodeid, s.ring_id.rep, s.ring_id.seq, s.synced ? "true" : "false", d.quorate ? "true" : "false",
+      self_, s.ring_id.rep, s.ring_id.seq, s.synced ? "true" : "false", d.quorate ? "true" : "false",
       c.expected_votes, d.expected_votes, d.total_votes, d.quorum, d.waiting_for_all ? "true" : "false", flags, nodes,
-      silent, quorum_->packets_malformed());
+      silent, quorum_.packets_malformed());
 }
 
-}  // namespace rtotem::daemon
+}  // namespace rtotem::quorum

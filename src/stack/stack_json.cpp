@@ -1,17 +1,12 @@
-// What rtotemctl shows: status, group members and counters, as JSON (its text form is made by
-// rtotemctl from the same document, so scripts and people read one source); and the group members
-// in binary for librtotem (kGroupMembers).
+// What rtotemctl shows: status and counters, as JSON (its text form is made by rtotemctl from the
+// same document, so scripts and people read one source).
 #include <algorithm>
 
-#include "src/common/process_memory.hpp"
-#include "src/daemon/daemon.hpp"
 #include "src/ipc/json_quote.hpp"
+#include "src/stack/node_stack.hpp"
 #include "transport/links/link_set.hpp"
-#ifdef RTOTEM_ALLOC_COUNTER
-#include "src/common/alloc_counter.hpp"
-#endif
 
-namespace rtotem::daemon {
+namespace rtotem::stack {
 namespace {
 
 using membership::NodeId;
@@ -25,12 +20,6 @@ std::string counters_object(const Counters& counters) {
     out += fmt::format("{}{}: {}", out.size() > 1 ? ", " : "", json_quoted(name), value);
   });
   return out + "}";
-}
-
-std::string processes_array(std::span<const groups::ProcessId> list) {
-  std::string out = "[";
-  for (const auto& p : list) out += fmt::format("{}{{\"nodeid\": {}, \"pid\": {}}}", out.size() > 1 ? ", " : "", p.node, p.pid);
-  return out + "]";
 }
 
 // Each link's transport and address, why it carries nothing if so (missing on this node, or
@@ -73,8 +62,8 @@ std::string link_counters_json(const transport::Backend& backend) {
 
 }  // namespace
 
-std::string Daemon::status_json() const {
-  const membership::Node& node = ring_->node();
+std::string NodeStack::status_json() const {
+  const membership::Node& node = host_.node();
   std::string members;
   for (NodeId n : node.members()) members += fmt::format("{}{}", members.empty() ? "" : ", ", n);
   return fmt::format(
@@ -83,51 +72,13 @@ std::string Daemon::status_json() const {
       "\"ring\": {{\"rep\": {}, \"seq\": {}}}, \"members\": [{}], \"clients\": {}, \"groups\": {}, "
       "\"configurations\": {}, \"links\": {}, \"link\": {}}}",
       setup_.self.nodeid, json_quoted(setup_.config.cluster_name), json_quoted(config::describe(setup_.config.link0().transport)),
-      json_quoted(ring_->backend().sealed() ? "on" : "off"), json_quoted(ring_->backend().local_address()), json_quoted(membership::describe(node.state())), node.ring_id().rep,
+      json_quoted(host_.backend().sealed() ? "on" : "off"), json_quoted(host_.backend().local_address()), json_quoted(membership::describe(node.state())), node.ring_id().rep,
       node.ring_id().seq, members, clients_->client_count(), groups_->group_names().size(), configurations_,
-      links_json(ring_->backend()), counters_object(ring_->backend().counters()));
+      links_json(host_.backend()), counters_object(host_.backend().counters()));
 }
 
-void Daemon::group_members(std::string_view group, ipc::BodyWriter& reply) const {
-  const std::vector<std::string> names = groups_->group_names();
-  reply.u32(static_cast<std::uint32_t>(
-      group.empty() ? names.size() : static_cast<std::size_t>(std::ranges::count(names, group))));
-  for (const std::string& name : names) {
-    if (!group.empty() && name != group) continue;
-    reply.string(name);
-    const std::span<const groups::ProcessId> members = groups_->members(name);
-    reply.u32(static_cast<std::uint32_t>(members.size()));
-    for (const groups::ProcessId& p : members) {
-      reply.u32(p.node);
-      reply.u32(p.pid);
-    }
-  }
-}
-
-std::string Daemon::members_json(std::string_view group) const {
-  std::string out = "{";
-  for (const std::string& name : groups_->group_names()) {
-    if (!group.empty() && name != group) continue;
-    out += fmt::format("{}{}: {}", out.size() > 1 ? ", " : "", json_quoted(name), processes_array(groups_->members(name)));
-  }
-  return out + "}";
-}
-
-namespace {
-
-// The process's heap allocations so far; null in a build without the counter (under ASan).
-std::string heap_allocations_json() {
-#ifdef RTOTEM_ALLOC_COUNTER
-  return std::to_string(heap_allocations());
-#else
-  return "null";
-#endif
-}
-
-}  // namespace
-
-std::string Daemon::stats_json() const {
-  const ProcessMemory memory = process_memory();
+std::string NodeStack::stats_json() const {
+  const HostStats host = host_.host_stats();
   return fmt::format(
       "{{\"protocol\": {}, \"link\": {}, \"links\": {}, \"ipc\": {{\"clients\": {}, \"clients_evicted\": {}, "
       "\"clients_refused\": {}, \"unauthenticated\": {}, \"auth_timeouts\": {}, \"connections_shed\": {}, "
@@ -137,15 +88,15 @@ std::string Daemon::stats_json() const {
       "\"orphaned_bytes\": {}, \"orphans_dropped\": {}}}, "
       "\"process\": {{\"heap_allocations\": {}, \"rss_bytes\": {}, \"rss_anon_bytes\": {}, \"rss_shmem_bytes\": {}, "
       "\"rss_peak_bytes\": {}}}}}",
-      counters_object(ring_->node().counters()), counters_object(ring_->backend().counters()),
-      link_counters_json(ring_->backend()), clients_->client_count(),
-      clients_->clients_evicted(), ipc_->clients_refused(), ipc_->admission().unauthenticated(),
-      ipc_->admission().auth_timeouts(), ipc_->admission().connections_shed(), clients_->queue_memory(), clients_->queue_memory_peak(),
+      counters_object(host_.node().counters()), counters_object(host_.backend().counters()),
+      link_counters_json(host_.backend()), clients_->client_count(),
+      clients_->clients_evicted(), host.clients_refused, host.unauthenticated,
+      host.auth_timeouts, host.connections_shed, clients_->queue_memory(), clients_->queue_memory_peak(),
       clients_->requests_malformed(), groups_->packets_malformed(), groups_->join_list_refusals(), clients_->batches_sent(),
-      clients_->events_batched(), clients_->requests_async(), clients_->requests_sync(), clients_->mcasts_staged(), clients_->credit_events(), orphaned_.bytes(),
-      orphans_dropped_,
-      heap_allocations_json(), memory.rss_bytes, memory.rss_anon_bytes, memory.rss_shmem_bytes,
-      memory.peak_bytes);
+      clients_->events_batched(), clients_->requests_async(), clients_->requests_sync(), clients_->mcasts_staged(), clients_->credit_events(), staging_->orphaned_bytes(),
+      staging_->orphans_dropped(),
+      host.heap_allocations ? std::to_string(*host.heap_allocations) : "null", host.rss_bytes, host.rss_anon_bytes,
+      host.rss_shmem_bytes, host.rss_peak_bytes);
 }
 
-}  // namespace rtotem::daemon
+}  // namespace rtotem::stack

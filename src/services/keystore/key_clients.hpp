@@ -1,0 +1,58 @@
+// The key store (corosync's cmap) as local clients use it: get, set, delete, list and track; the
+// runtime keys the node keeps there (runtime.members.*, runtime.votequorum.*, runtime.totem.*,
+// runtime.links.*); and what a write does: uidgid.uid.N / uidgid.gid.N let that user or group
+// connect from then on.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "src/services/keystore/key_store.hpp"
+#include "src/services/quorum/quorum_service.hpp"
+#include "src/stack/client_table.hpp"
+#include "src/stack/stack_host.hpp"
+
+namespace rtotem::keystore {
+
+using stack::IpcRequest;
+using stack::LocalClient;
+
+class KeyClients {
+ public:
+  // `config`, `totem`: the running configuration, whose keys the store holds (and a reload
+  // replaces); `addresses`: each node's ring0 address, for runtime.members.
+  KeyClients(membership::NodeId self, stack::StackHost& host, stack::ClientTable& clients,
+             const config::DaemonConfig& config, const membership::TotemConfig& totem,
+             const std::map<membership::NodeId, std::string>& addresses);
+
+  // kKeyGet, kKeySet, kKeyDelete, kKeyList, kKeyTrack, kKeyUntrack.
+  int request(LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply);
+  void client_gone(const LocalClient& client) { store_.untrack_all(client.generation); }
+  // The configuration's keys again (a reload), and who may connect.
+  void configuration_reloaded();
+  void apply_access();
+
+  void ring_changed(const membership::ConfigChange& change);  // runtime.members.*
+  void quorum_changed(const quorum::QuorumState& state);      // runtime.votequorum.*
+
+  const KeyStore& store() const noexcept { return store_; }
+
+ private:
+  void changed(const KeyChange& change);  // to the tracker's owner
+  // Counters change on every packet: copied in when a client reads under runtime.totem; so is
+  // each link's state per node (several links), under runtime.links.<link>.<nodeid>.
+  void counter_keys(std::string_view asked);
+  void link_keys(std::string_view asked);
+
+  stack::StackHost& host_;
+  stack::ClientTable& clients_;
+  const config::DaemonConfig& config_;
+  const membership::TotemConfig& totem_;
+  const std::map<membership::NodeId, std::string>& addresses_;
+  KeyStore store_;
+  std::uint64_t writes_refused_ = 0;  // by key_access: logged at the 1st, 2nd, 4th...
+};
+
+}  // namespace rtotem::keystore

@@ -1,0 +1,288 @@
+#include "src/stack/node_stack.hpp"
+
+#include <qb/qblog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <utility>
+
+#include "src/stack/ring_service.hpp"
+#include "src/daemon/config/config_sections.hpp"
+#include "src/services/control/reload_plan.hpp"
+#include "src/services/keystore/config_keys.hpp"
+
+namespace rtotem::stack {
+
+using groups::GroupService;
+using membership::NodeId;
+
+namespace {
+
+std::string node_list_text(std::span<const NodeId> nodes) {
+  std::string text;
+  for (NodeId n : nodes) text += fmt::format("{}{}", text.empty() ? "" : " ", n);
+  return text;
+}
+
+}  // namespace
+
+NodeStack::NodeStack(StackSetup setup, StackHost& host, StackObserver* observer)
+    : setup_(std::move(setup)), host_(host), observer_(observer) {}
+
+NodeStack::~NodeStack() = default;
+
+Result<std::unique_ptr<NodeStack>> NodeStack::create(StackSetup setup, StackHost& host, StackObserver* observer) {
+  if (setup.totem.max_message_size < groups::kRingMessageSizeMin)
+    return Error::make("totem.max_message_size {} is below the {} bytes process groups need",
+                       setup.totem.max_message_size, groups::kRingMessageSizeMin);
+  std::unique_ptr<NodeStack> s(new NodeStack(std::move(setup), host, observer));
+  const StackSetup& c = s->setup_;
+  const NodeId self = c.self.nodeid;
+  for (const config::NodeEntry& entry : c.config.nodes) {
+    auto address = config::resolve_ring_addr(c.config.path, entry, 0, 0);  // it resolved when the file was read
+    s->addresses_[entry.nodeid] = address ? address->host_string() : entry.ring0_addr();
+  }
+  const std::size_t buffer_bytes = c.totem.max_message_size + ipc::kBufferOverhead;
+  const ClientLimits limits{buffer_bytes, c.config.ipc.client_queue_bytes, c.config.ipc.queue_budget(),
+                            c.config.ipc.max_clients};
+  s->clients_ = std::make_unique<ClientTable>(limits, static_cast<RequestHandler&>(*s), [&host] { host.arm_client_retry(); });
+  auto submit = [&host](const membership::Gather& packet, membership::Delivery order) { return host.submit(packet, order); };
+  s->groups_ = std::make_unique<GroupService>(self, c.totem.max_message_size, submit, static_cast<groups::GroupEvents&>(*s));
+  NodeStack* raw = s.get();
+  s->staging_ = std::make_unique<staging::McastStaging>(*s->groups_, *s->clients_, c.totem.max_message_size,
+                                                        [raw] { return raw->ring_in_sync(); });
+  s->group_clients_ = std::make_unique<groups::GroupClients>(self, *s->groups_, *s->clients_, *s->staging_);
+  if (c.config.quorum) {
+    quorum::QuorumConfig config = *c.config.quorum;
+    config.sync_timeout_ms = quorum::kSyncTimeouts * c.totem.token_timeout_ms;
+    s->quorum_ = std::make_unique<quorum::QuorumService>(
+        self, std::move(config),
+        [&host](std::span<const std::byte> packet, membership::Delivery order) {
+          return host.submit(membership::Gather{packet, {}}, order);
+        },
+        static_cast<quorum::QuorumEvents&>(*s));
+    s->quorum_clients_ = std::make_unique<quorum::QuorumClients>(self, *s->quorum_, *s->clients_, c.config);
+  }
+  s->keys_ = std::make_unique<keystore::KeyClients>(self, host, *s->clients_, c.config, c.totem, s->addresses_);
+  s->control_ = std::make_unique<control::NodeControl>(
+      self, host, *s->clients_, s->addresses_,
+      [raw](std::function<void(const control::ReloadOutcome&)> done) { return raw->reload(std::move(done)); });
+  s->keys_->apply_access();  // uidgid.* keys: none yet, but one place decides who may connect
+  return s;
+}
+
+// Each service's messages to it, by the byte that names the service (ring_service.hpp).
+void NodeStack::deliver(const membership::Delivered& message) {
+  switch (ring_service_of(message.payload).value_or(RingService{0})) {
+    case RingService::kGroups: groups_->on_deliver(message); return;
+    case RingService::kQuorum:
+      if (quorum_) {
+        quorum_->on_deliver(message);
+        arm_timer();
+        return;
+      }
+      break;  // a node with quorum on beside one with it off: the cluster's configs differ
+    case RingService::kNodeControl:
+      if (control_->deliver(message)) return;
+      break;
+  }
+  if (ring_messages_unknown_++ == 0)
+    qb_log(LOG_WARNING, "a ring message from node %u for a service this node does not run (first byte %u): ignored; "
+           "do the nodes' configs differ (quorum on some only)?", message.sender,
+           message.payload.empty() ? 0U : std::to_integer<unsigned>(message.payload[0]));
+}
+
+void NodeStack::configuration(const membership::ConfigChange& change) {
+  ++configurations_;
+  if (change.transitional) {
+    qb_log(LOG_NOTICE, "transitional configuration: members [%s], left [%s]", node_list_text(change.members).c_str(),
+           node_list_text(change.left).c_str());
+  } else {
+    qb_log(LOG_NOTICE, "ring %u/%llu: members [%s], joined [%s]", change.ring_id.rep,
+           static_cast<unsigned long long>(change.ring_id.seq), node_list_text(change.members).c_str(),
+           node_list_text(change.joined).c_str());
+  }
+  groups_->on_configuration(change);
+  if (!change.transitional) keys_->ring_changed(change);
+  if (quorum_ && !change.transitional) {
+    quorum_->on_configuration(change, host_.now());
+    arm_timer();
+  }
+  if (!change.transitional && groups_->join_list_pending()) {
+    qb_log(LOG_NOTICE, "this node's group members wait for room in the send queue: retried after every token turn");
+  }
+  ipc::BodyWriter body;
+  body.u32(change.ring_id.rep);
+  body.u64(change.ring_id.seq);
+  body.u8(change.transitional ? 1 : 0);
+  body.u32(static_cast<std::uint32_t>(change.members.size()));
+  for (NodeId n : change.members) body.u32(n);
+  clients_->for_each_client([&](LocalClient& c) {
+    if (c.tracks_rings) clients_->send_event(c, ipc::EventId::kRingChange, body.data());
+  });
+  if (change.transitional) return;
+  current_ring_event_.assign(body.data().begin(), body.data().end());
+  ring_formed_ = true;
+}
+
+void NodeStack::after_turn() {
+  groups_->retry_pending();
+  if (quorum_) quorum_->retry_pending();
+  staging_->after_turn();
+  clients_->end_turn();  // queued events, then this turn's deliveries, one batch per client
+}
+
+void NodeStack::on_time(membership::Time now) {
+  armed_.reset();  // the host's timer has fired
+  if (quorum_) quorum_->on_time(now);
+  control_->on_time(now);
+  arm_timer();
+}
+
+void NodeStack::arm_timer() {
+  std::optional<membership::Time> next = quorum_ ? quorum_->next_deadline() : std::nullopt;
+  if (const auto shutdown = control_->deadline()) next = std::min(next.value_or(*shutdown), *shutdown);
+  if (next == armed_) return;
+  armed_ = next;
+  host_.arm_timer(next);
+}
+
+void NodeStack::client_connected(LocalClient& client) {
+  clients_->send_event(client, ipc::EventId::kRingChange, current_ring_event_);
+}
+
+int NodeStack::ring_track(LocalClient& client, bool on) {
+  if (on && !client.tracks_rings) clients_->send_event(client, ipc::EventId::kRingChange, current_ring_event_);
+  client.tracks_rings = on;
+  return 0;
+}
+
+int NodeStack::request(LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
+  using ipc::RequestId;
+  const int rc = [&] {
+    switch (request.id) {
+      case RequestId::kJoin: return group_clients_->join(client, request.group, reply);
+      case RequestId::kLeave: return group_clients_->leave(client, request.group);
+      case RequestId::kMcast: return staging_->multicast(client, request, reply);
+      case RequestId::kMcastAsync: staging_->multicast_async(client, request); return 0;
+      case RequestId::kSync: return staging_->sync(client, reply);
+      case RequestId::kLocalNodeId: reply.u32(setup_.self.nodeid); return 0;
+      case RequestId::kStatus: reply.string(status_json()); return 0;
+      case RequestId::kStats: reply.string(stats_json()); return 0;
+      case RequestId::kDataMax:
+        reply.u32(static_cast<std::uint32_t>(GroupService::data_max(setup_.totem.max_message_size)));
+        return 0;
+      case RequestId::kMembers: reply.string(group_clients_->members_json(request.group)); return 0;
+      case RequestId::kGroupMembers: group_clients_->members(request.group, reply); return 0;
+      case RequestId::kQuorum:
+        reply.string(quorum_clients_ ? quorum_clients_->json() : "{\"configured\": false}");
+        return 0;
+      case RequestId::kQuorumSet: return quorum_clients_ ? quorum_clients_->set(client, request) : -ENOTSUP;
+      case RequestId::kQuorumTrack: return quorum_clients_ ? quorum_clients_->track(client, request.quorum_track) : -ENOTSUP;
+      case RequestId::kRingTrack: return ring_track(client, request.flag == 1);
+      case RequestId::kQuorumNode: return quorum_clients_ ? quorum_clients_->node(request.node, reply) : -ENOTSUP;
+      case RequestId::kKeyGet:
+      case RequestId::kKeySet:
+      case RequestId::kKeyDelete:
+      case RequestId::kKeyList:
+      case RequestId::kKeyTrack:
+      case RequestId::kKeyUntrack: return keys_->request(client, request, reply);
+      case RequestId::kNodeAddresses: return control_->node_addresses(request.node, reply);
+      case RequestId::kShutdown: return control_->shutdown(client, request);
+      case RequestId::kShutdownTrack: return control_->shutdown_track(client, request.flag == 1);
+      case RequestId::kShutdownReply: return control_->shutdown_reply(client, request.flag == 1);
+      case RequestId::kKillNode: return control_->kill_node(client, request);
+      case RequestId::kReload: return control_->reload(client, reply);
+      case RequestId::kReopenLogs:
+        if (!privileged(client)) return -EPERM;
+        qb_log(LOG_NOTICE, "log file reopened, asked by pid %d", static_cast<int>(client.pid));
+        reopen_logging();
+        return 0;
+    }
+    return -EINVAL;  // decode_request admits only the ids above
+  }();
+  arm_timer();  // a quorum change or a shutdown may have set a deadline
+  return rc;
+}
+
+void NodeStack::client_gone(LocalClient& client) {
+  keys_->client_gone(client);
+  control_->client_gone(client);
+  staging_->client_gone(client);
+}
+
+void NodeStack::group_message(const groups::GroupMessage& message) {
+  if (observer_ != nullptr) observer_->group_message(message);
+  group_clients_->message(message);
+}
+
+void NodeStack::group_change(const groups::GroupChange& change) {
+  if (observer_ != nullptr) observer_->group_change(change);
+  group_clients_->change(change);
+}
+
+void NodeStack::quorum_changed(const quorum::QuorumState& state) {
+  if (observer_ != nullptr) observer_->quorum_changed(state);
+  keys_->quorum_changed(state);
+  quorum_clients_->changed(state);
+}
+
+std::optional<control::ReloadOutcome> NodeStack::reload(std::function<void(const control::ReloadOutcome&)> done) {
+  if (host_.loading()) return control::ReloadOutcome{-EBUSY, "nothing changed: another reload is under way"};
+  auto started = host_.load_config([this, done = std::move(done)](Result<config::DaemonConfig> file) {
+    done(file ? apply_reload(*file)
+              : control::ReloadOutcome{-EBADMSG, fmt::format("nothing changed: {}", file.error().message())});
+  });
+  if (!started) return control::ReloadOutcome{-EAGAIN, fmt::format("nothing changed: {}", started.error().message())};
+  return std::nullopt;
+}
+
+control::ReloadOutcome NodeStack::apply_reload(const config::DaemonConfig& file) {
+  const control::ReloadPlan plan =
+      control::plan_reload(keystore::config_keys(setup_.config, setup_.totem), keystore::config_keys(file, setup_.totem),
+                           setup_.self.nodeid);
+  auto list = [](const std::vector<std::string>& keys) {
+    std::string out;
+    for (const std::string& k : keys) out += fmt::format("{}{}", out.empty() ? "" : ", ", k);
+    return out;
+  };
+  if (!plan.refused.empty())
+    return {-ENOTSUP, fmt::format("nothing changed: {} differ(s) from the running configuration and need(s) a restart",
+                                  list(plan.refused))};
+  if (plan.changed.empty()) return {0, "no change"};
+  if (plan.logging) {
+    if (auto applied = host_.apply_logging(file.logging); !applied)
+      return {-EBADMSG, fmt::format("nothing changed: logging: {}", applied.error().message())};
+  }
+  setup_.config.logging = file.logging;
+  setup_.config.ipc.allow = file.ipc.allow;
+  // Votes as votequorum's runtime changes; one it refuses stays as it was (the next reload tries
+  // again), and the answer says so.
+  std::string refused;
+  auto why = [](int rc) { return rc == -EAGAIN ? "the ring is not in sync yet" : "refused by votequorum's rule"; };
+  const int votes_rc = plan.own_votes && quorum_ ? quorum_->set_votes(setup_.self.nodeid, *plan.own_votes) : 0;
+  const bool votes_ok = votes_rc == 0;
+  if (!votes_ok) refused += fmt::format("; this node's votes {}: {}", *plan.own_votes, why(votes_rc));
+  const int expected_rc = plan.expected_votes && quorum_ ? quorum_->set_expected(*plan.expected_votes) : 0;
+  const bool expected_ok = expected_rc == 0;
+  if (!expected_ok) refused += fmt::format("; expected votes {}: {}", *plan.expected_votes, why(expected_rc));
+  for (config::NodeEntry& entry : setup_.config.nodes)
+    for (const config::NodeEntry& now : file.nodes)
+      if (entry.nodeid == now.nodeid && (entry.nodeid != setup_.self.nodeid || votes_ok)) entry.quorum_votes = now.quorum_votes;
+  if (setup_.config.quorum && file.quorum && expected_ok) {
+    setup_.config.quorum->expected_votes = file.quorum->expected_votes;
+    setup_.config.quorum->expected_votes_configured = file.quorum->expected_votes_configured;
+  }
+  keys_->configuration_reloaded();
+  arm_timer();
+  const std::string done = fmt::format("reloaded {}: {}{}", setup_.config.path, list(plan.changed), refused);
+  qb_log(refused.empty() ? LOG_NOTICE : LOG_WARNING, "%s", done.c_str());
+  return {refused.empty() ? 0 : -ERANGE, done};
+}
+
+void NodeStack::reopen_logging() {
+  if (auto applied = host_.apply_logging(setup_.config.logging); !applied)
+    qb_log(LOG_ERR, "logging not reopened: %s", applied.error().message().c_str());
+}
+
+}  // namespace rtotem::stack
