@@ -1,23 +1,28 @@
 // Parsing of rtotem-bench-udp's options: every refusal names the option.
 #include "bench/bench_options.hpp"
 
-#include <string_view>
+#include <algorithm>
+#include <span>
 
+#include "base/cli_args.hpp"
 #include "transport/backend.hpp"
 
 namespace rtotem::bench {
 
 Result<BenchOptions> parse_options(int argc, char** argv) {
+  constexpr CliValue kValue = CliValue::kAny;
+  constexpr CliOption kOptions[] = {
+      {"--crypto"}, {"--messages", kValue}, {"--window", kValue}, {"--rounds", kValue}, {"--port", kValue},
+      {"--sizes", kValue}};
   BenchOptions o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view option = argv[i];
+  const std::span<char* const> args = cli_arguments(argc, argv);
+  for (CliReader reader(args, kOptions); !reader.done();) {
+    auto arg = reader.next();
+    if (!arg) return arg.error();
+    const auto [option, value] = *arg;
     if (option == "--crypto") {
       o.crypto = true;
-      continue;
-    }
-    if (i + 1 >= argc) return Error::make("{}: needs a value (or is unknown)", option);
-    const std::string_view value = argv[++i];
-    if (option == "--messages") {
+    } else if (option == "--messages") {
       auto n = parse_number<std::uint64_t>(option, value, 1000, 1'000'000'000);
       if (!n) return n.error();
       o.messages = *n;
@@ -42,8 +47,6 @@ Result<BenchOptions> parse_options(int argc, char** argv) {
         o.sizes.push_back(*n);
         start = comma + 1;
       }
-    } else {
-      return Error::make("unknown option '{}'", option);
     }
   }
   if (o.crypto)

@@ -4,11 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <span>
 
-#include "bench/group_bench_payload.hpp"
 #include "base/cli_args.hpp"
+#include "bench/group_bench_payload.hpp"
 
 namespace rtotem::bench {
 
@@ -41,35 +40,28 @@ std::string bench_usage(std::string_view program, std::string_view daemon) {
 
 namespace {
 
-constexpr std::string_view kValueOptions[] = {"--ipc-name", "--group", "--size",    "--duration",
-                                              "--order",    "--mode",  "--senders", "--rate"};
+constexpr CliValue kValue = CliValue::kAny;
+constexpr CliOption kOptions[] = {
+    {"-h"}, {"--help"}, {"--json"}, {"--ipc-name", CliValue::kNonEmpty}, {"--group", kValue}, {"--size", kValue},
+    {"--duration", kValue}, {"--order", kValue}, {"--mode", kValue}, {"--senders", kValue}, {"--rate", kValue}};
 constexpr std::size_t kGroupNameMax = 128;  // rtotem.h: a group name is 1..128 bytes
 constexpr std::uint32_t kDurationMax_s = 3600;
 constexpr std::uint32_t kRateMax = 1'000'000;
 constexpr std::string_view kModeNames[] = {"throughput", "latency", "receive", "watch"};  // BenchMode's order
 
-template <class T>
-Result<T> parse_number(std::string_view option, std::string_view text, T min, T max) {
-  std::uint64_t value = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec == std::errc::invalid_argument || ptr != end)
-    return Error::make("{}: '{}' is not a number", option, text);
-  if (ec == std::errc::result_out_of_range || value < min || value > max)
-    return Error::make("{}: {} is out of range [{}, {}]", option, text, min, max);
-  return static_cast<T>(value);
-}
-
-// Sets the one option `o.name` names; the caller has checked the name is known.
-Result<void> apply(BenchOptions& o, const CliOption& c) {
+// Sets the one option `c.name` names; the reader has checked that it is one of kOptions.
+Result<void> apply(BenchOptions& o, const CliArg& c) {
   const auto number = [&c]<class T>(T& out, T min, T max) -> Result<void> {
     auto n = parse_number<T>(c.name, c.value, min, max);
     if (!n) return n.error();
     out = *n;
     return {};
   };
-  if (c.name == "--ipc-name") {
-    if (c.value.empty()) return Error::make("--ipc-name: empty");
+  if (c.name == "-h" || c.name == "--help") {
+    o.help = true;
+  } else if (c.name == "--json") {
+    o.json = true;
+  } else if (c.name == "--ipc-name") {
     o.ipc_name = c.value;
   } else if (c.name == "--group") {
     if (c.value.empty() || c.value.size() > kGroupNameMax)
@@ -99,18 +91,9 @@ Result<void> apply(BenchOptions& o, const CliOption& c) {
 
 Result<BenchOptions> parse_bench_options(int argc, char** argv) {
   BenchOptions o;
-  const std::span<char* const> args(argv, static_cast<std::size_t>(argc));
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string_view arg = args[i];
-    if (arg == "--json") {
-      o.json = true;
-      continue;
-    }
-    if (arg == "-h" || arg == "--help") {
-      o.help = true;
-      continue;
-    }
-    auto option = next_cli_option(args, i, kValueOptions);
+  const std::span<char* const> args = cli_arguments(argc, argv);
+  for (CliReader reader(args, kOptions); !reader.done();) {
+    auto option = reader.next();
     if (!option) return option.error();
     if (auto applied = apply(o, *option); !applied) return applied.error();
   }

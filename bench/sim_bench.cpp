@@ -5,9 +5,10 @@
 #include <fmt/format.h>
 #include <time.h>
 
-#include <charconv>
+#include <limits>
 #include <string_view>
 
+#include "base/cli_args.hpp"
 #include "src/sim/sim_cluster.hpp"
 
 namespace {
@@ -19,13 +20,12 @@ double cpu_seconds() {
 }
 
 std::uint32_t parse(std::string_view text, const char* what) {
-  std::uint32_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v == 0) {
-    fmt::print(stderr, "rtotem-bench-sim: {} '{}' is not a positive number\n", what, text);
+  auto n = rtotem::parse_number(what, text, std::uint32_t{1}, std::numeric_limits<std::uint32_t>::max());
+  if (!n) {
+    fmt::print(stderr, "rtotem-bench-sim: {}\n", n.error().message());
     std::exit(2);
   }
-  return v;
+  return *n;
 }
 
 }  // namespace

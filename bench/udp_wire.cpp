@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "bench/bench_options.hpp"
+#include "base/cli_args.hpp"
 #include "base/fd.hpp"
 
 namespace rtotem::bench {
@@ -54,18 +54,22 @@ Result<sockaddr_in> ipv4(std::string_view option, const std::string& text, std::
 }
 
 Result<WireOptions> parse(int argc, char** argv) {
+  constexpr CliValue kValue = CliValue::kAny;
+  constexpr CliOption kOptions[] = {
+      {"--json"}, {"--bind", kValue}, {"--peers", kValue}, {"--port", kValue}, {"--size", kValue},
+      {"--duration", kValue}};
   WireOptions o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view option = argv[i];
+  for (CliReader reader(cli_arguments(argc, argv), kOptions); !reader.done();) {
+    auto arg = reader.next();
+    if (!arg) return arg.error();
+    const auto [option, value] = *arg;
     if (option == "--json") continue;  // the only output there is
-    if (i + 1 >= argc) return Error::make("{}: needs a value (or is unknown)", option);
-    const std::string value = argv[++i];
     if (option == "--bind") {
       o.bind = value;
     } else if (option == "--peers") {
       for (std::size_t start = 0; start <= value.size();) {
         const std::size_t comma = std::min(value.find(',', start), value.size());
-        o.peers.push_back(value.substr(start, comma - start));
+        o.peers.emplace_back(value.substr(start, comma - start));
         start = comma + 1;
       }
     } else if (option == "--port") {
@@ -80,8 +84,6 @@ Result<WireOptions> parse(int argc, char** argv) {
       auto n = parse_number<unsigned>(option, value, 2, 3600);
       if (!n) return n.error();
       o.duration_s = *n;
-    } else {
-      return Error::make("unknown option '{}'", option);
     }
   }
   if (o.bind.empty() || o.peers.empty()) return Error::make("--bind and --peers are required");

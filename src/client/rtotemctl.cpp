@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/cli_args.hpp"
 #include "rtotem/rtotem.hpp"
 #include "src/client/ipc_connection.hpp"
 #include "src/client/json_lines.hpp"
@@ -80,10 +81,10 @@ int query(const Options& o, ipc::RequestId id, std::string_view group) {
 }
 
 int quorum_set(const Options& o, std::uint8_t what, const std::string& node_text, const std::string& value_text) {
-  const auto node = number(node_text);
-  const auto value = number(value_text);
+  const auto node = parse_number("quorum", node_text, std::uint32_t{0}, kNumberMax);
+  const auto value = parse_number("quorum", value_text, std::uint32_t{0}, kNumberMax);
   if (!node || !value) {
-    fmt::print(stderr, "rtotemctl: quorum: '{}' is not a whole number\n", !node ? node_text : value_text);
+    fmt::print(stderr, "rtotemctl: {}\n", (node ? value : node).error().message());
     return kExitUsage;
   }
   auto connection = client::IpcConnection::open(o.ipc_name);
@@ -238,23 +239,27 @@ int dispatch_until_interrupted(rtotem_t* h) {
 }  // namespace rtotem::ctl
 
 int main(int argc, char** argv) {
+  // --json and --force anywhere (shutdown --force); "-5" or "-x" is a word, as `set KEY i32 -5` needs.
+  constexpr CliOption kOptions[] = {{"-h"}, {"--help"}, {"--json"}, {"--force"}, {"--ipc-name", CliValue::kAny}};
+  const std::span<char* const> args = cli_arguments(argc, argv);
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "--json") {
+  for (CliReader reader(args, kOptions, CliWords::kTaken); !reader.done();) {
+    auto arg = reader.next();
+    if (!arg) {
+      fmt::print(stderr, "rtotemctl: {}\n{}", arg.error().message(), usage());
+      return kExitUsage;
+    }
+    if (arg->is_word()) {
+      o.words.emplace_back(arg->value);
+    } else if (arg->name == "--json") {
       o.json = true;
-    } else if (arg == "--force") {
+    } else if (arg->name == "--force") {
       o.force = true;
-    } else if (arg == "--ipc-name" && i + 1 < argc) {
-      o.ipc_name = argv[++i];
-    } else if (arg == "-h" || arg == "--help") {
+    } else if (arg->name == "--ipc-name") {
+      o.ipc_name = arg->value;
+    } else {  // -h, --help
       fmt::print("{}", usage());
       return kExitOk;
-    } else if (arg.starts_with("--")) {
-      fmt::print(stderr, "rtotemctl: unknown option '{}'\n{}", arg, usage());
-      return kExitUsage;
-    } else {
-      o.words.emplace_back(arg);
     }
   }
   const auto& w = o.words;

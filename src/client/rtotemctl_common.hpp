@@ -4,12 +4,10 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cstdint>
+#include <limits>
 #include <memory>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "rtotem/rtotem.h"
@@ -27,13 +25,8 @@ struct Options {
   std::vector<std::string> words;
 };
 
-// A whole number in [0, UINT32_MAX], or nothing.
-inline std::optional<std::uint32_t> number(std::string_view text) {
-  std::uint32_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
+// The largest node id, vote count or expected votes a command takes.
+inline constexpr std::uint32_t kNumberMax = std::numeric_limits<std::uint32_t>::max();
 
 inline int fail(const std::string& what, int err) {
   fmt::print(stderr, "rtotemctl: {}: {}\n", what, rtotem_strerror(err));

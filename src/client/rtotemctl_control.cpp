@@ -1,7 +1,7 @@
 // rtotemctl's node control commands, in corosync-cfgtool's manner: addresses, reload, shutdown, kill.
 #include <cerrno>
-#include <optional>
 
+#include "base/cli_args.hpp"
 #include "src/client/rtotemctl_common.hpp"
 #include "src/ipc/json_quote.hpp"
 
@@ -71,7 +71,8 @@ int kill(const Options& o, std::uint32_t node, const std::string& reason) {
 
 int control_command(const Options& o) {
   const auto& w = o.words;
-  const std::optional<std::uint32_t> node = w.size() >= 2 ? number(w[1]) : std::optional<std::uint32_t>(0);
+  const Result<std::uint32_t> node =
+      w.size() >= 2 ? parse_number(w[0], w[1], std::uint32_t{0}, kNumberMax) : Result<std::uint32_t>(0u);
   if (w[0] == "addresses" && w.size() <= 2 && node) return addresses(o, *node);
   if (w[0] == "reload" && w.size() == 1) return reload(o);
   if (w[0] == "shutdown" && w.size() == 1) return shutdown(o);

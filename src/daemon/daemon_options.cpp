@@ -1,9 +1,11 @@
+// Parsing rtotemd's command line: every refusal names the argument at fault.
 #include "src/daemon/daemon_options.hpp"
 
-#include <charconv>
 #include <filesystem>
+#include <limits>
 #include <system_error>
-#include <string_view>
+
+#include "base/cli_args.hpp"
 
 namespace rtotem::daemon {
 
@@ -22,37 +24,32 @@ const char* daemon_usage() noexcept {
 }
 
 Result<DaemonOptions> parse_daemon_options(std::span<char* const> args) {
+  constexpr CliValue kValue = CliValue::kNonEmpty;
+  constexpr CliOption kOptions[] = {{"-f"}, {"-t"}, {"-v"}, {"--version"}, {"-h"}, {"--help"}, {"-c", kValue},
+                                    {"--ipc-name", kValue}, {"--state-dir", kValue}, {"--nodeid", kValue}};
   DaemonOptions out;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string_view arg = args[i];
-    auto value = [&]() -> Result<std::string_view> {
-      if (i + 1 >= args.size()) return Error::make("{}: missing value", arg);
-      return std::string_view(args[++i]);
-    };
-    if (arg == "-f") {
+  for (CliReader reader(args, kOptions); !reader.done();) {
+    auto arg = reader.next();
+    if (!arg) return arg.error();
+    const auto [name, value] = *arg;
+    if (name == "-f") {
       out.foreground = true;
-    } else if (arg == "-t") {
+    } else if (name == "-t") {
       out.check_only = true;
-    } else if (arg == "-v" || arg == "--version") {
+    } else if (name == "-v" || name == "--version") {
       out.version = true;
-    } else if (arg == "-h" || arg == "--help") {
+    } else if (name == "-h" || name == "--help") {
       out.help = true;
-    } else if (arg == "-c" || arg == "--ipc-name" || arg == "--state-dir" || arg == "--nodeid") {
-      auto v = value();
-      if (!v) return v.error();
-      if (v->empty()) return Error::make("{}: empty value", arg);
-      if (arg == "-c") out.config_path = *v;
-      if (arg == "--ipc-name") out.ipc_name = *v;
-      if (arg == "--state-dir") out.state_dir = *v;
-      if (arg == "--nodeid") {
-        membership::NodeId id = 0;
-        const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), id);
-        if (ec != std::errc{} || end != v->data() + v->size() || id == 0)
-          return Error::make("--nodeid: '{}' is not a node id (1..4294967295)", *v);
-        out.nodeid = id;
-      }
-    } else {
-      return Error::make("unknown argument '{}'", arg);
+    } else if (name == "-c") {
+      out.config_path = value;
+    } else if (name == "--ipc-name") {
+      out.ipc_name = value;
+    } else if (name == "--state-dir") {
+      out.state_dir = value;
+    } else if (name == "--nodeid") {
+      auto id = parse_number(name, value, membership::NodeId{1}, std::numeric_limits<membership::NodeId>::max());
+      if (!id) return id.error();
+      out.nodeid = *id;
     }
   }
   // Absolute: a detached daemon runs in / (and SIGHUP re-reads the config from there).

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 
+#include "base/cli_args.hpp"
 #include "src/sim/sim_cluster.hpp"
 #include "src/sim/sim_options.hpp"
 
@@ -213,7 +214,7 @@ bool run_one(const SimOptions& options, std::uint64_t seed, Totals& totals) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::span<char* const> args(argv + (argc > 0 ? 1 : 0), argc > 0 ? static_cast<std::size_t>(argc - 1) : 0);
+  const std::span<char* const> args = cli_arguments(argc, argv);
   auto options = parse_sim_options(args);
   if (!options) {
     fmt::print(stderr, "rtotem-sim: {}\n{}", options.error().message(), sim_usage());

@@ -2,14 +2,13 @@
 // run back out as the command that replays it.
 #include "src/sim/sim_options.hpp"
 
-#include "membership/packets.hpp"
 #include "base/cli_args.hpp"
+#include "membership/packets.hpp"
 #include "src/sim/sim_quorum.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <iterator>
 #include <limits>
@@ -28,13 +27,15 @@ constexpr std::uint64_t kParamsSalt = 0x7061'7261'6d73'0001;  // "params"
 constexpr std::uint64_t kDrawnRateMinPercent = 5;
 constexpr std::uint64_t kDrawnRateMaxPercent = 50;
 
-constexpr std::string_view kOptionNames[] = {"--seed",  "--seeds", "--nodes",      "--duration",
-                                           "--loss",  "--dup",   "--reorder",    "--delay-us",
-                                           "--rate",  "--safe",  "--token-timeout-ms",
-                                           "--partitions", "--crashes", "--stops", "--late",
-                                           "--corrupt", "--pauses", "--clock-skew", "--slow", "--torn",
-                                           "--message-size", "--lose-state", "--quorum", "--links",
-                                           "--link-mode", "--link-cuts", "--vote-changes"};
+constexpr CliValue kValue = CliValue::kAny;
+constexpr CliOption kOptions[] = {
+    {"-h"}, {"--help"}, {"-v"}, {"--verbose"}, {"--crypto"}, {"--groups"},
+    {"--seed", kValue}, {"--seeds", kValue}, {"--nodes", kValue}, {"--duration", kValue}, {"--loss", kValue},
+    {"--dup", kValue}, {"--reorder", kValue}, {"--delay-us", kValue}, {"--rate", kValue}, {"--safe", kValue},
+    {"--token-timeout-ms", kValue}, {"--partitions", kValue}, {"--crashes", kValue}, {"--stops", kValue},
+    {"--late", kValue}, {"--corrupt", kValue}, {"--pauses", kValue}, {"--clock-skew", kValue}, {"--slow", kValue},
+    {"--torn", kValue}, {"--message-size", kValue}, {"--lose-state", kValue}, {"--quorum", kValue},
+    {"--links", kValue}, {"--link-mode", kValue}, {"--link-cuts", kValue}, {"--vote-changes", kValue}};
 
 constexpr std::string_view kUsage =
     "usage: rtotem-sim [--seed S | --seeds A..B] [options]\n"
@@ -121,54 +122,27 @@ double on_or_off(Rng& rng, std::uint64_t lo, std::uint64_t hi, double scale) {
   return on ? value : 0;
 }
 
-Result<std::uint64_t> parse_integer(std::string_view option, std::string_view text, std::uint64_t min,
-                                    std::uint64_t max) {
-  int base = 10;
-  std::string_view digits = text;
-  if (digits.starts_with("0x") || digits.starts_with("0X")) {
-    base = 16;
-    digits.remove_prefix(2);
-  }
-  std::uint64_t value = 0;
-  const char* end = digits.data() + digits.size();
-  const auto [ptr, ec] = std::from_chars(digits.data(), end, value, base);
-  if (digits.empty() || ec == std::errc::invalid_argument || ptr != end)
-    return Error::make("{}: '{}' is not a whole number", option, text);
-  if (ec == std::errc::result_out_of_range || value < min || value > max)
-    return Error::make("{}: {} is out of range [{}, {}]", option, text, min, max);
-  return value;
-}
-
-Result<double> parse_real(std::string_view option, std::string_view text, double min, double max) {
-  double value = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end || !std::isfinite(value))
-    return Error::make("{}: '{}' is not a number", option, text);
-  if (value < min || value > max) return Error::make("{}: {} is out of range [{}, {}]", option, text, min, max);
-  return value;
-}
-
 Result<void> parse_message_size(SimOptions& options, std::string_view text) {
   const auto dots = text.find("..");
   const std::string_view low_text = text.substr(0, dots);
   const std::string_view high_text = dots == std::string_view::npos ? low_text : text.substr(dots + 2);
-  auto low = parse_integer("--message-size", low_text, kMessageSizeMin, kMessageSizeMax);
+  auto low = parse_number("--message-size", low_text, kMessageSizeMin, kMessageSizeMax);
   if (!low) return low.error();
-  auto high = parse_integer("--message-size", high_text, kMessageSizeMin, kMessageSizeMax);
+  auto high = parse_number("--message-size", high_text, kMessageSizeMin, kMessageSizeMax);
   if (!high) return high.error();
   if (*high < *low) return Error::make("--message-size: {} ends before it starts", text);
-  options.message_size_low = static_cast<std::uint32_t>(*low);
-  options.message_size_high = static_cast<std::uint32_t>(*high);
+  options.message_size_low = *low;
+  options.message_size_high = *high;
   return {};
 }
 
 Result<void> parse_seeds(SimOptions& options, std::string_view text) {
   const auto dots = text.find("..");
   if (dots == std::string_view::npos) return Error::make("--seeds: '{}' is not A..B", text);
-  auto first = parse_integer("--seeds", text.substr(0, dots), 0, std::numeric_limits<std::uint64_t>::max());
+  constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
+  auto first = parse_number<std::uint64_t>("--seeds", text.substr(0, dots), 0, kU64Max);
   if (!first) return first.error();
-  auto last = parse_integer("--seeds", text.substr(dots + 2), 0, std::numeric_limits<std::uint64_t>::max());
+  auto last = parse_number<std::uint64_t>("--seeds", text.substr(dots + 2), 0, kU64Max);
   if (!last) return last.error();
   if (*last < *first) return Error::make("--seeds: {} ends before it starts", text);
   if (*last - *first >= kSeedsPerRangeMax)
@@ -179,40 +153,49 @@ Result<void> parse_seeds(SimOptions& options, std::string_view text) {
   return {};
 }
 
-template <class T, class Parsed>
-Result<void> store(std::optional<T>& field, Parsed parsed) {
+template <class T>
+Result<void> store(std::optional<T>& field, Result<T> parsed) {
   if (!parsed) return parsed.error();
-  field = static_cast<T>(*parsed);
+  field = *parsed;
   return {};
 }
 
+// Sets the one option `name` names; the reader has checked that it is one of kOptions.
 Result<void> apply_option(SimOptions& options, std::string_view name, std::string_view value) {
   constexpr std::uint64_t kU64Max = std::numeric_limits<std::uint64_t>::max();
+  const auto flag = [](bool& field) -> Result<void> {
+    field = true;
+    return {};
+  };
+  if (name == "-v" || name == "--verbose") return flag(options.verbose);
+  if (name == "--crypto") return flag(options.crypto);
+  if (name == "--groups") return flag(options.groups);
   if (name == "--seed") {
-    auto seed = parse_integer(name, value, 0, kU64Max);
+    auto seed = parse_number<std::uint64_t>(name, value, 0, kU64Max);
     if (!seed) return seed.error();
     options.seed_first = options.seed_last = *seed;
     return {};
   }
   if (name == "--seeds") return parse_seeds(options, value);
-  if (name == "--nodes") return store(options.nodes, parse_integer(name, value, 1, kNodesMax));
-  if (name == "--duration") return store(options.duration_s, parse_real(name, value, 1e-6, kDurationMaxS));
-  if (name == "--loss") return store(options.loss, parse_real(name, value, 0, 1));
-  if (name == "--dup") return store(options.dup, parse_real(name, value, 0, 1));
-  if (name == "--reorder") return store(options.reorder, parse_real(name, value, 0, 1));
-  if (name == "--delay-us") return store(options.delay_us, parse_integer(name, value, 0, kDelayMaxUs));
-  if (name == "--rate") return store(options.rate, parse_real(name, value, 1e-3, 1e6));
-  if (name == "--safe") return store(options.safe, parse_real(name, value, 0, 1));
-  if (name == "--token-timeout-ms") return store(options.token_timeout_ms, parse_integer(name, value, 10, 600'000));
-  if (name == "--partitions") return store(options.partitions, parse_real(name, value, 0, kFaultRateMax));
-  if (name == "--crashes") return store(options.crashes, parse_real(name, value, 0, kFaultRateMax));
-  if (name == "--stops") return store(options.stops, parse_real(name, value, 0, 1));
-  if (name == "--late") return store(options.late, parse_real(name, value, 0, 1));
-  if (name == "--corrupt") return store(options.corrupt, parse_real(name, value, 0, 1));
-  if (name == "--pauses") return store(options.pauses, parse_real(name, value, 0, kFaultRateMax));
-  if (name == "--clock-skew") return store(options.clock_skew, parse_real(name, value, 0, kClockSkewMax));
-  if (name == "--slow") return store(options.slow, parse_real(name, value, 0, 1));
-  if (name == "--torn") return store(options.torn, parse_real(name, value, 0, 1));
+  if (name == "--nodes") return store(options.nodes, parse_number(name, value, std::uint32_t{1}, kNodesMax));
+  if (name == "--duration") return store(options.duration_s, parse_number(name, value, 1e-6, kDurationMaxS));
+  if (name == "--loss") return store(options.loss, parse_number(name, value, 0.0, 1.0));
+  if (name == "--dup") return store(options.dup, parse_number(name, value, 0.0, 1.0));
+  if (name == "--reorder") return store(options.reorder, parse_number(name, value, 0.0, 1.0));
+  if (name == "--delay-us") return store(options.delay_us, parse_number<std::uint32_t>(name, value, 0, kDelayMaxUs));
+  if (name == "--rate") return store(options.rate, parse_number(name, value, 1e-3, 1e6));
+  if (name == "--safe") return store(options.safe, parse_number(name, value, 0.0, 1.0));
+  if (name == "--token-timeout-ms")
+    return store(options.token_timeout_ms, parse_number<std::uint32_t>(name, value, 10, 600'000));
+  if (name == "--partitions") return store(options.partitions, parse_number(name, value, 0.0, kFaultRateMax));
+  if (name == "--crashes") return store(options.crashes, parse_number(name, value, 0.0, kFaultRateMax));
+  if (name == "--stops") return store(options.stops, parse_number(name, value, 0.0, 1.0));
+  if (name == "--late") return store(options.late, parse_number(name, value, 0.0, 1.0));
+  if (name == "--corrupt") return store(options.corrupt, parse_number(name, value, 0.0, 1.0));
+  if (name == "--pauses") return store(options.pauses, parse_number(name, value, 0.0, kFaultRateMax));
+  if (name == "--clock-skew") return store(options.clock_skew, parse_number(name, value, 0.0, kClockSkewMax));
+  if (name == "--slow") return store(options.slow, parse_number(name, value, 0.0, 1.0));
+  if (name == "--torn") return store(options.torn, parse_number(name, value, 0.0, 1.0));
   if (name == "--message-size") return parse_message_size(options, value);
   if (name == "--quorum") {
     if (auto features = parse_quorum_features(value, kNodesMax, kDefaultTokenTimeoutMs); !features)
@@ -221,9 +204,9 @@ Result<void> apply_option(SimOptions& options, std::string_view name, std::strin
     return {};
   }
   if (name == "--links") {
-    auto links = parse_integer(name, value, 1, kSimLinksMax);
+    auto links = parse_number(name, value, std::uint32_t{1}, kSimLinksMax);
     if (!links) return links.error();
-    options.links = static_cast<std::uint32_t>(*links);
+    options.links = *links;
     return {};
   }
   if (name == "--link-mode") {
@@ -232,19 +215,19 @@ Result<void> apply_option(SimOptions& options, std::string_view name, std::strin
     return {};
   }
   if (name == "--link-cuts") {
-    auto rate = parse_real(name, value, 0, kFaultRateMax);
+    auto rate = parse_number(name, value, 0.0, kFaultRateMax);
     if (!rate) return rate.error();
     options.link_cuts = *rate;
     return {};
   }
   if (name == "--vote-changes") {
-    auto rate = parse_real(name, value, 0, kFaultRateMax);
+    auto rate = parse_number(name, value, 0.0, kFaultRateMax);
     if (!rate) return rate.error();
     options.vote_changes = *rate;
     return {};
   }
   if (name == "--lose-state") {
-    auto share = parse_real(name, value, 0, 1);
+    auto share = parse_number(name, value, 0.0, 1.0);
     if (!share) return share.error();
     options.lose_state = *share;
     return {};
@@ -257,27 +240,14 @@ Result<void> apply_option(SimOptions& options, std::string_view name, std::strin
 Result<SimOptions> parse_sim_options(std::span<char* const> args) {
   SimOptions options;
   bool seed_given = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string_view arg = args[i];
-    if (arg == "-h" || arg == "--help") {
+  for (CliReader reader(args, kOptions); !reader.done();) {
+    auto option = reader.next();
+    if (!option) return option.error();
+    const auto [name, value] = *option;
+    if (name == "-h" || name == "--help") {
       options.help = true;
       return options;
     }
-    if (arg == "-v" || arg == "--verbose") {
-      options.verbose = true;
-      continue;
-    }
-    if (arg == "--crypto") {
-      options.crypto = true;
-      continue;
-    }
-    if (arg == "--groups") {
-      options.groups = true;
-      continue;
-    }
-    auto option = next_cli_option(args, i, kOptionNames);
-    if (!option) return option.error();
-    const auto [name, value] = *option;
     if (name == "--seed" || name == "--seeds") {
       if (seed_given) return Error::make("{}: give one --seed or one --seeds", name);
       seed_given = true;

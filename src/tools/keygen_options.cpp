@@ -1,9 +1,9 @@
+// Parsing rtotem-keygen's command line, and its --help text.
 #include "src/tools/keygen_options.hpp"
 
 #include <fmt/format.h>
 
-#include <string_view>
-
+#include "base/cli_args.hpp"
 #include "src/common/key_file.hpp"
 
 namespace rtotem::tools {
@@ -39,27 +39,19 @@ std::string keygen_usage() {
 }
 
 Result<KeygenOptions> parse_keygen_options(std::span<char* const> args) {
+  constexpr CliOption kOptions[] = {
+      {"--force"}, {"-h"}, {"--help"}, {"-k", CliValue::kNonEmpty}, {"--key", CliValue::kNonEmpty}};
   KeygenOptions out;
   out.path = kDefaultKeyFile;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string_view arg = args[i];
-    if (arg == "--force") {
+  for (CliReader reader(args, kOptions); !reader.done();) {
+    auto arg = reader.next();
+    if (!arg) return arg.error();
+    if (arg->name == "--force") {
       out.force = true;
-    } else if (arg == "-h" || arg == "--help") {
+    } else if (arg->name == "-h" || arg->name == "--help") {
       out.help = true;
-    } else if (arg == "-k" || arg == "--key" || arg.starts_with("--key=")) {
-      std::string_view value;
-      if (arg.starts_with("--key=")) {
-        value = arg.substr(6);
-      } else if (i + 1 < args.size()) {
-        value = args[++i];
-      } else {
-        return Error::make("{}: missing value (a path)", arg);
-      }
-      if (value.empty()) return Error::make("{}: empty path", arg);
-      out.path = value;
     } else {
-      return Error::make("unknown argument '{}'", arg);
+      out.path = arg->value;  // -k or --key
     }
   }
   return out;

@@ -1,12 +1,10 @@
 // Parsing and checking of rtotem-ping's command line: every refusal names the argument at fault.
 #include "src/tools/ping_options.hpp"
 
-#include "base/cli_args.hpp"
-
 #include <algorithm>
-#include <charconv>
 #include <limits>
 
+#include "base/cli_args.hpp"
 #include "src/tools/ping_wire.hpp"
 
 namespace rtotem::tools {
@@ -20,8 +18,11 @@ using transport::UdpPeer;
 constexpr std::string_view kDefaultGroupHost = "239.192.72.1";
 constexpr std::uint16_t kDefaultGroupPort = 5406;
 
-constexpr std::string_view kOptionNames[] = {"--node", "--peer", "--mode", "--group", "--interface", "--count",
-                                           "--size", "--cluster", "--timeout-s", "--mtu"};
+constexpr CliValue kValue = CliValue::kAny;
+constexpr CliOption kOptions[] = {
+    {"-h"}, {"--help"}, {"--node", kValue}, {"--peer", kValue}, {"--mode", kValue}, {"--group", kValue},
+    {"--interface", kValue}, {"--count", kValue}, {"--size", kValue}, {"--cluster", kValue},
+    {"--timeout-s", kValue}, {"--mtu", kValue}};
 
 constexpr std::string_view kUsage =
     "usage: rtotem-ping --node ID --peer ID=HOST:PORT --peer ID=HOST:PORT... [options]\n"
@@ -40,18 +41,6 @@ constexpr std::string_view kUsage =
     "  --timeout-s S             bound on the whole run, in seconds (default 20)\n"
     "  --mtu N                   largest payload per packet, in bytes (default 1400)\n"
     "  -h, --help                this text\n";
-
-template <class T>
-Result<T> parse_number(std::string_view option, std::string_view text, T min, T max) {
-  std::uint64_t value = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec == std::errc::invalid_argument || ptr != end)
-    return Error::make("{}: '{}' is not a number", option, text);
-  if (ec == std::errc::result_out_of_range || value < min || value > max)
-    return Error::make("{}: {} is out of range [{}, {}]", option, text, min, max);
-  return static_cast<T>(value);
-}
 
 // "HOST:PORT", "[V6ADDR]:PORT" or "[V6ADDR%IF]:PORT".
 Result<InetAddress> parse_endpoint(std::string_view option, std::string_view text) {
@@ -181,15 +170,14 @@ Result<void> check(PingOptions& options, bool node_given) {
 Result<PingOptions> parse_ping_options(std::span<char* const> args) {
   PingOptions options;
   bool node_given = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string_view arg = args[i];
-    if (arg == "-h" || arg == "--help") {
+  for (CliReader reader(args, kOptions); !reader.done();) {
+    auto option = reader.next();
+    if (!option) return option.error();
+    const auto [name, value] = *option;
+    if (name == "-h" || name == "--help") {
       options.help = true;
       return options;
     }
-    auto option = next_cli_option(args, i, kOptionNames);
-    if (!option) return option.error();
-    const auto [name, value] = *option;
     if (auto ok = apply_option(options, name, value); !ok) return ok.error();
     node_given = node_given || name == "--node";
   }

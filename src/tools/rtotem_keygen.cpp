@@ -1,12 +1,13 @@
 // rtotem-keygen: writes a fresh cluster key (see --help).
 #include <fmt/format.h>
 
+#include "base/cli_args.hpp"
 #include "src/common/key_file.hpp"
 #include "src/tools/keygen_options.hpp"
 
 int main(int argc, char** argv) {
   using namespace rtotem;
-  const std::span<char* const> args(argv + (argc > 0 ? 1 : 0), argc > 0 ? static_cast<std::size_t>(argc - 1) : 0);
+  const std::span<char* const> args = cli_arguments(argc, argv);
   auto options = tools::parse_keygen_options(args);
   if (!options) {
     fmt::print(stderr, "rtotem-keygen: {}\n(rtotem-keygen --help says more)\n", options.error().message());

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <span>
 
+#include "base/cli_args.hpp"
 #include "src/tools/ping_options.hpp"
 #include "src/tools/ping_report.hpp"
 #include "src/tools/ping_session.hpp"
@@ -47,7 +48,7 @@ rtotem::Result<std::unique_ptr<rtotem::transport::Backend>> open_backend(const r
 
 int main(int argc, char** argv) {
   using namespace rtotem;
-  const std::span<char* const> args(argv + (argc > 0 ? 1 : 0), argc > 0 ? static_cast<std::size_t>(argc - 1) : 0);
+  const std::span<char* const> args = cli_arguments(argc, argv);
   auto options = tools::parse_ping_options(args);
   if (!options) {
     fmt::print(stderr, "rtotem-ping: {}\n{}", options.error().message(), tools::ping_usage());

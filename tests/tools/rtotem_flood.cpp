@@ -24,10 +24,10 @@
 #include <thread>
 #include <vector>
 
-#include "bench/bench_options.hpp"
+#include "base/cli_args.hpp"
+#include "base/fd.hpp"
 #include "membership/packets.hpp"
 #include "tests/tools/spoofed_udp.hpp"
-#include "base/fd.hpp"
 #include "transport/wire_crypto.hpp"
 
 namespace rtotem::bench {
@@ -83,17 +83,20 @@ Result<Kind> kind_named(const std::string& name) {
 }
 
 Result<FloodOptions> parse(int argc, char** argv) {
+  constexpr CliValue kValue = CliValue::kAny;
+  constexpr CliOption kOptions[] = {
+      {"--spoof"}, {"--to", kValue}, {"--from", kValue}, {"--kind", kValue}, {"--cluster", kValue},
+      {"--as", kValue}, {"--seconds", kValue}, {"--rate", kValue}};
   FloodOptions o;
   bool to_given = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view option = argv[i];
+  for (CliReader reader(cli_arguments(argc, argv), kOptions); !reader.done();) {
+    auto arg = reader.next();
+    if (!arg) return arg.error();
+    const std::string_view option = arg->name;
+    const std::string value(arg->value);
     if (option == "--spoof") {
       o.spoof = true;
-      continue;
-    }
-    if (i + 1 >= argc) return Error::make("{}: needs a value (or is unknown)", option);
-    const std::string value = argv[++i];
-    if (option == "--to") {
+    } else if (option == "--to") {
       auto a = endpoint(option, value, true);
       if (!a) return a.error();
       o.to = *a;
@@ -120,8 +123,6 @@ Result<FloodOptions> parse(int argc, char** argv) {
       auto n = parse_number<std::uint64_t>(option, value, 1, 100'000'000);
       if (!n) return n.error();
       o.rate = *n;
-    } else {
-      return Error::make("unknown option '{}'", option);
     }
   }
   if (!to_given || o.cluster.empty()) return Error::make("--to and --cluster are required");

@@ -40,10 +40,12 @@ TEST(KeygenOptions, ThePathComesFromShortLongOrEqualsForm) {
 }
 
 TEST(KeygenOptions, BadArgumentsAreNamed) {
-  EXPECT_EQ(error_of({"-k"}), "-k: missing value (a path)");
-  EXPECT_EQ(error_of({"--key="}), "--key=: empty path");
-  EXPECT_EQ(error_of({"--forse"}), "unknown argument '--forse'");
-  EXPECT_EQ(error_of({"/tmp/key"}), "unknown argument '/tmp/key'");
+  EXPECT_EQ(error_of({"-k"}), "-k: missing value");
+  EXPECT_EQ(error_of({"--key="}), "--key: empty value");
+  EXPECT_EQ(error_of({"--key", ""}), "--key: empty value");
+  EXPECT_EQ(error_of({"--force=yes"}), "--force: takes no value");
+  EXPECT_EQ(error_of({"--forse"}), "unknown option '--forse'");
+  EXPECT_EQ(error_of({"/tmp/key"}), "unexpected argument '/tmp/key'");
 }
 
 TEST(KeygenOptions, HelpReadsLikeAManPage) {
