@@ -164,13 +164,14 @@ Handle quiet_client(const DaemonCluster& cluster, int which, std::vector<std::ui
   rtotem_t* h = nullptr;
   EXPECT_EQ(rtotem_connect(&h, cluster.ipc_name(1).c_str(), nullptr, &seen), 0);
   Handle handle(h, rtotem_disconnect);
-  if (h != nullptr && which != 0)
+  if (h != nullptr && which != 0) {
     EXPECT_EQ(rtotem_quorum_track_changes(
                   h, [](rtotem_t*, const rtotem_quorum* q, void* ctx) {
                     static_cast<std::vector<std::uint32_t>*>(ctx)->push_back(q->total_votes);
                   },
                   which),
               0);
+  }
   return handle;
 }
 
