@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "rtotem/rtotem.h"
+#include "tests/integration/wait.hpp"
 
 namespace rtotem::testing {
 
@@ -67,8 +68,6 @@ struct ChildReaper {
   ~ChildReaper();
 };
 
-// Whether `condition` holds within `limit` (tried every 100 ms).
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = std::chrono::seconds(20));
 // The whole file at `path` (empty if it cannot be read).
 std::string read_file(const std::string& path);
 
