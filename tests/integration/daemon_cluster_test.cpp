@@ -474,11 +474,7 @@ TEST(DaemonReload, SighupReloadsAndSurvivesABrokenFile) {
   TestClient client;
   ASSERT_EQ(client.connect(cluster.ipc_name(1)), 0);
   auto log_has = [&](const std::string& text) {
-    for (int i = 0; i < 100; ++i) {
-      if (cluster.log(1).find(text) != std::string::npos) return true;
-      usleep(50'000);
-    }
-    return false;
+    return eventually([&] { return cluster.log(1).find(text) != std::string::npos; }, 5s, 50ms);
   };
   cluster.signal(1, SIGHUP);
   EXPECT_TRUE(log_has("SIGHUP: no change; log file reopened")) << cluster.log(1);
