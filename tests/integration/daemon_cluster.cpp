@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -117,8 +117,13 @@ std::string read_file(const std::string& path) {
 }
 
 std::uint64_t json_counter(const std::string& json, const std::string& name) {
-  std::smatch m;
-  return std::regex_search(json, m, std::regex("\"" + name + "\": ([0-9]+)")) ? std::stoull(m[1]) : 0ull;
+  const std::string key = fmt::format("\"{}\": ", name);
+  for (std::size_t at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) {
+    const std::size_t number = at + key.size();
+    if (number < json.size() && std::isdigit(static_cast<unsigned char>(json[number])) != 0)
+      return std::stoull(json.substr(number));
+  }
+  return 0;
 }
 
 Flood::Flood(const std::string& args) {

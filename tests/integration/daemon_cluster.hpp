@@ -71,7 +71,7 @@ struct ChildReaper {
 // The whole file at `path` (empty if it cannot be read).
 std::string read_file(const std::string& path);
 
-// The number after "name": in a JSON document; 0 if absent.
+// The first number after "name": in a JSON document; 0 if there is none.
 std::uint64_t json_counter(const std::string& json, const std::string& name);
 
 // rtotem-flood (RTOTEM_FLOOD names the binary) with `args`, in the background until wait().
