@@ -42,7 +42,7 @@ struct WireOptions {
   unsigned duration_s = 5;
 };
 
-constexpr const char* kUsage =
+constexpr const char* kWireUsage =
     "usage: rtotem-udp-wire --bind IPV4 --peers IPV4[,IPV4...] [--port P] [--size BYTES] [--duration S] [--json]\n";
 
 Result<sockaddr_in> ipv4(std::string_view option, const std::string& text, std::uint16_t port) {
@@ -157,7 +157,7 @@ int run(const WireOptions& o) {
 int main(int argc, char** argv) {
   auto options = rtotem::bench::parse(argc, argv);
   if (!options) {
-    fmt::print(stderr, "rtotem-udp-wire: {}\n{}", options.error().message(), rtotem::bench::kUsage);
+    fmt::print(stderr, "rtotem-udp-wire: {}\n{}", options.error().message(), rtotem::bench::kWireUsage);
     return 2;
   }
   return rtotem::bench::run(*options);

@@ -23,6 +23,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -75,7 +76,18 @@ class PieceAssembler {
     std::vector<std::byte> bytes;
     std::uint64_t added = 0;  // when it was last given a piece (added_)
   };
-  using Partials = std::map<Key, Partial, std::less<>>;
+  // A Key and a lookup's (group, node, pid) ordered alike, so that a lookup makes no string. Not
+  // std::less<>: it compares the tuples as they are, and clang-14 finds no order between a
+  // std::string and a std::string_view there.
+  struct KeyLess {
+    using is_transparent = void;
+    using View = std::tuple<std::string_view, std::uint32_t, std::uint32_t>;
+    static View view(const Key& key) { return {std::get<0>(key), std::get<1>(key), std::get<2>(key)}; }
+    static const View& view(const View& key) { return key; }
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const { return view(a) < view(b); }
+  };
+  using Partials = std::map<Key, Partial, KeyLess>;
   void erase(Partials::iterator at);
   Outcome drop(Partials::iterator at);
   bool make_room(Partials::iterator at, std::size_t more);

@@ -18,7 +18,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "tests/integration/corosync_tool.hpp"
@@ -47,6 +46,13 @@ class CorosyncTools : public ::testing::Test {
       })) << cluster.ctl_json(n, "quorum");
   }
 };
+
+// Whether node `node`'s rtotemd counts `votes` within the bound. It sends its clients a change in
+// the turn that makes it, before it answers rtotemctl: once rtotemctl shows the change, whatever
+// the daemon sends a handle for it waits there, and a dispatch finds it.
+bool counts_votes(const DaemonCluster& cluster, int node, unsigned votes) {
+  return eventually([&] { return json_counter(cluster.ctl_json(node, "quorum"), "total_votes") == votes; });
+}
 
 // The ring id rtotemctl reports for node `node`'s quorum state, as corosync prints ring ids.
 std::string ring_id(const DaemonCluster& cluster, int node) {
@@ -267,8 +273,7 @@ TEST_F(CorosyncTools, OneQuorumDispatchAfterARingChangeBringsItsNotifications) {
   ASSERT_TRUE(eventually([&] { return quorum_dispatch(handle, CS_DISPATCH_ALL) == CS_OK && quorums.size() == 1; }));
   EXPECT_EQ(nodelists.size(), 1U) << "the nodelist notification first";
   cluster.kill(3, SIGKILL);
-  ASSERT_TRUE(eventually([&] { return json_counter(cluster.ctl_json(1, "quorum"), "total_votes") == 2; }));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the events have reached the client
+  ASSERT_TRUE(counts_votes(cluster, 1, 2));  // the events of the new ring wait at the handle
   ASSERT_EQ(quorum_dispatch(handle, CS_DISPATCH_ONE), CS_OK);
   ASSERT_EQ(quorums.size(), 2U) << "one dispatch: the new ring's quorum notification";
   EXPECT_EQ(quorums.back(), (std::vector<uint32_t>{1, 2}));
@@ -282,28 +287,23 @@ TEST_F(CorosyncTools, OneQuorumDispatchAfterARingChangeBringsItsNotifications) {
 TEST_F(CorosyncTools, TrackingTheCurrentQuorumTellsTheStateAtTrackstartAndNoChangeAfter) {
   DaemonCluster cluster(3, 1000, "", kVotequorum);
   start(cluster, 3);
-  const auto votes_at_node_1 = [&](unsigned votes) {
-    return eventually([&] { return json_counter(cluster.ctl_json(1, "quorum"), "total_votes") == votes; });
-  };
   uint32_t type = 0;
   const quorum_handle_t handle = open_quorum(cluster, type);
   ASSERT_NE(handle, 0U);
   ASSERT_EQ(quorum_trackstart(handle, CS_TRACK_CHANGES), CS_OK);
   ASSERT_TRUE(eventually([&] { return quorum_dispatch(handle, CS_DISPATCH_ALL) == CS_OK && quorums.size() == 1; }));
   cluster.kill(3, SIGKILL);
-  ASSERT_TRUE(votes_at_node_1(2));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the change ({1,2}) waits at the handle, unread
+  ASSERT_TRUE(counts_votes(cluster, 1, 2));  // the change ({1,2}) waits at the handle, unread
   ASSERT_EQ(quorum_trackstop(handle), CS_OK);
   cluster.start(3);
-  ASSERT_TRUE(votes_at_node_1(3));
+  ASSERT_TRUE(counts_votes(cluster, 1, 3));
   ASSERT_EQ(quorum_trackstart(handle, CS_TRACK_CURRENT), CS_OK);
   ASSERT_TRUE(eventually([&] { return quorum_dispatch(handle, CS_DISPATCH_ALL) == CS_OK && quorums.size() == 2; }));
   EXPECT_EQ(quorums.back(), (std::vector<uint32_t>{1, 2, 3})) << "the state at trackstart";
   EXPECT_EQ(nodelists.back(), (std::vector<uint32_t>{1, 2, 3}));
 
   cluster.kill(3, SIGKILL);
-  ASSERT_TRUE(votes_at_node_1(2));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // what the daemon sends has come
+  ASSERT_TRUE(counts_votes(cluster, 1, 2));
   ASSERT_EQ(quorum_dispatch(handle, CS_DISPATCH_ALL), CS_OK);
   EXPECT_EQ(quorums.size(), 2U);
 
@@ -372,7 +372,7 @@ TEST_F(CorosyncTools, AQuorumNotificationComesPerRingNotWhenOnlyTheVotesChange) 
 
   ASSERT_EQ(votequorum_setvotes(vq, 1, 2), CS_OK);  // 4 votes, 4 expected: quorate throughout
   ASSERT_TRUE(eventually([&] { return dispatch_both() && expected_told == std::vector<uint32_t>{4}; }));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // what the daemon sends has come
+  ASSERT_TRUE(counts_votes(cluster, 1, 4));  // and whatever else the change makes waits at the handles
   ASSERT_TRUE(dispatch_both());
   EXPECT_EQ(quorums.size(), 1U) << "a libquorum notification for the votes";
   EXPECT_EQ(votequorum_contexts.size(), 1U) << "a votequorum quorum notification for the votes";
@@ -409,9 +409,8 @@ TEST_F(CorosyncTools, TrackstartAndTrackstopAnswerAsCorosyncsQuorumServices) {
   votequorum_contexts.clear();
   expected_contexts.clear();
   votequorum_nodelists.clear();
-  const auto set_votes = [&](unsigned votes) {
-    return votequorum_setvotes(vq, 0, votes) == CS_OK &&
-           eventually([&] { return json_counter(cluster.ctl_json(1, "quorum"), "total_votes") == votes; });
+  const auto set_votes = [&](unsigned votes) {  // and what the daemon sends for it waits at the handle
+    return votequorum_setvotes(vq, 0, votes) == CS_OK && counts_votes(cluster, 1, votes);
   };
   const auto told = [&](std::size_t n) {
     return eventually([&] { return votequorum_dispatch(vq, CS_DISPATCH_ALL) == CS_OK && votequorum_contexts.size() == n; });
@@ -420,7 +419,6 @@ TEST_F(CorosyncTools, TrackstartAndTrackstopAnswerAsCorosyncsQuorumServices) {
   EXPECT_EQ(votequorum_trackstart(vq, 5, 0), CS_OK) << "no track flag";
   EXPECT_EQ(votequorum_trackstop(vq), CS_ERR_NOT_EXIST) << "nothing tracked";
   ASSERT_TRUE(set_votes(2));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // what the daemon sends has come
   ASSERT_EQ(votequorum_dispatch(vq, CS_DISPATCH_ALL), CS_OK);
   EXPECT_TRUE(votequorum_contexts.empty() && expected_contexts.empty()) << "no track flag tracked the change";
   ASSERT_EQ(votequorum_trackstart(vq, 6, CS_TRACK_CURRENT), CS_OK);
@@ -435,8 +433,7 @@ TEST_F(CorosyncTools, TrackstartAndTrackstopAnswerAsCorosyncsQuorumServices) {
   EXPECT_EQ(votequorum_contexts, (std::vector<uint64_t>{6, 7}));
   // The state at a trackstart starts with a nodelist notification, though a change of the same
   // ring from the tracking before (the expected votes, 4) is still unread before it.
-  ASSERT_TRUE(set_votes(4));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the change waits at the handle, unread
+  ASSERT_TRUE(set_votes(4));  // the change waits at the handle, unread
   EXPECT_EQ(votequorum_trackstop(vq), CS_OK);
   ASSERT_EQ(votequorum_trackstart(vq, 9, CS_TRACK_CURRENT), CS_OK);
   ASSERT_TRUE(told(3));

@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -109,15 +109,6 @@ std::string DaemonCluster::ctl_json(int node, const std::string& command) const 
   return out;
 }
 
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return condition();
-}
-
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
@@ -126,8 +117,13 @@ std::string read_file(const std::string& path) {
 }
 
 std::uint64_t json_counter(const std::string& json, const std::string& name) {
-  std::smatch m;
-  return std::regex_search(json, m, std::regex("\"" + name + "\": ([0-9]+)")) ? std::stoull(m[1]) : 0ull;
+  const std::string key = fmt::format("\"{}\": ", name);
+  for (std::size_t at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) {
+    const std::size_t number = at + key.size();
+    if (number < json.size() && std::isdigit(static_cast<unsigned char>(json[number])) != 0)
+      return std::stoull(json.substr(number));
+  }
+  return 0;
 }
 
 Flood::Flood(const std::string& args) {
@@ -155,16 +151,18 @@ void DaemonCluster::signal(int node, int signal) {
 int DaemonCluster::kill(int node, int signal) {
   const auto found = pids_.find(node);
   if (found == pids_.end()) return -1;
-  ::kill(found->second, signal);
+  const pid_t pid = found->second;
+  ::kill(pid, signal);
   int status = 0;
-  for (int i = 0; i < 100 && waitpid(found->second, &status, WNOHANG) == 0; ++i) usleep(50'000);
-  if (waitpid(found->second, &status, WNOHANG) == 0) {
-    ::kill(found->second, SIGKILL);
-    waitpid(found->second, &status, 0);
+  // Gone: reaped here, or already by the test (waitpid then fails).
+  if (!eventually([&] { return waitpid(pid, &status, WNOHANG) != 0; }, std::chrono::seconds(5),
+                  std::chrono::milliseconds(50))) {
+    ::kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
   }
   // A daemon that did not exit cleanly leaves its clients' shared memory behind (libqb names it
   // after the server's pid).
-  std::system(fmt::format("rm -rf /dev/shm/qb-{}-*", found->second).c_str());
+  std::system(fmt::format("rm -rf /dev/shm/qb-{}-*", pid).c_str());
   pids_.erase(found);
   return status;
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "rtotem/rtotem.h"
+#include "tests/integration/wait.hpp"
 
 namespace rtotem::testing {
 
@@ -67,12 +68,10 @@ struct ChildReaper {
   ~ChildReaper();
 };
 
-// Whether `condition` holds within `limit` (tried every 100 ms).
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = std::chrono::seconds(20));
 // The whole file at `path` (empty if it cannot be read).
 std::string read_file(const std::string& path);
 
-// The number after "name": in a JSON document; 0 if absent.
+// The first number after "name": in a JSON document; 0 if there is none.
 std::uint64_t json_counter(const std::string& json, const std::string& name);
 
 // rtotem-flood (RTOTEM_FLOOD names the binary) with `args`, in the background until wait().

@@ -125,23 +125,26 @@ TEST_F(DaemonClusterTest, AKilledNodeLeavesAndARestartedOneRejoins) {
     });
   }, 30s)) << "the restarted node's process did not join";
   EXPECT_EQ(member_lists(*clients[0]).back(), member_lists(*clients[2]).back());
-  // The restarted node's client hears its own join as a JOIN, and the processes it finds on the
-  // ring as NODEUP, as a merge brings them (Corosync's CPG reasons). Nodes 1 and 2 hear it as
-  // either: its daemon may form a ring of its own first, which the next merge brings in.
+  // The restarted node's client hears its own join as a JOIN. The processes of nodes 1 and 2 are
+  // in the group at its join, if its join comes after the merge, or come as NODEUP when the merge
+  // brings them (Corosync's CPG reasons): its daemon may form a ring of its own first. Nodes 1 and
+  // 2 hear it as either, for the same reason.
   const std::uint32_t new_pid3 = clients[2]->changes.back().members.back().pid;
   const GroupEvent& own = clients[2]->changes.front();
   ASSERT_EQ(own.joined.size(), 1u);
   EXPECT_EQ(own.joined[0].pid, new_pid3);
   EXPECT_EQ(own.joined_reason[0], RTOTEM_JOIN);
-  std::vector<std::uint32_t> found_up;
+  std::vector<std::uint32_t> found;
+  for (const rtotem_member& m : own.members)
+    if (m.nodeid != 3) found.push_back(m.nodeid);
   for (const GroupEvent& e : clients[2]->changes)
     for (std::size_t i = 0; i < e.joined.size(); ++i)
       if (e.joined[i].nodeid != 3) {
         EXPECT_EQ(e.joined_reason[i], RTOTEM_NODEUP) << "node " << e.joined[i].nodeid;
-        found_up.push_back(e.joined[i].nodeid);
+        found.push_back(e.joined[i].nodeid);
       }
-  std::ranges::sort(found_up);
-  EXPECT_EQ(found_up, (std::vector<std::uint32_t>{1, 2}));
+  std::ranges::sort(found);
+  EXPECT_EQ(found, (std::vector<std::uint32_t>{1, 2})) << "each found once, at the join or by the merge";
 }
 
 // A lone daemon forms ring 1/s, is killed, and comes back with its state directory wiped (the
@@ -244,8 +247,8 @@ TEST_F(DaemonClusterTest, MalformedRequestsAndGarbageDatagramsDisturbNothing) {
   EXPECT_EQ(clients[0]->rings.size(), rings_before) << "the ring re-formed";
 }
 
-// SIGTERM: the daemon leaves the ring, so the others report it gone within a round of joins; with
-// a 10 s token, a crash would take over 20 s (token loss, then consensus).
+// SIGTERM: the daemon leaves the ring, so the others report it gone after a round of joins, with
+// neither a token loss (10 s here) nor a consensus timeout, as a crash would need.
 TEST(DaemonStop, AStoppedDaemonIsReportedGoneWithoutWaitingForTheTokenTimeout) {
   DaemonCluster cluster(3, 10000);
   for (int n = 1; n <= 3; ++n) cluster.start(n);
@@ -266,7 +269,11 @@ TEST(DaemonStop, AStoppedDaemonIsReportedGoneWithoutWaitingForTheTokenTimeout) {
   const std::unique_ptr<TestClient> on_stopped_node = std::move(clients.back());
   clients.pop_back();
   all.pop_back();
-  const auto stopped = std::chrono::steady_clock::now();
+  const auto waited_for_timeouts = [&](int node) {
+    const std::string stats = cluster.ctl_json(node, "stats");
+    return json_counter(stats, "token_losses") + json_counter(stats, "consensus_timeouts");
+  };
+  const std::uint64_t timeouts_before[] = {waited_for_timeouts(1), waited_for_timeouts(2)};
   const int status = cluster.kill(3, SIGTERM);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "not a clean exit (a sanitizer report?): status "
                                                               << status << "\n" << cluster.log(3);
@@ -274,8 +281,9 @@ TEST(DaemonStop, AStoppedDaemonIsReportedGoneWithoutWaitingForTheTokenTimeout) {
     return std::all_of(clients.begin(), clients.end(), [](const auto& c) {
       return !c->rings.empty() && c->rings.back() == std::vector<std::uint32_t>{1, 2};
     });
-  }, 8s)) << "the survivors waited for a token timeout";
-  EXPECT_LT(std::chrono::steady_clock::now() - stopped, 8s);
+  }, 60s)) << "no ring of the survivors";
+  for (int node = 1; node <= 2; ++node)
+    EXPECT_EQ(waited_for_timeouts(node), timeouts_before[node - 1]) << "node " << node << " waited for a timeout";
   for (auto& c : clients) {
     ASSERT_FALSE(c->changes.back().left.empty());
     EXPECT_EQ(c->changes.back().left[0].first.nodeid, 3u);
@@ -474,11 +482,7 @@ TEST(DaemonReload, SighupReloadsAndSurvivesABrokenFile) {
   TestClient client;
   ASSERT_EQ(client.connect(cluster.ipc_name(1)), 0);
   auto log_has = [&](const std::string& text) {
-    for (int i = 0; i < 100; ++i) {
-      if (cluster.log(1).find(text) != std::string::npos) return true;
-      usleep(50'000);
-    }
-    return false;
+    return eventually([&] { return cluster.log(1).find(text) != std::string::npos; }, 5s, 50ms);
   };
   cluster.signal(1, SIGHUP);
   EXPECT_TRUE(log_has("SIGHUP: no change; log file reopened")) << cluster.log(1);

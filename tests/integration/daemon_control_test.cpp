@@ -468,6 +468,7 @@ TEST(DaemonControl, AReloadWaitingOnASlowResolverKeepsTheRing) {
   };
   const std::uint64_t rings_before = stat_sum("rings_installed");
   const std::uint64_t losses_before = stat_sum("token_losses");
+  const std::size_t rings_seen = clients[0]->rings.size();  // node 1 may have formed one alone first
   known.write(hosts);  // from now on only the name server knows it, and it never answers
 
   std::string out;
@@ -484,7 +485,7 @@ TEST(DaemonControl, AReloadWaitingOnASlowResolverKeepsTheRing) {
   EXPECT_EQ(stat_sum("rings_installed"), rings_before) << "the ring re-formed during the reload";
   ASSERT_EQ(clients[1]->send("g", "after"), 0);
   EXPECT_TRUE(pump_until(raw(clients), [&] { return clients[0]->messages.size() == 1; }));
-  EXPECT_EQ(clients[0]->rings.size(), 1u) << "node 1's client saw the ring change";
+  EXPECT_EQ(clients[0]->rings.size(), rings_seen) << "node 1's client saw the ring change";
 }
 
 }  // namespace

@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -108,16 +107,17 @@ TEST_F(Exhaustion, AFloodInAMembersNameFromAnotherAddressChangesNothing) {
   Flood flood(fmt::format("--to 127.0.0.1:{} --cluster {} --kind foreign-ring --as 2 --from 127.0.0.9 --seconds 4 "
                           "--rate 50000", cluster.port(), cluster.cluster_name()));
   ASSERT_TRUE(exchange(clients, "g", 40, 80ms)) << "messages stopped during the flood";
-  const std::uint64_t sent = flood.wait();
-  ASSERT_GT(sent, 100'000u);
+  ASSERT_GT(flood.wait(), 0u) << "the flood sent nothing";
   for (auto& c : clients) EXPECT_EQ(c->messages, clients[0]->messages);
   EXPECT_EQ(clients[0]->rings.size(), rings_before) << "the ring re-formed";
+  // How many reach the daemon is the machine's doing (a busy one lets the socket overflow some);
+  // that those which do stop at the source check, and that the token went round, is the daemon's.
   const std::string stats = cluster.ctl_json(1, "stats");
-  // Most reach the check; a slow build on a busy machine lets the socket overflow some.
-  EXPECT_GE(json_counter(stats, "drop_wrong_source"), sent / 4) << stats;
+  EXPECT_GT(json_counter(stats, "drop_wrong_source"), json_counter(before, "drop_wrong_source"))
+      << "the flood never reached the source check: " << stats;
   for (const char* untouched : {"gathers", "token_losses", "mcasts_foreign_ring", "tokens_foreign_ring", "foreign_heard"})
     EXPECT_EQ(json_counter(stats, untouched), json_counter(before, untouched)) << untouched << ": " << stats;
-  EXPECT_GT(json_counter(stats, "tokens_received"), json_counter(before, "tokens_received") + 40) << stats;
+  EXPECT_GT(json_counter(stats, "tokens_received"), json_counter(before, "tokens_received")) << stats;
 }
 
 // Clients that stop reading, on node 1 (8 of them, in `groups` round and round), a reader there
@@ -158,11 +158,15 @@ SilentRun run_silent_clients(const DaemonCluster& cluster, const std::vector<std
   std::size_t sent = 0;
   for (int i = 0; i < kPerGroup; ++i) {
     for (const std::string& g : groups) {
-      EXPECT_EQ(clients[1]->send(g, fmt::format("{:06}", i) + filler), 0) << "message " << i << " to " << g;
+      const int rc = clients[1]->send(g, fmt::format("{:06}", i) + filler);
+      EXPECT_EQ(rc, 0) << "message " << i << " to " << g;
+      if (rc != 0) return run;
       ++sent;
-      // The reader keeps within 16 messages of the sender, however busy the machine: it is the
-      // one that reads, and must not be cut off with the silent ones.
-      EXPECT_TRUE(pump_until(raw(clients), [&] { return clients[0]->messages.size() + 16 >= sent; }, 30s));
+      // The reader, and the sender its own deliveries, keep within 16 messages of what was sent,
+      // however busy the machine: they read, and must not be cut off with the silent ones.
+      EXPECT_TRUE(pump_until(raw(clients), [&] {
+        return std::all_of(clients.begin(), clients.end(), [&](const auto& c) { return c->messages.size() + 16 >= sent; });
+      }, 30s));
     }
   }
   const std::size_t want = kPerGroup * groups.size();
@@ -212,10 +216,11 @@ TEST_F(Exhaustion, SilentClientsOfOneGroupShareOneCopyOfEachEvent) {
 }
 
 // Another process sends 60 KiB messages from node 1 as fast as the ring takes them (45 packets
-// each: flow control refuses it, counted), while this one sends a small timestamped message from
-// node 2 every 50 ms: the ring's fair share delivers each at node 3 soon after, memory stays put
-// and the ring does not re-form. (Send queues are per node: what the fast one could starve is
-// the others' share of the ring, so that is what is timed.)
+// each: flow control refuses it, counted), until it is stopped; meanwhile this one sends small
+// numbered messages from node 2, each once node 3 has delivered the one before. The ring's fair
+// share delivers every one while the flood goes on (a starved sender's would wait for its end,
+// which does not come), memory stays put and the ring does not re-form. (Send queues are per
+// node: what the fast one could starve is the others' share of the ring.)
 TEST_F(Exhaustion, AClientSendingAtFullSpeedStarvesNobody) {
   DaemonCluster cluster(3);
   std::vector<std::unique_ptr<TestClient>> clients;  // [1] on node 2 sends now and then, [2] on node 3 reads
@@ -227,7 +232,6 @@ TEST_F(Exhaustion, AClientSendingAtFullSpeedStarvesNobody) {
   })) << "node 3's reader never saw the group of two";
   const std::size_t rings_before = clients[2]->rings.size();
   const std::uint64_t rss_before = stat_of(cluster, 1, "rss_bytes");
-  constexpr auto kSpan = 5s;
   const pid_t fast = fork();
   ASSERT_GE(fast, 0);
   if (fast == 0) {  // reads its own deliveries (dropping them), or it would be cut off
@@ -235,47 +239,33 @@ TEST_F(Exhaustion, AClientSendingAtFullSpeedStarvesNobody) {
     rtotem_t* h = nullptr;
     if (rtotem_connect(&h, cluster.ipc_name(1).c_str(), &drop, nullptr) != 0 || rtotem_join(h, "fast") != 0) _exit(1);
     const std::string payload(60 << 10, 'f');
-    for (const auto end = std::chrono::steady_clock::now() + kSpan; std::chrono::steady_clock::now() < end;) {
+    for (;;) {
       const int rc = rtotem_mcast(h, "fast", payload.data(), payload.size(), RTOTEM_AGREED);
       if (rc != 0 && rc != -EAGAIN) _exit(2);
       (void)rtotem_dispatch(h, RTOTEM_DISPATCH_ALL);
     }
-    rtotem_disconnect(h);
-    _exit(0);
   }
-  // Deliveries at node 3 and how long after their sending (this process's clock, in the text).
-  std::size_t seen = 0;
-  std::chrono::nanoseconds slowest{0};
-  const auto note_deliveries = [&] {
-    for (; seen < clients[2]->messages.size(); ++seen) {
-      const std::chrono::nanoseconds sent{std::stoll(clients[2]->messages[seen].text)};
-      slowest = std::max(slowest, std::chrono::steady_clock::now().time_since_epoch() - sent);
-    }
-  };
-  int slow_sent = 0;
-  for (const auto end = std::chrono::steady_clock::now() + kSpan; std::chrono::steady_clock::now() < end;) {
-    const auto now = std::chrono::steady_clock::now().time_since_epoch();
-    ASSERT_EQ(clients[1]->send("slow", std::to_string(std::chrono::nanoseconds(now).count()), 2s), 0);
-    ++slow_sent;
-    (void)pump_until({clients[1].get(), clients[2].get()}, [&] { note_deliveries(); return false; }, 50ms);
+  ChildReaper reaper(fast);
+  ASSERT_TRUE(eventually([&] { return stat_of(cluster, 1, "submit_backpressure") > 0; }))
+      << "flow control never refused the fast sender";
+  const std::uint64_t refused_before = stat_of(cluster, 1, "submit_backpressure");
+  const std::vector<TestClient*> slow{clients[1].get(), clients[2].get()};
+  constexpr int kSlow = 20;
+  for (int i = 0; i < kSlow; ++i) {
+    ASSERT_EQ(clients[1]->send("slow", std::to_string(i)), 0) << "message " << i;
+    ASSERT_TRUE(pump_until(slow, [&] { return clients[2]->messages.size() == static_cast<std::size_t>(i) + 1; }, 30s))
+        << "message " << i << " of the slow sender waits behind the fast one";
   }
-  int status = 0;
-  ASSERT_EQ(waitpid(fast, &status, 0), fast);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the fast sender failed: status " << status;
-  ASSERT_TRUE(pump_until({clients[1].get(), clients[2].get()}, [&] {
-    note_deliveries();
-    return clients[2]->messages.size() == static_cast<std::size_t>(slow_sent);
-  }, 60s)) << clients[2]->messages.size() << " of " << slow_sent;
-  EXPECT_EQ(clients[2]->messages, clients[1]->messages);
-  EXPECT_GT(slow_sent, 40);
-  EXPECT_LT(slowest, 3s) << "a message of the slow sender waited that long behind the fast one";
   const std::string stats = cluster.ctl_json(1, "stats");
-  EXPECT_GT(json_counter(stats, "submit_backpressure"), 0u) << "flow control never refused the fast sender";
+  EXPECT_GT(json_counter(stats, "submit_backpressure"), refused_before)
+      << "the flood was not refused throughout: the fair share was not tested";
+  EXPECT_EQ(waitpid(fast, nullptr, WNOHANG), 0) << "the fast sender stopped (a send failed)";
+  ASSERT_TRUE(pump_until(slow, [&] { return clients[1]->messages.size() == kSlow; }));
+  EXPECT_EQ(clients[2]->messages, clients[1]->messages);
   EXPECT_EQ(clients[2]->rings.size(), rings_before) << "the ring re-formed";
   if (!kSanitized) {
     EXPECT_LT(json_counter(stats, "rss_peak_bytes") - rss_before, 16u << 20) << stats;
   }
-  RecordProperty("slowest_ms", static_cast<int>(slowest / 1ms));
 }
 
 // A thousand clients on one node, each in a group of its own, each sent one message from the
@@ -350,19 +340,23 @@ bool closed_by_daemon(const Fd& s, std::chrono::milliseconds limit) {
   return ::recv(s.get(), &byte, 1, MSG_DONTWAIT) == 0;
 }
 
-// The daemon's CPU time so far (user + system), from /proc.
-std::chrono::milliseconds cpu_time(pid_t pid) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string line;
-  std::getline(in, line);
-  std::istringstream fields(line.substr(line.rfind(')') + 2));  // after "pid (comm) "
-  std::string field;
-  unsigned long long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && fields >> field; ++i) {
-    if (i == 14) utime = std::stoull(field);
-    if (i == 15) stime = std::stoull(field);
+// Connections waiting to be accepted on node `node`'s IPC socket (its listen queue, as `ss`
+// reads it from the kernel); -1 if it cannot be read.
+int connections_waiting(const DaemonCluster& cluster, int node) {
+  FILE* p = popen("ss -xlH 2>/dev/null", "r");
+  if (p == nullptr) return -1;
+  const std::string name = "@" + cluster.ipc_name(node);  // abstract: ss shows its 0-padding as @
+  int waiting = -1;
+  for (char line[1024]; std::fgets(line, sizeof line, p) != nullptr;) {
+    std::istringstream fields(line);  // "u_str LISTEN <waiting> <backlog> @name@@@... inode * 0"
+    std::string netid, state, local;
+    int queued = 0, backlog = 0;
+    if (fields >> netid >> state >> queued >> backlog >> local && state == "LISTEN" &&
+        local.compare(0, name.size(), name) == 0 && local.find_first_not_of('@', name.size()) == std::string::npos)
+      waiting = queued;
   }
-  return std::chrono::milliseconds((utime + stime) * 1000 / static_cast<unsigned long long>(sysconf(_SC_CLK_TCK)));
+  pclose(p);
+  return waiting;
 }
 
 // libqb holds a connection that never authenticates forever, a descriptor apiece: rtotemd closes
@@ -396,9 +390,8 @@ TEST_F(Exhaustion, UnauthenticatedConnectionsAreBounded) {
     ASSERT_TRUE(silent.back()) << "connection " << i << ": " << strerror(errno);
     if (i % 32 == 31) std::this_thread::sleep_for(20ms);  // within the listen backlog
   }
-  for (auto deadline = std::chrono::steady_clock::now() + 20s;
-       stat_of(cluster, 1, "auth_timeouts") < kOpened - kWaitingMax && std::chrono::steady_clock::now() < deadline;)
-    std::this_thread::sleep_for(50ms);
+  EXPECT_TRUE(eventually([&] { return stat_of(cluster, 1, "auth_timeouts") >= kOpened - kWaitingMax; }))
+      << cluster.ctl_json(1, "stats");
   EXPECT_LE(stat_of(cluster, 1, "unauthenticated"), static_cast<std::uint64_t>(kWaitingMax));
   int closed = 0;
   for (const auto& s : silent) closed += closed_by_daemon(s, 0ms) ? 1 : 0;
@@ -410,7 +403,8 @@ TEST_F(Exhaustion, UnauthenticatedConnectionsAreBounded) {
 
 // A local process opens connections that never authenticate until node 1 has no descriptor
 // left. libqb's acceptor would then find the listener readable on every turn and spin: rtotemd
-// closes the oldest waiting connection to make room (or, with none, the new one) and stays idle.
+// closes the oldest waiting connection to make room (or, with none, the new one), so that none is
+// left waiting on its listener, and stays idle.
 // Node 2 then joins: node 1 must still store the new ring's sequence number (it keeps a
 // descriptor in reserve for that; without it, it aborted) and form the ring; once the
 // connections go, clients are served again.
@@ -427,11 +421,13 @@ TEST_F(Exhaustion, ADaemonOutOfDescriptorsStillFormsItsRing) {
     if (!s) break;  // the backlog is full: node 1 has stopped accepting
     hogs.push_back(std::move(s));
   }
-  std::this_thread::sleep_for(300ms);  // node 1 takes what it can
-  const auto cpu_before = cpu_time(cluster.pid(1));
-  std::this_thread::sleep_for(2s);
-  const auto spent = cpu_time(cluster.pid(1)) - cpu_before;
-  EXPECT_LT(spent, 500ms) << "node 1 spun while out of descriptors: " << spent.count() << " ms of CPU in 2 s";
+  // Node 1 makes room (the oldest waiting connection goes) until none is left waiting on its
+  // listener. Their deadline (5 s) would make room too, later: the log says which did.
+  ASSERT_FALSE(hogs.empty());
+  EXPECT_TRUE(eventually([&] { return connections_waiting(cluster, 1) == 0; }))
+      << connections_waiting(cluster, 1) << " connections left waiting on node 1's listener: it spins on them";
+  EXPECT_NE(cluster.log(1).find("had not authenticated when a newer one needed room"), std::string::npos)
+      << "node 1 made no room: " << cluster.log(1);
   cluster.start(2);
   TestClient second;
   ASSERT_EQ(second.connect(cluster.ipc_name(2)), 0);

@@ -141,7 +141,8 @@ TEST(MessagesInPieces, ARestRefusedFor30SecondsIsCutShortAndARetrySendsTheMessag
   cluster.signal(2, SIGCONT);
   ASSERT_EQ(rc, -ETIMEDOUT) << rtotem_strerror(rc);
   EXPECT_GE(waited, std::chrono::seconds(30));
-  EXPECT_LT(waited, std::chrono::seconds(40));
+  // Not a measure of the machine: a clock restarted per piece would wait 17 x 30 s.
+  EXPECT_LT(waited, std::chrono::seconds(90));
   EXPECT_EQ(clients[0]->send("g", big), 0);
   EXPECT_EQ(clients[0]->send("g", "after"), 0);
   auto both = [&](std::size_t n) { return clients[0]->messages.size() >= n && clients[1]->messages.size() >= n; };

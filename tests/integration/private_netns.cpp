@@ -2,12 +2,18 @@
 #include "tests/integration/private_netns.hpp"
 
 #include <fmt/format.h>
+#include <net/if.h>
 #include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
+#include <cstring>
+
+#include "base/fd.hpp"
+#include "tests/integration/wait.hpp"
 
 namespace rtotem::test {
 namespace {
@@ -17,6 +23,15 @@ bool run(const std::string& command) {
   const int rc = std::system((command + " >/dev/null 2>&1").c_str());
   if (rc != 0) std::fprintf(stderr, "netns set-up: '%s' failed (%d)\n", command.c_str(), rc);
   return rc == 0;
+}
+
+// Whether interface `name` of this namespace runs (IFF_RUNNING: up, with its carrier): a veth
+// end does once both ends are set up, a moment after `ip link set up` returns.
+bool operational(const char* name) {
+  const Fd fd(::socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  ifreq request{};
+  std::strncpy(request.ifr_name, name, IFNAMSIZ - 1);
+  return fd && ::ioctl(fd.get(), SIOCGIFFLAGS, &request) == 0 && (request.ifr_flags & IFF_RUNNING) != 0;
 }
 }  // namespace
 
@@ -34,7 +49,11 @@ bool enter_private_netns() {
               run(fmt::format("ip link set {} up", kVethA)) && run(fmt::format("ip link set {} up", kVethB)) &&
               run(fmt::format("ip -6 addr add {}/64 dev {} nodad", kVethAddrA, kVethA)) &&
               run(fmt::format("ip -6 addr add {}/64 dev {} nodad", kVethAddrB, kVethB));
-  if (g_private) std::this_thread::sleep_for(std::chrono::milliseconds(200));  // links settle
+  if (g_private && !rtotem::testing::eventually([] { return operational(kVethA) && operational(kVethB); },
+                                                std::chrono::seconds(10), std::chrono::milliseconds(10))) {
+    std::fprintf(stderr, "netns set-up: %s and %s are not up after 10 s\n", kVethA, kVethB);
+    g_private = false;
+  }
   return g_private;
 }
 

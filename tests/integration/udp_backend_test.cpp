@@ -6,7 +6,6 @@
 #include <sys/socket.h>
 
 #include <cstdlib>
-#include <thread>
 
 #include "tests/integration/udp_test_support.hpp"
 #include "base/fd.hpp"
@@ -330,7 +329,15 @@ struct MulticastPair : ::testing::Test {
       ASSERT_TRUE(nodes.back());
     }
   }
-  static void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }
+  // Whether `count` datagrams wait at node 1's sockets within kPatience: all that was sent to it
+  // has arrived, so that one poll finds them together.
+  bool arrived(std::size_t count) const {
+    return eventually([&] {
+      std::size_t waiting = 0;
+      for (int fd : nodes[0]->poll_fds()) waiting += datagrams_waiting(fd);
+      return waiting == count;
+    }, kPatience, std::chrono::milliseconds(1));
+  }
 };
 
 // tocssrp95: a node handles the multicasts it has received before the token that follows them.
@@ -338,7 +345,7 @@ TEST_F(MulticastPair, MulticastsQueuedBeforeATokenAreHandedOutBeforeIt) {
   for (int i = 0; i < 40; ++i) ASSERT_EQ(nodes[1]->multicast(make_message(*nodes[1], fmt::format("m{}", i))), Status::kOk);
   ASSERT_EQ(nodes[1]->unicast(1, make_message(*nodes[1], "token")), Status::kOk);
   ASSERT_EQ(nodes[1]->flush(), Status::kOk);
-  settle();
+  ASSERT_TRUE(arrived(41));
   CollectSink sink;
   while (nodes[0]->poll(sink) == kRxBatchMax) {
   }
@@ -352,7 +359,7 @@ TEST_F(MulticastPair, AShortBatchMeansDrainedEvenWhenEchoesWereDropped) {
   ASSERT_EQ(nodes[0]->flush(), Status::kOk);
   ASSERT_EQ(nodes[1]->multicast(make_message(*nodes[1], "theirs")), Status::kOk);
   ASSERT_EQ(nodes[1]->flush(), Status::kOk);
-  settle();
+  ASSERT_TRUE(arrived(64 + 1));  // the echoes of its own, and the peer's
   CollectSink sink;
   while (nodes[0]->poll(sink) == kRxBatchMax) {
   }

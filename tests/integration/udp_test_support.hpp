@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -14,11 +15,13 @@
 #include <vector>
 
 #include "tests/integration/private_netns.hpp"
+#include "tests/integration/wait.hpp"
 #include "transport/udp/udp_backend.hpp"
 
 namespace rtotem::test {
 
 using namespace rtotem::transport;
+using rtotem::testing::eventually;
 
 inline constexpr std::uint32_t kTestCluster = 0x7274;
 inline constexpr std::chrono::milliseconds kPatience{3000};  // for what must happen
@@ -78,6 +81,19 @@ inline SendBufferRef make_message(Backend& backend, const std::string& text) {
   std::memcpy(buffer->writable_payload().data(), text.data(), text.size());
   buffer->set_payload_size(static_cast<std::uint32_t>(text.size()));
   return buffer;
+}
+
+// How many datagrams wait in socket `fd`'s receive queue, counted without taking any: each peek
+// from the peek offset (SO_PEEK_OFF) goes past one datagram. The offset is switched off again.
+inline std::size_t datagrams_waiting(int fd) {
+  int offset = 0;
+  if (::setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &offset, sizeof offset) != 0) return 0;
+  std::vector<char> datagram(1 << 16);  // whole: the offset moves on by what a peek copied
+  std::size_t waiting = 0;
+  while (::recv(fd, datagram.data(), datagram.size(), MSG_PEEK | MSG_DONTWAIT) >= 0) ++waiting;
+  offset = -1;
+  (void)::setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &offset, sizeof offset);
+  return waiting;
 }
 
 // Polls every backend (each into its own sink) until `done` or the deadline; true if done.

@@ -50,7 +50,7 @@ subnet="10.77.13"
 subnet1="10.77.14"  # link 1's network
 group="t"
 token_ms=1000
-change_s=30    # a ring forms, splits or merges within this (token 1 s, consensus 1.2 s)
+change_s=30    # bounds a ring forming, splitting or merging (token 1 s), a link going down or up
 deliver_s=60   # every message sent is delivered within this
 started=$SECONDS
 
@@ -399,13 +399,13 @@ done
 echo "a: PASS: $((nodes * messages)) messages, the same order on all $nodes nodes"
 
 ring_of() { ctl "$1" status 2>/dev/null | sed -n 's/^ring.seq: //p'; }  # ring_of NODE: its ring's seq
-# wait_status NODE LINE WHAT: until NODE's status has LINE, within 5 s. For a link that must be up:
+# wait_status NODE LINE WHAT: until NODE's status has LINE, within change_s. For a link that must be up:
 # at 5 % loss each way a link misses two pings in a row now and then, goes down for a moment and
 # comes back after two good pongs, so one reading may catch it down; a link that is cut stays down.
 wait_status() {
-  local node=$1 line=$2 what=$3 deadline=$((SECONDS + 5))
+  local node=$1 line=$2 what=$3 deadline=$((SECONDS + change_s))
   until ctl "$node" status | grep -qx "$line"; do
-    ((SECONDS < deadline)) || fail "node $node's status: $what (no line '$line' within 5 s)"
+    ((SECONDS < deadline)) || fail "node $node's status: $what (no line '$line' within ${change_s} s)"
     sleep 0.2
   done
 }
@@ -423,7 +423,7 @@ if ((links == 2)); then
     wait_delivered "l$link" $((20 * nodes)) $all
     check_same "l$link" "$all" 20 $all
     check "node 1 saw link $link to node $last go down"
-    deadline=$((SECONDS + 5))
+    deadline=$((SECONDS + change_s))
     while (($(link_lines "$link" "$last" down) == 0)) && ((SECONDS < deadline)); do sleep 0.2; done
     (($(link_lines "$link" "$last" down) > 0)) || fail "node 1 never logged link $link to node $last down"
     check "node 1's status shows link $link to node $last down, the other link up"
@@ -431,7 +431,7 @@ if ((links == 2)); then
     wait_status 1 "links.$((1 - link)).nodes.$last.connected: true" "the other link down"
     set_links "$last" up "$link"
     check "node 1 sees link $link to node $last up again"
-    deadline=$((SECONDS + 10))
+    deadline=$((SECONDS + change_s))
     while (($(link_lines "$link" "$last" up) <= ups)) && ((SECONDS < deadline)); do sleep 0.2; done
     (($(link_lines "$link" "$last" up) > ups)) || fail "link $link to node $last did not come back up at node 1"
   done
@@ -447,7 +447,7 @@ if ((links == 2)); then
   wait_delivered l2 $((20 * nodes)) $all
   check_same l2 "$all" 20 $all
   check "node 1 saw link 0 to node $last go down, and node $last kept link 0 to node 2"
-  deadline=$((SECONDS + 5))
+  deadline=$((SECONDS + change_s))
   while (($(link_lines 0 "$last" down) == downs)) && ((SECONDS < deadline)); do sleep 0.2; done
   (($(link_lines 0 "$last" down) > downs)) || fail "node 1 never logged link 0 to node $last down (one-way cut)"
   wait_status "$last" "links.0.nodes.2.connected: true" "lost link 0 to node 2 as well"

