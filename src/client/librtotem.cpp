@@ -1,21 +1,21 @@
-// The C API of include/rtotem/rtotem.h over IpcConnection. Multicasts go without waiting, within
-// the credit window the daemon granted (ipc_protocol.hpp); every other request, and a multicast
-// past the window or too large for it, waits for its answer. A message larger than one multicast
-// goes, and comes, in pieces (message_pieces.hpp). Events are decoded into scratch
-// storage owned by the handle, valid for the callback's duration.
+// The C API of include/rtotem/rtotem.h over a ClientConnection: libqb's IpcConnection, or the
+// simulator's memory. Multicasts go without waiting, within the credit window the daemon granted
+// (ipc_protocol.hpp); every other request, and a multicast past the window or too large for it,
+// waits for its answer. A message larger than one multicast goes, and comes, in pieces
+// (message_pieces.hpp). Events are decoded into scratch storage owned by the handle, valid for the
+// callback's duration.
 #include <qb/qbipc_common.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
-#include <thread>
 #include <cstring>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "src/client/ipc_connection.hpp"
 #include "src/client/librtotem_handle.hpp"
 
 using rtotem::client::Event;
@@ -168,16 +168,11 @@ int rtotem::client::call(rtotem_t* h, RequestId id, std::span<const std::byte> b
   return reply.error;
 }
 
-extern "C" {
-
-int rtotem_connect(rtotem_t** out, const char* ipc_name, const rtotem_callbacks* cb, void* ctx) {
-  if (out == nullptr) return -EINVAL;
-  *out = nullptr;
-  auto connection = IpcConnection::open(ipc_name != nullptr ? ipc_name : "");
-  if (!connection) return -connection.error().errnum();
+int rtotem::client::open_handle(std::unique_ptr<ClientConnection> connection, const rtotem_callbacks* cb, void* ctx,
+                               rtotem_t** out) {
   std::unique_ptr<rtotem_t> h(new (std::nothrow) rtotem_t);
   if (!h) return -ENOMEM;
-  h->connection = std::move(connection).value();
+  h->connection = std::move(connection);
   if (cb != nullptr) h->callbacks = *cb;
   h->ctx = ctx;
   if (h->callbacks.ring_change == nullptr) {  // no ring changes, past the current ring sent at once
@@ -192,6 +187,16 @@ int rtotem_connect(rtotem_t** out, const char* ipc_name, const rtotem_callbacks*
   return 0;
 }
 
+extern "C" {
+
+int rtotem_connect(rtotem_t** out, const char* ipc_name, const rtotem_callbacks* cb, void* ctx) {
+  if (out == nullptr) return -EINVAL;
+  *out = nullptr;
+  auto connection = IpcConnection::open(ipc_name != nullptr ? ipc_name : "");
+  if (!connection) return -connection.error().errnum();
+  return rtotem::client::open_handle(std::move(connection).value(), cb, ctx, out);
+}
+
 // Multicasts sent without an answer are taken by the daemon first (rtotem_flush), and it puts
 // them on the ring after the connection is gone. Lost all the same: those it has not read after
 // 5 s of a full request queue, and those the ring cannot take yet past the daemon's bound on
@@ -199,8 +204,7 @@ int rtotem_connect(rtotem_t** out, const char* ipc_name, const rtotem_callbacks*
 void rtotem_disconnect(rtotem_t* h) {
   // The request ring may be full of them: the flush waits its turn (the daemon is reading).
   for (int tries = 0; h != nullptr && h->sent != h->taken && tries < 5000; ++tries) {
-    if (rtotem_flush(h) != -EAGAIN) break;
-    usleep(1000);
+    if (rtotem_flush(h) != -EAGAIN || h->connection->wait_for_ring(std::chrono::milliseconds(1)) < 0) break;
   }
   std::unique_ptr<rtotem_t>{h};
 }
@@ -275,8 +279,7 @@ int mcast_pieces(rtotem_t* h, const char* group, const void* data, size_t len, r
     mcast_head(h, group, order, header.data());
     const int rc = call_for_credit(h, RequestId::kMcast, h->request.data(), std::span(bytes + at, size));
     if (rc == -EAGAIN && at > 0) {
-      if (Clock::now() >= deadline) return -ETIMEDOUT;
-      std::this_thread::sleep_for(pause);
+      if (Clock::now() >= deadline || h->connection->wait_for_ring(pause) < 0) return -ETIMEDOUT;
       pause = std::min(pause * 2, std::chrono::milliseconds(100));
       continue;
     }

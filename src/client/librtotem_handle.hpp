@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "rtotem/rtotem.h"
-#include "src/client/ipc_connection.hpp"
+#include "src/client/client_connection.hpp"
 #include "src/client/message_pieces.hpp"
 
 struct rtotem_handle {
-  std::unique_ptr<rtotem::client::IpcConnection> connection;
+  std::unique_ptr<rtotem::client::ClientConnection> connection;  // libqb, or the simulator's memory
   rtotem_callbacks callbacks{};
   rtotem_mcast_failed_fn mcast_failed = nullptr;
   void* ctx = nullptr;
@@ -49,6 +49,10 @@ struct rtotem_handle {
 
 
 namespace rtotem::client {
+
+// A handle over `connection`, as rtotem_connect makes one over libqb (the simulator's clients over
+// memory): 0 with *out set, or -errno.
+int open_handle(std::unique_ptr<ClientConnection> connection, const rtotem_callbacks* cb, void* ctx, rtotem_t** out);
 
 // One request and its answer: the daemon's error (0 or -errno), or the connection's (-ENOTCONN
 // once the daemon is gone).
