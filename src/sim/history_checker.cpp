@@ -99,7 +99,9 @@ Kind kind_of(Property property) noexcept {
     case Property::kGroupJoinReason:
     case Property::kQuorumSplit:
     case Property::kQuorumAgreement:
-    case Property::kQuorumWaitForAll: return Kind::kSafety;
+    case Property::kQuorumWaitForAll:
+    case Property::kClientMessage:
+    case Property::kClientFifo: return Kind::kSafety;
     case Property::kAgreement:
     case Property::kSelfDelivery:
     case Property::kLiveness:
@@ -131,6 +133,8 @@ std::string_view name_of(Property property) noexcept {
     case Property::kQuorumSplit: return "quorum-split";
     case Property::kQuorumAgreement: return "quorum-agreement";
     case Property::kQuorumWaitForAll: return "quorum-wait-for-all";
+    case Property::kClientMessage: return "client-message";
+    case Property::kClientFifo: return "client-fifo";
   }
   return "?";
 }

@@ -86,6 +86,11 @@ enum class Property : std::uint8_t {
   kQuorumSplit,
   kQuorumAgreement,
   kQuorumWaitForAll,
+  // Clients (client_checker.hpp), through librtotem: a message a client is handed is one message a
+  // client sent, whole, from that sender, in that group; and each client is handed a sender's
+  // messages in a group once each, in the order they were sent.
+  kClientMessage,
+  kClientFifo,
 };
 
 // Safety: something bad happened. Liveness: something good did not happen in time. Within a

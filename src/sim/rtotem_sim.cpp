@@ -77,6 +77,10 @@ struct Totals {
   std::uint64_t group_changes = 0;   // --groups: what the GroupChecker judged
   std::uint64_t group_messages = 0;
   std::uint64_t group_views_compared = 0;
+  std::uint64_t client_offers = 0;   // --clients: what the ClientChecker judged
+  std::uint64_t client_deliveries = 0;
+  std::uint64_t client_pieced = 0;
+  std::uint64_t clients_cut_off = 0;
   std::uint64_t quorum_states = 0;   // --quorum: what the QuorumChecker judged
   std::uint64_t quorum_decisions_compared = 0;
   std::uint64_t quorate_rings = 0;
@@ -116,6 +120,11 @@ void print_summary(const RunParams& params, const SimResult& r) {
   if (params.groups)
     fmt::print("  groups: {} changes, {} messages, {} views compared\n", r.group_changes, r.group_messages,
                r.group_views_compared);
+  if (params.clients > 0)
+    fmt::print("  clients: {} messages offered, {} delivered ({} in pieces), {} calls refused, {} cut off; groups: {} "
+               "changes, {} messages, {} views compared\n",
+               r.client_offers, r.client_deliveries, r.client_pieced, r.client_refusals, r.clients_cut_off,
+               r.group_changes, r.group_messages, r.group_views_compared);
   if (params.links > 1) fmt::print("  links: {}, {} link cuts\n", params.links, r.link_cuts);
   if (!params.quorum.empty())
     fmt::print("  quorum: {} states, {} rings in sync ({} by the sync timeout), {} quorate, {} decisions compared{}\n",
@@ -192,6 +201,10 @@ bool run_one(const SimOptions& options, std::uint64_t seed, Totals& totals) {
   totals.group_changes += result.group_changes;
   totals.group_messages += result.group_messages;
   totals.group_views_compared += result.group_views_compared;
+  totals.client_offers += result.client_offers;
+  totals.client_deliveries += result.client_deliveries;
+  totals.client_pieced += result.client_pieced;
+  totals.clients_cut_off += result.clients_cut_off;
   totals.quorum_states += result.quorum_states;
   totals.quorum_decisions_compared += result.quorum_decisions_compared;
   totals.quorate_rings += result.quorate_rings;
@@ -245,6 +258,11 @@ int main(int argc, char** argv) {
   if (options->range && options->groups)
     fmt::print("groups: {} changes, {} messages, {} views compared\n", totals.group_changes, totals.group_messages,
                totals.group_views_compared);
+  if (options->range && options->clients > 0)
+    fmt::print("clients: {} messages offered, {} delivered ({} in pieces), {} connections cut off; groups: {} "
+               "changes, {} messages, {} views compared\n",
+               totals.client_offers, totals.client_deliveries, totals.client_pieced, totals.clients_cut_off,
+               totals.group_changes, totals.group_messages, totals.group_views_compared);
   if (options->range && !options->quorum.empty())
     fmt::print("quorum: {} states, {} rings in sync ({} by the sync timeout), {} quorate, {} decisions compared{}\n",
                totals.quorum_states, totals.synced_rings, totals.silent_rings, totals.quorate_rings,

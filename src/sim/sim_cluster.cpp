@@ -117,6 +117,14 @@ Result<std::unique_ptr<SimCluster>> SimCluster::create(const SimSpec& given) {
   if (!totem) return Error::make("totem: {}", totem.error().message());
   if (auto fits = totem->check(spec.backend); !fits) return Error::make("totem: {}", fits.error().message());
   std::unique_ptr<SimCluster> cluster(new SimCluster(spec, *totem));
+  if (spec.clients > 0) {
+    if (spec.groups || spec.quorum)
+      return Error::make("clients: the node stack runs its own process groups; not with groups or quorum");
+    if (totem->max_message_size < groups::kRingMessageSizeMin)
+      return Error::make("clients: max_message_size {} is below the {} bytes process groups need",
+                         totem->max_message_size, groups::kRingMessageSizeMin);
+    cluster->client_world_ = std::make_unique<ClientWorld>();
+  }
   if (spec.quorum) {
     if (!spec.quorum_votes.empty() && spec.quorum_votes.size() != spec.nodes)
       return Error::make("quorum: {} votes given for {} nodes", spec.quorum_votes.size(), spec.nodes);
@@ -208,6 +216,8 @@ SimResult SimCluster::run() {
     if (!converged() && !stalled_ && network_.now_us() < bound_us) advance_to(bound_us);
   }
   judge_link_failover();
+  for (NodeId id : live_)  // what the clients have not dispatched yet is judged too
+    if (Member& m = *member(id); m.clients) m.clients->finish(network_.now_us());
   checker_.finish(network_.now_us(), live_);
   group_checker_.finish(network_.now_us(), live_);
   return result();
@@ -246,6 +256,7 @@ bool SimCluster::step(Time limit_us) {
   }
   fire_due_timers(now, false);
   fire_due_quorum_windows(now);
+  fire_due_stacks(now);
   run_due_traffic(now);
   // A torn crash takes its node down here, at no fault instant of its own: unreported, the
   // checker would hold the node connected until the next fault, and judge a majority that is gone.
@@ -270,6 +281,8 @@ std::optional<Time> SimCluster::next_event_us() const {
     for (const auto& deadline : m.timers) consider(m.awake_at(deadline));
     consider(m.awake_at(m.link_timer));
     consider(m.awake_at(m.quorum_deadline_us()));
+    consider(m.awake_at(m.stack_due_us()));
+    if (m.exit_code) consider(now);
     consider(m.awake_at(m.next_traffic_us(generating_)));
   }
   consider(next_fault_us());
@@ -324,6 +337,28 @@ void SimCluster::fire_due_quorum_windows(Time now) {
   }
 }
 
+void SimCluster::fire_due_stacks(Time now) {
+  for (std::size_t i = 0; i < live_.size(); ++i) {
+    Member& m = *member(live_[i]);
+    if (!m.stack || !m.awake(now)) continue;
+    if (m.exit_code) {  // rtotemd exits after the turn: a graceful stop, as its leave goes first
+      crash(m.id, now, true);
+      --i;  // live_ lost this node
+      continue;
+    }
+    if (m.stack_deadline && std::max(m.clock.global_at(*m.stack_deadline), now) <= now) {
+      m.stack_deadline.reset();
+      m.stack->on_time(m.now());
+      after_node_call(m);
+    }
+    if (m.client_retry_at && *m.client_retry_at <= now && !m.dead) {
+      m.client_retry_at.reset();
+      m.stack->retry_clients();
+      after_node_call(m);
+    }
+  }
+}
+
 // Safe delivery (tocssrp95 §2): a safe message is delivered on its ring only once every member
 // holds it. Transitional deliveries, and those made outside the ring (Recovery), promise only
 // what the transitional configuration says: the checker judges them by configuration. A crashed
@@ -340,6 +375,9 @@ void SimCluster::on_deliver(Member& m, const Delivered& message) {
   if (m.groups && is_group_packet(message.payload)) {
     group_checker_.record_delivery(now, node, message);
     m.groups->on_deliver(message);
+  } else if (m.stack && ring_service_of(message.payload)) {
+    if (is_group_packet(message.payload)) group_checker_.record_delivery(now, node, message);
+    m.stack->deliver(message);
   } else {
     checker_.record_delivery(now, node, message);
   }
@@ -370,6 +408,7 @@ void SimCluster::after_node_call(Member& m) {
   } else {
     if (m.groups) m.groups->retry_pending();  // a join list the ring refused: after each call, as the daemon's turn
     if (m.quorum) m.quorum->retry_pending();
+    if (m.stack) m.end_stack_turn();
     // The simulated device takes every packet at once; anything else is a bug in the backend.
     const Status flushed = m.backend->flush();
     RTOTEM_ASSERT(flushed == Status::kOk);
@@ -458,10 +497,12 @@ bool SimCluster::converged() const {
 
 SimResult SimCluster::result() const {
   SimResult r;
-  r.violation_count =
-      checker_.violation_count() + group_checker_.violation_count() + quorum_checker_.violation_count();
+  const ClientChecker* clients = client_world_ ? &client_world_->checker : nullptr;
+  r.violation_count = checker_.violation_count() + group_checker_.violation_count() +
+                      quorum_checker_.violation_count() + (clients ? clients->violation_count() : 0);
   r.violations = checker_.violations();
-  for (const auto* more : {&group_checker_.violations(), &quorum_checker_.violations()})
+  static const std::vector<Violation> kNone;
+  for (const auto* more : {&group_checker_.violations(), &quorum_checker_.violations(), clients ? &clients->violations() : &kNone})
     for (const Violation& v : *more)
       if (r.violations.size() < kViolationsKept) r.violations.push_back(v);
   r.quorum_states = quorum_checker_.states();
@@ -474,6 +515,13 @@ SimResult SimCluster::result() const {
   r.quorum_changes_dropped = quorum_changes_dropped_;
   for (NodeId id : live_)
     if (const Member* m = member(id); m->quorum) r.quorum_changes_dropped += m->quorum->changes_dropped();
+  if (client_world_) {
+    r.client_offers = client_world_->checker.offered();
+    r.client_deliveries = client_world_->checker.deliveries();
+    r.client_pieced = client_world_->checker.pieced_deliveries();
+    r.client_refusals = client_world_->refusals;
+    r.clients_cut_off = client_world_->cut_off;
+  }
   r.group_changes = group_checker_.changes();
   r.group_messages = group_checker_.messages();
   r.group_views_compared = group_checker_.views_compared();

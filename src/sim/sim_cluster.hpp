@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "membership/node.hpp"
+#include "src/sim/client_checker.hpp"
 #include "src/sim/group_checker.hpp"
 #include "src/sim/history_checker.hpp"
 #include "src/sim/quorum_checker.hpp"
@@ -48,6 +49,8 @@
 #include "transport/sim/sim_network.hpp"
 
 namespace rtotem::sim {
+
+struct ClientWorld;  // sim_clients.hpp
 
 inline constexpr std::uint32_t kBurstMaxLimit = 64;
 // Offered but unaccepted, per node: then the app waits. Bounded so the backlog left when faults
@@ -159,6 +162,11 @@ struct SimSpec {
   // Each node runs a GroupService (process groups) on its Node, its application's processes
   // joining, leaving and multicasting to a few groups too; the GroupChecker judges what they see.
   bool groups = false;
+  // Above 0: each node runs rtotemd's NodeStack (src/stack/) in place of the bare services, and
+  // this many processes on the real librtotem over in-memory connections to it
+  // (sim_clients.hpp); the ClientChecker judges what they are handed, the GroupChecker the
+  // stack's group views. Not with `groups` or `quorum`.
+  std::uint32_t clients = 0;
   // Each node runs a QuorumService (votequorum) with these options over the nodelist 1..nodes,
   // node n having quorum_votes[n - 1] votes (one each when empty); the QuorumChecker judges
   // them. Not set: no quorum.
@@ -214,6 +222,11 @@ struct SimResult {
   std::uint64_t group_changes = 0;         // spec.groups: group membership changes, at all nodes
   std::uint64_t group_messages = 0;        // group messages, at all nodes
   std::uint64_t group_views_compared = 0;  // views compared between two nodes at one place
+  std::uint64_t client_offers = 0;         // spec.clients: messages the clients handed librtotem
+  std::uint64_t client_deliveries = 0;     // messages their deliver callbacks got, at all nodes
+  std::uint64_t client_pieced = 0;         // of those, messages that came in pieces
+  std::uint64_t client_refusals = 0;       // calls refused with -EAGAIN (back-pressure, a forming ring)
+  std::uint64_t clients_cut_off = 0;       // connections the stack cut off for not reading
   std::uint64_t quorum_states = 0;         // spec.quorum: quorum states recorded, at all nodes
   std::uint64_t quorum_decisions_compared = 0;  // a ring's decision compared between two members
   std::uint64_t quorate_rings = 0;         // rings some member was quorate in
@@ -294,6 +307,9 @@ class SimCluster {
   void fire_due_timers(Time now, bool overdue_only);
   // Quorum services whose last_man_standing window has run out, by their node's clock.
   void fire_due_quorum_windows(Time now);
+  // spec.clients: the node stacks' timers and client retries that are due, their posted jobs, and
+  // the nodes that their stack stopped (an agreed shutdown, a kill).
+  void fire_due_stacks(Time now);
   void on_deliver(Member& member, const Delivered& message);
   void after_node_call(Member& member);
   // Opens or closes the member's span of NodeSnapshot::operational.
@@ -369,6 +385,7 @@ class SimCluster {
   GroupChecker group_checker_;             // judges nothing unless spec_.groups
   std::optional<quorum::QuorumConfig> quorum_;  // spec_.quorum, resolved
   QuorumChecker quorum_checker_;           // judges nothing unless spec_.quorum
+  std::unique_ptr<ClientWorld> client_world_;  // spec_.clients: what every node's clients share
   std::vector<Slot> slots_;                // by id - 1; each Member owns its backend and Node
   // Stopped gracefully: the Member stays attached (taking no input) until the packets it sent
   // last, its leave among them, are delivered: they are on the wire, the process is not.

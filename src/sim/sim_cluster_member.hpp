@@ -13,7 +13,9 @@
 
 #include "src/services/groups/group_service.hpp"
 #include "src/services/quorum/quorum_service.hpp"
+#include "src/sim/sim_clients.hpp"
 #include "src/sim/sim_cluster.hpp"
+#include "src/stack/node_stack.hpp"
 
 namespace rtotem::sim {
 
@@ -51,10 +53,17 @@ struct Submission {
   Delivery delivery = Delivery::kAgreed;
 };
 
+// The setup of node `id`'s NodeStack (spec.clients): the nodelist 1..nodes, as a config file
+// would give it (sim_cluster_nodes.cpp).
+stack::StackSetup stack_setup(const SimSpec& spec, const membership::TotemConfig& totem, NodeId id);
+
+// With spec.clients the Member hosts a NodeStack, as rtotemd does (its Host), and the checkers
+// watch the stack's services (StackObserver); else it runs the bare services.
 class SimCluster::Member final : public membership::NodeEvents,
                                   public transport::PacketSink,
                                   public groups::GroupEvents,
-                                  public quorum::QuorumEvents {
+                                  public quorum::QuorumEvents,
+                                  public stack::StackObserver {
  public:
   Member(SimCluster& cluster, std::unique_ptr<transport::Backend> backend_in,
          const membership::TotemConfig& totem, Seq stored_ring_seq, Time now, NodeClock clock_in)
@@ -72,6 +81,15 @@ class SimCluster::Member final : public membership::NodeEvents,
           *this);
       owner.quorum_checker_.record_start(id);
     }
+    if (owner.spec_.clients > 0) {
+      auto made = stack::NodeStack::create(stack_setup(owner.spec_, owner.totem_, id), host, this);
+      RTOTEM_ASSERT(made);  // SimCluster::create checked the totem config against what the stack needs
+      stack = std::move(made).value();
+      clients = std::make_unique<NodeClients>(
+          id, owner.spec_.clients, *stack, *owner.client_world_, [this] { owner.after_node_call(*this); }, [this] { return !dead && !gone; });
+      owner.group_checker_.record_start(id);
+      return;
+    }
     if (!owner.spec_.groups) return;
     // Submits as the daemon does, straight to the Node (flushed by the caller's after_node_call).
     groups = std::make_unique<groups::GroupService>(
@@ -86,6 +104,14 @@ class SimCluster::Member final : public membership::NodeEvents,
     owner.group_checker_.record_start(id);
   }
 
+  // A crash: the node's process is gone, and its clients' connections with it.
+  ~Member() {
+    gone = true;
+    if (clients) clients->host_gone();
+  }
+  Member(const Member&) = delete;
+  Member& operator=(const Member&) = delete;
+
   // Timers are kept in virtual time, so the loop can compare them across nodes.
   void arm_timer(membership::TimerId timer, Time deadline) override {
     // Never before now: a slow clock can read the same at an earlier instant.
@@ -99,6 +125,11 @@ class SimCluster::Member final : public membership::NodeEvents,
     if (quorum && !change.transitional) {
       quorum->on_configuration(change, this->now());
       owner.quorum_checker_.record_state(now, id, quorum->state());
+    }
+    if (stack) {
+      owner.group_checker_.begin_configuration(now, id, change);
+      stack->configuration(change);
+      owner.group_checker_.end_configuration(now, id);
     }
     if (!groups) return;
     owner.group_checker_.begin_configuration(now, id, change);
@@ -119,6 +150,55 @@ class SimCluster::Member final : public membership::NodeEvents,
     if (!quorum || !quorum->next_deadline()) return std::nullopt;
     return std::max(clock.global_at(*quorum->next_deadline()), owner.network_.now_us());
   }
+  // The stack's host (spec.clients): its submissions go to the Node as the daemon's do, and its
+  // timers and posted jobs run on virtual time.
+  class Host final : public stack::StackHost {
+   public:
+    explicit Host(Member& member) : m_(member) {}
+    Status submit(const membership::Gather& packet, Delivery order) override {
+      const bool group = is_group_packet(packet.head);
+      if (group) m_.owner.group_checker_.record_submit(m_.id, packet.head);
+      const Status status = m_.node->submit(packet, order, m_.now());
+      if (group && status != Status::kOk) m_.owner.group_checker_.record_refused(m_.id, packet.head);
+      return status;
+    }
+    const membership::Node& node() const override { return *m_.node; }
+    const transport::Backend& backend() const override { return *m_.backend; }
+    Time now() const override { return m_.now(); }
+    void arm_timer(std::optional<Time> deadline) override { m_.stack_deadline = deadline; }
+    void arm_client_retry() override { m_.client_retry_at = m_.owner.network_.now_us() + kClientRetryUs; }
+    void post(std::function<void()> job) override { m_.posted.push_back(std::move(job)); }
+    void set_access(std::vector<std::uint32_t>, std::vector<std::uint32_t>) override {}  // its clients are root
+    bool loading() const override { return false; }
+    Result<void> load_config(std::function<void(Result<config::DaemonConfig>)>) override {
+      return Error::make("the simulator has no configuration file to read again");
+    }
+    Result<void> apply_logging(const config::LoggingConfig&) override { return {}; }
+    void exit(int code) override { m_.exit_code = code; }
+    stack::HostStats host_stats() const override { return {}; }
+
+   private:
+    Member& m_;
+  };
+
+  // After each call into the Node, as after each of rtotemd's turns: this turn's deliveries go to
+  // the clients, the stack retries what the ring refused, and posted jobs run.
+  void end_stack_turn() {
+    stack->deliveries_done();
+    stack->after_turn();
+    std::vector<std::function<void()>> jobs = std::exchange(posted, {});
+    for (auto& job : jobs) job();
+  }
+  // When the stack wants to be called next (its timer, its clients' retry), in virtual time.
+  std::optional<Time> stack_due_us() const {
+    std::optional<Time> due = client_retry_at;
+    if (stack_deadline) {
+      const Time at = std::max(clock.global_at(*stack_deadline), owner.network_.now_us());
+      due = std::min(due.value_or(at), at);
+    }
+    return due;
+  }
+
   // The store survives this Member: a crash keeps it, as a file on disk would.
   void persist_ring_seq(Seq seq) override { owner.slots_[id - 1].stored_ring_seq = seq; }
 
@@ -128,7 +208,7 @@ class SimCluster::Member final : public membership::NodeEvents,
     owner.after_node_call(*this);
   }
 
-  // The time the Node is told: its own clock's.
+  // The time the Node (and the stack) is told: its own clock's.
   Time now() const { return clock.local(owner.network_.now_us()); }
   // Neither paused nor dead: it may be called into at `now` (virtual time).
   bool awake(Time now) const { return !dead && now >= paused_until_us; }
@@ -140,12 +220,13 @@ class SimCluster::Member final : public membership::NodeEvents,
 
   std::optional<Time> next_traffic_us(bool generating) const {
     std::optional<Time> next;
-    if (generating) next = generate_at;
+    if (generating) next = clients ? std::min(generate_at, clients_at) : generate_at;
     if (!pending.empty()) next = std::min(next.value_or(retry_at), retry_at);
     return next;
   }
 
   static std::size_t index(membership::TimerId timer) { return static_cast<std::size_t>(timer); }
+  static constexpr Time kClientRetryUs = 5'000;  // rtotemd's retry of full client channels
 
   SimCluster& owner;
   const NodeId id;
@@ -158,9 +239,18 @@ class SimCluster::Member final : public membership::NodeEvents,
   std::unique_ptr<membership::Node> node;  // after backend: goes first, dropping its buffer Refs
   std::unique_ptr<groups::GroupService> groups;  // spec.groups only; submits to node
   std::unique_ptr<quorum::QuorumService> quorum;  // spec.quorum only; submits to node
+  Host host{*this};
+  std::unique_ptr<stack::NodeStack> stack;        // spec.clients only; submits to node through host
+  std::unique_ptr<NodeClients> clients;           // after stack: its connections close first
+  std::optional<Time> stack_deadline;             // the stack's timer, by the node's clock
+  std::optional<Time> client_retry_at;            // virtual
+  std::vector<std::function<void()>> posted;      // StackHost::post's jobs, run after the call
+  std::optional<int> exit_code;                   // StackHost::exit: the node stops at the next step
+  bool gone = false;                              // being destroyed: its clients make no calls
   // The application: messages made but not yet accepted, oldest first (retried in order).
   std::deque<Submission> pending;
   Time generate_at = 0;
+  Time clients_at = 0;  // spec.clients: the processes' next turn
   Time retry_at = 0;
   std::vector<std::byte> scratch;  // one payload, rebuilt at each attempt
   RingId ring_seen;                // the ring it was last seen operational in

@@ -72,6 +72,28 @@ Result<std::unique_ptr<transport::Backend>> SimCluster::open_backend(const trans
 // or the wall clock's floor, whichever is higher (as rtotemd). Virtual time is every node's wall
 // clock, whatever its skewed monotonic one: no skew, no steps back (the floor's limits,
 // membership/ring_seq_floor.hpp).
+constexpr std::uint32_t kSimClientQueueBytes = 1u << 20;
+
+// A nodelist of numeric addresses, as a config file gives it: the stack reads its peers' addresses
+// (status, the key store's nodelist keys) from it without a lookup.
+stack::StackSetup stack_setup(const SimSpec& spec, const membership::TotemConfig& totem, NodeId id) {
+  stack::StackSetup setup;
+  setup.config.path = "rtotem-sim";
+  setup.config.cluster_name = "sim";
+  setup.config.totem = totem;
+  // Small enough that a process that falls behind for a while may be cut off.
+  setup.config.ipc.client_queue_bytes = kSimClientQueueBytes;
+  for (NodeId n = 1; n <= spec.nodes; ++n) {
+    config::NodeEntry entry;
+    entry.nodeid = n;
+    entry.ring_addrs[0] = fmt::format("10.{}.{}.{}", n >> 16, (n >> 8) & 0xff, n & 0xff);
+    setup.config.nodes.push_back(std::move(entry));
+  }
+  setup.totem = totem;
+  setup.self = setup.config.nodes[id - 1];
+  return setup;
+}
+
 Result<std::unique_ptr<SimCluster::Member>> SimCluster::make_member(NodeId id) {
   Slot& slot = slots_[id - 1];
   transport::BackendParams params = spec_.backend;

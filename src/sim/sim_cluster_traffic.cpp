@@ -17,6 +17,9 @@ namespace {
 // same instant (nothing there has changed) nor so often that retries swamp the event loop.
 constexpr Time kRetryMinUs = 1'000;
 constexpr Time kRetryMaxUs = 10'000;
+// spec.clients: the node's processes act this often (about 100 times a virtual second).
+constexpr Time kClientTurnMinUs = 1'000;
+constexpr Time kClientTurnMaxUs = 20'000;
 // A few processes in a few groups: enough for merges to bring back and NODEDOWN to take away
 // several at once, and for every join list to fit one packet (group_checker.hpp relies on it).
 constexpr std::uint32_t kGroupPids = 4;
@@ -33,6 +36,11 @@ void SimCluster::run_due_traffic(Time now) {
       generate_burst(m, now);
       if (spec_.groups) group_action(m);
       m.generate_at = now + draw_gap_us();
+    }
+    // The clients' processes take turns of their own, whatever the application's rate.
+    if (generating_ && m.clients && m.clients_at <= now) {
+      m.clients->step(now, network_.rng());
+      m.clients_at = now + network_.rng().uniform_range(kClientTurnMinUs, kClientTurnMaxUs);
     }
     submit_pending(m, now);
   }

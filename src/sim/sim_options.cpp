@@ -28,6 +28,7 @@ constexpr std::uint64_t kDrawnRateMinPercent = 5;
 constexpr std::uint64_t kDrawnRateMaxPercent = 50;
 
 constexpr CliValue kValue = CliValue::kAny;
+constexpr std::uint32_t kClientProcessesMax = 8;
 constexpr CliOption kOptions[] = {
     {"-h"}, {"--help"}, {"-v"}, {"--verbose"}, {"--crypto"}, {"--groups"},
     {"--seed", kValue}, {"--seeds", kValue}, {"--nodes", kValue}, {"--duration", kValue}, {"--loss", kValue},
@@ -35,7 +36,8 @@ constexpr CliOption kOptions[] = {
     {"--token-timeout-ms", kValue}, {"--partitions", kValue}, {"--crashes", kValue}, {"--stops", kValue},
     {"--late", kValue}, {"--corrupt", kValue}, {"--pauses", kValue}, {"--clock-skew", kValue}, {"--slow", kValue},
     {"--torn", kValue}, {"--message-size", kValue}, {"--lose-state", kValue}, {"--quorum", kValue},
-    {"--links", kValue}, {"--link-mode", kValue}, {"--link-cuts", kValue}, {"--vote-changes", kValue}};
+    {"--links", kValue}, {"--link-mode", kValue}, {"--link-cuts", kValue}, {"--vote-changes", kValue},
+    {"--clients", kValue}};
 
 constexpr std::string_view kUsage =
     "usage: rtotem-sim [--seed S | --seeds A..B] [options]\n"
@@ -102,6 +104,13 @@ constexpr std::string_view kUsage =
     "  --groups               every node runs process groups (rtotemd's GroupService): its\n"
     "                         processes join, leave and multicast to a few groups, and the\n"
     "                         checker judges their views too; never drawn (default off)\n"
+    "  --clients N            every node runs rtotemd's node stack (process groups, staging and\n"
+    "                         credits, key store, node control) and N processes (0..8) on the\n"
+    "                         real librtotem over in-memory connections: they join, leave and\n"
+    "                         join again, multicast messages small and in pieces, dispatch late\n"
+    "                         and disconnect; the checker judges every message they are handed,\n"
+    "                         and the stack's group views; never drawn (default 0: the bare\n"
+    "                         services; not with --groups or --quorum)\n"
     "  --quorum FEATURES      every node runs votequorum (rtotemd's QuorumService), and the\n"
     "                         checker judges that no two disjoint rings are quorate at once,\n"
     "                         that members decide alike, and wait_for_all. FEATURES: majority,\n"
@@ -170,6 +179,12 @@ Result<void> apply_option(SimOptions& options, std::string_view name, std::strin
   if (name == "-v" || name == "--verbose") return flag(options.verbose);
   if (name == "--crypto") return flag(options.crypto);
   if (name == "--groups") return flag(options.groups);
+  if (name == "--clients") {
+    auto processes = parse_number(name, value, std::uint32_t{0}, kClientProcessesMax);
+    if (!processes) return processes.error();
+    options.clients = *processes;
+    return {};
+  }
   if (name == "--seed") {
     auto seed = parse_number<std::uint64_t>(name, value, 0, kU64Max);
     if (!seed) return seed.error();
@@ -255,6 +270,8 @@ Result<SimOptions> parse_sim_options(std::span<char* const> args) {
     if (auto ok = apply_option(options, name, value); !ok) return ok.error();
   }
   if (options.vote_changes > 0 && options.quorum.empty()) return Error::make("--vote-changes needs --quorum");
+  if (options.clients > 0 && (options.groups || !options.quorum.empty()))
+    return Error::make("--clients runs the node stack's own process groups: not with --groups or --quorum");
   return options;
 }
 
@@ -308,6 +325,7 @@ RunParams resolve(const SimOptions& options, std::uint64_t seed) {
   p.torn = options.torn.value_or(p.torn);
   p.crypto = options.crypto;
   p.groups = options.groups;
+  p.clients = options.clients;
   p.message_size_low = options.message_size_low;
   p.message_size_high = options.message_size_high;
   p.lose_state = options.lose_state;
@@ -347,6 +365,7 @@ SimSpec to_spec(const RunParams& params) {
   spec.crashed_copies_land = params.torn > 0;
   if (params.nodes > membership::members_max_for_mtu(spec.backend.payload_mtu())) spec.backend.mtu = kJumboMtu;
   spec.groups = params.groups;
+  spec.clients = params.clients;
   spec.message_size = params.message_size_low;
   spec.message_size_max = params.message_size_high;
   spec.lose_state = params.lose_state;
@@ -372,7 +391,7 @@ std::string command_line(const RunParams& p) {
       p.seed, p.nodes, p.duration_s, p.loss, p.dup, p.reorder, p.delay_us, p.rate, p.safe, p.token_timeout_ms,
       p.partitions, p.crashes, p.stops, p.late, p.corrupt, p.pauses, p.clock_skew, p.slow, p.torn) +
       (p.lose_state > 0 ? fmt::format(" --lose-state {}", p.lose_state) : "") + (p.crypto ? " --crypto" : "") +
-      (p.groups ? " --groups" : "") +
+      (p.groups ? " --groups" : "") + (p.clients > 0 ? fmt::format(" --clients {}", p.clients) : "") +
       (p.links == 1 ? std::string()
                     : fmt::format(" --links {} --link-mode {} --link-cuts {}", p.links,
                                   p.link_active ? "active" : "passive", p.link_cuts)) +

@@ -50,6 +50,7 @@ struct RunParams {
   double slow = 0;          // the chance that a node is a slow receiver
   double torn = 0;          // the share of (non-graceful) crashes struck before a flush
   bool groups = false;      // process groups on every node (never drawn: --groups)
+  std::uint32_t clients = 0;  // librtotem processes per node over the node stack (never drawn: --clients)
   // Never drawn: 0 draws each message's size; else sizes uniform in [low, high].
   std::uint32_t message_size_low = 0;
   std::uint32_t message_size_high = 0;
@@ -92,6 +93,7 @@ struct SimOptions {
   double link_cuts = 0;           // --link-cuts RATE
   bool crypto = false;            // --crypto: seal every packet
   bool groups = false;            // --groups: process groups on every node
+  std::uint32_t clients = 0;      // --clients N: the node stack, and N librtotem processes over it
   std::string quorum;             // --quorum FEATURES (sim_quorum.hpp)
   double vote_changes = 0;        // --vote-changes RATE (needs --quorum)
   std::uint32_t message_size_low = 0;   // --message-size N or LOW..HIGH; 0: drawn
