@@ -338,15 +338,15 @@ void SimCluster::fire_due_quorum_windows(Time now) {
 }
 
 void SimCluster::fire_due_stacks(Time now) {
-  for (std::size_t i = 0; i < live_.size(); ++i) {
-    Member& m = *member(live_[i]);
+  std::vector<NodeId> exited;
+  for (NodeId id : live_) {
+    Member& m = *member(id);
     if (!m.stack || !m.awake(now)) continue;
-    if (m.exit_code) {  // rtotemd exits after the turn: a graceful stop, as its leave goes first
-      crash(m.id, now, true);
-      --i;  // live_ lost this node
+    if (m.exit_code) {
+      exited.push_back(id);
       continue;
     }
-    if (m.stack_deadline && std::max(m.clock.global_at(*m.stack_deadline), now) <= now) {
+    if (m.stack_deadline && m.clock.global_at(*m.stack_deadline) <= now) {
       m.stack_deadline.reset();
       m.stack->on_time(m.now());
       after_node_call(m);
@@ -357,6 +357,8 @@ void SimCluster::fire_due_stacks(Time now) {
       after_node_call(m);
     }
   }
+  // rtotemd exits after the turn: a graceful stop, as its leave goes first.
+  for (NodeId id : exited) crash(id, now, true);
 }
 
 // Safe delivery (tocssrp95 §2): a safe message is delivered on its ring only once every member
@@ -501,10 +503,13 @@ SimResult SimCluster::result() const {
   r.violation_count = checker_.violation_count() + group_checker_.violation_count() +
                       quorum_checker_.violation_count() + (clients ? clients->violation_count() : 0);
   r.violations = checker_.violations();
-  static const std::vector<Violation> kNone;
-  for (const auto* more : {&group_checker_.violations(), &quorum_checker_.violations(), clients ? &clients->violations() : &kNone})
-    for (const Violation& v : *more)
+  const auto keep = [&r](const std::vector<Violation>& more) {
+    for (const Violation& v : more)
       if (r.violations.size() < kViolationsKept) r.violations.push_back(v);
+  };
+  keep(group_checker_.violations());
+  keep(quorum_checker_.violations());
+  if (clients) keep(clients->violations());
   r.quorum_states = quorum_checker_.states();
   r.quorum_decisions_compared = quorum_checker_.decisions_compared();
   r.quorate_rings = quorum_checker_.quorate_rings();

@@ -86,7 +86,8 @@ class SimCluster::Member final : public membership::NodeEvents,
       RTOTEM_ASSERT(made);  // SimCluster::create checked the totem config against what the stack needs
       stack = std::move(made).value();
       clients = std::make_unique<NodeClients>(
-          id, owner.spec_.clients, *stack, *owner.client_world_, [this] { owner.after_node_call(*this); }, [this] { return !dead && !gone; });
+          id, owner.spec_.clients, *stack, *owner.client_world_, [this] { owner.after_node_call(*this); },
+          [this] { return !dead && !gone; });
       owner.group_checker_.record_start(id);
       return;
     }
@@ -126,14 +127,13 @@ class SimCluster::Member final : public membership::NodeEvents,
       quorum->on_configuration(change, this->now());
       owner.quorum_checker_.record_state(now, id, quorum->state());
     }
-    if (stack) {
-      owner.group_checker_.begin_configuration(now, id, change);
-      stack->configuration(change);
-      owner.group_checker_.end_configuration(now, id);
-    }
-    if (!groups) return;
+    if (!groups && !stack) return;
     owner.group_checker_.begin_configuration(now, id, change);
-    groups->on_configuration(change);
+    if (stack) {
+      stack->configuration(change);
+    } else {
+      groups->on_configuration(change);
+    }
     owner.group_checker_.end_configuration(now, id);
   }
   void group_message(const groups::GroupMessage& message) override {

@@ -6,22 +6,8 @@
 #include "base/assert.hpp"
 
 namespace rtotem::sim {
-namespace {
 
-std::size_t total(std::span<const iovec> iov) {
-  std::size_t n = 0;
-  for (const iovec& v : iov) n += v.iov_len;
-  return n;
-}
-
-void append(std::vector<std::byte>& out, std::span<const iovec> iov) {
-  for (const iovec& v : iov) {
-    const auto* bytes = static_cast<const std::byte*>(v.iov_base);
-    out.insert(out.end(), bytes, bytes + v.iov_len);
-  }
-}
-
-}  // namespace
+using stack::append_iov;
 
 SimConnection::SimConnection(stack::ClientTable& table, pid_t pid, std::size_t buffer_bytes, std::size_t channel_bytes,
                              std::function<void()> after_request, std::function<bool()> host_alive)
@@ -44,7 +30,7 @@ SimConnection::~SimConnection() {
 bool SimConnection::hand_over(std::span<const iovec> request) {
   if (cut_off_ || !host_alive_()) return false;
   request_.clear();
-  append(request_, request);
+  append_iov(request_, request);
   table_.on_request(*client_, request_);
   after_request_();
   return true;
@@ -75,10 +61,10 @@ ssize_t SimConnection::receive_event(std::span<std::byte> out, int /*timeout_ms*
 
 int SimConnection::send_event(std::span<const iovec> iov) {
   if (cut_off_) return -ENOTCONN;
-  const std::size_t size = total(iov);
+  const std::size_t size = stack::iov_size(iov);
   if (event_bytes_ + size > channel_bytes_) return -EAGAIN;
   events_.emplace_back().reserve(size);
-  append(events_.back(), iov);
+  append_iov(events_.back(), iov);
   event_bytes_ += size;
   return 0;
 }
@@ -86,7 +72,7 @@ int SimConnection::send_event(std::span<const iovec> iov) {
 int SimConnection::send_answer(std::span<const iovec> iov) {
   if (cut_off_) return -ENOTCONN;
   answer_.clear();
-  append(answer_, iov);
+  append_iov(answer_, iov);
   answered_ = true;
   return 0;
 }

@@ -5,7 +5,9 @@
 
 #include <sys/uio.h>
 
+#include <cstddef>
 #include <span>
+#include <vector>
 
 namespace rtotem::stack {
 
@@ -22,5 +24,19 @@ class ClientChannel {
  protected:
   ~ClientChannel() = default;
 };
+
+// The bytes of `iov`, appended to `out`: what a channel that keeps a whole message copies.
+inline void append_iov(std::vector<std::byte>& out, std::span<const iovec> iov) {
+  for (const iovec& part : iov) {
+    const auto* bytes = static_cast<const std::byte*>(part.iov_base);
+    out.insert(out.end(), bytes, bytes + part.iov_len);
+  }
+}
+
+inline std::size_t iov_size(std::span<const iovec> iov) noexcept {
+  std::size_t n = 0;
+  for (const iovec& part : iov) n += part.iov_len;
+  return n;
+}
 
 }  // namespace rtotem::stack

@@ -23,13 +23,6 @@ qb_ipc_response_header event_header(ipc::EventId id, std::size_t body_size) {
   return header;
 }
 
-void append(std::vector<std::byte>& out, std::span<const iovec> iov) {
-  for (const iovec& part : iov) {
-    const auto* bytes = static_cast<const std::byte*>(part.iov_base);
-    out.insert(out.end(), bytes, bytes + part.iov_len);
-  }
-}
-
 }  // namespace
 
 bool privileged(const LocalClient& client) noexcept { return client.uid == 0 || client.uid == geteuid(); }
@@ -202,7 +195,7 @@ void ClientTable::tell_credit(LocalClient& client) {
 void ClientTable::append_to_batch(LocalClient& client, std::span<const iovec> iov, std::size_t size) {
   if (client.batch.capacity() < client.batch.size() + size)
     client.batch.reserve(std::min(ipc::kBatchBytes, std::max(2 * client.batch.capacity(), client.batch.size() + size)));
-  append(client.batch, iov);
+  append_iov(client.batch, iov);
 }
 
 bool ClientTable::stage(LocalClient& client, std::span<const std::byte> request) {
