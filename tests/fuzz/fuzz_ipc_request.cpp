@@ -21,7 +21,7 @@
 #include "src/ipc/key_value.hpp"
 #include "base/assert.hpp"
 
-namespace rtotem::daemon {
+namespace rtotem::stack {
 namespace {
 
 using ipc::RequestId;
@@ -98,10 +98,10 @@ bool has_body(RequestId id) {
 }
 
 }  // namespace
-}  // namespace rtotem::daemon
+}  // namespace rtotem::stack
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace rtotem::daemon;
+  using namespace rtotem::stack;
   const std::span<const std::byte> message(reinterpret_cast<const std::byte*>(data), size);
   IpcRequest request;
   request.id = static_cast<rtotem::ipc::RequestId>(-1);
