@@ -3,7 +3,7 @@
 # those missing. Sourced by scripts/demo and scripts/test; defines only, runs nothing.
 
 RTOTEM_PACKAGES=(
-  build-essential g++ meson ninja-build pkg-config
+  build-essential g++ meson ninja-build pkg-config ccache
   libfmt-dev libqb-dev libsystemd-dev libibverbs-dev librdmacm-dev
   libsodium-dev  # the cluster key and packet sealing (totem.crypto)
   libgtest-dev libgmock-dev
