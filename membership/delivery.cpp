@@ -10,6 +10,7 @@
 namespace rtotem::membership {
 
 void Node::release_stable(Seq token_aru) {
+  RTOTEM_ASSERT(token_aru <= ring_.queue.aru() && ring_.last_token_aru <= ring_.queue.aru());
   const Seq stable = std::min(token_aru, ring_.last_token_aru);
   ring_.safe_through = std::max(ring_.safe_through, stable);
   ring_.last_token_aru = token_aru;
@@ -29,18 +30,26 @@ void Node::deliver_ready() {
     }
     if (state_ != MemberState::kOperational) break;
     if (message->delivery == Delivery::kSafe && seq > ring.safe_through) break;  // total order waits too
+    RTOTEM_ASSERT(message->delivery == Delivery::kAgreed || seq <= ring.safe_through);
     ring.delivered_through = seq;
     ring.last_sender = message->sender;
     deliver_packet(ring.id, seq, *message, false);
   }
+  RTOTEM_ASSERT(ring.delivered_through <= ring.queue.aru() && ring.safe_through <= ring.queue.aru());
   const Seq discard = std::min(ring.safe_through, ring.delivered_through);
   if (discard > ring.queue.base()) ring.queue.discard_through(discard);
+  // Nothing undelivered is discarded: a retransmission request can always be answered by someone.
+  RTOTEM_ASSERT(ring.queue.base() <= ring.delivered_through);
 }
 
 // A packet's messages, in order: each whole one as it is (zero copy, the packet's buffer to keep),
 // each split one once its last piece is here. Every node reads the same packets in the same order
 // with the same pieces under way, so all of them deliver, and drop, the same messages.
 void Node::deliver_packet(const RingId& ring, Seq seq, const StoredMessage& message, bool transitional) {
+  // Only the ring being left delivers in Recovery, and only an operational node in its own ring.
+  RTOTEM_ASSERT(state_ == MemberState::kRecovery ? ring == old_ring_.id
+                                                 : state_ == MemberState::kOperational && ring == ring_.id);
+  RTOTEM_ASSERT(!message.recovery && (!transitional || state_ == MemberState::kRecovery));
   ChunkReader reader(message.payload);
   Chunk chunk;
   Delivered out{ring, seq, message.sender, message.delivery, transitional};

@@ -19,6 +19,7 @@ using transport::InboundPacket;
 using transport::SendBufferRef;
 
 void Node::gather_enter(Time now) {
+  RTOTEM_ASSERT(started_ && state_ != MemberState::kLeft);
   if (state_ == MemberState::kRecovery) recovery_abort();
   state_ = MemberState::kGather;
   insert(proc_set_, self_);
@@ -39,6 +40,9 @@ void Node::gather_enter(Time now) {
   // Restarted on each entry (as corosync does): everyone gets a full consensus period to answer
   // our new sets. Sets only grow within a round, so re-entries are bounded by the node count.
   events_.arm_timer(TimerId::kConsensus, now + ms_to_time(config_.consensus_ms));
+  // Nobody gives up on itself but a leaving node, and a round starts agreed with itself only.
+  RTOTEM_ASSERT(contains(proc_set_, self_) && !contains(failed_set_, self_));
+  RTOTEM_ASSERT(consensus_.count == 1 && !holding_token_ && !token_buffer_);
 }
 
 // Every node takes our word on ourselves (merge_join_sets), so naming ourselves failed makes the
@@ -54,15 +58,20 @@ void Node::leave() {
   for (const TimerId timer : {TimerId::kTokenLoss, TimerId::kJoin, TimerId::kConsensus, TimerId::kMergeDetect})
     events_.cancel_timer(timer);
   state_ = MemberState::kLeft;
+  RTOTEM_ASSERT(contains(failed_set_, self_) && !holding_token_);
 }
 
 // Random in [0, send_join): with tens of nodes all answering the same join, joins sent at once
 // arrive as a burst at every receiver (corosync's send_join).
 Time Node::join_delay() noexcept {
-  return config_.send_join_ms == 0 ? 0 : join_rng_.uniform(ms_to_time(config_.send_join_ms));
+  if (config_.send_join_ms == 0) return 0;
+  const Time delay = join_rng_.uniform(ms_to_time(config_.send_join_ms));
+  RTOTEM_ASSERT(delay < ms_to_time(config_.send_join_ms));
+  return delay;
 }
 
 void Node::send_join() {
+  RTOTEM_ASSERT(state_ == MemberState::kGather || contains(failed_set_, self_));  // a round, or a leave
   Join join;
   join.sender = self_;
   join.ring_seq = ring_seq_;
@@ -193,6 +202,8 @@ bool Node::merge_join_sets(const Join& join) noexcept {
     merge(failed_set_, difference(join.failed_set, ring_.members));
   else if (contains(join.failed_set, join.sender))
     insert(failed_set_, join.sender);
+  // Sets only grow within a round, and no join makes us give up on ourselves.
+  RTOTEM_ASSERT(proc_set_.count + failed_set_.count >= before && !contains(failed_set_, self_));
   return proc_set_.count + failed_set_.count != before;
 }
 
@@ -224,12 +235,14 @@ void Node::heard_foreign(NodeId sender, const RingId& ring, Time now) {
   ++counters_.foreign_heard;
   insert(proc_set_, sender);
   gather_enter(now);
+  RTOTEM_ASSERT(contains(proc_set_, sender));
 }
 
 void Node::check_consensus(Time now) {
   if (state_ != MemberState::kGather) return;
   const NodeList members = difference(proc_set_, failed_set_);
   if (!is_subset(members, consensus_)) return;
+  RTOTEM_ASSERT(members.count > 0 && contains(members, self_));
   if (members.ids[0] == self_) form_commit(now);  // the representative; the others wait for it
 }
 
@@ -246,6 +259,7 @@ void Node::on_consensus_timeout(Time now) {
   }
   note_given_up(difference(members, consensus_));
   merge(failed_set_, difference(members, consensus_));
+  RTOTEM_ASSERT(contains(consensus_, self_) && !contains(failed_set_, self_));
   gather_enter(now);
 }
 
@@ -267,13 +281,16 @@ void Node::send_merge_detect(Time now) {
 }
 
 void Node::form_commit(Time now) {
+  RTOTEM_ASSERT(state_ == MemberState::kGather);
   const NodeList members = difference(proc_set_, failed_set_);
+  RTOTEM_ASSERT(members.count > 0 && members.ids[0] == self_);  // the representative: smallest id
   if (members.count > members_max_) {
     ++counters_.rings_too_large;  // stays in Gather; the operator's config allows too many nodes
     return;
   }
   // Persisted before anyone hears of it: a restarted representative never names a ring twice.
   ring_seq_ = std::max(ring_seq_, ring_.id.seq) + 1;
+  RTOTEM_ASSERT(ring_seq_ > ring_.id.seq);  // a new ring outnumbers the one it replaces
   events_.persist_ring_seq(ring_seq_);
   commit_ = Commit{};
   commit_.ring_id = RingId{self_, ring_seq_};
@@ -318,6 +335,7 @@ void Node::on_commit(InboundPacket& packet, Time now) {
     std::swap(commit_, c);
     fill_commit_entry(commit_.members[index]);
     new_members_ = named;
+    RTOTEM_ASSERT(ring_seq_ >= commit_.ring_id.seq && contains(new_members_, self_));
     state_ = MemberState::kCommit;
     events_.cancel_timer(TimerId::kJoin);
     events_.cancel_timer(TimerId::kConsensus);
@@ -327,6 +345,7 @@ void Node::on_commit(InboundPacket& packet, Time now) {
     // index % n: the representative's second visit is hop n, the others' n + index.
     std::swap(commit_, c);
     recovery_enter(now);
+    RTOTEM_ASSERT(state_ == MemberState::kRecovery && ring_.id == commit_.ring_id);
     forward_commit(now);
   } else if (state_ == MemberState::kRecovery && index == 0 && hop == 2 * n && c.ring_id == ring_.id &&
              !recovery_.token_started) {
@@ -340,6 +359,8 @@ void Node::on_commit(InboundPacket& packet, Time now) {
 }
 
 void Node::forward_commit(Time now) {
+  RTOTEM_ASSERT(state_ == MemberState::kCommit || state_ == MemberState::kRecovery);
+  RTOTEM_ASSERT(commit_.count > 0 && commit_.count <= kMembersMax);
   ++commit_.token_seq;
   commit_.memb_index = static_cast<std::uint16_t>(commit_.token_seq % commit_.count);
   SendBufferRef buffer;
@@ -356,6 +377,7 @@ void Node::fill_commit_entry(CommitMember& entry) const noexcept {
   entry.old_ring = ring_.id;
   entry.aru = ring_.queue.aru();
   entry.high_delivered = ring_.delivered_through;
+  RTOTEM_ASSERT(entry.high_delivered <= entry.aru);  // nothing is delivered before all below it is held
 }
 
 }  // namespace rtotem::membership

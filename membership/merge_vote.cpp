@@ -70,6 +70,7 @@ void Node::note_sender(NodeId sender) noexcept {
   if (state_ == MemberState::kGather) insert(heard_in_round_, sender);
   if (state_ != MemberState::kOperational) insert(heard_in_formation_, sender);
   if (unheard_.count != 0) erase(unheard_, sender);
+  RTOTEM_ASSERT(!contains(unheard_, sender));
 }
 
 void Node::note_given_up(const NodeList& given_up) noexcept {
@@ -90,6 +91,7 @@ void Node::note_installed(Time now) noexcept {
   }
   unheard_ = difference(unheard_, ring_.members);  // on one ring with us: heard
   heard_in_formation_ = given_up_unheard_ = NodeList{};
+  RTOTEM_ASSERT(!contains(unheard_, self_));
 }
 
 // How long a stranger's word that it does not hear a node holds, and how long that node announces
@@ -119,6 +121,7 @@ NodeList Node::published_unheard(Time now) const noexcept {
   if (now >= unheard_until_) return NodeList{};
   NodeList out = unheard_;
   out.count = static_cast<std::uint16_t>(std::min<std::size_t>(out.count, members_max_));
+  RTOTEM_ASSERT(out.count <= members_max_ && !contains(out, self_));
   return out;
 }
 
@@ -135,6 +138,7 @@ bool Node::vote_on_merge(Time now) {
       ++counters_.merge_votes_won;
       insert(proc_set_, stranger);
       gather_enter(now);
+      RTOTEM_ASSERT(state_ == MemberState::kGather && contains(proc_set_, stranger));
       return true;
     }
     ++counters_.merge_votes_lost;
@@ -151,10 +155,13 @@ bool Node::vote_on_merge(Time now) {
   const Time proposed_before = now > ms_to_time(config_.merge_ms) ? now - ms_to_time(config_.merge_ms) : 0;
   const NodeId stranger = strangers_.propose(heard_since, proposed_before, ring_.members, now);
   if (stranger != kNoNode) {
+    RTOTEM_ASSERT(stranger != self_ && !contains(ring_.members, stranger));  // ours to merge with
     token.merge_proposer = self_;
     token.merge_candidate = stranger;
     token.merge_votes = 1;
   }
+  // A vote open on the token is ours or none: a stray one was dropped above.
+  RTOTEM_ASSERT(token.merge_proposer == kNoNode || token.merge_proposer == self_);
   return false;
 }
 

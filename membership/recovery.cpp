@@ -24,6 +24,7 @@ namespace rtotem::membership {
 using transport::SendBufferRef;
 
 void Node::recovery_enter(Time now) {
+  RTOTEM_ASSERT(state_ == MemberState::kCommit && contains(new_members_, self_));
   std::swap(ring_, old_ring_);  // old_ring_: the ring being closed
   ring_.reset(commit_.ring_id, new_members_.view());
   RecoveryPlan plan;
@@ -40,6 +41,12 @@ void Node::recovery_enter(Time now) {
   // Below my own discard point every old member held everything: nothing to re-send there.
   plan.next_resend = std::max(plan.low_aru, old_ring_.queue.base()) + 1;
   plan.old_high = old_ring_.queue.high_seq();
+  // What the plan rests on: we come from the old ring, and what we delivered we held.
+  RTOTEM_ASSERT(contains(plan.trans, self_) && contains(ring_.members, self_));
+  RTOTEM_ASSERT(plan.low_aru <= old_ring_.queue.aru() && plan.high_delivered >= old_ring_.delivered_through);
+  RTOTEM_ASSERT(plan.next_resend <= plan.old_high + 1);
+  RTOTEM_ASSERT(ring_.queue.size() == 0 && ring_.delivered_through == 0);
+  RTOTEM_INVARIANT(old_ring_.queue.consistent());
   recovery_ = plan;
   state_ = MemberState::kRecovery;
   last_token_seq_ = 0;
@@ -53,14 +60,17 @@ void Node::recovery_enter(Time now) {
 }
 
 void Node::recovery_abort() {
+  RTOTEM_ASSERT(state_ == MemberState::kRecovery);
   std::swap(ring_, old_ring_);
   old_ring_.queue.reset(0);  // the failed new ring's messages: its buffers go back
   ring_.queue.forget_resent();
+  RTOTEM_ASSERT(old_ring_.queue.size() == 0);
 }
 
 // Old messages go out again whole, behind a new-ring header, within the token's flow control.
 // One that already came through Recovery was re-sent by someone: every member has it too.
 std::uint32_t Node::send_recovery_messages(std::uint32_t allowed) {
+  RTOTEM_ASSERT(state_ == MemberState::kRecovery);
   std::uint32_t sent = 0;
   RecoveryPlan& plan = recovery_;
   while (sent < allowed) {
@@ -77,6 +87,7 @@ std::uint32_t Node::send_recovery_messages(std::uint32_t allowed) {
       break;
     }
     const std::size_t at = mcast_header_size();
+    RTOTEM_ASSERT(at + old->packet.size() <= buffer->payload_capacity());
     std::memcpy(buffer->writable_payload().data() + at, old->packet.data(), old->packet.size());
     buffer->set_payload_size(static_cast<std::uint32_t>(at + old->packet.size()));
     if (!multicast_next(buffer, Delivery::kAgreed, true)) break;
@@ -84,6 +95,7 @@ std::uint32_t Node::send_recovery_messages(std::uint32_t allowed) {
     ++sent;
     ++counters_.recovery_sent;
   }
+  RTOTEM_ASSERT(sent <= allowed && plan.next_resend <= plan.old_high + 1);
   return sent;
 }
 
@@ -97,9 +109,11 @@ void Node::track_recovery_end() {
   if (token_.install_known || recovery_.visits < 2 || token_.backlog != 0 || my_backlog() != 0) return;
   token_.install_known = true;
   token_.install_seq = token_.seq;
+  RTOTEM_ASSERT(recovery_.next_resend > recovery_.old_high);  // ours are all out
 }
 
 void Node::operational_enter(Time now) {
+  RTOTEM_ASSERT(state_ == MemberState::kRecovery && token_.install_known);
   const RecoveryPlan& plan = recovery_;
   // 1. What some survivor delivered in the old regular configuration.
   while (old_ring_.delivered_through < plan.high_delivered) {
@@ -112,6 +126,7 @@ void Node::operational_enter(Time now) {
   }
   // 2. The transitional configuration.
   const NodeList left = difference(old_ring_.members, plan.trans);
+  RTOTEM_ASSERT(!contains(left, self_));
   events_.configuration(ConfigChange{true, ring_.id, plan.trans.view(), {}, left.view()});
   // 3. The rest of the old ring, holes skipped.
   for (Seq seq = old_ring_.delivered_through + 1; seq <= old_ring_.queue.high_seq(); ++seq)
@@ -123,12 +138,16 @@ void Node::operational_enter(Time now) {
   const NodeList joined = difference(ring_.members, plan.trans);
   events_.configuration(ConfigChange{false, ring_.id, ring_.members.view(), joined.view(), {}});
   ++counters_.rings_installed;
+  // Every old message held was delivered, once, in order, before the new ring's first.
+  RTOTEM_ASSERT(old_ring_.delivered_through >= old_ring_.queue.high_seq() ||
+                old_ring_.queue.high_seq() == old_ring_.queue.base());
   old_ring_.queue.reset(0);
   state_ = MemberState::kOperational;
   strangers_.installed(proc_set_, ring_.members, now, ms_to_time(config_.merge_ms));
   proc_set_ = ring_.members;
   failed_set_ = NodeList{};
   if (ring_.members.count > 1) deaf_ = false;
+  RTOTEM_ASSERT(contains(proc_set_, self_) && failed_set_.count == 0);
   note_installed(now);
   if (self_ == ring_.id.rep && !deaf_ && published_unheard(now).count != 0) {
     // At once: a stranger that does not hear some node must say so before another ring's merge
@@ -141,6 +160,7 @@ void Node::operational_enter(Time now) {
 }
 
 void Node::deliver_old(Seq seq, bool transitional) {
+  RTOTEM_ASSERT(state_ == MemberState::kRecovery && seq > old_ring_.delivered_through);  // never twice
   const StoredMessage* message = old_ring_.queue.find(seq);
   RTOTEM_ASSERT(message);
   old_ring_.delivered_through = seq;

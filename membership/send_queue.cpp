@@ -30,6 +30,7 @@ Status Node::submit(const Gather& message, Delivery delivery, Time now) {
   }
   // A held token goes on at once with the new message; through the timer, not from in here, as
   // submit() may be called from inside deliver(). Held elsewhere, its holder is asked.
+  RTOTEM_ASSERT(send_count_ > kept_ && send_count_ <= config_.send_queue_max);
   if (holding_token_) events_.arm_timer(TimerId::kTokenHold, now);
   else if (token_may_rest_) send_hold_cancel();
   return Status::kOk;
@@ -47,6 +48,7 @@ bool Node::pack(const Gather& message, Delivery delivery) noexcept {
   if (tail.kind != ChunkKind::kWhole || tail.delivery != delivery || used + kChunkHeaderSize + message.size() > room)
     return false;
   write_chunk(*tail.buffer, ChunkKind::kWhole, 0, message, 0, message.size());
+  RTOTEM_ASSERT(tail.buffer->payload().size() <= room);
   ++counters_.messages_packed;
   return true;
 }
@@ -58,6 +60,7 @@ Status Node::enqueue_pieces(const Gather& message, Delivery delivery) noexcept {
   if (send_count_ + pieces > config_.send_queue_max) return Status::kQueueFull;
   if (backend_->send_pool().available() < submit_reserve_ + pieces) return Status::kPoolExhausted;
   const std::size_t piece = piece_max(backend_->mtu());
+  RTOTEM_ASSERT(pieces >= 1 && (pieces - 1) * piece < std::max<std::size_t>(message.size(), 1));  // none empty
   const std::size_t first = send_count_;
   const std::uint32_t number = pieces > 1 ? next_split_message_ : 0;
   for (std::size_t i = 0; i < pieces; ++i) {
@@ -77,6 +80,7 @@ Status Node::enqueue_pieces(const Gather& message, Delivery delivery) noexcept {
     send_queue_[(send_head_ + send_count_) % config_.send_queue_max] = Pending{std::move(buffer), delivery, kind};
     ++send_count_;
   }
+  RTOTEM_ASSERT(send_count_ == first + pieces && send_count_ <= config_.send_queue_max);
   if (pieces > 1) {
     ++next_split_message_;
     ++counters_.messages_split;
@@ -87,6 +91,7 @@ Status Node::enqueue_pieces(const Gather& message, Delivery delivery) noexcept {
 void Node::write_chunk(transport::SendBuffer& buffer, ChunkKind kind, std::uint32_t number, const Gather& message,
                        std::size_t at, std::size_t size) noexcept {
   const std::size_t end = buffer.payload().size();
+  RTOTEM_ASSERT(end + kChunkHeaderSize + size <= buffer.payload_capacity());
   const auto out = buffer.writable_payload().subspan(end);
   const std::size_t header =
       encode_chunk_header(kind, static_cast<std::uint16_t>(size), static_cast<std::uint32_t>(message.size()), number, out);
@@ -102,7 +107,9 @@ std::uint32_t Node::send_new_messages(std::uint32_t allowed) {
       ++counters_.messages_restarted;
     }
     if (!next_seq_free()) break;
+    RTOTEM_ASSERT(kept_ < send_count_);
     Pending& pending = send_queue_[(send_head_ + kept_) % config_.send_queue_max];
+    RTOTEM_ASSERT(pending.buffer && (kept_ == 0 || pending.kind != ChunkKind::kWhole));
     if (pending.buffer->refs() > 1 && !unshare(pending.buffer)) {
       send_starved_ = true;
       break;
@@ -120,6 +127,8 @@ std::uint32_t Node::send_new_messages(std::uint32_t allowed) {
     send_count_ -= kept_ + 1;
     kept_ = 0;
   }
+  // Pieces kept on the wire are the first ones of one message whose last is still to go.
+  RTOTEM_ASSERT(sent <= allowed && (kept_ == 0 || kept_ < send_count_));
   return sent;
 }
 
@@ -129,6 +138,7 @@ bool Node::unshare(SendBufferRef& buffer) noexcept {
   SendBufferRef copy;
   if (backend_->acquire(copy) != Status::kOk) return false;
   const auto bytes = buffer->payload();
+  RTOTEM_ASSERT(bytes.size() <= copy->payload_capacity());
   std::memcpy(copy->writable_payload().data(), bytes.data(), bytes.size());
   copy->set_payload_size(static_cast<std::uint32_t>(bytes.size()));
   buffer = std::move(copy);

@@ -39,6 +39,21 @@ void SortQueue::forget_resent() noexcept {
   for (Seq seq = base_ + 1; seq <= high_seq_; ++seq) slot(seq).resent = false;
 }
 
+bool SortQueue::consistent() const noexcept {
+  if (!(base_ <= aru_ && aru_ <= high_seq_ && high_seq_ - base_ <= capacity_)) return false;
+  std::size_t held = 0;
+  for (Seq seq = base_ + 1; seq <= base_ + capacity_; ++seq) {
+    const bool in_window = seq <= high_seq_;
+    if (slot(seq).hold && !in_window) return false;  // a slot left behind by a discard or reset
+    if (!in_window) continue;
+    held += slot(seq).hold ? 1 : 0;
+    if (seq <= aru_ && !slot(seq).hold) return false;  // aru claims one that is missing
+  }
+  const bool aru_is_highest = aru_ == high_seq_ || !slot(aru_ + 1).hold;
+  const bool high_is_held = high_seq_ == base_ || slot(high_seq_).hold;
+  return held == size_ && aru_is_highest && high_is_held;
+}
+
 void SortQueue::discard_through(Seq seq) noexcept {
   RTOTEM_ASSERT(seq <= aru_);
   for (; base_ < seq; ++base_) {

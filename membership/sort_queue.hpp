@@ -57,6 +57,10 @@ class SortQueue {
   // re-sent in the next attempt.
   void forget_resent() noexcept;
 
+  // Walks every slot: the count, aru and high_seq agree with what is held, and nothing is held
+  // outside (base, high_seq]. For RTOTEM_INVARIANT: linear in the capacity.
+  bool consistent() const noexcept;
+
   // Drops every message <= seq (all members hold them); seq may not pass aru.
   void discard_through(Seq seq) noexcept;
 

@@ -72,11 +72,13 @@ void Node::leave_ring_deaf(Time now) {
   for (NodeId member : ring_.members.view())
     if (member != self_) insert(failed_set_, member);
   gather_enter(now);
+  RTOTEM_ASSERT(state_ == MemberState::kGather && !contains(failed_set_, self_));
 }
 
 void Node::handle_token(Time now) {
   RTOTEM_ASSERT((state_ == MemberState::kOperational || state_ == MemberState::kRecovery) && next_token_buffer_);
   RTOTEM_ASSERT(token_.aru <= token_.seq);
+  RTOTEM_ASSERT(!holding_token_ && !token_buffer_);  // one token at a time: the last one went round
   if (state_ == MemberState::kOperational && vote_on_merge(now)) return;  // the token stops: Gather
   retransmitted_this_visit_ = 0;
   retransmit_requested();
@@ -115,6 +117,7 @@ NodeId Node::rest_holder() const noexcept {
 }
 
 void Node::pass_token(Time now) {
+  RTOTEM_ASSERT((state_ == MemberState::kOperational || state_ == MemberState::kRecovery) && next_token_buffer_);
   if (holding_token_) {
     holding_token_ = false;
     events_.cancel_timer(TimerId::kTokenHold);
@@ -128,6 +131,7 @@ void Node::pass_token(Time now) {
   const std::uint32_t backlog = my_backlog();
   token_.fcc = token_.fcc + sent - std::min(token_.fcc, my_trc_);
   token_.backlog = token_.backlog + backlog - std::min(token_.backlog, my_pbl_);
+  RTOTEM_ASSERT(sent <= allowed + retransmitted_this_visit_);
   my_trc_ = sent;
   my_pbl_ = backlog;
   if (recovering) track_recovery_end();
@@ -135,8 +139,10 @@ void Node::pass_token(Time now) {
   update_aru();
   const Seq token_aru = token_.aru;
   forward_token(now);
+  RTOTEM_ASSERT(!holding_token_ && token_buffer_ && token_sent_to_ == successor());
   token_may_rest_ = !recovering && my_backlog() == 0;
   release_stable(token_aru);
+  RTOTEM_INVARIANT(ring_.queue.consistent());
   // Every member holds every recovery message: the old ring can be closed here.
   if (recovering && token_.install_known && ring_.safe_through >= token_.install_seq) operational_enter(now);
 }
@@ -183,6 +189,7 @@ void Node::on_hold_cancel(InboundPacket& packet, Time now) {
 // What this node still has to send: the application's messages, or in Recovery the old ring's.
 std::uint32_t Node::my_backlog() const noexcept {
   if (state_ != MemberState::kRecovery) return static_cast<std::uint32_t>(send_count_ - kept_);
+  RTOTEM_ASSERT(recovery_.next_resend <= recovery_.old_high + 1);
   return recovery_.next_resend > recovery_.old_high
              ? 0
              : static_cast<std::uint32_t>(recovery_.old_high - recovery_.next_resend + 1);
@@ -213,6 +220,7 @@ void Node::retransmit_requested() {
       token_.rtr[kept++] = seq;  // someone further on may hold it
     }
   }
+  RTOTEM_ASSERT(kept <= token_.rtr_count && retransmitted_this_visit_ <= budget);
   token_.rtr_count = kept;
 }
 
@@ -221,6 +229,7 @@ bool Node::retransmit(const StoredMessage& message) {
   SendBufferRef buffer = transport::as_send_buffer(message.hold);
   if (!buffer) {
     if (backend_->acquire(buffer) != Status::kOk) return false;
+    RTOTEM_ASSERT(message.packet.size() <= buffer->payload_capacity());
     std::memcpy(buffer->writable_payload().data(), message.packet.data(), message.packet.size());
     buffer->set_payload_size(static_cast<std::uint32_t>(message.packet.size()));
   }
@@ -245,6 +254,7 @@ std::uint32_t Node::transmits_allowed() const noexcept {
     const std::uint64_t share = config_.window_size * mine / total;
     if (share > 0 && allowed > share) allowed = static_cast<std::uint32_t>(share);
   }
+  RTOTEM_ASSERT(allowed <= config_.max_messages && used + allowed <= config_.window_size);
   return allowed;
 }
 
@@ -262,6 +272,8 @@ bool Node::next_seq_free() noexcept {
 // Stamps token.seq + 1 into `buffer`'s mcast header (the payload already follows it), multicasts
 // it and keeps it in the sort queue: the transport and the queue share the buffer, no copy.
 bool Node::multicast_next(const SendBufferRef& buffer, Delivery delivery, bool recovery) {
+  RTOTEM_ASSERT(buffer->payload().size() >= mcast_header_size() && !ring_.queue.holds(token_.seq + 1));
+  RTOTEM_ASSERT(recovery == (state_ == MemberState::kRecovery));
   const McastHeader header{ring_.id, token_.seq + 1, self_, delivery, recovery};
   encode_mcast_header(header, buffer->writable_payload());
   if (backend_->multicast(buffer) != Status::kOk) {
@@ -284,6 +296,7 @@ void Node::request_missing() {
   };
   // Holes beyond the window would be dropped as out of window by whoever we ask: not yet.
   const Seq through = std::min(token_.seq, ring_.queue.base() + window_limit_);
+  RTOTEM_ASSERT(through <= token_.seq);
   ring_.queue.for_each_missing(through, rtr_max_, [&](Seq seq) {
     if (token_.rtr_count >= rtr_max_ || listed(seq)) return;
     token_.rtr[token_.rtr_count++] = seq;
@@ -298,9 +311,13 @@ void Node::update_aru() {
     token_.aru = my_aru;
     token_.aru_addr = my_aru == token_.seq ? kNoNode : self_;
   }
+  // The ring's aru is never above ours, so what the token calls stable this node holds.
+  RTOTEM_ASSERT(token_.aru <= my_aru);
+  RTOTEM_ASSERT(token_.aru_addr != kNoNode || token_.aru == token_.seq);
 }
 
 void Node::forward_token(Time now) {
+  RTOTEM_ASSERT(next_token_buffer_ && token_.ring_id == ring_.id);
   ++token_.token_seq;
   SendBufferRef buffer = std::move(next_token_buffer_);
   const std::size_t size = encode_token(token_, buffer->writable_payload());
@@ -314,6 +331,7 @@ void Node::forward_token(Time now) {
 
 // A token (or commit token) is kept and resent until the successor shows it has it.
 void Node::send_token_buffer(SendBufferRef buffer, NodeId to, const RingId& ring, Time now) {
+  RTOTEM_ASSERT(buffer && to != kNoNode);
   if (backend_->unicast(to, buffer) != Status::kOk) ++counters_.send_refused;  // resent by the timer
   token_buffer_ = std::move(buffer);
   token_sent_to_ = to;
@@ -323,6 +341,8 @@ void Node::send_token_buffer(SendBufferRef buffer, NodeId to, const RingId& ring
 
 // The representative starts a ring's token: at the end of Commit, or on an installed ring.
 void Node::originate_token(Time now) {
+  RTOTEM_ASSERT(self_ == ring_.id.rep);
+  RTOTEM_ASSERT(state_ == MemberState::kOperational || (state_ == MemberState::kRecovery && recovery_.token_started));
   token_ = Token{};
   token_.ring_id = ring_.id;
   last_token_seq_ = 0;
