@@ -252,7 +252,7 @@ TEST(Faults, ATornCrashDeliversWhatItsLastCallDeliveredAndSendsNothingOfIt) {
 
 // Past the 42 members a commit token holds at mtu 1400, rtotem-sim takes a jumbo mtu: 64 nodes
 // form one ring, lose one to a crash, and take it back. (Slowly: the 63 took until after the
-// restart to form their ring, ~7 s; see SIMULATION.md.)
+// restart to form their ring, ~7 s; see SIMULATION.md, "Large-ring sweeps".)
 TEST(Faults, SixtyFourNodesFormARingLoseOneAndTakeItBack) {
   SimOptions options;
   options.nodes = kNodesMax;

@@ -642,7 +642,7 @@ TEST(Regression, SeedsThatOnceFailedHoldEveryProperty) {
       "--rate 199 --safe 0.7 --token-timeout-ms 1000 --partitions 0.12 --crashes 0 --stops 0.1 --late 0.02 "
       "--corrupt 0 --pauses 0.34 --clock-skew 0 --slow 0 --torn 0.5 --message-size 1333..3996",
       // Liveness failures of older sweeps that later fixes mended without a trace of their own
-      // (SIMULATION.md): kept so that no change brings them back.
+      // (SIMULATION.md, "Regression seeds"): kept so that no change brings them back.
       "rtotem-sim --seed 139748 --nodes 6 --duration 5 --loss 0.038 --dup 0.02 --reorder 0.25 --delay-us 32 "
       "--rate 366 --safe 0.8 --token-timeout-ms 1000 --partitions 0.35 --crashes 0 --stops 0.3 --late 0.007 "
       "--corrupt 0.017 --pauses 0.24 --clock-skew 0 --slow 0 --torn 0.2 --lose-state 0.5",
