@@ -64,16 +64,15 @@ class CliReader {
 };
 
 namespace cli_detail {
-Result<std::uint64_t> parse_whole(std::string_view option, std::string_view text, std::uint64_t min,
-                                  std::uint64_t max);
+Result<std::uint64_t> parse_whole(std::string_view option, std::string_view text, std::uint64_t min, std::uint64_t max);
 Result<double> parse_real(std::string_view option, std::string_view text, double min, double max);
 }  // namespace cli_detail
 
 // `text` as a number in [min, max]: a whole one in decimal or 0x hex, or (T floating) a finite
 // decimal one. The refusal names `option`: "'x' is not a number", "9 is out of range [1, 8]".
 template <class T>
-  requires(std::unsigned_integral<T> && !std::same_as<T, bool>) || std::floating_point<T>
-Result<T> parse_number(std::string_view option, std::string_view text, T min, T max) {
+requires(std::unsigned_integral<T> && !std::same_as<T, bool>) ||
+    std::floating_point<T> Result<T> parse_number(std::string_view option, std::string_view text, T min, T max) {
   if constexpr (std::floating_point<T>) {
     auto value = cli_detail::parse_real(option, text, min, max);
     if (!value) return value.error();

@@ -5,8 +5,7 @@
 
 namespace rtotem {
 
-Error::Error(int errnum, std::string message, bool append_strerror)
-    : errnum_(errnum), message_(std::move(message)) {
+Error::Error(int errnum, std::string message, bool append_strerror) : errnum_(errnum), message_(std::move(message)) {
   if (append_strerror) message_ += fmt::format(": {}", std::strerror(errnum));
 }
 

@@ -53,15 +53,27 @@ class [[nodiscard]] Error {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design, as std::expected
+  Result(T value) : v_(std::move(value)) {}      // NOLINT: implicit by design, as std::expected
   Result(Error error) : v_(std::move(error)) {}  // NOLINT
 
   bool ok() const noexcept { return v_.index() == 0; }
   explicit operator bool() const noexcept { return ok(); }
-  T& value() & { RTOTEM_ASSERT(ok()); return std::get<0>(v_); }
-  const T& value() const& { RTOTEM_ASSERT(ok()); return std::get<0>(v_); }
-  T&& value() && { RTOTEM_ASSERT(ok()); return std::get<0>(std::move(v_)); }
-  const Error& error() const { RTOTEM_ASSERT(!ok()); return std::get<1>(v_); }
+  T& value() & {
+    RTOTEM_ASSERT(ok());
+    return std::get<0>(v_);
+  }
+  const T& value() const& {
+    RTOTEM_ASSERT(ok());
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    RTOTEM_ASSERT(ok());
+    return std::get<0>(std::move(v_));
+  }
+  const Error& error() const {
+    RTOTEM_ASSERT(!ok());
+    return std::get<1>(v_);
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
@@ -79,7 +91,10 @@ class [[nodiscard]] Result<void> {
 
   bool ok() const noexcept { return !error_; }
   explicit operator bool() const noexcept { return ok(); }
-  const Error& error() const { RTOTEM_ASSERT(error_); return *error_; }
+  const Error& error() const {
+    RTOTEM_ASSERT(error_);
+    return *error_;
+  }
 
  private:
   std::optional<Error> error_;

@@ -11,9 +11,8 @@ namespace rtotem::bench {
 
 Result<BenchOptions> parse_options(int argc, char** argv) {
   constexpr CliValue kValue = CliValue::kAny;
-  constexpr CliOption kOptions[] = {
-      {"--crypto"}, {"--messages", kValue}, {"--window", kValue}, {"--rounds", kValue}, {"--port", kValue},
-      {"--sizes", kValue}};
+  constexpr CliOption kOptions[] = {{"--crypto"},         {"--messages", kValue}, {"--window", kValue},
+                                    {"--rounds", kValue}, {"--port", kValue},     {"--sizes", kValue}};
   BenchOptions o;
   const std::span<char* const> args = cli_arguments(argc, argv);
   for (CliReader reader(args, kOptions); !reader.done();) {

@@ -54,7 +54,8 @@ class CpgGroupClient final : public GroupClient {
     model.cpg_confchg_fn = &CpgGroupClient::on_confchg;
     model.cpg_totem_confchg_fn = &CpgGroupClient::on_totem_confchg;
     model.flags = CPG_MODEL_V1_DELIVER_INITIAL_TOTEM_CONF;
-    const int rc = errno_of(cpg_model_initialize(&handle_, CPG_MODEL_V1, reinterpret_cast<cpg_model_data_t*>(&model), this));
+    const int rc =
+        errno_of(cpg_model_initialize(&handle_, CPG_MODEL_V1, reinterpret_cast<cpg_model_data_t*>(&model), this));
     connected_ = rc == 0;
     return rc;
   }
@@ -114,8 +115,7 @@ class CpgGroupClient final : public GroupClient {
   }
 
   static void on_confchg(cpg_handle_t handle, const cpg_name*, const cpg_address* members, std::size_t n_members,
-                         const cpg_address* left, std::size_t n_left, const cpg_address* joined,
-                         std::size_t n_joined) {
+                         const cpg_address* left, std::size_t n_left, const cpg_address* joined, std::size_t n_joined) {
     CpgGroupClient& c = self(handle);
     const auto copy = [](const cpg_address* from, std::size_t n, std::vector<rtotem_member>& to) {
       to.clear();

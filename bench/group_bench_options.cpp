@@ -41,9 +41,17 @@ std::string bench_usage(std::string_view program, std::string_view daemon) {
 namespace {
 
 constexpr CliValue kValue = CliValue::kAny;
-constexpr CliOption kOptions[] = {
-    {"-h"}, {"--help"}, {"--json"}, {"--ipc-name", CliValue::kNonEmpty}, {"--group", kValue}, {"--size", kValue},
-    {"--duration", kValue}, {"--order", kValue}, {"--mode", kValue}, {"--senders", kValue}, {"--rate", kValue}};
+constexpr CliOption kOptions[] = {{"-h"},
+                                  {"--help"},
+                                  {"--json"},
+                                  {"--ipc-name", CliValue::kNonEmpty},
+                                  {"--group", kValue},
+                                  {"--size", kValue},
+                                  {"--duration", kValue},
+                                  {"--order", kValue},
+                                  {"--mode", kValue},
+                                  {"--senders", kValue},
+                                  {"--rate", kValue}};
 constexpr std::size_t kGroupNameMax = 128;  // rtotem.h: a group name is 1..128 bytes
 constexpr std::uint32_t kDurationMax_s = 3600;
 constexpr std::uint32_t kRateMax = 1'000'000;

@@ -32,8 +32,10 @@ void BenchReceiver::on_data(SenderState& s, const rtotem_message& m, const Paylo
   s.next_seq = h.seq + 1;
   hash_.add(m.nodeid, m.pid, h.seq);
   stats_.order_hash = hash_.value();
-  if (stats_.data_delivered == 0) stats_.first_ns = now_ns;
-  else stats_.max_gap_ns = std::max(stats_.max_gap_ns, now_ns - stats_.last_ns);
+  if (stats_.data_delivered == 0)
+    stats_.first_ns = now_ns;
+  else
+    stats_.max_gap_ns = std::max(stats_.max_gap_ns, now_ns - stats_.last_ns);
   stats_.last_ns = now_ns;
   ++stats_.data_delivered;
   stats_.bytes_delivered += m.len;

@@ -25,10 +25,10 @@ constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 
 constexpr std::uint64_t kNsPerS = 1'000'000'000;
-constexpr std::uint64_t kConnectWait_ns = 10 * kNsPerS;   // the daemon may still form its first ring
-constexpr std::uint64_t kMembersWait_ns = 60 * kNsPerS;   // the other instances start one by one
+constexpr std::uint64_t kConnectWait_ns = 10 * kNsPerS;     // the daemon may still form its first ring
+constexpr std::uint64_t kMembersWait_ns = 60 * kNsPerS;     // the other instances start one by one
 constexpr std::uint64_t kEndMarkersWait_ns = 30 * kNsPerS;  // the ring's and the IPC's backlogs drain
-constexpr std::uint64_t kBackPressureWait_ns = 1'000'000;  // EAGAIN: the ring frees room per token visit
+constexpr std::uint64_t kBackPressureWait_ns = 1'000'000;   // EAGAIN: the ring frees room per token visit
 
 std::uint64_t now_ns() {
   timespec ts{};
@@ -95,9 +95,7 @@ class BenchRun {
   }
 
  private:
-  Error api_error(int rc, std::string_view what) const {
-    return Error::make("{}: {}", what, client_.error_text(rc));
-  }
+  Error api_error(int rc, std::string_view what) const { return Error::make("{}: {}", what, client_.error_text(rc)); }
 
   Result<void> connect() {
     GroupClient::Callbacks callbacks;
@@ -260,8 +258,8 @@ class BenchRun {
     if (r.delivered.fifo_violations > 0)
       fmt::print(stderr, "{}: {} per-sender FIFO violations\n", client_.program(), r.delivered.fifo_violations);
     if (r.end_markers_missing > 0 || r.left_without_end_marker > 0)
-      fmt::print(stderr, "{}: end markers missing from {} members ({} left the group without one)\n",
-                 client_.program(), r.end_markers_missing + r.left_without_end_marker, r.left_without_end_marker);
+      fmt::print(stderr, "{}: end markers missing from {} members ({} left the group without one)\n", client_.program(),
+                 r.end_markers_missing + r.left_without_end_marker, r.left_without_end_marker);
     return failed ? kExitFailed : kExitOk;
   }
 
@@ -300,4 +298,3 @@ int group_bench_main(GroupClient& client, int argc, char** argv) {
 }
 
 }  // namespace rtotem::bench
-

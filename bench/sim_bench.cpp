@@ -43,7 +43,8 @@ int main(int argc, char** argv) {
     rows.clear();
     for (int i = 2; i + 1 < argc; i += 2) rows.emplace_back(parse(argv[i], "nodes"), parse(argv[i + 1], "size"));
   }
-  fmt::print("| nodes | payload B | messages | deliveries (all nodes) | CPU s | deliveries / CPU s | virtual msgs/s |\n");
+  fmt::print(
+      "| nodes | payload B | messages | deliveries (all nodes) | CPU s | deliveries / CPU s | virtual msgs/s |\n");
   fmt::print("|---:|---:|---:|---:|---:|---:|---:|\n");
   int status = 0;
   for (auto [nodes, size] : rows) {

@@ -25,9 +25,7 @@ namespace {
 using namespace rtotem::transport;
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 struct RunResult {
   double seconds = 0;
@@ -125,8 +123,7 @@ RunResult run_backend(const Workload& w, const std::shared_ptr<const ClusterKey>
   };
   auto receive = [&] {
     const std::uint64_t before = at_b.packets;
-    while ((*b)->poll(at_b) == kRxBatchMax) {
-    }
+    while ((*b)->poll(at_b) == kRxBatchMax) {}
     return at_b.packets - before;
   };
   return drive(w, send, receive);
@@ -223,9 +220,10 @@ int main(int argc, char** argv) {
   }
   const std::string sealed_header = key ? " sealed msgs/s (median, range) | sealed/rtotem | sealed MB/s |" : "";
   const std::string sealed_rule = key ? "---:|---:|---:|" : "";
-  fmt::print("| payload B | raw msgs/s (median, range) | rtotem msgs/s (median, range) | rtotem/raw | rtotem MB/s |{} "
-             "heap allocs/msg | lost (all runs) |\n",
-             sealed_header);
+  fmt::print(
+      "| payload B | raw msgs/s (median, range) | rtotem msgs/s (median, range) | rtotem/raw | rtotem MB/s |{} "
+      "heap allocs/msg | lost (all runs) |\n",
+      sealed_header);
   fmt::print("|---:|---:|---:|---:|---:|{}---:|---:|\n", sealed_rule);
   for (std::uint32_t size : options->sizes) {
     Workload w{options->messages, size, options->window, options->port};

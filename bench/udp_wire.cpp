@@ -49,15 +49,15 @@ Result<sockaddr_in> ipv4(std::string_view option, const std::string& text, std::
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(port);
-  if (inet_pton(AF_INET, text.c_str(), &a.sin_addr) != 1) return Error::make("{}: '{}' is not an IPv4 address", option, text);
+  if (inet_pton(AF_INET, text.c_str(), &a.sin_addr) != 1)
+    return Error::make("{}: '{}' is not an IPv4 address", option, text);
   return a;
 }
 
 Result<WireOptions> parse(int argc, char** argv) {
   constexpr CliValue kValue = CliValue::kAny;
-  constexpr CliOption kOptions[] = {
-      {"--json"}, {"--bind", kValue}, {"--peers", kValue}, {"--port", kValue}, {"--size", kValue},
-      {"--duration", kValue}};
+  constexpr CliOption kOptions[] = {{"--json"},         {"--bind", kValue}, {"--peers", kValue},
+                                    {"--port", kValue}, {"--size", kValue}, {"--duration", kValue}};
   WireOptions o;
   for (CliReader reader(cli_arguments(argc, argv), kOptions); !reader.done();) {
     auto arg = reader.next();
@@ -144,10 +144,10 @@ int run(const WireOptions& o) {
   const double span = std::chrono::duration<double>(end - measure_from).count();
   const double n = static_cast<double>(peers.size() + 1);
   const double bytes_per_s = static_cast<double>(received_bytes) / span * n / (n - 1);
-  fmt::print("{{\"mode\": \"wire\", \"size\": {}, \"datagram\": {}, \"peers\": {}, \"sent_datagrams\": {}, "
-             "\"received_bytes\": {}, \"span_s\": {:.3f}, \"msgs_per_s\": {:.1f}, \"mb_per_s\": {:.2f}}}\n",
-             o.size, datagram, peers.size(), sent_datagrams, received_bytes, span, bytes_per_s / o.size,
-             bytes_per_s / 1e6);
+  fmt::print(
+      "{{\"mode\": \"wire\", \"size\": {}, \"datagram\": {}, \"peers\": {}, \"sent_datagrams\": {}, "
+      "\"received_bytes\": {}, \"span_s\": {:.3f}, \"msgs_per_s\": {:.1f}, \"mb_per_s\": {:.2f}}}\n",
+      o.size, datagram, peers.size(), sent_datagrams, received_bytes, span, bytes_per_s / o.size, bytes_per_s / 1e6);
   return 0;
 }
 

@@ -55,8 +55,8 @@ void Assembler::reset() noexcept {
 }
 
 std::size_t Assembler::under_way() const noexcept {
-  return static_cast<std::size_t>(std::count_if(slots_.get(), slots_.get() + slot_count_,
-                                                [](const Slot& s) { return s.sender != kNoNode; }));
+  return static_cast<std::size_t>(
+      std::count_if(slots_.get(), slots_.get() + slot_count_, [](const Slot& s) { return s.sender != kNoNode; }));
 }
 
 Assembler::Slot* Assembler::find(NodeId sender) noexcept {

@@ -38,7 +38,7 @@ class Assembler {
 
  private:
   struct Slot {
-    NodeId sender = kNoNode;  // kNoNode: free
+    NodeId sender = kNoNode;    // kNoNode: free
     std::uint32_t message = 0;  // the sender's number for it (Chunk::message)
     std::uint32_t total = 0;
     std::uint32_t size = 0;

@@ -39,7 +39,8 @@ bool ChunkReader::next(Chunk& out) noexcept {
   const std::uint8_t kind = r.get_u8();
   const std::uint8_t reserved = r.get_u8();
   const std::uint32_t total = r.get_u32();
-  const bool piece = kind >= static_cast<std::uint8_t>(ChunkKind::kFirst) && kind <= static_cast<std::uint8_t>(ChunkKind::kLast);
+  const bool piece =
+      kind >= static_cast<std::uint8_t>(ChunkKind::kFirst) && kind <= static_cast<std::uint8_t>(ChunkKind::kLast);
   const std::uint32_t message = piece ? r.get_u32() : 0;
   if (r.short_read() || r.remaining() < size) {
     error_ = DecodeError::kTooShort;

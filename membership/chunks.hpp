@@ -24,10 +24,10 @@ inline constexpr std::size_t kChunkHeaderSize = 8;   // a whole message's
 inline constexpr std::size_t kPieceHeaderSize = 12;  // a piece's: with its message number
 
 enum class ChunkKind : std::uint8_t {
-  kWhole = 0,   // a message of its own
-  kFirst = 1,   // the opening piece of a split message
+  kWhole = 0,  // a message of its own
+  kFirst = 1,  // the opening piece of a split message
   kMiddle = 2,
-  kLast = 3,    // the closing piece: the message is complete
+  kLast = 3,  // the closing piece: the message is complete
 };
 
 struct Chunk {

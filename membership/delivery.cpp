@@ -22,7 +22,7 @@ void Node::deliver_ready() {
   while (ring.delivered_through < ring.queue.aru()) {
     const Seq seq = ring.delivered_through + 1;
     const StoredMessage* message = ring.queue.find(seq);
-    RTOTEM_ASSERT(message);  // held: seq <= aru, and nothing undelivered is ever discarded
+    RTOTEM_ASSERT(message);   // held: seq <= aru, and nothing undelivered is ever discarded
     if (message->recovery) {  // the protocol's own: consumed when it arrived
       ring.delivered_through = seq;
       ring.last_sender = message->sender;
@@ -67,7 +67,8 @@ void Node::deliver_packet(const RingId& ring, Seq seq, const StoredMessage& mess
     ++out.index;
     ++counters_.messages_delivered;
   }
-  if (reader.error() != DecodeError::kNone) ++counters_.payloads_malformed;  // a broken sender: skipped alike everywhere
+  if (reader.error() != DecodeError::kNone)
+    ++counters_.payloads_malformed;  // a broken sender: skipped alike everywhere
 }
 
 }  // namespace rtotem::membership

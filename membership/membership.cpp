@@ -123,7 +123,8 @@ void Node::on_join(InboundPacket& packet, Time now) {
       return;
     }
     // A stranger's join lists whom it counts live (merge_vote.cpp), even one that gave up on us.
-    if (!contains(ring_.members, join.sender)) strangers_.says_live(join.sender, difference(join.proc_set, join.failed_set));
+    if (!contains(ring_.members, join.sender))
+      strangers_.says_live(join.sender, difference(join.proc_set, join.failed_set));
     // A stranger that gave up on us: its round goes on without us; answering would make us fail
     // it, and each side's joins would restart the other's round forever. Its ring's merge
     // detection brings us together. A member of our ring (or, past the deferral above, of the one
@@ -273,8 +274,7 @@ void Node::send_merge_detect(Time now) {
   merge_detect.unheard = published_unheard(now);
   SendBufferRef buffer;
   if (backend_->acquire(buffer) == Status::kOk) {
-    buffer->set_payload_size(
-        static_cast<std::uint32_t>(encode_merge_detect(merge_detect, buffer->writable_payload())));
+    buffer->set_payload_size(static_cast<std::uint32_t>(encode_merge_detect(merge_detect, buffer->writable_payload())));
     if (backend_->multicast(buffer) == Status::kOk) ++counters_.merge_detects_sent;
   }
   events_.arm_timer(TimerId::kMergeDetect, now + ms_to_time(config_.merge_ms));

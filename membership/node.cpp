@@ -59,7 +59,8 @@ Node::Node(NodeId self, const TotemConfig& config, transport::Backend& backend, 
   RTOTEM_ASSERT(self != kNoNode);
   // Sizing, checked where the configuration is read; here it would be a bug.
   RTOTEM_ASSERT(window_limit_ >= 2 * config.window_size);
-  RTOTEM_ASSERT(backend.send_pool().capacity() > submit_reserve_ + 2 + pieces_for(config.max_message_size, backend.mtu()));
+  RTOTEM_ASSERT(backend.send_pool().capacity() >
+                submit_reserve_ + 2 + pieces_for(config.max_message_size, backend.mtu()));
   RTOTEM_ASSERT(pieces_for(config.max_message_size, backend.mtu()) <= config_.send_queue_max);
   RTOTEM_ASSERT(backend.local_node() == self);
   RTOTEM_ASSERT(config.token_retransmit_ms > 0 && config.token_hold_ms > 0 && config.consensus_ms > 0);  // resolved()
@@ -73,11 +74,13 @@ Node::Node(NodeId self, const TotemConfig& config, transport::Backend& backend, 
 Node::~Node() = default;
 
 Result<void> Node::rebind(transport::Backend& backend, Time now) {
-  if (backend.local_node() != self_) return Error::make("the new transport is for node {}, not {}", backend.local_node(), self_);
+  if (backend.local_node() != self_)
+    return Error::make("the new transport is for node {}, not {}", backend.local_node(), self_);
   // Sized for the old one: its mtu (rtr_max_, members_max_, the send queue, queued packets) and its
   // receive buffers (window_limit_); the pool must hold the reserve and the largest message.
   if (backend.mtu() < backend_->mtu())
-    return Error::make("the new transport's mtu {} is below the {} this node was sized for", backend.mtu(), backend_->mtu());
+    return Error::make("the new transport's mtu {} is below the {} this node was sized for", backend.mtu(),
+                       backend_->mtu());
   if (backend.recv_buffers() < backend_->recv_buffers())
     return Error::make("the new transport has {} receive buffers, below the {} this node was sized for",
                        backend.recv_buffers(), backend_->recv_buffers());
@@ -179,8 +182,8 @@ void Node::on_mcast(InboundPacket& packet, Time now) {
   }
   if (header.recovery && state_ == MemberState::kRecovery && !ring->queue.holds(header.seq))
     store_recovered(packet.hold, payload);
-  StoredMessage message{std::move(packet.hold), packet.payload, payload, header.sender, header.delivery,
-                        header.recovery};
+  StoredMessage message{std::move(packet.hold), packet.payload,  payload,
+                        header.sender,          header.delivery, header.recovery};
   switch (ring->queue.insert(header.seq, std::move(message))) {
     case SortQueue::Insert::kStored: ++counters_.mcasts_received; break;
     case SortQueue::Insert::kDuplicate: ++counters_.mcasts_duplicate; break;
@@ -240,12 +243,8 @@ void Node::on_timer(TimerId timer, Time now) {
       events_.arm_timer(TimerId::kJoin, now + ms_to_time(config_.join_ms) + join_delay());
       check_consensus(now);  // a node alone agrees with itself
       break;
-    case TimerId::kConsensus:
-      on_consensus_timeout(now);
-      break;
-    case TimerId::kMergeDetect:
-      send_merge_detect(now);
-      break;
+    case TimerId::kConsensus: on_consensus_timeout(now); break;
+    case TimerId::kMergeDetect: send_merge_detect(now); break;
   }
 }
 

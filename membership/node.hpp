@@ -48,14 +48,14 @@ enum class MemberState : std::uint8_t { kGather, kCommit, kRecovery, kOperationa
 const char* describe(MemberState state) noexcept;
 
 struct Delivered {
-  RingId ring_id;        // the ring that ordered it
-  Seq seq = 0;           // its number on that ring
+  RingId ring_id;  // the ring that ordered it
+  Seq seq = 0;     // its number on that ring
   NodeId sender = kNoNode;
   Delivery delivery = Delivery::kAgreed;
   // Delivered in the transitional configuration that closes ring_id, not in the regular one.
   bool transitional = false;
-  std::uint16_t index = 0;              // its place among the messages packed into packet seq
-  std::span<const std::byte> payload;   // valid during the call; copy `hold` to keep it
+  std::uint16_t index = 0;             // its place among the messages packed into packet seq
+  std::span<const std::byte> payload;  // valid during the call; copy `hold` to keep it
   // nullptr for a message put back together from pieces: copy the payload to keep it.
   const transport::BufferRef* hold = nullptr;
 };
@@ -66,10 +66,10 @@ struct Delivered {
 // configuration of B (its members, and who joined).
 struct ConfigChange {
   bool transitional = false;
-  RingId ring_id;                    // the new ring, B, in both
-  std::span<const NodeId> members;   // sorted; valid during the call
-  std::span<const NodeId> joined;    // regular only: members of B not in the transitional one
-  std::span<const NodeId> left;      // transitional only: members of A not in B's
+  RingId ring_id;                   // the new ring, B, in both
+  std::span<const NodeId> members;  // sorted; valid during the call
+  std::span<const NodeId> joined;   // regular only: members of B not in the transitional one
+  std::span<const NodeId> left;     // transitional only: members of A not in B's
 };
 
 // What a node asks of its host. Called only from inside the node's own calls.
@@ -92,8 +92,7 @@ class Node {
   // `config` must be resolved(). The node sends through `backend` and lives no longer than it.
   // `ring_seq`: the ring sequence number to start above: the highest this node persisted, or the
   // wall clock's floor if that is higher (ring_seq_floor.hpp: unique ring ids without the file).
-  Node(NodeId self, const TotemConfig& config, transport::Backend& backend, NodeEvents& events,
-       Seq ring_seq = 0);
+  Node(NodeId self, const TotemConfig& config, transport::Backend& backend, NodeEvents& events, Seq ring_seq = 0);
   ~Node();
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
@@ -157,20 +156,20 @@ class Node {
     NodeList members;
     SortQueue queue;
     Seq delivered_through = 0;
-    Seq safe_through = 0;       // every member holds all up to here
-    Seq last_token_aru = 0;     // token aru at my previous visit (corosync's my_last_aru)
+    Seq safe_through = 0;          // every member holds all up to here
+    Seq last_token_aru = 0;        // token aru at my previous visit (corosync's my_last_aru)
     NodeId last_sender = kNoNode;  // of the highest seq delivered (or consumed) here
   };
 
   // What Recovery needs from the commit token (fixed at entry).
   struct RecoveryPlan {
-    NodeList trans;             // members of the new ring that come from my old ring
-    Seq low_aru = 0;            // the lowest aru among them: above it someone may miss messages
-    Seq high_delivered = 0;     // the highest seq one of them delivered in the old ring
-    Seq old_high = 0;           // the highest old seq I held at entry
-    Seq next_resend = 0;        // the next old seq to re-send
-    std::uint32_t visits = 0;   // token visits in Recovery
-    bool token_started = false; // the representative: the new ring's token is out
+    NodeList trans;              // members of the new ring that come from my old ring
+    Seq low_aru = 0;             // the lowest aru among them: above it someone may miss messages
+    Seq high_delivered = 0;      // the highest seq one of them delivered in the old ring
+    Seq old_high = 0;            // the highest old seq I held at entry
+    Seq next_resend = 0;         // the next old seq to re-send
+    std::uint32_t visits = 0;    // token visits in Recovery
+    bool token_started = false;  // the representative: the new ring's token is out
   };
 
   // node.cpp
@@ -263,20 +262,20 @@ class Node {
 
   MemberState state_ = MemberState::kGather;
   bool started_ = false;
-  Seq ring_seq_;               // the highest ring seq seen or used (persisted before use)
-  RingState ring_;             // operational: the ring; before: the last one (or mine alone)
-  RingState old_ring_;         // Recovery: the ring being closed
+  Seq ring_seq_;        // the highest ring seq seen or used (persisted before use)
+  RingState ring_;      // operational: the ring; before: the last one (or mine alone)
+  RingState old_ring_;  // Recovery: the ring being closed
   RecoveryPlan recovery_;
 
   // Gather (tocssrp95 §4.2): who I hear from, who I gave up on, who agrees with both.
   NodeList proc_set_;
   NodeList failed_set_;
   NodeList consensus_;
-  NodeList new_members_;       // Commit, Recovery: the members of the ring being formed
-  Rng join_rng_;    // send_join's delays: seeded by node id, so a simulation replays
-  Commit commit_;              // the commit token of the ring being formed
-  Commit incoming_commit_;     // a received one, checked before it replaces commit_
-  std::size_t members_max_;    // the most members a commit token holds at this MTU
+  NodeList new_members_;     // Commit, Recovery: the members of the ring being formed
+  Rng join_rng_;             // send_join's delays: seeded by node id, so a simulation replays
+  Commit commit_;            // the commit token of the ring being formed
+  Commit incoming_commit_;   // a received one, checked before it replaces commit_
+  std::size_t members_max_;  // the most members a commit token holds at this MTU
   std::uint64_t last_token_seq_ = 0;
 
   // Flow control (corosync's fcc_token_update): what I sent at my last visit, my backlog then.
@@ -286,18 +285,18 @@ class Node {
   std::unique_ptr<Pending[]> send_queue_;  // submitted, waiting for the token: a ring
   std::size_t send_head_ = 0;
   std::size_t send_count_ = 0;
-  std::size_t kept_ = 0;       // pieces at the head already sent on kept_ring_: the message's start
+  std::size_t kept_ = 0;                  // pieces at the head already sent on kept_ring_: the message's start
   std::uint32_t next_split_message_ = 0;  // the number the next split message's pieces carry
   RingId kept_ring_;
-  Assembler assembler_;        // others' split messages, as they are delivered
+  Assembler assembler_;  // others' split messages, as they are delivered
 
-  Token token_;                               // the token being handled (too big for the stack)
-  Token incoming_;                            // a received token, checked before it replaces token_
+  Token token_;                                 // the token being handled (too big for the stack)
+  Token incoming_;                              // a received token, checked before it replaces token_
   transport::SendBufferRef next_token_buffer_;  // taken before a token is handled: it must go on
-  transport::SendBufferRef token_buffer_;     // the token (or commit token) sent last, to resend
+  transport::SendBufferRef token_buffer_;       // the token (or commit token) sent last, to resend
   NodeId token_sent_to_ = kNoNode;
-  RingId token_ring_;                         // the ring it belongs to: the commit token's, in Commit
-  Seq seq_forwarded_ = 0;                     // its `seq`: a later mcast from the successor acks it
+  RingId token_ring_;      // the ring it belongs to: the commit token's, in Commit
+  Seq seq_forwarded_ = 0;  // its `seq`: a later mcast from the successor acks it
   bool holding_token_ = false;
   // The token left here with nothing of ours waiting, so another member may rest it (rest_holder);
   // the next submission asks that one to let go (one hold cancel a visit). hold_cancelled_: a
@@ -313,7 +312,7 @@ class Node {
   // others into Gather, round after round, while we still cannot hear them); hearing theirs is
   // what shows our reception is back. Cleared once we are on a ring with others.
   bool deaf_ = false;
-  StrangerLog strangers_;      // nodes outside our ring heard lately: the merge vote's evidence
+  StrangerLog strangers_;  // nodes outside our ring heard lately: the merge vote's evidence
   // merge_vote.cpp. Since the last Gather entry, and since we left our last ring: the senders of
   // any packet; since we left it, the nodes given up on at a consensus timeout without a packet
   // from them in that round. The nodes we say we do not hear, until one of their packets comes

@@ -47,9 +47,7 @@ inline bool is_subset(const NodeList& part, const NodeList& whole) noexcept {
   return std::includes(w.begin(), w.end(), p.begin(), p.end());
 }
 
-inline bool equal(const NodeList& a, const NodeList& b) noexcept {
-  return std::ranges::equal(a.view(), b.view());
-}
+inline bool equal(const NodeList& a, const NodeList& b) noexcept { return std::ranges::equal(a.view(), b.view()); }
 
 // a − b
 inline NodeList difference(const NodeList& a, const NodeList& b) noexcept {

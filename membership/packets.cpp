@@ -42,8 +42,8 @@ constexpr std::uint8_t kNoFlags = 0;
 // No vote at all, or one proposed by a member about another node, with 1..kMembersMax votes.
 bool merge_vote_valid(const Token& token) noexcept {
   if (token.merge_proposer == kNoNode) return token.merge_candidate == kNoNode && token.merge_votes == 0;
-  return token.merge_candidate != kNoNode && token.merge_candidate != token.merge_proposer &&
-         token.merge_votes >= 1 && token.merge_votes <= kMembersMax;
+  return token.merge_candidate != kNoNode && token.merge_candidate != token.merge_proposer && token.merge_votes >= 1 &&
+         token.merge_votes <= kMembersMax;
 }
 
 // ---- encoding: every field checked here is refused by the decoder below, so a packet we send
@@ -96,8 +96,7 @@ DecodeError get_prefix(WireReader& r, PacketType& type, std::uint8_t& flags) noe
   return kNone;
 }
 
-DecodeError open_packet(WireReader& r, PacketType expected, std::uint8_t flags_defined,
-                        std::uint8_t& flags) noexcept {
+DecodeError open_packet(WireReader& r, PacketType expected, std::uint8_t flags_defined, std::uint8_t& flags) noexcept {
   PacketType type{};
   if (auto e = get_prefix(r, type, flags); e != kNone) return e;
   if (type != expected) return kWrongType;
@@ -151,9 +150,7 @@ DecodeError get_commit_member(WireReader& r, NodeId prev, CommitMember& member) 
   return r.short_read() ? kTooShort : kNone;
 }
 
-DecodeError close_packet(const WireReader& r) noexcept {
-  return r.at_end() ? kNone : kTrailingBytes;
-}
+DecodeError close_packet(const WireReader& r) noexcept { return r.at_end() ? kNone : kTrailingBytes; }
 
 }  // namespace
 
@@ -183,17 +180,13 @@ bool peek_type(std::span<const std::byte> packet, PacketType& type, DecodeError&
 
 std::size_t mcast_header_size() noexcept { return kMcastHeaderSize; }
 
-std::size_t token_size(const Token& token) noexcept {
-  return kTokenFixedSize + token.rtr_count * kRtrEntrySize;
-}
+std::size_t token_size(const Token& token) noexcept { return kTokenFixedSize + token.rtr_count * kRtrEntrySize; }
 
 std::size_t join_size(const Join& join) noexcept {
   return kJoinFixedSize + (join.proc_set.count + join.failed_set.count) * kNodeIdSize;
 }
 
-std::size_t commit_size(const Commit& commit) noexcept {
-  return kCommitFixedSize + commit.count * kCommitMemberSize;
-}
+std::size_t commit_size(const Commit& commit) noexcept { return kCommitFixedSize + commit.count * kCommitMemberSize; }
 
 // The unheard list only when there is one: a merge detection without it is the 20 bytes it
 // always was, which nodes of the version before read (one with a list, they refuse).
@@ -219,8 +212,8 @@ std::size_t encode_mcast_header(const McastHeader& header, std::span<std::byte> 
   RTOTEM_ASSERT(header.delivery == Delivery::kAgreed || header.delivery == Delivery::kSafe);
   RTOTEM_ASSERT(out.size() >= kMcastHeaderSize);
   WireWriter w(out);
-  const std::uint8_t flags = (header.delivery == Delivery::kSafe ? kMcastFlagSafe : 0) |
-                             (header.recovery ? kMcastFlagRecovery : 0);
+  const std::uint8_t flags =
+      (header.delivery == Delivery::kSafe ? kMcastFlagSafe : 0) | (header.recovery ? kMcastFlagRecovery : 0);
   put_prefix(w, PacketType::kMcast, flags);
   put_ring_id(w, header.ring_id);
   w.put_u64(header.seq);

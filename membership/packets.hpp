@@ -14,19 +14,19 @@
 
 namespace rtotem::membership {
 
-using transport::NodeId;
 using transport::kNoNode;
+using transport::NodeId;
 using Seq = std::uint64_t;  // 64 bits: a ring can carry messages for centuries without wrapping
 
 inline constexpr std::size_t kPacketPrefixSize = 4;
-inline constexpr std::size_t kRtrMax = 64;       // retransmit requests one token carries
-inline constexpr std::size_t kMembersMax = 64;   // nodes in one ring (also bounded by the MTU)
+inline constexpr std::size_t kRtrMax = 64;      // retransmit requests one token carries
+inline constexpr std::size_t kMembersMax = 64;  // nodes in one ring (also bounded by the MTU)
 
 enum class PacketType : std::uint8_t {
-  kMcast = 1,        // an ordered message (or a recovery re-broadcast of an old-ring one)
-  kToken = 2,        // the regular token, unicast to the ring successor
-  kJoin = 3,         // Gather phase: my process set and failed set
-  kCommit = 4,       // the commit token, unicast around the new ring twice
+  kMcast = 1,   // an ordered message (or a recovery re-broadcast of an old-ring one)
+  kToken = 2,   // the regular token, unicast to the ring successor
+  kJoin = 3,    // Gather phase: my process set and failed set
+  kCommit = 4,  // the commit token, unicast around the new ring twice
   // A representative's "my ring exists" (or a member's "I exist" to a node that does not hear
   // it): lets separate rings find each other.
   kMergeDetect = 5,
@@ -51,11 +51,11 @@ struct NodeList {
 enum class Delivery : std::uint8_t { kAgreed = 0, kSafe = 1 };
 
 struct McastHeader {
-  RingId ring_id;               // the ring that assigned `seq`
+  RingId ring_id;  // the ring that assigned `seq`
   Seq seq = 0;
-  NodeId sender = kNoNode;      // the originator: a retransmission by another node keeps it
+  NodeId sender = kNoNode;  // the originator: a retransmission by another node keeps it
   Delivery delivery = Delivery::kAgreed;
-  bool recovery = false;        // flag: payload is an old-ring message re-broadcast in Recovery
+  bool recovery = false;  // flag: payload is an old-ring message re-broadcast in Recovery
   // The payload follows the header to the end of the packet; its bytes stay in the buffer.
 };
 
@@ -69,7 +69,7 @@ struct Token {
   std::uint32_t fcc = 0;        // messages sent during the last rotation (flow control)
   // Recovery: every member has re-sent its old messages, which end at install_seq (flag bit).
   bool install_known = false;
-  Seq install_seq = 0;          // 0 unless install_known
+  Seq install_seq = 0;  // 0 unless install_known
   // A vote on merging with a node outside the ring (merge_vote.cpp): the member that proposed it,
   // the stranger, and how many members have heard it lately. All kNoNode / 0 when none is on.
   NodeId merge_proposer = kNoNode;
@@ -81,22 +81,22 @@ struct Token {
 
 struct Join {
   NodeId sender = kNoNode;
-  Seq ring_seq = 0;             // highest ring seq the sender has seen
+  Seq ring_seq = 0;  // highest ring seq the sender has seen
   NodeList proc_set;
   NodeList failed_set;
 };
 
 struct CommitMember {
   NodeId node = kNoNode;
-  RingId old_ring;              // the ring this member comes from
-  Seq aru = 0;                  // on its old ring
-  Seq high_delivered = 0;       // highest seq it delivered on its old ring
+  RingId old_ring;         // the ring this member comes from
+  Seq aru = 0;             // on its old ring
+  Seq high_delivered = 0;  // highest seq it delivered on its old ring
 };
 
 struct Commit {
-  RingId ring_id;               // the new ring
+  RingId ring_id;  // the new ring
   std::uint64_t token_seq = 0;
-  std::uint16_t memb_index = 0; // position of the member that holds the token now
+  std::uint16_t memb_index = 0;  // position of the member that holds the token now
   std::uint16_t count = 0;
   std::array<CommitMember, kMembersMax> members{};
 };
@@ -111,22 +111,22 @@ struct MergeDetect {
 };
 
 struct HoldCancel {
-  RingId ring_id;               // the ring whose token to let go; its sender is the packet's source
+  RingId ring_id;  // the ring whose token to let go; its sender is the packet's source
 };
 
 // Why a packet was refused. Every refusal is counted by the caller; none is a crash.
 enum class DecodeError : std::uint8_t {
   kNone,
-  kTooShort,        // ended before a field it announced
-  kTrailingBytes,   // longer than its fields
-  kBadType,         // unknown packet type
-  kWrongType,       // decoded as one type but is another
-  kReservedNotZero, // the reserved prefix bytes are not zero
-  kBadFlags,        // a flag bit this version does not define
-  kCountTooLarge,   // a list count above its bound
-  kNotSorted,       // a node list not strictly increasing (unsorted or duplicated)
-  kBadNodeId,       // node id 0 where a node is required
-  kBadValue,        // a field outside its range (e.g. memb_index >= count, aru > seq)
+  kTooShort,         // ended before a field it announced
+  kTrailingBytes,    // longer than its fields
+  kBadType,          // unknown packet type
+  kWrongType,        // decoded as one type but is another
+  kReservedNotZero,  // the reserved prefix bytes are not zero
+  kBadFlags,         // a flag bit this version does not define
+  kCountTooLarge,    // a list count above its bound
+  kNotSorted,        // a node list not strictly increasing (unsorted or duplicated)
+  kBadNodeId,        // node id 0 where a node is required
+  kBadValue,         // a field outside its range (e.g. memb_index >= count, aru > seq)
 };
 
 const char* describe(DecodeError error) noexcept;

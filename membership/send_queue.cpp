@@ -31,8 +31,10 @@ Status Node::submit(const Gather& message, Delivery delivery, Time now) {
   // A held token goes on at once with the new message; through the timer, not from in here, as
   // submit() may be called from inside deliver(). Held elsewhere, its holder is asked.
   RTOTEM_ASSERT(send_count_ > kept_ && send_count_ <= config_.send_queue_max);
-  if (holding_token_) events_.arm_timer(TimerId::kTokenHold, now);
-  else if (token_may_rest_) send_hold_cancel();
+  if (holding_token_)
+    events_.arm_timer(TimerId::kTokenHold, now);
+  else if (token_may_rest_)
+    send_hold_cancel();
   return Status::kOk;
 }
 
@@ -70,10 +72,10 @@ Status Node::enqueue_pieces(const Gather& message, Delivery delivery) noexcept {
       send_count_ = first;
       return Status::kPoolExhausted;
     }
-    const ChunkKind kind = pieces == 1         ? ChunkKind::kWhole
-                           : i == 0            ? ChunkKind::kFirst
-                           : i == pieces - 1   ? ChunkKind::kLast
-                                               : ChunkKind::kMiddle;
+    const ChunkKind kind = pieces == 1       ? ChunkKind::kWhole
+                           : i == 0          ? ChunkKind::kFirst
+                           : i == pieces - 1 ? ChunkKind::kLast
+                                             : ChunkKind::kMiddle;
     // The mcast header is written when the token gives the packet its sequence number.
     buffer->set_payload_size(static_cast<std::uint32_t>(mcast_header_size()));
     write_chunk(*buffer, kind, number, message, i * piece, std::min(piece, message.size() - i * piece));
@@ -93,8 +95,8 @@ void Node::write_chunk(transport::SendBuffer& buffer, ChunkKind kind, std::uint3
   const std::size_t end = buffer.payload().size();
   RTOTEM_ASSERT(end + kChunkHeaderSize + size <= buffer.payload_capacity());
   const auto out = buffer.writable_payload().subspan(end);
-  const std::size_t header =
-      encode_chunk_header(kind, static_cast<std::uint16_t>(size), static_cast<std::uint32_t>(message.size()), number, out);
+  const std::size_t header = encode_chunk_header(kind, static_cast<std::uint16_t>(size),
+                                                 static_cast<std::uint32_t>(message.size()), number, out);
   message.copy(at, out.subspan(header, size));
   buffer.set_payload_size(static_cast<std::uint32_t>(end + header + size));
 }

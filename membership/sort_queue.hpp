@@ -16,8 +16,8 @@
 namespace rtotem::membership {
 
 struct StoredMessage {
-  transport::BufferRef hold;            // keeps `packet` alive
-  std::span<const std::byte> packet;    // the whole mcast packet (header and payload)
+  transport::BufferRef hold;          // keeps `packet` alive
+  std::span<const std::byte> packet;  // the whole mcast packet (header and payload)
   std::span<const std::byte> payload;
   NodeId sender = kNoNode;
   Delivery delivery = Delivery::kAgreed;

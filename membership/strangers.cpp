@@ -42,8 +42,7 @@ bool StrangerLog::votes_for(NodeId node, Time since, const NodeList& members, Ti
 NodeId StrangerLog::propose(Time heard_since, Time proposed_before, const NodeList& members, Time now) noexcept {
   for (Entry& e : entries_) {
     if (e.node == kNoNode || e.heard < heard_since || contains(members, e.node)) continue;
-    if ((e.ever_proposed && e.proposed > proposed_before) || e.not_before > now || e.holds_off(members, now))
-      continue;
+    if ((e.ever_proposed && e.proposed > proposed_before) || e.not_before > now || e.holds_off(members, now)) continue;
     e.proposed = now;
     e.ever_proposed = true;
     return e.node;

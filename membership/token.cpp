@@ -103,18 +103,16 @@ void Node::handle_token(Time now) {
 // Idle: nothing queued here, nothing missing anywhere, every message of the ring delivered and
 // discarded on the last rotation, and no merge vote under way, so holding the token delays nobody.
 bool Node::ring_idle() const noexcept {
-  return state_ == MemberState::kOperational && send_count_ == 0 && token_.rtr_count == 0 && retransmitted_this_visit_ == 0 && token_.fcc == 0 &&
-         token_.backlog == 0 && token_.aru == token_.seq && ring_.queue.base() == token_.seq &&
-         token_.merge_proposer == kNoNode;
+  return state_ == MemberState::kOperational && send_count_ == 0 && token_.rtr_count == 0 &&
+         retransmitted_this_visit_ == 0 && token_.fcc == 0 && token_.backlog == 0 && token_.aru == token_.seq &&
+         ring_.queue.base() == token_.seq && token_.merge_proposer == kNoNode;
 }
 
 // Where an idle ring's token rests: with the sender of its last message, which is where the
 // next one most often comes from (a node that sends alone then never waits for the token), or
 // with the representative before any. Every member that sees the ring idle has delivered that
 // message, so all of them name the same node, and exactly one holds.
-NodeId Node::rest_holder() const noexcept {
-  return ring_.last_sender != kNoNode ? ring_.last_sender : ring_.id.rep;
-}
+NodeId Node::rest_holder() const noexcept { return ring_.last_sender != kNoNode ? ring_.last_sender : ring_.id.rep; }
 
 void Node::pass_token(Time now) {
   RTOTEM_ASSERT((state_ == MemberState::kOperational || state_ == MemberState::kRecovery) && next_token_buffer_);

@@ -16,8 +16,7 @@ namespace rtotem::membership {
 Result<TotemConfig> TotemConfig::resolved() const {
   TotemConfig c = *this;
   if (c.token_timeout_ms < 10) return Error::make("token: {} ms is below 10 ms", c.token_timeout_ms);
-  if (c.token_retransmits_before_loss < 1)
-    return Error::make("token_retransmits_before_loss_const must be at least 1");
+  if (c.token_retransmits_before_loss < 1) return Error::make("token_retransmits_before_loss_const must be at least 1");
   if (c.token_retransmit_ms == 0)
     c.token_retransmit_ms = static_cast<std::uint32_t>(c.token_timeout_ms / (c.token_retransmits_before_loss + 0.2));
   if (c.token_retransmit_ms == 0 || c.token_retransmit_ms >= c.token_timeout_ms)
@@ -35,9 +34,10 @@ Result<TotemConfig> TotemConfig::resolved() const {
     const std::string joins = c.send_join_ms == 0
                                   ? fmt::format("join: {} ms", c.join_ms)
                                   : fmt::format("send_join: {} ms plus join ({} ms)", c.send_join_ms, c.join_ms);
-    return Error::make("{}, twice, must be below consensus ({} ms): a stranger's second join of a round must "
-                       "arrive within it",
-                       joins, c.consensus_ms);
+    return Error::make(
+        "{}, twice, must be below consensus ({} ms): a stranger's second join of a round must "
+        "arrive within it",
+        joins, c.consensus_ms);
   }
   if (c.merge_ms == 0) return Error::make("merge: must be above 0 ms");
   if (c.fail_recv_const == 0) return Error::make("fail_recv_const must be at least 1");
@@ -57,13 +57,11 @@ Result<TotemConfig> TotemConfig::resolved() const {
 
 Result<void> TotemConfig::check(const transport::BackendParams& backend) const {
   const std::uint32_t mtu = backend.payload_mtu();  // what the protocol may fill: sealing takes the rest
-  if (rtr_max_for_mtu(mtu) < 1 || members_max_for_mtu(mtu) < 1 ||
-      mtu <= 2 * mcast_header_size() + kPieceHeaderSize)
+  if (rtr_max_for_mtu(mtu) < 1 || members_max_for_mtu(mtu) < 1 || mtu <= 2 * mcast_header_size() + kPieceHeaderSize)
     return Error::make("mtu {} cannot carry a token with a retransmit request and a message", mtu);
   // A quarter of the receive ring for the window: Recovery holds an old ring's messages as well.
   if (backend.recv_buffers / 4 < 2 * window_size)
-    return Error::make("recv_buffers {} must be at least 8 x window_size ({})", backend.recv_buffers,
-                       8 * window_size);
+    return Error::make("recv_buffers {} must be at least 8 x window_size ({})", backend.recv_buffers, 8 * window_size);
   // A message of max_message_size must fit the send queue and the send buffers left to submit().
   // A derived send queue always does; one the file sets may be too short for this MTU.
   const std::size_t pieces = pieces_for(max_message_size, mtu);
@@ -71,9 +69,10 @@ Result<void> TotemConfig::check(const transport::BackendParams& backend) const {
     return Error::make("max_message_size {} takes {} packets of mtu {}, above send_queue_max {}", max_message_size,
                        pieces, mtu, send_queue_max);
   if (backend.send_buffers <= window_size + kRtrMax + 2 + pieces)
-    return Error::make("send_buffers {} must be above window_size + {} + the {} packets of a max_message_size "
-                       "message ({})",
-                       backend.send_buffers, kRtrMax + 2, pieces, window_size + kRtrMax + 2 + pieces);
+    return Error::make(
+        "send_buffers {} must be above window_size + {} + the {} packets of a max_message_size "
+        "message ({})",
+        backend.send_buffers, kRtrMax + 2, pieces, window_size + kRtrMax + 2 + pieces);
   return {};
 }
 
@@ -93,10 +92,10 @@ Result<void> check_ring_fits(std::size_t nodes, const transport::BackendParams& 
   Commit commit;
   commit.count = static_cast<std::uint16_t>(nodes);
   const std::size_t needed = commit_size(commit) + (backend.mtu - backend.payload_mtu());
-  return Error::make("{} nodes take a commit token of {} bytes, which an mtu of {} cannot carry "
-                     "(at most {} nodes): raise netmtu to at least {}",
-                     nodes, commit_size(commit), backend.payload_mtu(), members_max_for_mtu(backend.payload_mtu()),
-                     needed);
+  return Error::make(
+      "{} nodes take a commit token of {} bytes, which an mtu of {} cannot carry "
+      "(at most {} nodes): raise netmtu to at least {}",
+      nodes, commit_size(commit), backend.payload_mtu(), members_max_for_mtu(backend.payload_mtu()), needed);
 }
 
 }  // namespace rtotem::membership

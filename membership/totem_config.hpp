@@ -10,19 +10,19 @@
 namespace rtotem::membership {
 
 inline constexpr std::uint32_t kMaxMessageSizeLimit = 64u << 20;  // what a chunk's u32 total allows, and sanity
-inline constexpr std::uint32_t kSendQueueDefault = 1024;  // packets: the least a derived send_queue_max holds
+inline constexpr std::uint32_t kSendQueueDefault = 1024;          // packets: the least a derived send_queue_max holds
 
 struct TotemConfig {
-  std::uint32_t token_timeout_ms = 3000;          // no token for this long: the ring re-forms
+  std::uint32_t token_timeout_ms = 3000;  // no token for this long: the ring re-forms
   std::uint32_t token_retransmits_before_loss = 4;
-  std::uint32_t token_retransmit_ms = 0;          // 0: token_timeout / (retransmits + 0.2)
-  std::uint32_t token_hold_ms = 0;                // idle ring holds the token; 0: 80% of retransmit
-  std::uint32_t join_ms = 50;                     // Gather: a join is sent again this often
+  std::uint32_t token_retransmit_ms = 0;  // 0: token_timeout / (retransmits + 0.2)
+  std::uint32_t token_hold_ms = 0;        // idle ring holds the token; 0: 80% of retransmit
+  std::uint32_t join_ms = 50;             // Gather: a join is sent again this often
   // Gather: each join waits a random [0, send_join_ms) first (corosync's send_join), so that the
   // joins of many nodes do not all arrive at once. 0: sent at once.
   std::uint32_t send_join_ms = 0;
-  std::uint32_t consensus_ms = 0;                 // Gather: give up on the silent; 0: 1.2 x token
-  std::uint32_t merge_ms = 200;                   // a representative announces its ring this often
+  std::uint32_t consensus_ms = 0;  // Gather: give up on the silent; 0: 1.2 x token
+  std::uint32_t merge_ms = 200;    // a representative announces its ring this often
   // Failure to receive: this node alone has held the ring's aru back, unchanged, for fail_recv_ms
   // and on at least fail_recv_const token visits: it leaves the ring. The time decides (a fast
   // ring makes thousands of visits a second); the visits only make sure the node asked that many
@@ -31,14 +31,14 @@ struct TotemConfig {
   // 2500, a deaf member of 3 (default token) held the whole ring back for 49 s at 1 % loss, 113 s
   // at 2 %.
   std::uint32_t fail_recv_const = 10;
-  std::uint32_t fail_recv_ms = 0;                 // 0: 2 x token
-  std::uint32_t window_size = 50;                 // new messages per token rotation, all nodes
-  std::uint32_t max_messages = 17;                // new messages per token visit, one node
+  std::uint32_t fail_recv_ms = 0;   // 0: 2 x token
+  std::uint32_t window_size = 50;   // new messages per token rotation, all nodes
+  std::uint32_t max_messages = 17;  // new messages per token visit, one node
   // Packets submitted and waiting for the token (then -EAGAIN). 0: derived from the backend's MTU
   // (send_queue_for), which RDMA knows only once its port is queried.
   std::uint32_t send_queue_max = 0;
-  std::uint32_t sort_queue_capacity = 4096;       // messages held per ring; a power of two
-  std::uint32_t max_message_size = 1 << 20;       // bytes; split into packets above one packet
+  std::uint32_t sort_queue_capacity = 4096;  // messages held per ring; a power of two
+  std::uint32_t max_message_size = 1 << 20;  // bytes; split into packets above one packet
 
   // Fills the derived values; errors name the key and the rule.
   Result<TotemConfig> resolved() const;

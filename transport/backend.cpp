@@ -8,8 +8,7 @@ namespace rtotem::transport {
 
 Result<void> BackendParams::validate() const {
   if (local_node == kNoNode) return Error::make("local node id must be 1 or more");
-  if (mtu < kMtuMin || mtu > kMtuMax)
-    return Error::make("mtu {} out of range [{}, {}]", mtu, kMtuMin, kMtuMax);
+  if (mtu < kMtuMin || mtu > kMtuMax) return Error::make("mtu {} out of range [{}, {}]", mtu, kMtuMin, kMtuMax);
   if (send_buffers < kTxQueueMax)
     return Error::make("send_buffers {} is below the transmit queue depth {}", send_buffers, kTxQueueMax);
   if (recv_buffers < kRxBatchMax)

@@ -32,10 +32,10 @@
 
 namespace rtotem::transport {
 
-inline constexpr std::size_t kRxBatchMax = 32;       // packets one poll hands to the sink
+inline constexpr std::size_t kRxBatchMax = 32;  // packets one poll hands to the sink
 inline constexpr std::size_t kLoopbackMax = kTxQueueMax;
 inline constexpr std::uint32_t kMtuMin = 256;
-inline constexpr std::uint32_t kMtuMax = 65000;      // fits a UDP datagram with our header
+inline constexpr std::uint32_t kMtuMax = 65000;  // fits a UDP datagram with our header
 // Packets sealed per transmit call, each into its own seal slot: as many as a sendmmsg takes.
 inline constexpr std::size_t kSealBatchMax = 64;
 static_assert(kRxBatchMax <= kTxQueueMax);
@@ -70,9 +70,7 @@ struct BackendParams {
   bool local_path = true;
 
   // The largest payload the protocol may put in one packet.
-  std::uint32_t payload_mtu() const noexcept {
-    return key ? mtu - static_cast<std::uint32_t>(kSealOverhead) : mtu;
-  }
+  std::uint32_t payload_mtu() const noexcept { return key ? mtu - static_cast<std::uint32_t>(kSealOverhead) : mtu; }
   Result<void> validate() const;
 };
 
@@ -238,8 +236,7 @@ class Backend {
   Status enqueue(NodeId dest, const SendBufferRef& buffer, Spread spread = Spread::kRoute) noexcept;
   void loop_back(const SendBufferRef& buffer) noexcept;
   std::span<TxItem> seal_front(std::span<TxItem> items) noexcept;
-  bool open_sealed(RecvBuffer& buffer, std::size_t size, const WireHeader& header,
-                   std::uint32_t& payload_len) noexcept;
+  bool open_sealed(RecvBuffer& buffer, std::size_t size, const WireHeader& header, std::uint32_t& payload_len) noexcept;
 
   BackendParams params_;
   BufferLayout layout_;

@@ -3,8 +3,7 @@
 
 namespace rtotem::transport {
 
-Buffer::Buffer(BufferKind kind, BufferOwner& owner, std::span<std::byte> slot,
-               std::uint32_t index) noexcept
+Buffer::Buffer(BufferKind kind, BufferOwner& owner, std::span<std::byte> slot, std::uint32_t index) noexcept
     : data_(slot.data()),
       capacity_(static_cast<std::uint32_t>(slot.size())),
       index_(index),

@@ -54,9 +54,7 @@ class Buffer {
 
   // The whole packet as it travels: header and payload.
   std::span<const std::byte> wire() const noexcept { return {data_, size_}; }
-  std::span<const std::byte> payload() const noexcept {
-    return {data_ + kWireHeaderSize, size_ - kWireHeaderSize};
-  }
+  std::span<const std::byte> payload() const noexcept { return {data_ + kWireHeaderSize, size_ - kWireHeaderSize}; }
   // Where a backend's device writes or reads (the full slot, for posting receives).
   std::byte* data() const noexcept { return data_; }
 
@@ -92,16 +90,18 @@ template <class T>
 class Ref {
  public:
   Ref() noexcept = default;
-  Ref(const Ref& other) noexcept : p_(other.p_) { if (p_) p_->retain(); }
+  Ref(const Ref& other) noexcept : p_(other.p_) {
+    if (p_) p_->retain();
+  }
   Ref(Ref&& other) noexcept : p_(std::exchange(other.p_, nullptr)) {}
   template <class U>
-    requires std::derived_from<U, T>
-  Ref(const Ref<U>& other) noexcept : p_(other.p_) {  // NOLINT: upcast, like shared_ptr
+  requires std::derived_from<U, T> Ref(const Ref<U>& other)
+  noexcept : p_(other.p_) {  // NOLINT: upcast, like shared_ptr
     if (p_) p_->retain();
   }
   template <class U>
-    requires std::derived_from<U, T>
-  Ref(Ref<U>&& other) noexcept : p_(std::exchange(other.p_, nullptr)) {}  // NOLINT
+  requires std::derived_from<U, T> Ref(Ref<U>&& other)
+  noexcept : p_(std::exchange(other.p_, nullptr)) {}  // NOLINT
   ~Ref() { reset(); }
 
   Ref& operator=(Ref other) noexcept {
@@ -113,8 +113,14 @@ class Ref {
     if (T* p = std::exchange(p_, nullptr)) static_cast<Buffer*>(p)->release();
   }
   T* get() const noexcept { return p_; }
-  T* operator->() const noexcept { RTOTEM_ASSERT(p_); return p_; }
-  T& operator*() const noexcept { RTOTEM_ASSERT(p_); return *p_; }
+  T* operator->() const noexcept {
+    RTOTEM_ASSERT(p_);
+    return p_;
+  }
+  T& operator*() const noexcept {
+    RTOTEM_ASSERT(p_);
+    return *p_;
+  }
   explicit operator bool() const noexcept { return p_ != nullptr; }
 
  private:
@@ -123,7 +129,9 @@ class Ref {
   friend class SendPool;
   friend class RecvRing;
   friend Ref<SendBuffer> as_send_buffer(const Ref<Buffer>& ref) noexcept;
-  explicit Ref(T* p) noexcept : p_(p) { if (p_) p_->retain(); }  // owners hand out first refs
+  explicit Ref(T* p) noexcept : p_(p) {
+    if (p_) p_->retain();
+  }  // owners hand out first refs
 
   T* p_ = nullptr;
 };

@@ -11,8 +11,7 @@ namespace rtotem::transport {
 
 Result<BufferArena> BufferArena::map(std::size_t bytes) {
   if (bytes == 0) return Error::make("buffer arena: zero bytes requested");
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-                   -1, 0);
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (p == MAP_FAILED) return Error::sys(errno, "buffer arena: mmap of {} bytes", bytes);
   return BufferArena(static_cast<std::byte*>(p), bytes);
 }

@@ -12,9 +12,7 @@ namespace rtotem::transport {
 
 inline constexpr std::size_t kBufferAlign = 64;  // a cache line: no two slots share one
 
-constexpr std::size_t align_up(std::size_t n, std::size_t align) noexcept {
-  return (n + align - 1) / align * align;
-}
+constexpr std::size_t align_up(std::size_t n, std::size_t align) noexcept { return (n + align - 1) / align * align; }
 
 class BufferArena {
  public:

@@ -3,8 +3,7 @@
 
 namespace rtotem::transport {
 
-RecvRing::RecvRing(std::span<std::byte> memory, std::uint32_t count, std::uint32_t slot_size,
-                   std::uint32_t headroom)
+RecvRing::RecvRing(std::span<std::byte> memory, std::uint32_t count, std::uint32_t slot_size, std::uint32_t headroom)
     : headroom_(headroom) {
   RTOTEM_ASSERT(count > 0);
   RTOTEM_ASSERT(slot_size % kBufferAlign == 0 && slot_size > headroom + kWireHeaderSize);
@@ -23,8 +22,7 @@ void RecvRing::on_released(Buffer& buffer) noexcept {
   repost(buffers_[buffer.index()]);
 }
 
-SocketRecvRing::SocketRecvRing(std::span<std::byte> memory, std::uint32_t count,
-                               std::uint32_t slot_size)
+SocketRecvRing::SocketRecvRing(std::span<std::byte> memory, std::uint32_t count, std::uint32_t slot_size)
     : RecvRing(memory, count, slot_size, 0), posted_(std::make_unique<RecvBuffer*[]>(count)) {
   for (std::uint32_t i = count; i > 0; --i) posted_[posted_count_++] = &buffer(i - 1);
 }

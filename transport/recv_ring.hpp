@@ -34,8 +34,7 @@ class RecvRing : public BufferOwner {
   std::byte* slot_start(const RecvBuffer& buffer) const noexcept { return buffer.data() - headroom_; }
 
  protected:
-  RecvRing(std::span<std::byte> memory, std::uint32_t count, std::uint32_t slot_size,
-           std::uint32_t headroom);
+  RecvRing(std::span<std::byte> memory, std::uint32_t count, std::uint32_t slot_size, std::uint32_t headroom);
   ~RecvRing() = default;
 
   // The first Ref to a buffer the device just filled.

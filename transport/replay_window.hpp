@@ -41,7 +41,7 @@ class ReplayWindow {
   void mark(std::uint64_t counter, bool on) noexcept;
 
   std::uint64_t epoch_ = 0;
-  std::uint64_t top_ = 0;  // highest counter recorded in epoch_
+  std::uint64_t top_ = 0;                                     // highest counter recorded in epoch_
   std::array<std::uint64_t, kReplayWindowBits / 64> bits_{};  // counter c at bit c % kReplayWindowBits
 };
 

@@ -28,7 +28,7 @@ auto* uc(const std::byte* p) noexcept { return reinterpret_cast<const unsigned c
 WireCrypto::WireCrypto(std::shared_ptr<const ClusterKey> key, std::uint64_t epoch, std::size_t senders_max)
     : key_(std::move(key)), epoch_(epoch), replay_(senders_max) {
   RTOTEM_ASSERT(key_ != nullptr);
-  RTOTEM_ASSERT(epoch_ > 0);  // 0 is a fresh window's "nothing seen"
+  RTOTEM_ASSERT(epoch_ > 0);           // 0 is a fresh window's "nothing seen"
   RTOTEM_ASSERT(sodium_ready().ok());  // a ClusterKey exists, so libsodium is initialised
   randombytes_buf(&salt_, sizeof salt_);
 }
@@ -48,9 +48,9 @@ std::span<const std::byte> WireCrypto::seal(std::span<const std::byte> packet, s
   put_be<std::uint64_t>(nonce + 8, counter_++);
   std::memcpy(nonce + 16, &salt_, sizeof salt_);
   unsigned long long tag_len = 0;
-  (void)crypto_aead_xchacha20poly1305_ietf_encrypt_detached(
-      uc(cipher), uc(tag), &tag_len, uc(packet.data() + kWireHeaderSize), plain_len, uc(header), kWireHeaderSize,
-      nullptr, uc(nonce), key_->data());
+  (void)crypto_aead_xchacha20poly1305_ietf_encrypt_detached(uc(cipher), uc(tag), &tag_len,
+                                                            uc(packet.data() + kWireHeaderSize), plain_len, uc(header),
+                                                            kWireHeaderSize, nullptr, uc(nonce), key_->data());
   RTOTEM_ASSERT(tag_len == kSealTagSize);
   return out.first(packet.size() + kSealOverhead);
 }

@@ -17,13 +17,11 @@ void encode_header(const WireHeader& header, std::span<std::byte, kWireHeaderSiz
   put_be<std::uint32_t>(&out[12], header.payload_len);
 }
 
-void store_payload_len(std::span<std::byte, kWireHeaderSize> header,
-                       std::uint32_t payload_len) noexcept {
+void store_payload_len(std::span<std::byte, kWireHeaderSize> header, std::uint32_t payload_len) noexcept {
   put_be<std::uint32_t>(&header[12], payload_len);
 }
 
-HeaderCheck decode_header(std::span<const std::byte> packet, std::uint32_t cluster_id,
-                          WireHeader& out) noexcept {
+HeaderCheck decode_header(std::span<const std::byte> packet, std::uint32_t cluster_id, WireHeader& out) noexcept {
   if (packet.size() < kWireHeaderSize) return HeaderCheck::kShort;
   const std::byte* p = packet.data();
   if (p[0] != std::byte(kWireMagic0) || p[1] != std::byte(kWireMagic1)) return HeaderCheck::kBadMagic;

@@ -47,8 +47,7 @@ void store_payload_len(std::span<std::byte, kWireHeaderSize> header, std::uint32
 
 // Checks `packet` (exactly the bytes received) against the expected cluster. On kOk, `out` holds
 // the decoded header and payload_len == packet.size() - kWireHeaderSize.
-HeaderCheck decode_header(std::span<const std::byte> packet, std::uint32_t cluster_id,
-                          WireHeader& out) noexcept;
+HeaderCheck decode_header(std::span<const std::byte> packet, std::uint32_t cluster_id, WireHeader& out) noexcept;
 
 // The cluster id carried on the wire: FNV-1a of the cluster name, so two clusters sharing a
 // multicast group or port ignore each other.

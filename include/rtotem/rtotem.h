@@ -204,7 +204,7 @@ struct rtotem_quorum {
   uint32_t highest_expected; /* in force: the highest any member holds, or the votes present */
   uint32_t total_votes;
   uint32_t quorum;
-  uint32_t flags; /* enum rtotem_quorum_flags */
+  uint32_t flags;                         /* enum rtotem_quorum_flags */
   const struct rtotem_quorum_node *nodes; /* the ring's members, by node id */
   size_t n_nodes;
 };
@@ -232,7 +232,7 @@ RTOTEM_API int rtotem_quorum_track_changes(rtotem_t *, rtotem_quorum_fn changed,
  * -ENOENT: neither a member of the ring nor in the nodelist; -ENOTSUP: no quorum configured. */
 struct rtotem_quorum_node_info {
   uint32_t nodeid;
-  int member;              /* 1: a member of this node's ring */
+  int member; /* 1: a member of this node's ring */
   uint32_t votes;
   uint32_t expected_votes; /* the expected votes it holds, as it last reported them */
 };

@@ -11,6 +11,7 @@ RTOTEM_PACKAGES=(
   corosync  # its tools, unmodified, run on the drop-in libraries (corosync-tools); its daemon never runs
   pacemaker pacemaker-cli-utils resource-agents  # the Pacemaker test, unmodified, on the drop-ins
   clang-14 libclang-rt-14-dev  # the fuzz targets (scripts/fuzz): clang with libFuzzer
+  clang-format-14  # the tree follows .clang-format (tests/docs/check_format.sh)
   iproute2 nftables  # nftables: the netns test's packet loss where the kernel has no netem
   groff-base  # the man pages' test (man/check_pages.py renders each one with groff)
   # tests/rdmalab: Soft-RoCE VMs for the RDMA tests (qemu, the host's rdma-core seen inside them)

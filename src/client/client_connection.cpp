@@ -36,7 +36,8 @@ int ClientConnection::request(ipc::RequestId id, std::span<const std::byte> body
   std::memcpy(&response, reply_buffer_.data(), sizeof response);
   if (response.size != got || response.id != header.id) return -EPROTO;
   reply.error = response.error;
-  reply.body = std::span<const std::byte>(reply_buffer_).subspan(sizeof response, static_cast<std::size_t>(got) - sizeof response);
+  reply.body = std::span<const std::byte>(reply_buffer_)
+                   .subspan(sizeof response, static_cast<std::size_t>(got) - sizeof response);
   return 0;
 }
 
@@ -64,7 +65,8 @@ int ClientConnection::next_event(Event& event, int timeout_ms) {
     return batch_open() ? next_in_batch(event) : -EPROTO;
   }
   event.id = static_cast<ipc::EventId>(header.id);
-  event.body = std::span<const std::byte>(event_buffer_).subspan(sizeof header, static_cast<std::size_t>(got) - sizeof header);
+  event.body =
+      std::span<const std::byte>(event_buffer_).subspan(sizeof header, static_cast<std::size_t>(got) - sizeof header);
   return 1;
 }
 
@@ -79,7 +81,8 @@ int ClientConnection::next_in_batch(Event& event) {
     return -EPROTO;
   }
   event.id = static_cast<ipc::EventId>(header.id);
-  event.body = std::span<const std::byte>(event_buffer_).subspan(batch_at_ + sizeof header, header.size - sizeof header);
+  event.body =
+      std::span<const std::byte>(event_buffer_).subspan(batch_at_ + sizeof header, header.size - sizeof header);
   batch_at_ += static_cast<std::size_t>(header.size);
   return 1;
 }

@@ -18,8 +18,8 @@
 namespace rtotem::client {
 
 struct Reply {
-  int error = 0;                     // the daemon's answer: 0 or -errno
-  std::span<const std::byte> body;   // valid until the next call
+  int error = 0;                    // the daemon's answer: 0 or -errno
+  std::span<const std::byte> body;  // valid until the next call
 };
 
 struct Event {
@@ -33,8 +33,7 @@ class ClientConnection {
 
   // Sends a request (its body is `body` then `tail`: a payload goes as it is, uncopied) and
   // waits for its answer. Negative: the connection failed (-errno).
-  int request(ipc::RequestId id, std::span<const std::byte> body, Reply& reply,
-              std::span<const std::byte> tail = {});
+  int request(ipc::RequestId id, std::span<const std::byte> body, Reply& reply, std::span<const std::byte> tail = {});
   // Sends a request the daemon does not answer (ipc::RequestId::kMcastAsync): 0 once it is in the
   // connection's request ring, -EAGAIN if the ring is full, or -errno.
   int send(ipc::RequestId id, std::span<const std::byte> body, std::span<const std::byte> tail);

@@ -57,7 +57,9 @@ class Flattener {
       return s;
     }
     const std::size_t start = pos_;
-    while (pos_ < in_.size() && (std::isalnum(static_cast<unsigned char>(in_[pos_])) || in_[pos_] == '-' || in_[pos_] == '.')) ++pos_;
+    while (pos_ < in_.size() &&
+           (std::isalnum(static_cast<unsigned char>(in_[pos_])) || in_[pos_] == '-' || in_[pos_] == '.'))
+      ++pos_;
     if (pos_ == start) return std::nullopt;
     return std::string(in_.substr(start, pos_ - start));
   }

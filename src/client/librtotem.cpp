@@ -18,15 +18,14 @@
 #include "src/client/ipc_connection.hpp"
 #include "src/client/librtotem_handle.hpp"
 
+using rtotem::WireReader;
+using rtotem::client::call;
 using rtotem::client::Event;
 using rtotem::client::IpcConnection;
 using rtotem::client::PieceAssembler;
 using rtotem::client::Reply;
-using rtotem::client::call;
 using rtotem::ipc::EventId;
 using rtotem::ipc::RequestId;
-using rtotem::WireReader;
-
 
 namespace {
 
@@ -38,7 +37,6 @@ bool valid_group(const char* group) {
 
 // libqb's ways of saying the daemon is gone, as the C API says it.
 int gone_as_notconn(int rc) { return rc == -ENOTCONN || rc == -ESHUTDOWN || rc == -EPIPE ? -ENOTCONN : rc; }
-
 
 int group_request(rtotem_t* h, RequestId id, const char* group, Reply& reply) {
   if (h == nullptr || !valid_group(group)) return -EINVAL;
@@ -98,9 +96,9 @@ int handle(rtotem_t* h, const Event& event) {
       const std::uint8_t flags = in.at_end() ? 0 : in.get_u8();
       h->group.assign(*group);
       h->pieces.changed(h->group, h->left, (flags & rtotem::ipc::kChangeOwn) != 0);
-      const rtotem_group_change c{h->group.c_str(), h->members.data(), h->members.size(), h->joined.data(),
-                                  h->joined.size(), h->left.data(), h->left.size(), h->reasons.data(),
-                                  h->joined_reasons.data()};
+      const rtotem_group_change c{h->group.c_str(), h->members.data(), h->members.size(),
+                                  h->joined.data(), h->joined.size(),  h->left.data(),
+                                  h->left.size(),   h->reasons.data(), h->joined_reasons.data()};
       if (h->callbacks.group_change) h->callbacks.group_change(h, &c, h->ctx);
       return 0;
     }
@@ -169,7 +167,7 @@ int rtotem::client::call(rtotem_t* h, RequestId id, std::span<const std::byte> b
 }
 
 int rtotem::client::open_handle(std::unique_ptr<ClientConnection> connection, const rtotem_callbacks* cb, void* ctx,
-                               rtotem_t** out) {
+                                rtotem_t** out) {
   std::unique_ptr<rtotem_t> h(new (std::nothrow) rtotem_t);
   if (!h) return -ENOMEM;
   h->connection = std::move(connection);
@@ -391,7 +389,9 @@ int rtotem_messages_dropped(rtotem_t* h, uint64_t* out) {
 const char* rtotem_strerror(int err) {
   switch (err) {
     case 0: return "success";
-    case -EAGAIN: return "try again: the ring is busy (back-pressure: for rtotem_mcast, its credit window is full), or still forming";
+    case -EAGAIN:
+      return "try again: the ring is busy (back-pressure: for rtotem_mcast, its credit window is full), or still "
+             "forming";
     case -ENOTCONN: return "not connected: the daemon is gone, or the group was not joined";
     case -ECONNREFUSED: return "no rtotemd answers at this IPC name";
     case -EMSGSIZE: return "message larger than RTOTEM_MESSAGE_MAX (64 MiB)";

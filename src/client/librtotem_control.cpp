@@ -5,9 +5,9 @@
 
 #include "src/client/librtotem_handle.hpp"
 
+using rtotem::WireReader;
 using rtotem::client::Reply;
 using rtotem::ipc::RequestId;
-using rtotem::WireReader;
 
 namespace {
 

@@ -27,7 +27,7 @@ struct rtotem_handle {
   std::uint32_t window = 0;
   std::uint64_t sent = 0;
   std::uint64_t taken = 0;
-  std::size_t data_max = 0;  // 0: not heard yet (the daemon checks)
+  std::size_t data_max = 0;               // 0: not heard yet (the daemon checks)
   rtotem::client::PieceAssembler pieces;  // messages delivered in pieces, being put together
   // A request being written, reused: a multicast allocates nothing once it has grown.
   rtotem::ipc::BodyWriter request;
@@ -38,7 +38,8 @@ struct rtotem_handle {
   std::vector<std::uint32_t> nodeids;
   rtotem_quorum_fn quorum_changed = nullptr;  // rtotem_quorum_track's
   std::vector<rtotem_quorum_node> quorum_nodes;
-  std::vector<rtotem_quorum_node> quorum_get_nodes;  // rtotem_quorum_get's answer: apart, as it may be called from a callback
+  std::vector<rtotem_quorum_node>
+      quorum_get_nodes;  // rtotem_quorum_get's answer: apart, as it may be called from a callback
   struct KeyTracker {
     rtotem_key_changed_fn changed = nullptr;
     void* user = nullptr;
@@ -46,7 +47,6 @@ struct rtotem_handle {
   std::map<std::uint64_t, KeyTracker> key_trackers;  // rtotem_key_track's, by id
   rtotem_shutdown_fn shutdown_asked = nullptr;       // rtotem_shutdown_track's
 };
-
 
 namespace rtotem::client {
 

@@ -6,11 +6,11 @@
 #include "src/client/librtotem_handle.hpp"
 #include "src/ipc/key_value.hpp"
 
+using rtotem::WireReader;
 using rtotem::client::Reply;
 using rtotem::ipc::KeyType;
 using rtotem::ipc::KeyValue;
 using rtotem::ipc::RequestId;
-using rtotem::WireReader;
 
 namespace {
 
@@ -67,8 +67,9 @@ int rtotem_key_get(rtotem_t* h, const char* key, void* buf, size_t* len, rtotem_
   WireReader in(reply.body);
   const std::optional<KeyValue> value = rtotem::ipc::read_value(in);
   if (!value || !in.at_end()) return -EPROTO;
-  const std::size_t size = rtotem::ipc::is_number(value->type) ? *rtotem::ipc::width_of(static_cast<std::uint8_t>(value->type))
-                                                               : value->data.size();
+  const std::size_t size = rtotem::ipc::is_number(value->type)
+                               ? *rtotem::ipc::width_of(static_cast<std::uint8_t>(value->type))
+                               : value->data.size();
   if (type != nullptr) *type = static_cast<rtotem_key_type>(value->type);
   const std::size_t room = *len;
   *len = size;
@@ -120,7 +121,8 @@ int rtotem_key_list(rtotem_t* h, const char* prefix, rtotem_key_fn each, void* c
 
 int rtotem_key_track(rtotem_t* h, const char* key, int flags, rtotem_key_changed_fn changed, void* user,
                      uint64_t* track) {
-  if (h == nullptr || key == nullptr || changed == nullptr || track == nullptr || std::strlen(key) > RTOTEM_KEY_NAME_MAX)
+  if (h == nullptr || key == nullptr || changed == nullptr || track == nullptr ||
+      std::strlen(key) > RTOTEM_KEY_NAME_MAX)
     return -EINVAL;
   rtotem::ipc::BodyWriter& body = h->request;
   body.clear();

@@ -85,7 +85,9 @@ class PieceAssembler {
     static View view(const Key& key) { return {std::get<0>(key), std::get<1>(key), std::get<2>(key)}; }
     static const View& view(const View& key) { return key; }
     template <class A, class B>
-    bool operator()(const A& a, const B& b) const { return view(a) < view(b); }
+    bool operator()(const A& a, const B& b) const {
+      return view(a) < view(b);
+    }
   };
   using Partials = std::map<Key, Partial, KeyLess>;
   void erase(Partials::iterator at);

@@ -80,8 +80,8 @@ std::optional<QuorumText> quorum_text(std::string_view json) {
       "Votequorum information\n----------------------\n"
       "Expected votes:   {}\nHighest expected: {}\nTotal votes:      {}\nQuorum:           {}\nFlags:            {}\n\n"
       "Membership information\n----------------------\n    Nodeid      Votes Name\n{}",
-      date, count, *nodeid, *rep, *seq, yes_no(*quorate), *synced == "true" ? "" : " (ring not in sync yet)",
-      *expected, *highest, *total, *quorum, flags, members);
+      date, count, *nodeid, *rep, *seq, yes_no(*quorate), *synced == "true" ? "" : " (ring not in sync yet)", *expected,
+      *highest, *total, *quorum, flags, members);
   return out;
 }
 

@@ -59,7 +59,8 @@ const char* usage() {
 // The daemon's JSON answer to `id` into `json`: kExitOk, or kExitFailed (said on stderr).
 int fetch_json(const Options& o, ipc::RequestId id, std::string_view group, std::string& json) {
   auto connection = client::IpcConnection::open(o.ipc_name);
-  if (!connection) return fail(fmt::format("connecting to rtotemd (ipc name '{}')", o.ipc_name), -connection.error().errnum());
+  if (!connection)
+    return fail(fmt::format("connecting to rtotemd (ipc name '{}')", o.ipc_name), -connection.error().errnum());
   ipc::BodyWriter body;
   if (id == ipc::RequestId::kMembers) body.string(group);
   client::Reply reply;
@@ -88,7 +89,8 @@ int quorum_set(const Options& o, std::uint8_t what, const std::string& node_text
     return kExitUsage;
   }
   auto connection = client::IpcConnection::open(o.ipc_name);
-  if (!connection) return fail(fmt::format("connecting to rtotemd (ipc name '{}')", o.ipc_name), -connection.error().errnum());
+  if (!connection)
+    return fail(fmt::format("connecting to rtotemd (ipc name '{}')", o.ipc_name), -connection.error().errnum());
   ipc::BodyWriter body;
   body.u8(what);
   body.u32(*node);
@@ -97,7 +99,7 @@ int quorum_set(const Options& o, std::uint8_t what, const std::string& node_text
   int rc = (*connection)->request(ipc::RequestId::kQuorumSet, body.data(), reply);
   if (rc == 0) rc = reply.error;
   // The library's texts speak of groups: these answers get their own.
-  const char* refusal = rc == -ENOTSUP ? "not configured (no quorum { provider: corosync_votequorum })"
+  const char* refusal = rc == -ENOTSUP  ? "not configured (no quorum { provider: corosync_votequorum })"
                         : rc == -ENOENT ? "no such node in the nodelist or the ring"
                         : rc == -EINVAL ? "refused by votequorum's rule (expected votes at least the votes present; "
                                           "a quorate cluster stays quorate)"
@@ -155,9 +157,10 @@ void on_deliver(rtotem_t*, const rtotem_message* m, void* ctx) {
   auto& s = *static_cast<ListenState*>(ctx);
   ++s.delivered;
   if (s.json) {
-    fmt::print("{{\"event\": \"message\", \"index\": {}, \"nodeid\": {}, \"pid\": {}, \"order\": \"{}\", \"text\": {}}}\n",
-               s.delivered, m->nodeid, m->pid, m->order == RTOTEM_SAFE ? "safe" : "agreed",
-               rtotem::ipc::json_quoted(std::string_view(static_cast<const char*>(m->data), m->len)));
+    fmt::print(
+        "{{\"event\": \"message\", \"index\": {}, \"nodeid\": {}, \"pid\": {}, \"order\": \"{}\", \"text\": {}}}\n",
+        s.delivered, m->nodeid, m->pid, m->order == RTOTEM_SAFE ? "safe" : "agreed",
+        rtotem::ipc::json_quoted(std::string_view(static_cast<const char*>(m->data), m->len)));
   } else {
     fmt::print("{} {}:{} {}\n", s.delivered, m->nodeid, m->pid, printable(m->data, m->len));
   }
@@ -168,8 +171,8 @@ void on_group_change(rtotem_t*, const rtotem_group_change* c, void* ctx) {
   const bool json = static_cast<ListenState*>(ctx)->json;
   if (json) {
     fmt::print("{{\"event\": \"group\", \"group\": {}, \"members\": {}, \"joined\": {}, \"left\": {}}}\n",
-               rtotem::ipc::json_quoted(c->group),
-               member_list(c->members, c->n_members, true), member_list(c->joined, c->n_joined, true, c->joined_reason),
+               rtotem::ipc::json_quoted(c->group), member_list(c->members, c->n_members, true),
+               member_list(c->joined, c->n_joined, true, c->joined_reason),
                member_list(c->left, c->n_left, true, c->left_reason));
   } else {
     fmt::print("group {}: members [{}] joined [{}] left [{}]\n", c->group, member_list(c->members, c->n_members, false),
@@ -194,7 +197,7 @@ int send(const Options& o, const std::string& group, const std::string& text) {
   rtotem_t* h = owned.get();
   if (const int rc = rtotem_join(h, group.c_str()); rc < 0) return fail(fmt::format("joining '{}'", group), rc);
   int rc = -EAGAIN;
-  for (int attempt = 0; attempt < 500 && rc == -EAGAIN; ++attempt) {  // back-pressure: up to ~5 s
+  for (int attempt = 0; attempt < 500 && rc == -EAGAIN; ++attempt) {                    // back-pressure: up to ~5 s
     rc = rtotem_mcast_sync(h, group.c_str(), text.data(), text.size(), RTOTEM_AGREED);  // its outcome, now
     if (rc == -EAGAIN) usleep(10'000);
   }
@@ -220,7 +223,7 @@ volatile std::sig_atomic_t g_stop = 0;
 }  // namespace
 
 int dispatch_until_interrupted(rtotem_t* h) {
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = [](int) { g_stop = 1; };
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
@@ -269,7 +272,8 @@ int main(int argc, char** argv) {
   if (command == "members" && w.size() <= 2) return query(o, ipc::RequestId::kMembers, w.size() == 2 ? w[1] : "");
   if (command == "quorum" && w.size() == 1) return quorum(o);
   if (command == "quorum" && w.size() == 4 && w[1] == "votes") return quorum_set(o, ipc::kQuorumSetVotes, w[2], w[3]);
-  if (command == "quorum" && w.size() == 3 && w[1] == "expected") return quorum_set(o, ipc::kQuorumSetExpected, "0", w[2]);
+  if (command == "quorum" && w.size() == 3 && w[1] == "expected")
+    return quorum_set(o, ipc::kQuorumSetExpected, "0", w[2]);
   if (command == "get" || command == "set" || command == "delete" || command == "list" || command == "track") {
     if (const int rc = key_command(o); rc != kExitUsage) return rc;
   } else if (command == "addresses" || command == "reload" || command == "shutdown" || command == "kill") {
@@ -277,6 +281,7 @@ int main(int argc, char** argv) {
   }
   if (command == "send" && w.size() == 3) return send(o, w[1], w[2]);
   if (command == "listen" && w.size() == 2) return listen(o, w[1]);
-  fmt::print(stderr, "rtotemctl: {}\n{}", command.empty() ? "no command" : fmt::format("bad command line for '{}'", command), usage());
+  fmt::print(stderr, "rtotemctl: {}\n{}",
+             command.empty() ? "no command" : fmt::format("bad command line for '{}'", command), usage());
   return kExitUsage;
 }

@@ -48,7 +48,8 @@ int shutdown(const Options& o) {
   if (!h) return kExitFailed;
   const int rc = rtotem_shutdown(h.get(), o.force ? RTOTEM_SHUTDOWN_REGARDLESS : RTOTEM_SHUTDOWN_REQUEST);
   if (rc == -EBUSY) {
-    fmt::print(stderr, "rtotemctl: shutdown: refused: a client vetoed or did not answer in time (see the daemon's log)\n");
+    fmt::print(stderr,
+               "rtotemctl: shutdown: refused: a client vetoed or did not answer in time (see the daemon's log)\n");
     return kExitFailed;
   }
   if (rc < 0) return refused("shutdown", rc);

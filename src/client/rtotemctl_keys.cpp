@@ -18,10 +18,11 @@ std::optional<KeyValue> value_of(const rtotem_key_value& c) {
 
 std::string key_line(std::string_view key, const KeyValue& value, bool json) {
   if (json)
-    return fmt::format("{{\"key\": {}, \"type\": \"{}\", \"value\": {}}}", ipc::json_quoted(key), ipc::type_name(value.type),
-                       ipc::is_number(value.type) && value.type != ipc::KeyType::kFloat && value.type != ipc::KeyType::kDouble
-                           ? ipc::value_text(value)
-                           : ipc::json_quoted(ipc::value_text(value)));
+    return fmt::format(
+        "{{\"key\": {}, \"type\": \"{}\", \"value\": {}}}", ipc::json_quoted(key), ipc::type_name(value.type),
+        ipc::is_number(value.type) && value.type != ipc::KeyType::kFloat && value.type != ipc::KeyType::kDouble
+            ? ipc::value_text(value)
+            : ipc::json_quoted(ipc::value_text(value)));
   return fmt::format("{} ({}) = {}", key, ipc::type_name(value.type), ipc::value_text(value));
 }
 
@@ -45,7 +46,8 @@ int get(const Options& o, const std::string& key) {
   std::vector<char> buf(RTOTEM_KEY_VALUE_MAX + 1);
   std::size_t len = buf.size();
   rtotem_key_type type{};
-  if (const int rc = rtotem_key_get(h.get(), key.c_str(), buf.data(), &len, &type); rc < 0) return key_failed("get", key, rc);
+  if (const int rc = rtotem_key_get(h.get(), key.c_str(), buf.data(), &len, &type); rc < 0)
+    return key_failed("get", key, rc);
   const auto value = value_of({type, buf.data(), len});
   if (!value) return fail("reply", -EPROTO);
   fmt::print("{}\n", key_line(key, *value, o.json));
@@ -55,7 +57,8 @@ int get(const Options& o, const std::string& key) {
 int set(const Options& o, const std::string& key, const std::string& type_text, const std::string& text) {
   const std::optional<ipc::KeyType> type = ipc::type_named(type_text);
   if (!type) {
-    fmt::print(stderr, "rtotemctl: set: unknown type '{}' (i8 u8 i16 u16 i32 u32 i64 u64 flt dbl str bin)\n", type_text);
+    fmt::print(stderr, "rtotemctl: set: unknown type '{}' (i8 u8 i16 u16 i32 u32 i64 u64 flt dbl str bin)\n",
+               type_text);
     return kExitFailed;
   }
   const std::optional<KeyValue> value = ipc::parse_value(*type, text);
@@ -67,7 +70,8 @@ int set(const Options& o, const std::string& key, const std::string& type_text, 
   if (!h) return kExitFailed;
   std::vector<std::byte> native(std::max<std::size_t>(8, value->data.size()));
   const std::size_t len = ipc::native_bytes(*value, native.data());
-  if (const int rc = rtotem_key_set(h.get(), key.c_str(), static_cast<rtotem_key_type>(*type), native.data(), len); rc < 0)
+  if (const int rc = rtotem_key_set(h.get(), key.c_str(), static_cast<rtotem_key_type>(*type), native.data(), len);
+      rc < 0)
     return key_failed("set", key, rc);
   return kExitOk;
 }

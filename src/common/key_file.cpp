@@ -29,8 +29,10 @@ struct WipedBytes {
 Result<void> check_key_stat(const std::string& path, const struct stat& st) {
   if (!S_ISREG(st.st_mode)) return Error::make("key file {}: not a regular file", path);
   if ((st.st_mode & 077) != 0)
-    return Error::make("key file {}: permissions {:04o} are too open: a cluster key must not be accessible by "
-                       "group or others (chmod 0400 {})", path, st.st_mode & 07777, path);
+    return Error::make(
+        "key file {}: permissions {:04o} are too open: a cluster key must not be accessible by "
+        "group or others (chmod 0400 {})",
+        path, st.st_mode & 07777, path);
   if (st.st_size != static_cast<off_t>(kClusterKeySize))
     return Error::make("key file {}: {} bytes; a cluster key is exactly {} bytes ({})", path, st.st_size,
                        kClusterKeySize, kKeygenHint);
@@ -102,8 +104,7 @@ Result<ClusterKey> read_key_file(const std::string& path) {
 Result<void> write_key_file(const std::string& path, bool force) {
   if (path.empty()) return Error::make("key file: empty path");
   struct stat st {};
-  if (!force && ::lstat(path.c_str(), &st) == 0)
-    return exists_error(path);
+  if (!force && ::lstat(path.c_str(), &st) == 0) return exists_error(path);
   const std::filesystem::path target(path);
   const std::string dir = target.has_parent_path() ? target.parent_path().string() : std::string(".");
   if (::stat(dir.c_str(), &st) != 0) return Error::sys(errno, "{}: directory {}", path, dir);
@@ -120,8 +121,7 @@ Result<void> write_key_file(const std::string& path, bool force) {
     if (::rename(temp.path().c_str(), path.c_str()) != 0)
       return Error::sys(errno, "rename {} to {}", temp.path(), path);
   } else if (::link(temp.path().c_str(), path.c_str()) != 0) {
-    if (errno == EEXIST)
-      return exists_error(path);
+    if (errno == EEXIST) return exists_error(path);
     return Error::sys(errno, "link {} to {}", temp.path(), path);
   }
   return sync_dir(dir);

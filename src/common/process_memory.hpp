@@ -7,10 +7,10 @@
 namespace rtotem {
 
 struct ProcessMemory {
-  std::uint64_t rss_bytes = 0;         // resident now (VmRSS): what follows, and mapped files
-  std::uint64_t rss_anon_bytes = 0;    // of which heap, stacks, the transport's buffers (RssAnon)
-  std::uint64_t rss_shmem_bytes = 0;   // of which IPC shared memory it touched (RssShmem)
-  std::uint64_t peak_bytes = 0;        // the most ever resident (VmHWM)
+  std::uint64_t rss_bytes = 0;        // resident now (VmRSS): what follows, and mapped files
+  std::uint64_t rss_anon_bytes = 0;   // of which heap, stacks, the transport's buffers (RssAnon)
+  std::uint64_t rss_shmem_bytes = 0;  // of which IPC shared memory it touched (RssShmem)
+  std::uint64_t peak_bytes = 0;       // the most ever resident (VmHWM)
 };
 
 // Zeros where /proc cannot be read. Reads a file: for rtotemctl stats, not for a hot path.

@@ -20,7 +20,8 @@ Daemon::Daemon(EventLoop& loop, DaemonSetup setup) : loop_(loop), setup_(std::mo
 
 Daemon::~Daemon() = default;
 
-Result<std::unique_ptr<Daemon>> Daemon::start(EventLoop& loop, DaemonSetup setup, std::unique_ptr<transport::Backend> backend) {
+Result<std::unique_ptr<Daemon>> Daemon::start(EventLoop& loop, DaemonSetup setup,
+                                              std::unique_ptr<transport::Backend> backend) {
   std::unique_ptr<Daemon> d(new Daemon(loop, std::move(setup)));
   Daemon* self = d.get();
   auto loader = ConfigLoader::create(loop);
@@ -58,13 +59,14 @@ Result<void> Daemon::switch_transport(std::unique_ptr<transport::Backend> backen
 
 void Daemon::on_link_failure(std::function<void(std::string_view)> failed) {
   link_failed_ = std::move(failed);
-  if (!early_link_failure_.empty())
-    (void)loop_.post([this] { link_failed_(std::exchange(early_link_failure_, {})); });
+  if (!early_link_failure_.empty()) (void)loop_.post([this] { link_failed_(std::exchange(early_link_failure_, {})); });
 }
 
 void Daemon::link_failed(std::string_view reason) {
-  if (link_failed_) link_failed_(reason);
-  else early_link_failure_ = reason;
+  if (link_failed_)
+    link_failed_(reason);
+  else
+    early_link_failure_ = reason;
 }
 
 void Daemon::configuration(const membership::ConfigChange& change) {

@@ -45,7 +45,9 @@ class Daemon final : private RingListener, private stack::StackHost {
   // Called when the daemon must exit: an agreed shutdown (0) or this node killed (kExitKilled).
   void on_exit_request(std::function<void(int code)> exit) { exit_ = std::move(exit); }
   // How a reload applies the logging section (rtotemd's logging_apply knows stderr from syslog).
-  void on_logging(std::function<Result<void>(const config::LoggingConfig&)> apply) { apply_logging_ = std::move(apply); }
+  void on_logging(std::function<Result<void>(const config::LoggingConfig&)> apply) {
+    apply_logging_ = std::move(apply);
+  }
   // Re-reads the configuration file and applies what may change at run time (reload_plan.hpp),
   // for rtotemctl reload and SIGHUP. The file is read off the loop (ConfigLoader), the ring goes
   // on meanwhile: `done` gets what changed, or why nothing did, on a later turn. An outcome
@@ -87,8 +89,8 @@ class Daemon final : private RingListener, private stack::StackHost {
   DaemonSetup setup_;
   std::unique_ptr<ConfigLoader> loader_;  // a reload's file
   std::unique_ptr<stack::NodeStack> stack_;
-  std::unique_ptr<LoopTimer> stack_timer_;     // the stack's deadline
-  std::unique_ptr<LoopTimer> clients_retry_;   // a client's full event channel is tried again
+  std::unique_ptr<LoopTimer> stack_timer_;    // the stack's deadline
+  std::unique_ptr<LoopTimer> clients_retry_;  // a client's full event channel is tried again
   std::unique_ptr<RingHost> ring_;
   std::unique_ptr<IpcServer> ipc_;  // before the stack goes: its clients are the stack's
   std::function<void(int)> exit_;

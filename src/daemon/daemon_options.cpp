@@ -11,13 +11,15 @@ namespace rtotem::daemon {
 
 const char* daemon_usage() noexcept {
   return "usage: rtotemd [-c CONFIG] [-f] [--nodeid ID] [--ipc-name NAME] [--state-dir DIR] [-t] [-v]\n"
-         "  -c CONFIG          the config file (default " RTOTEM_DEFAULT_CONFIG ")\n"
+         "  -c CONFIG          the config file (default " RTOTEM_DEFAULT_CONFIG
+         ")\n"
          "  -f                 stay in the foreground (systemd, tests); log to stderr too\n"
          "  --nodeid ID        which nodelist entry this daemon is, when several are local addresses\n"
          "  --ipc-name NAME    the name clients connect to (default: ipc.name, else \"rtotem\");\n"
          "                     clients use $RTOTEM_IPC or --ipc-name\n"
          "  --state-dir DIR    where the ring sequence number and the seal epoch are kept\n"
-         "                     (default " RTOTEM_DEFAULT_STATE_DIR ")\n"
+         "                     (default " RTOTEM_DEFAULT_STATE_DIR
+         ")\n"
          "  -t                 check the config (and which node this is), print it, exit\n"
          "  -v                 print the version and exit\n"
          "  -h, --help         this text\n";
@@ -25,8 +27,16 @@ const char* daemon_usage() noexcept {
 
 Result<DaemonOptions> parse_daemon_options(std::span<char* const> args) {
   constexpr CliValue kValue = CliValue::kNonEmpty;
-  constexpr CliOption kOptions[] = {{"-f"}, {"-t"}, {"-v"}, {"--version"}, {"-h"}, {"--help"}, {"-c", kValue},
-                                    {"--ipc-name", kValue}, {"--state-dir", kValue}, {"--nodeid", kValue}};
+  constexpr CliOption kOptions[] = {{"-f"},
+                                    {"-t"},
+                                    {"-v"},
+                                    {"--version"},
+                                    {"-h"},
+                                    {"--help"},
+                                    {"-c", kValue},
+                                    {"--ipc-name", kValue},
+                                    {"--state-dir", kValue},
+                                    {"--nodeid", kValue}};
   DaemonOptions out;
   for (CliReader reader(args, kOptions); !reader.done();) {
     auto arg = reader.next();

@@ -115,8 +115,7 @@ Result<std::unique_ptr<LoopJob>> LoopJob::create(EventLoop& loop, EventLoop::Cal
   if (!fd) return Error::sys(errno, "eventfd for a loop job");
   const int raw = fd.get();
   std::unique_ptr<LoopJob> job(new LoopJob(loop, std::move(fd), std::move(run)));
-  if (auto watched = loop.watch(raw, POLLIN, [j = job.get()](int) { j->dispatch(); }); !watched)
-    return watched.error();
+  if (auto watched = loop.watch(raw, POLLIN, [j = job.get()](int) { j->dispatch(); }); !watched) return watched.error();
   return job;
 }
 

@@ -90,8 +90,7 @@ class LoopJob {
   void post() noexcept;
 
  private:
-  LoopJob(EventLoop& loop, Fd fd, EventLoop::Callback run)
-      : loop_(loop), fd_(std::move(fd)), run_(std::move(run)) {}
+  LoopJob(EventLoop& loop, Fd fd, EventLoop::Callback run) : loop_(loop), fd_(std::move(fd)), run_(std::move(run)) {}
   void dispatch() noexcept;
 
   EventLoop& loop_;

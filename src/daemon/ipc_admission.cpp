@@ -135,8 +135,10 @@ void IpcAdmission::admit_when_out_of_descriptors(int listener) {
   });
   ++shed_;
   if (std::has_single_bit(shed_))
-    qb_log(LOG_ERR, "IPC: no descriptor left for a new connection: closed it (%llu so far; every descriptor is "
-           "held by a connection: see ipc.max_clients and LimitNOFILE)", static_cast<unsigned long long>(shed_));
+    qb_log(LOG_ERR,
+           "IPC: no descriptor left for a new connection: closed it (%llu so far; every descriptor is "
+           "held by a connection: see ipc.max_clients and LimitNOFILE)",
+           static_cast<unsigned long long>(shed_));
 }
 
 void IpcAdmission::close_waiting(int fd, const char* why) {

@@ -83,7 +83,7 @@ class IpcAdmission {
   EventLoop& loop_;
   SpareDescriptor spare_;  // given up for a moment to accept and close a connection
   std::map<int, Hook> listeners_;
-  std::map<int, Waiting> waiting_;  // by descriptor: accepted, not authenticated
+  std::map<int, Waiting> waiting_;   // by descriptor: accepted, not authenticated
   std::map<int, Hook> connections_;  // by descriptor: authenticated, libqb's request dispatch
   int requests_left_ = 1;            // in the dispatch under way (take_request)
   LoopTimer expiry_;

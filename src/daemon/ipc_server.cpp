@@ -57,8 +57,10 @@ std::int32_t IpcServer::on_accept(qb_ipcs_connection_t* c, uid_t uid, gid_t gid)
   };
   if (uid != 0 && uid != geteuid()) {
     if (!allowed(self.access_.allow_uids, uid) && !allowed(self.access_.allow_gids, gid)) {
-      qb_log(LOG_WARNING, "IPC client uid %u gid %u refused: not root, not this daemon's user, not in "
-             "ipc.allow_uid/allow_gid or a uidgid section", static_cast<unsigned>(uid), static_cast<unsigned>(gid));
+      qb_log(LOG_WARNING,
+             "IPC client uid %u gid %u refused: not root, not this daemon's user, not in "
+             "ipc.allow_uid/allow_gid or a uidgid section",
+             static_cast<unsigned>(uid), static_cast<unsigned>(gid));
       return -EACCES;
     }
     // The connection's shared memory is the daemon's (root's): the client's group may use it.
@@ -70,8 +72,10 @@ std::int32_t IpcServer::on_accept(qb_ipcs_connection_t* c, uid_t uid, gid_t gid)
   const auto asked = static_cast<std::uint32_t>(qb_ipcs_connection_get_buffer_size(c));
   if (asked > std::max(self.access_.buffer_bytes, ipc::kLegacyClientBufferBytes)) {
     ++self.refused_;
-    qb_log(LOG_WARNING, "IPC client uid %u refused: it asked for %u-byte buffers, above this daemon's %zu "
-           "(totem.max_message_size plus room)", static_cast<unsigned>(uid), asked, self.access_.buffer_bytes);
+    qb_log(LOG_WARNING,
+           "IPC client uid %u refused: it asked for %u-byte buffers, above this daemon's %zu "
+           "(totem.max_message_size plus room)",
+           static_cast<unsigned>(uid), asked, self.access_.buffer_bytes);
     return -EMSGSIZE;
   }
   if (self.connections_.size() >= self.access_.max_clients) {

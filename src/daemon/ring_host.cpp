@@ -23,10 +23,7 @@ Time monotonic_now() noexcept {
 
 RingHost::RingHost(EventLoop& loop, std::unique_ptr<transport::Backend> backend, RingSeqFile seq_file,
                    RingListener& listener)
-    : loop_(loop),
-      backend_(std::move(backend)),
-      seq_file_(std::move(seq_file)),
-      listener_(listener) {
+    : loop_(loop), backend_(std::move(backend)), seq_file_(std::move(seq_file)), listener_(listener) {
   for (std::size_t t = 0; t < timers_.size(); ++t) {
     timers_[t] = std::make_unique<LoopTimer>(loop_, [this, t] {
       node_->on_timer(static_cast<TimerId>(t), monotonic_now());
@@ -59,7 +56,7 @@ Result<std::unique_ptr<RingHost>> RingHost::start(EventLoop& loop, std::unique_p
   std::unique_ptr<RingHost> host(new RingHost(loop, std::move(backend), std::move(seq_file), listener));
   const membership::NodeId self = host->backend_->local_node();
   host->node_ = std::make_unique<membership::Node>(self, config, *host->backend_,
-                                                    static_cast<membership::NodeEvents&>(*host), ring_seq);
+                                                   static_cast<membership::NodeEvents&>(*host), ring_seq);
   if (auto watched = host->watch_descriptors(); !watched) return watched.error();
   auto pump_job = LoopJob::create(loop, [h = host.get()] { h->pump(); });
   if (!pump_job) return pump_job.error();
@@ -140,8 +137,7 @@ void RingHost::pump() {
   do {
     // Own multicasts wait on the local path (no descriptor wakes us for them): delivered first.
     for (std::size_t n = backend_->poll(*this); n == transport::kRxBatchMax || (n > 0 && backend_->has_pending_rx());
-         n = backend_->poll(*this)) {
-    }
+         n = backend_->poll(*this)) {}
     listener_.deliveries_done();
     (void)backend_->flush();
   } while (backend_->has_pending_rx());
@@ -179,9 +175,7 @@ void RingHost::watch_tx(bool wanted) {
   watched_tx_fd_ = wanted ? tx_fd : -1;
 }
 
-void RingHost::on_packets(std::span<transport::InboundPacket> batch) {
-  node_->on_packets(batch, monotonic_now());
-}
+void RingHost::on_packets(std::span<transport::InboundPacket> batch) { node_->on_packets(batch, monotonic_now()); }
 
 void RingHost::arm_timer(TimerId timer, Time deadline) {
   const Time now = monotonic_now();

@@ -88,7 +88,8 @@ struct TransportPlan {
 
 Result<void> check_totem(const DaemonOptions& options, const config::DaemonConfig& config,
                          const membership::TotemConfig& totem, const transport::BackendParams& params) {
-  if (auto fits = totem.check(params); !fits) return Error::make("{}: totem: {}", options.config_path, fits.error().message());
+  if (auto fits = totem.check(params); !fits)
+    return Error::make("{}: totem: {}", options.config_path, fits.error().message());
   if (auto fits = membership::check_ring_fits(config.nodes.size(), params); !fits)
     return Error::make("{}: nodelist: {}", options.config_path, fits.error().message());
   return {};
@@ -193,8 +194,9 @@ Result<DaemonSetup> prepare(const DaemonOptions& options, TransportPlan& plan) {
     qb_log(LOG_WARNING, "%s", warning.c_str());
   plan.seal_with(*key, 0);
   plan.size_pools(*totem);
-  const transport::BackendParams& sent_with =
-      plan.link_set ? plan.link_set->params : plan.rdma ? plan.rdma->params : plan.udp.params;
+  const transport::BackendParams& sent_with = plan.link_set ? plan.link_set->params
+                                              : plan.rdma   ? plan.rdma->params
+                                                            : plan.udp.params;
   if (auto fits = check_totem(options, *loaded, *totem, sent_with); !fits) return fits.error();
   std::string ipc_name = !options.ipc_name.empty() ? options.ipc_name : loaded->ipc.name;
   return DaemonSetup{std::move(loaded).value(), *totem, *self, std::move(ipc_name), options.state_dir};
@@ -216,12 +218,14 @@ Result<std::unique_ptr<transport::Backend>> open_rdma_link(const config::DaemonC
                                                            const config::LinkConfig& link,
                                                            const transport::RdmaConfig& rdma, std::string& missing) {
   auto device = transport::find_active_rdma_port();
-  auto opened = device ? transport::RdmaBackend::open(rdma) : Result<std::unique_ptr<transport::RdmaBackend>>(device.error());
+  auto opened =
+      device ? transport::RdmaBackend::open(rdma) : Result<std::unique_ptr<transport::RdmaBackend>>(device.error());
   if (opened) {
     if ((*opened)->params().mtu < rdma.params.mtu)
-      return Error::make("{}: link {} (rdma on {}) carries packets of {} bytes, less than totem.netmtu {}: set netmtu to "
-                         "at most {} so that every link carries every packet", config.path, link.number, *device,
-                         (*opened)->params().mtu, rdma.params.mtu, (*opened)->params().mtu);
+      return Error::make(
+          "{}: link {} (rdma on {}) carries packets of {} bytes, less than totem.netmtu {}: set netmtu to "
+          "at most {} so that every link carries every packet",
+          config.path, link.number, *device, (*opened)->params().mtu, rdma.params.mtu, (*opened)->params().mtu);
     qb_log(LOG_NOTICE, "link %u: rdma on %s", link.number, device->c_str());
     return std::unique_ptr<transport::Backend>(std::move(*opened));
   }
@@ -245,7 +249,8 @@ Result<std::unique_ptr<transport::Backend>> open_links(const config::DaemonConfi
       links.push_back(std::move(*udp));
       continue;
     }
-    auto rdma = open_rdma_link(config, config.links[i], std::get<transport::RdmaConfig>(plan.links[i]), set.links[i].missing);
+    auto rdma =
+        open_rdma_link(config, config.links[i], std::get<transport::RdmaConfig>(plan.links[i]), set.links[i].missing);
     if (!rdma) return rdma.error();
     links.push_back(std::move(*rdma));
   }
@@ -257,7 +262,7 @@ Result<std::unique_ptr<transport::Backend>> open_links(const config::DaemonConfi
 // The RDMA backend when planned, else (or when it fails to open and totem.fallback allows) UDP.
 // The protocol is checked again against what opened: RDMA lowers the mtu to its port's.
 Result<std::unique_ptr<transport::Backend>> open_backend(const DaemonOptions& options, DaemonSetup& setup,
-                                                          const TransportPlan& plan) {
+                                                         const TransportPlan& plan) {
   std::unique_ptr<transport::Backend> backend;
   if (plan.link_set) {
     auto set = open_links(setup.config, plan);
@@ -321,9 +326,10 @@ void raise_open_files_limit(std::uint32_t max_clients) {
   files.rlim_cur = files.rlim_max;
   (void)setrlimit(RLIMIT_NOFILE, &files);
   if (files.rlim_cur < needed)
-    qb_log(LOG_WARNING, "ipc.max_clients %u needs %llu open files, the limit is %llu (LimitNOFILE): clients past "
-           "that are refused", max_clients, static_cast<unsigned long long>(needed),
-           static_cast<unsigned long long>(files.rlim_cur));
+    qb_log(LOG_WARNING,
+           "ipc.max_clients %u needs %llu open files, the limit is %llu (LimitNOFILE): clients past "
+           "that are refused",
+           max_clients, static_cast<unsigned long long>(needed), static_cast<unsigned long long>(files.rlim_cur));
 }
 
 Result<void> make_state_dir(const std::string& dir) {
@@ -413,8 +419,8 @@ int run(const DaemonOptions& options) {
       if (switched) return;
       fallback = switched.error();
     }
-    qb_log(LOG_CRIT, "node %u: exiting%s%s", self, fallback ? "" : ": no fallback to udp: ",
-           fallback ? "" : fallback.error().message().c_str());
+    qb_log(LOG_CRIT, "node %u: exiting%s%s", self,
+           fallback ? "" : ": no fallback to udp: ", fallback ? "" : fallback.error().message().c_str());
     exit_code = kExitFailed;
     stop();
   });
@@ -422,7 +428,8 @@ int run(const DaemonOptions& options) {
     exit_code = code;
     stop();
   });
-  (*service)->on_logging([foreground](const config::LoggingConfig& logging) { return logging_apply(logging, foreground); });
+  (*service)->on_logging(
+      [foreground](const config::LoggingConfig& logging) { return logging_apply(logging, foreground); });
   // The log file reopened at once, for logrotate; and as rtotemctl reload (which logs what it
   // did), the file's changes that may apply at run time, once it is loaded.
   auto reload = [&] {
@@ -433,8 +440,10 @@ int run(const DaemonOptions& options) {
     if (const auto refused = (*service)->reload(logged)) logged(*refused);
   };
   for (int sig : {SIGTERM, SIGINT})
-    if (auto handled = (*loop)->on_signal(sig, stop); !handled) qb_log(LOG_ERR, "%s", handled.error().message().c_str());
-  if (auto handled = (*loop)->on_signal(SIGHUP, reload); !handled) qb_log(LOG_ERR, "%s", handled.error().message().c_str());
+    if (auto handled = (*loop)->on_signal(sig, stop); !handled)
+      qb_log(LOG_ERR, "%s", handled.error().message().c_str());
+  if (auto handled = (*loop)->on_signal(SIGHUP, reload); !handled)
+    qb_log(LOG_ERR, "%s", handled.error().message().c_str());
   qb_log(LOG_NOTICE, "rtotemd %s: node %u, ipc name %s, forming the ring", RTOTEM_VERSION, self, ipc_name.c_str());
   (*loop)->run();
   return exit_code;

@@ -51,7 +51,7 @@ enum class RequestId : std::int32_t {
   // As kMcast, unanswered: taken to the ring in order with this connection's other requests. A
   // failure found later comes back as a kMcastFailed event.
   kMcastAsync = 9,
-  kSync = 10,  // -> kMcast's answer body; answered once every earlier request of this connection is taken
+  kSync = 10,    // -> kMcast's answer body; answered once every earlier request of this connection is taken
   kQuorum = 11,  // -> JSON text: the votequorum state ({"configured": false} without quorum)
   // u8 what (kQuorumSetVotes or kQuorumSetExpected), u32 node id (votes; else 0), u32 value:
   // votequorum_setvotes / votequorum_setexpected. 0, -ENOENT (no such node), -EINVAL (refused by
@@ -104,16 +104,16 @@ inline constexpr std::uint8_t kQuorumSetVotes = 1;
 inline constexpr std::uint8_t kQuorumSetExpected = 2;
 // kQuorumTrack's modes, as rtotem.h's enum rtotem_quorum_changes.
 inline constexpr std::uint8_t kQuorumTrackStop = 0;
-inline constexpr std::uint8_t kQuorumTrackEvery = 1;  // every change
-inline constexpr std::uint8_t kQuorumTrackRings = 2;  // a new ring, or quorate flipping (libquorum's)
+inline constexpr std::uint8_t kQuorumTrackEvery = 1;             // every change
+inline constexpr std::uint8_t kQuorumTrackRings = 2;             // a new ring, or quorate flipping (libquorum's)
 inline constexpr std::uint8_t kQuorumTrackRingsAndExpected = 3;  // those, or the highest expected changing
-inline constexpr std::uint8_t kQuorumTrackStateOnly = 4;  // no change (CS_TRACK_CURRENT)
+inline constexpr std::uint8_t kQuorumTrackStateOnly = 4;         // no change (CS_TRACK_CURRENT)
 // kQuorumChange's flags, as RTOTEM_QUORUM_* in rtotem.h.
 inline constexpr std::uint32_t kQuorumFlagTwoNode = 1;
 inline constexpr std::uint32_t kQuorumFlagWaitForAll = 2;
 inline constexpr std::uint32_t kQuorumFlagLastManStanding = 4;
 inline constexpr std::uint32_t kQuorumFlagAutoTieBreaker = 8;
-inline constexpr std::uint32_t kQuorumFlagWaiting = 16;  // wait_for_all holds quorum back now
+inline constexpr std::uint32_t kQuorumFlagWaiting = 16;     // wait_for_all holds quorum back now
 inline constexpr std::uint32_t kQuorumFlagTrackStart = 32;  // the state when kQuorumTrack started, not a change
 
 // kMcast's and kSync's answer body (any error; kJoin's on success): u32 the credit window (bytes of kMcastAsync
@@ -139,13 +139,14 @@ constexpr std::uint64_t credit_cost(std::size_t request_size) noexcept {
 constexpr bool answered(RequestId id) noexcept { return id != RequestId::kMcastAsync; }
 
 enum class EventId : std::int32_t {
-  kDeliver = 101,      // u32 node, u32 pid, u8 mode (as kMcast's), group, data (the rest)
+  kDeliver = 101,  // u32 node, u32 pid, u8 mode (as kMcast's), group, data (the rest)
   // group, members, joined, left (each: u32 count, then u32 node, u32 pid; joined and left add u8
   // reason), u8 flags (kChangeOwn; absent from an older daemon, and unread by an older library).
   kGroupChange = 102,
-  kRingChange = 103,   // u32 representative, u64 ring seq, u8 transitional, u32 count, u32 node ids (unless kRingTrack 0)
-  kBatch = 104,        // events in order, each a qb_ipc_response_header and its body (never a batch)
-  kCredit = 105,       // u64 bytes of kMcastAsync requests taken since the connection began
+  kRingChange =
+      103,        // u32 representative, u64 ring seq, u8 transitional, u32 count, u32 node ids (unless kRingTrack 0)
+  kBatch = 104,   // events in order, each a qb_ipc_response_header and its body (never a batch)
+  kCredit = 105,  // u64 bytes of kMcastAsync requests taken since the connection began
   kMcastFailed = 106,  // i32 -errno, group: a kMcastAsync request the daemon could not multicast
   // To a connection that asked (kQuorumTrack): u32 representative, u64 ring seq (the ring the state
   // belongs to), u8 quorate, u32 expected votes (configured), u32 highest expected, u32 total

@@ -67,9 +67,7 @@ bool valid_key_prefix(std::string_view prefix) noexcept {
   return true;
 }
 
-bool valid_key_name(std::string_view name) noexcept {
-  return name.size() >= kKeyNameMin && valid_key_prefix(name);
-}
+bool valid_key_name(std::string_view name) noexcept { return name.size() >= kKeyNameMin && valid_key_prefix(name); }
 
 std::string_view type_name(KeyType type) noexcept { return info(type).name; }
 
@@ -90,8 +88,7 @@ std::string value_text(const KeyValue& value) {
     }
     case KeyType::kFloat: return fmt::format("{}", std::bit_cast<float>(static_cast<std::uint32_t>(value.bits)));
     case KeyType::kDouble: return fmt::format("{}", std::bit_cast<double>(value.bits));
-    default:
-      return is_signed(value.type) ? std::to_string(signed_of(value.bits, width)) : std::to_string(value.bits);
+    default: return is_signed(value.type) ? std::to_string(signed_of(value.bits, width)) : std::to_string(value.bits);
   }
 }
 
@@ -134,8 +131,8 @@ std::optional<KeyValue> parse_value(KeyType type, std::string_view text) {
     std::int64_t n = 0;
     const auto [end, ec] = std::from_chars(first, last, n);
     if (ec != std::errc{} || end != last || text.empty()) return std::nullopt;
-    const std::int64_t max = width == 8 ? std::numeric_limits<std::int64_t>::max()
-                                        : (std::int64_t{1} << (8 * width - 1)) - 1;
+    const std::int64_t max =
+        width == 8 ? std::numeric_limits<std::int64_t>::max() : (std::int64_t{1} << (8 * width - 1)) - 1;
     if (n > max || n < -max - 1) return std::nullopt;
     v.bits = static_cast<std::uint64_t>(n) & mask_of(width);
     return v;
@@ -211,9 +208,24 @@ std::optional<KeyValue> from_native(KeyType type, const void* data, std::size_t 
   }
   if (size != *width || data == nullptr) return std::nullopt;
   switch (size) {
-    case 1: { std::uint8_t n; std::memcpy(&n, data, 1); v.bits = n; break; }
-    case 2: { std::uint16_t n; std::memcpy(&n, data, 2); v.bits = n; break; }
-    case 4: { std::uint32_t n; std::memcpy(&n, data, 4); v.bits = n; break; }
+    case 1: {
+      std::uint8_t n;
+      std::memcpy(&n, data, 1);
+      v.bits = n;
+      break;
+    }
+    case 2: {
+      std::uint16_t n;
+      std::memcpy(&n, data, 2);
+      v.bits = n;
+      break;
+    }
+    case 4: {
+      std::uint32_t n;
+      std::memcpy(&n, data, 4);
+      v.bits = n;
+      break;
+    }
     default: std::memcpy(&v.bits, data, 8);
   }
   return v;

@@ -10,7 +10,8 @@ namespace {
 
 // The byte at `at` of message `id`: every byte depends on the whole stamp and on its place.
 std::byte fill_byte(ClientMessageId id, std::size_t at) noexcept {
-  std::uint64_t x = (id.counter * 0x9E3779B97F4A7C15ULL) ^ (std::uint64_t{id.node} << 40) ^ (std::uint64_t{id.pid} << 20) ^ at;
+  std::uint64_t x =
+      (id.counter * 0x9E3779B97F4A7C15ULL) ^ (std::uint64_t{id.node} << 40) ^ (std::uint64_t{id.pid} << 20) ^ at;
   x ^= x >> 29;
   x *= 0xBF58476D1CE4E5B9ULL;
   return static_cast<std::byte>(x >> 56);
@@ -46,10 +47,11 @@ void ClientChecker::record_delivery(Time now, NodeId node, std::uint64_t handle,
                   fmt::format("handle {} got {} bytes in '{}' from {}/{}: shorter than any message sent", handle,
                               data.size(), group, message.nodeid, message.pid));
   const ClientMessageId id = read_stamp(data);
-  const std::string what = fmt::format("handle {} got {} bytes in '{}' from {}/{}, stamped {}/{}#{}", handle, data.size(),
-                                       group, message.nodeid, message.pid, id.node, id.pid, id.counter);
+  const std::string what = fmt::format("handle {} got {} bytes in '{}' from {}/{}, stamped {}/{}#{}", handle,
+                                       data.size(), group, message.nodeid, message.pid, id.node, id.pid, id.counter);
   const auto offer = offered_.find({id.node, id.pid, id.counter});
-  if (offer == offered_.end()) return report(Property::kClientMessage, now, {node, message.nodeid}, what + ": never sent");
+  if (offer == offered_.end())
+    return report(Property::kClientMessage, now, {node, message.nodeid}, what + ": never sent");
   if (id.node != message.nodeid || id.pid != message.pid || offer->second.group != group ||
       offer->second.size != data.size())
     return report(Property::kClientMessage, now, {node, message.nodeid},

@@ -26,7 +26,9 @@ std::string members_text(std::span<const ProcessId> members) {
   return fmt::format("{{{}}}", fmt::join(names, ","));
 }
 
-bool contains(std::span<const NodeId> sorted_nodes, NodeId node) { return std::ranges::binary_search(sorted_nodes, node); }
+bool contains(std::span<const NodeId> sorted_nodes, NodeId node) {
+  return std::ranges::binary_search(sorted_nodes, node);
+}
 
 }  // namespace
 
@@ -103,8 +105,8 @@ void GroupChecker::record_delivery(Time now, NodeId node, const Delivered& messa
     const auto [it, first] = seen_.try_emplace(key, Seen{node, state.views, state.settled});
     if (!first) {
       ++views_compared_;
-      const std::string differ = difference(it->second.node, it->second.views, node, state.views,
-                                              it->second.settled & state.settled);
+      const std::string differ =
+          difference(it->second.node, it->second.views, node, state.views, it->second.settled & state.settled);
       if (!differ.empty())
         report(Property::kGroupViews, now, {node, it->second.node},
                fmt::format("before group packet seq {} of ring {}/{}: {}", message.seq, message.ring_id.rep,
@@ -158,7 +160,8 @@ void GroupChecker::record_change(Time now, NodeId node, const groups::GroupChang
   ++changes_;
   NodeState& state = states_[index_of(node)];
   const auto it = state.views.find(change.group);
-  const std::span<const ProcessId> before = it != state.views.end() ? std::span<const ProcessId>(it->second) : std::span<const ProcessId>();
+  const std::span<const ProcessId> before =
+      it != state.views.end() ? std::span<const ProcessId>(it->second) : std::span<const ProcessId>();
   Members expected;
   std::ranges::set_union(before, change.joined, std::back_inserter(expected));
   std::erase_if(expected, [&](const ProcessId& p) { return std::ranges::find(change.left, p) != change.left.end(); });
@@ -191,7 +194,8 @@ void GroupChecker::record_change(Time now, NodeId node, const groups::GroupChang
 }
 
 std::string GroupChecker::join_reason_error(const Delivering& delivering, const ProcessId& joined, groups::Reason why) {
-  if (joined.node != delivering.sender) return fmt::format("the packet being delivered is node {}'s", delivering.sender);
+  if (joined.node != delivering.sender)
+    return fmt::format("the packet being delivered is node {}'s", delivering.sender);
   if (delivering.join_list) return why == groups::Reason::kNodeUp ? "" : "at its node's join list, which is a NODEUP";
   if (delivering.pid != joined.pid)
     return fmt::format("at the {} of process {}", delivering.join ? "join" : "message", delivering.pid);
@@ -207,7 +211,8 @@ void GroupChecker::record_message(Time now, NodeId node, const groups::GroupMess
     report(Property::kGroupSender, now, {node, message.sender.node},
            fmt::format("message in group '{}' from process {}, not in this node's view of it {}", message.group,
                        process_text(message.sender),
-                       members_text(it == views.end() ? std::span<const ProcessId>() : std::span<const ProcessId>(it->second))));
+                       members_text(it == views.end() ? std::span<const ProcessId>()
+                                                      : std::span<const ProcessId>(it->second))));
 }
 
 void GroupChecker::finish(Time now, std::span<const NodeId> live) {
@@ -242,7 +247,7 @@ std::string GroupChecker::difference(NodeId a_node, const Views& a, NodeId b_nod
   for (const std::string& group : names) {
     const Members in_a = known(of(a, group));
     const Members in_b = known(of(b, group));
-    if (in_a != in_b) 
+    if (in_a != in_b)
       return fmt::format("group '{}' is {} at node {} but {} at node {}", group, members_text(in_a), a_node,
                          members_text(in_b), b_node);
   }

@@ -44,7 +44,7 @@ bool is_group_packet(std::span<const std::byte> payload) noexcept;
 
 class GroupChecker {
  public:
-  using Members = std::vector<groups::ProcessId>;  // sorted
+  using Members = std::vector<groups::ProcessId>;             // sorted
   using Views = std::map<std::string, Members, std::less<>>;  // groups with members only
 
   // `nodes`: every node of the run (sorted, unique, at most membership::kMembersMax).
@@ -77,18 +77,18 @@ class GroupChecker {
  private:
   struct Delivering {
     NodeId sender = transport::kNoNode;
-    bool join = false;      // a JOIN (else a message or a join list: a leave makes no joins)
+    bool join = false;  // a JOIN (else a message or a join list: a leave makes no joins)
     bool join_list = false;
     std::uint32_t pid = 0;  // a JOIN's or a message's
   };
   struct NodeState {
     Views views;
-    std::optional<RingId> regular;       // the current regular configuration's ring
-    std::vector<NodeId> members;         // of that configuration
-    std::vector<NodeId> came_along;      // its transitional members: those not stale here
-    std::uint64_t settled = 0;           // bit i: settled on nodes_[i]
-    std::uint64_t delivered = 0;         // group packets delivered in `regular`
-    bool in_regular_change = false;      // between begin_ and end_configuration of a regular one
+    std::optional<RingId> regular;   // the current regular configuration's ring
+    std::vector<NodeId> members;     // of that configuration
+    std::vector<NodeId> came_along;  // its transitional members: those not stale here
+    std::uint64_t settled = 0;       // bit i: settled on nodes_[i]
+    std::uint64_t delivered = 0;     // group packets delivered in `regular`
+    bool in_regular_change = false;  // between begin_ and end_configuration of a regular one
     // This incarnation's JOINLISTs accepted by its Node, and of them those it delivered itself.
     std::uint64_t lists_submitted = 0;
     std::uint64_t lists_self_delivered = 0;

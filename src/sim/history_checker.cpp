@@ -23,9 +23,7 @@ std::uint64_t filler_seed(MessageId id) noexcept {
   return z ^ (z >> 31);
 }
 
-std::uint64_t next_filler(std::uint64_t x) noexcept {
-  return x * 6364136223846793005 + 1442695040888963407;
-}
+std::uint64_t next_filler(std::uint64_t x) noexcept { return x * 6364136223846793005 + 1442695040888963407; }
 
 // The word as its bytes lie in memory on a little-endian host, so whole words copy and compare
 // with one load or store.
@@ -142,9 +140,9 @@ std::string_view name_of(Property property) noexcept {
 std::string describe(MessageId id) { return fmt::format("{}#{}", id.origin, id.counter); }
 
 std::string describe(const Violation& violation) {
-  std::string text = fmt::format("{}: {} at t={}.{:06} s", kind_of(violation.property) == Kind::kSafety ? "safety" : "liveness",
-                                 name_of(violation.property), violation.time_us / 1'000'000,
-                                 violation.time_us % 1'000'000);
+  std::string text =
+      fmt::format("{}: {} at t={}.{:06} s", kind_of(violation.property) == Kind::kSafety ? "safety" : "liveness",
+                  name_of(violation.property), violation.time_us / 1'000'000, violation.time_us % 1'000'000);
   if (!violation.nodes.empty()) text += fmt::format(", nodes {}", fmt::join(violation.nodes, ","));
   if (violation.message) text += fmt::format(", message {}", describe(*violation.message));
   return text + ": " + violation.detail;
@@ -252,18 +250,21 @@ bool HistoryChecker::settled(const MessageState& state, std::size_t origin) cons
 void HistoryChecker::check_creation(Time now, NodeId node, const Delivered& message, MessageId id,
                                     const MessageState& state) {
   std::string wrong;
-  if (message.sender != id.origin) wrong = fmt::format("sender is {}, the payload's origin {}", message.sender, id.origin);
+  if (message.sender != id.origin)
+    wrong = fmt::format("sender is {}, the payload's origin {}", message.sender, id.origin);
   else if (message.payload.size() != state.size)
     wrong = fmt::format("{} bytes, {} submitted", message.payload.size(), state.size);
-  else if (!payload_matches(id, message.payload)) wrong = "payload bytes differ from those submitted";
+  else if (!payload_matches(id, message.payload))
+    wrong = "payload bytes differ from those submitted";
   else if (message.delivery != state.delivery)
-    wrong = fmt::format("delivered as {}, submitted as {}", delivery_text(message.delivery), delivery_text(state.delivery));
+    wrong =
+        fmt::format("delivered as {}, submitted as {}", delivery_text(message.delivery), delivery_text(state.delivery));
   if (!wrong.empty()) report(Property::kNoCreation, now, {node}, id, std::move(wrong));
 }
 
 // The (ring, place) -> message map is one for all nodes, and each message has one (ring, place).
-void HistoryChecker::check_ring_seq(Time now, NodeId node, const Delivered& message, MessageId id,
-                                    std::uint32_t ring, MessageState& state) {
+void HistoryChecker::check_ring_seq(Time now, NodeId node, const Delivered& message, MessageId id, std::uint32_t ring,
+                                    MessageState& state) {
   const Place place{message.seq, message.index};
   const auto [slot, fresh] = by_place_.try_emplace({ring, place}, id);
   if (!fresh && slot->second != id)

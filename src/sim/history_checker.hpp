@@ -35,7 +35,7 @@ using membership::Seq;
 using membership::Time;
 using transport::NodeId;
 
-inline constexpr std::size_t kStampSize = 12;  // u32 origin + u64 counter, big-endian
+inline constexpr std::size_t kStampSize = 12;       // u32 origin + u64 counter, big-endian
 inline constexpr std::size_t kViolationsKept = 64;  // the rest are counted, not stored
 
 // One application message: who submitted it and its rank among that node's submissions (from 0).
@@ -53,27 +53,27 @@ bool read_stamp(std::span<const std::byte> payload, MessageId& out) noexcept;
 bool payload_matches(MessageId id, std::span<const std::byte> payload) noexcept;
 
 enum class Property : std::uint8_t {
-  kNoCreation,         // delivered = submitted, byte for byte, by that sender, and accepted
-  kNoDuplication,      // a node delivers a message at most once, across restarts too
-  kTotalOrder,         // one (ring, seq) per message; nodes agree on the order of what they share
-  kSafeDelivery,       // a safe message is delivered only once every member holds it
-  kConfiguration,      // deliveries happen in the node's current configuration; configurations are
-                       // well formed and every node that installs one sees the same members
-  kVirtualSynchrony,   // nodes that go from configuration C to the same next one delivered the
-                       // same messages in C
-  kAgreement,          // at the end, live nodes in the same regular configuration delivered the
-                       // same messages in it
-  kSelfDelivery,       // at the end, every accepted submission was delivered at its origin, unless
-                       // the origin crashed first
-  kLiveness,           // after the faults stop, the live nodes form one ring and deliver their own
-                       // submissions within a bound
-  kPrefix,             // within one regular configuration, every member's deliveries are a prefix
-                       // of one sequence (no member skips what another delivered there)
-  kFifo,               // every node delivers a sender's messages in the order it submitted them
-  kProgress,           // while a majority of the nodes stays pairwise connected for longer than a
-                       // bound, a ring holding such a majority delivers, at least once a bound
-  kLinkFailover,       // several links, and link failures the only membership faults: once every
-                       // node is on one ring, no other ring forms (each link fails over first)
+  kNoCreation,        // delivered = submitted, byte for byte, by that sender, and accepted
+  kNoDuplication,     // a node delivers a message at most once, across restarts too
+  kTotalOrder,        // one (ring, seq) per message; nodes agree on the order of what they share
+  kSafeDelivery,      // a safe message is delivered only once every member holds it
+  kConfiguration,     // deliveries happen in the node's current configuration; configurations are
+                      // well formed and every node that installs one sees the same members
+  kVirtualSynchrony,  // nodes that go from configuration C to the same next one delivered the
+                      // same messages in C
+  kAgreement,         // at the end, live nodes in the same regular configuration delivered the
+                      // same messages in it
+  kSelfDelivery,      // at the end, every accepted submission was delivered at its origin, unless
+                      // the origin crashed first
+  kLiveness,          // after the faults stop, the live nodes form one ring and deliver their own
+                      // submissions within a bound
+  kPrefix,            // within one regular configuration, every member's deliveries are a prefix
+                      // of one sequence (no member skips what another delivered there)
+  kFifo,              // every node delivers a sender's messages in the order it submitted them
+  kProgress,          // while a majority of the nodes stays pairwise connected for longer than a
+                      // bound, a ring holding such a majority delivers, at least once a bound
+  kLinkFailover,      // several links, and link failures the only membership faults: once every
+                      // node is on one ring, no other ring forms (each link fails over first)
   // Process groups (group_checker.hpp): views agree at equal places in the order; a group message
   // comes from a member; NODEDOWN comes with the regular configuration, after the node's messages;
   // a join's reason is the packet's that made it (JOIN: its own join; NODEUP: a merge).
@@ -103,8 +103,8 @@ std::string_view name_of(Property property) noexcept;
 
 struct Violation {
   Property property = Property::kNoCreation;
-  Time time_us = 0;             // virtual time at which it was seen
-  std::vector<NodeId> nodes;    // the nodes involved (the delivering node first)
+  Time time_us = 0;           // virtual time at which it was seen
+  std::vector<NodeId> nodes;  // the nodes involved (the delivering node first)
   std::optional<MessageId> message;
   std::string detail;
 };
@@ -189,11 +189,11 @@ class HistoryChecker {
     std::uint32_t size = 0;
     Delivery delivery = Delivery::kAgreed;
     bool accepted = false;
-    bool dropped = false;        // never accepted, and its origin crashed: nothing is owed
-    bool self_exempt = false;    // accepted, and its origin crashed before delivering it
+    bool dropped = false;              // never accepted, and its origin crashed: nothing is owed
+    bool self_exempt = false;          // accepted, and its origin crashed before delivering it
     std::uint64_t delivered_mask = 0;  // bit i: nodes_[i] delivered it
     // Where it was first delivered, which every later delivery must match.
-    std::uint32_t ring = kNoRing;      // index into rings_
+    std::uint32_t ring = kNoRing;  // index into rings_
     Place place;
     NodeId first_node = transport::kNoNode;
   };
@@ -207,10 +207,10 @@ class HistoryChecker {
   // A configuration, as every node that installs it must see it.
   struct Config {
     bool transitional = false;
-    std::uint32_t ring = 0;               // index into rings_: the new ring (ring_id) in both kinds
-    std::uint32_t closed_ring = kNoRing;  // transitional: the ring it closes (none for a fresh node)
+    std::uint32_t ring = 0;                  // index into rings_: the new ring (ring_id) in both kinds
+    std::uint32_t closed_ring = kNoRing;     // transitional: the ring it closes (none for a fresh node)
     NodeId fresh_node = transport::kNoNode;  // a fresh node's transitional configuration: whose
-    std::vector<NodeId> members;          // as the first node to install it reported them
+    std::vector<NodeId> members;             // as the first node to install it reported them
     NodeId first_node = transport::kNoNode;
     // Regular: the longest sequence of deliveries a member made in it; every member's is a prefix.
     std::vector<MessageId> sequence;
@@ -222,8 +222,8 @@ class HistoryChecker {
   struct Installed {
     std::uint32_t config = 0;  // index into configs_
     std::uint64_t first = 0;
-    Time time_us = 0;          // when it was installed
-    bool crashed = false;      // the node crashed while in it: it ended with no successor
+    Time time_us = 0;      // when it was installed
+    bool crashed = false;  // the node crashed while in it: it ended with no successor
   };
   struct NodeState {
     std::vector<Record> history;
@@ -232,7 +232,7 @@ class HistoryChecker {
     bool in_transitional = false;  // installed.back() is a transitional configuration
     // The current regular configuration; while a transitional one is current, the one it closes.
     std::optional<std::uint32_t> regular;
-    Place last;                    // the last place delivered in the current ring
+    Place last;                          // the last place delivered in the current ring
     std::set<std::uint32_t> left_rings;  // never to deliver in again
   };
 
@@ -286,14 +286,14 @@ class HistoryChecker {
   std::vector<NodeId> nodes_lacking(std::uint64_t mask) const;
 
   std::vector<NodeId> nodes_;
-  std::vector<NodeState> node_states_;                // by index in nodes_
-  std::vector<std::vector<MessageState>> messages_;   // [origin index][counter]
+  std::vector<NodeState> node_states_;               // by index in nodes_
+  std::vector<std::vector<MessageState>> messages_;  // [origin index][counter]
   // Per origin: offered messages neither dropped nor accepted-and-delivered-at-origin (or exempt).
   std::vector<std::uint64_t> outstanding_;
-  std::vector<RingId> rings_;                         // in order of first mention
-  std::map<std::pair<NodeId, Seq>, std::uint32_t> ring_indexes_;  // (rep, seq) -> index in rings_
+  std::vector<RingId> rings_;                                       // in order of first mention
+  std::map<std::pair<NodeId, Seq>, std::uint32_t> ring_indexes_;    // (rep, seq) -> index in rings_
   std::map<std::tuple<std::uint32_t, Place>, MessageId> by_place_;  // (ring index, place)
-  std::vector<Config> configs_;                       // in order of first installation
+  std::vector<Config> configs_;                                     // in order of first installation
   // [node index * nodes + origin index]: 1 + the highest counter of that origin the node delivered.
   std::vector<std::uint64_t> fifo_next_;
   // The connectivity in force (record_connectivity), and since when; none outside the fault phase.

@@ -62,8 +62,10 @@ void HistoryChecker::record_crash(Time, NodeId node) {
   // What the application of the dead incarnation waited for is owed to nobody now.
   for (MessageState& state : messages_[at]) {
     if (settled(state, at)) continue;
-    if (state.accepted) state.self_exempt = true;
-    else state.dropped = true;
+    if (state.accepted)
+      state.self_exempt = true;
+    else
+      state.dropped = true;
   }
   outstanding_[at] = 0;
 }
@@ -94,8 +96,8 @@ std::uint32_t HistoryChecker::install_transitional(Time now, std::size_t at, con
   const std::string closed_text = self.regular ? config_text(*self.regular) : "its fresh start";
   if (!subset(change.members, closed_members))
     report(Property::kConfiguration, now, {node}, std::nullopt,
-           fmt::format("transitional members {} are not all members of {}, which it closes",
-                       set_text(change.members), closed_text));
+           fmt::format("transitional members {} are not all members of {}, which it closes", set_text(change.members),
+                       closed_text));
   const std::vector<NodeId> left = minus(closed_members, change.members);
   if (sorted(change.left) != left)
     report(Property::kConfiguration, now, {node}, std::nullopt,
@@ -114,8 +116,8 @@ std::uint32_t HistoryChecker::install_regular(Time now, std::size_t at, const Co
   const std::uint32_t ring = ring_index(change.ring_id);
   if (!self.in_config || !self.in_transitional) {
     report(Property::kConfiguration, now, {node}, std::nullopt,
-           fmt::format("regular configuration of ring {} without a transitional one before it (in {})",
-                       ring_text(ring), self.in_config ? config_text(self.installed.back().config) : "none"));
+           fmt::format("regular configuration of ring {} without a transitional one before it (in {})", ring_text(ring),
+                       self.in_config ? config_text(self.installed.back().config) : "none"));
   } else {
     const Config& transitional = configs_[self.installed.back().config];
     const std::vector<NodeId> joined = minus(change.members, transitional.members);
@@ -136,14 +138,16 @@ std::uint32_t HistoryChecker::install_regular(Time now, std::size_t at, const Co
   if (self.left_rings.contains(ring))
     report(Property::kConfiguration, now, {node}, std::nullopt,
            fmt::format("installs ring {} again, after leaving it", ring_text(ring)));
-  const std::uint32_t config = config_index(now, node, ConfigKey{false, kNoRing, transport::kNoNode, ring}, change.members);
+  const std::uint32_t config =
+      config_index(now, node, ConfigKey{false, kNoRing, transport::kNoNode, ring}, change.members);
   self.regular = config;
   self.last = {};
   return config;
 }
 
 // One configuration, one membership: every node that installs it reports the same members.
-std::uint32_t HistoryChecker::config_index(Time now, NodeId node, const ConfigKey& key, std::span<const NodeId> members) {
+std::uint32_t HistoryChecker::config_index(Time now, NodeId node, const ConfigKey& key,
+                                           std::span<const NodeId> members) {
   const auto [slot, fresh] = config_indexes_.try_emplace(key, static_cast<std::uint32_t>(configs_.size()));
   if (fresh) {
     const auto& [transitional, closed_ring, fresh_node, ring] = key;
@@ -172,7 +176,8 @@ void HistoryChecker::check_virtual_synchrony(Time now, std::size_t at, std::uint
   const std::optional<Difference> difference = compare_deliveries(other, other_position, at, position);
   if (difference)
     report(Property::kVirtualSynchrony, now, {nodes_[at], nodes_[other]}, difference->message,
-           fmt::format("both moved from {} to {}; in the former, {}", config_text(current), config_text(next), difference->text));
+           fmt::format("both moved from {} to {}; in the former, {}", config_text(current), config_text(next),
+                       difference->text));
 }
 
 // Where two nodes' deliveries in a configuration (each at a position in its `installed`) first part.
@@ -189,9 +194,9 @@ std::optional<HistoryChecker::Difference> HistoryChecker::compare_deliveries(std
   if (in_a.size() == in_b.size()) return std::nullopt;
   const bool a_longer = in_a.size() > in_b.size();
   const MessageId extra = a_longer ? in_a[common].id : in_b[common].id;
-  return Difference{extra, fmt::format("node {} delivered {} messages, node {} {}; the first only node {} delivered: {}",
-                                       nodes_[a], in_a.size(), nodes_[b], in_b.size(), nodes_[a_longer ? a : b],
-                                       describe(extra))};
+  return Difference{
+      extra, fmt::format("node {} delivered {} messages, node {} {}; the first only node {} delivered: {}", nodes_[a],
+                         in_a.size(), nodes_[b], in_b.size(), nodes_[a_longer ? a : b], describe(extra))};
 }
 
 std::span<const HistoryChecker::Record> HistoryChecker::deliveries_in(std::size_t at, std::size_t position) const {

@@ -137,8 +137,7 @@ void HistoryChecker::finish_pairwise_order() {
     for (std::size_t origin = 0; origin < messages_.size(); ++origin)
       position[origin].assign(messages_[origin].size(), kAbsent);
     const auto& theirs = node_states_[b].history;
-    for (std::uint64_t i = 0; i < theirs.size(); ++i)
-      position[index_of(theirs[i].id.origin)][theirs[i].id.counter] = i;
+    for (std::uint64_t i = 0; i < theirs.size(); ++i) position[index_of(theirs[i].id.origin)][theirs[i].id.counter] = i;
     for (std::size_t a = 0; a < b; ++a) {
       const Record* previous = nullptr;  // the last record of a's history that b also has
       std::uint64_t previous_at = 0;
@@ -146,8 +145,8 @@ void HistoryChecker::finish_pairwise_order() {
         const std::uint64_t at = position[index_of(record.id.origin)][record.id.counter];
         if (at == kAbsent) continue;
         if (previous != nullptr && at < previous_at) {
-          report(Property::kTotalOrder, std::max(record.time_us, theirs[previous_at].time_us),
-                 {nodes_[a], nodes_[b]}, record.id,
+          report(Property::kTotalOrder, std::max(record.time_us, theirs[previous_at].time_us), {nodes_[a], nodes_[b]},
+                 record.id,
                  fmt::format("node {} delivered {} before {}, node {} the other way round", nodes_[a],
                              describe(previous->id), describe(record.id), nodes_[b]));
           break;  // one report per pair

@@ -98,8 +98,8 @@ void HistoryChecker::judge_progress(Time now) {
     if (connected >= majority) progress_times(config, since_us, now, connected == c.members.size(), times);
   }
   std::sort(times.begin(), times.end());
-  const auto gap = std::adjacent_find(times.begin(), times.end(),
-                                      [&](Time a, Time b) { return b - a > progress_bound_us_; });
+  const auto gap =
+      std::adjacent_find(times.begin(), times.end(), [&](Time a, Time b) { return b - a > progress_bound_us_; });
   if (gap == times.end()) return;
   std::vector<NodeId> nodes;
   std::vector<std::string> where;
@@ -109,16 +109,17 @@ void HistoryChecker::judge_progress(Time now) {
       where.push_back(whereabouts(at));
     }
   report(Property::kProgress, gap[1], nodes, std::nullopt,
-         fmt::format("nodes {} were pairwise connected from t={} us to t={} us, yet no ring holding a connected majority "
-                     "delivered a message at all its members from t={} us to t={} us (the bound: {} us); at t={} us: {}",
-                     fmt::join(nodes, ","), since_us, now, gap[0], gap[1], progress_bound_us_, now,
-                     fmt::join(where, "; ")));
+         fmt::format(
+             "nodes {} were pairwise connected from t={} us to t={} us, yet no ring holding a connected majority "
+             "delivered a message at all its members from t={} us to t={} us (the bound: {} us); at t={} us: {}",
+             fmt::join(nodes, ","), since_us, now, gap[0], gap[1], progress_bound_us_, now, fmt::join(where, "; ")));
 }
 
 // Appends the instants in (from, to] at which the k-th delivery in `config` reached the last of
 // its members (by the prefix rule, the same message at each), for every k all of them made; for a
 // ring not `whole`ly connected, only those that reached the first of them after `from` too.
-void HistoryChecker::progress_times(std::uint32_t config, Time from, Time to, bool whole, std::vector<Time>& out) const {
+void HistoryChecker::progress_times(std::uint32_t config, Time from, Time to, bool whole,
+                                    std::vector<Time>& out) const {
   std::vector<std::span<const Record>> deliveries;
   for (NodeId member : configs_[config].members) {
     const std::size_t at = index_of(member);

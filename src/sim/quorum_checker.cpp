@@ -91,9 +91,10 @@ void QuorumChecker::check_agreement(Time now, NodeId node, NodeView& view, const
   }
   ++decisions_compared_;
   if (decided[n] == state.decision) return;
-  report(Property::kQuorumAgreement, now, {node},
-         fmt::format("decision {} in {}: {}, where another member decided {}", n + 1,
-                     ring_text(state.ring_id, state.members), decision_text(state.decision), decision_text(decided[n])));
+  report(
+      Property::kQuorumAgreement, now, {node},
+      fmt::format("decision {} in {}: {}, where another member decided {}", n + 1,
+                  ring_text(state.ring_id, state.members), decision_text(state.decision), decision_text(decided[n])));
 }
 
 }  // namespace rtotem::sim

@@ -66,22 +66,22 @@ struct Totals {
   std::uint64_t partitions = 0;
   std::uint64_t link_cuts = 0;
   std::uint64_t pauses = 0;
-  std::uint64_t torn = 0;        // crashes struck between a call into the Node and its flush
-  std::uint64_t torn_unsent = 0; // packets those calls queued, never sent
+  std::uint64_t torn = 0;             // crashes struck between a call into the Node and its flush
+  std::uint64_t torn_unsent = 0;      // packets those calls queued, never sent
   std::uint64_t torn_deliveries = 0;  // deliveries made in those calls
-  std::uint64_t late = 0;        // packet copies delayed by the heavy tail
-  std::uint64_t corrupted = 0;   // packet copies delivered damaged
-  std::uint64_t split = 0;       // messages sent in pieces
-  std::uint64_t restarted = 0;   // of those, cut short by a ring change and sent again whole
-  std::uint64_t deaf_left = 0;   // nodes that failed to receive and left their ring
-  std::uint64_t group_changes = 0;   // --groups: what the GroupChecker judged
+  std::uint64_t late = 0;             // packet copies delayed by the heavy tail
+  std::uint64_t corrupted = 0;        // packet copies delivered damaged
+  std::uint64_t split = 0;            // messages sent in pieces
+  std::uint64_t restarted = 0;        // of those, cut short by a ring change and sent again whole
+  std::uint64_t deaf_left = 0;        // nodes that failed to receive and left their ring
+  std::uint64_t group_changes = 0;    // --groups: what the GroupChecker judged
   std::uint64_t group_messages = 0;
   std::uint64_t group_views_compared = 0;
-  std::uint64_t client_offers = 0;   // --clients: what the ClientChecker judged
+  std::uint64_t client_offers = 0;  // --clients: what the ClientChecker judged
   std::uint64_t client_deliveries = 0;
   std::uint64_t client_pieced = 0;
   std::uint64_t clients_cut_off = 0;
-  std::uint64_t quorum_states = 0;   // --quorum: what the QuorumChecker judged
+  std::uint64_t quorum_states = 0;  // --quorum: what the QuorumChecker judged
   std::uint64_t quorum_decisions_compared = 0;
   std::uint64_t quorate_rings = 0;
   std::uint64_t synced_rings = 0;
@@ -100,37 +100,42 @@ std::string ring_text(const RingId& ring) { return fmt::format("{}/{}", ring.rep
 // one could not act (the ring changed first: the one-sided deliveries the quorum checks judge).
 std::string changes_text(double rate, std::uint64_t asked, std::uint64_t refused, std::uint64_t dropped) {
   if (rate == 0) return "";
-  return fmt::format(", {} runtime changes ({} refused by votequorum's rule), {} deliveries of one that could not "
-                     "act", asked, refused, dropped);
+  return fmt::format(
+      ", {} runtime changes ({} refused by votequorum's rule), {} deliveries of one that could not "
+      "act",
+      asked, refused, dropped);
 }
 
 void print_summary(const RunParams& params, const SimResult& r) {
-  fmt::print("seed {}: ok: {} node{}, {} messages delivered ({} deliveries), {} configurations, {} ring{} formed, "
-             "{} crash{}, {} partition{}, {} submissions refused and retried, {} token losses, {} token "
-             "retransmits, {} s virtual ({} s to converge{}); {} pauses ({} timers fired overdue), {} torn crashes "
-             "({} deliveries in the call struck, {} packets unsent), {} packet copies late, {} damaged, {} to a "
-             "full receive ring, {} from a dead incarnation\n",
-             params.seed, params.nodes, plural(params.nodes), r.messages_delivered, r.deliveries, r.configurations,
-             r.rings_formed, plural(r.rings_formed), r.crashes, r.crashes == 1 ? "" : "es", r.partitions,
-             plural(r.partitions), r.submit_refusals, r.counters.token_losses, r.counters.tokens_retransmitted,
-             seconds(r.end_us), seconds(r.converged_us),
-             r.drain_windows > 0 ? fmt::format(", {} drain window{} past the bound", r.drain_windows, plural(r.drain_windows)) : "",
-             r.pauses, r.timers_overdue, r.torn, r.torn_deliveries, r.torn_unsent, r.network.late,
-             r.network.corrupted, r.network.ring_full, r.network.from_dead_incarnation);
+  fmt::print(
+      "seed {}: ok: {} node{}, {} messages delivered ({} deliveries), {} configurations, {} ring{} formed, "
+      "{} crash{}, {} partition{}, {} submissions refused and retried, {} token losses, {} token "
+      "retransmits, {} s virtual ({} s to converge{}); {} pauses ({} timers fired overdue), {} torn crashes "
+      "({} deliveries in the call struck, {} packets unsent), {} packet copies late, {} damaged, {} to a "
+      "full receive ring, {} from a dead incarnation\n",
+      params.seed, params.nodes, plural(params.nodes), r.messages_delivered, r.deliveries, r.configurations,
+      r.rings_formed, plural(r.rings_formed), r.crashes, r.crashes == 1 ? "" : "es", r.partitions, plural(r.partitions),
+      r.submit_refusals, r.counters.token_losses, r.counters.tokens_retransmitted, seconds(r.end_us),
+      seconds(r.converged_us),
+      r.drain_windows > 0 ? fmt::format(", {} drain window{} past the bound", r.drain_windows, plural(r.drain_windows))
+                          : "",
+      r.pauses, r.timers_overdue, r.torn, r.torn_deliveries, r.torn_unsent, r.network.late, r.network.corrupted,
+      r.network.ring_full, r.network.from_dead_incarnation);
   if (params.groups)
     fmt::print("  groups: {} changes, {} messages, {} views compared\n", r.group_changes, r.group_messages,
                r.group_views_compared);
   if (params.clients > 0)
-    fmt::print("  clients: {} messages offered, {} delivered ({} in pieces), {} calls refused, {} cut off; groups: {} "
-               "changes, {} messages, {} views compared\n",
-               r.client_offers, r.client_deliveries, r.client_pieced, r.client_refusals, r.clients_cut_off,
-               r.group_changes, r.group_messages, r.group_views_compared);
+    fmt::print(
+        "  clients: {} messages offered, {} delivered ({} in pieces), {} calls refused, {} cut off; groups: {} "
+        "changes, {} messages, {} views compared\n",
+        r.client_offers, r.client_deliveries, r.client_pieced, r.client_refusals, r.clients_cut_off, r.group_changes,
+        r.group_messages, r.group_views_compared);
   if (params.links > 1) fmt::print("  links: {}, {} link cuts\n", params.links, r.link_cuts);
   if (!params.quorum.empty())
-    fmt::print("  quorum: {} states, {} rings in sync ({} by the sync timeout), {} quorate, {} decisions compared{}\n",
-               r.quorum_states, r.synced_rings, r.silent_rings, r.quorate_rings, r.quorum_decisions_compared,
-               changes_text(params.vote_changes, r.quorum_changes_asked, r.quorum_changes_refused,
-                            r.quorum_changes_dropped));
+    fmt::print(
+        "  quorum: {} states, {} rings in sync ({} by the sync timeout), {} quorate, {} decisions compared{}\n",
+        r.quorum_states, r.synced_rings, r.silent_rings, r.quorate_rings, r.quorum_decisions_compared,
+        changes_text(params.vote_changes, r.quorum_changes_asked, r.quorum_changes_refused, r.quorum_changes_dropped));
 }
 
 void print_node(const NodeSnapshot& n) {
@@ -138,32 +143,34 @@ void print_node(const NodeSnapshot& n) {
     fmt::print("  node {}: crashed ({} restarts)\n", n.id, n.restarts);
     return;
   }
-  fmt::print("  node {}: {} on ring {} {{{}}}, delivered through seq {}, {} queued, {} refused waiting; "
-             "tokens {} received, {} deferred, {} lost; {} sends refused; {} restarts\n",
-             n.id, membership::describe(n.state), ring_text(n.ring_id), fmt::join(n.members, ","),
-             n.delivered_through, n.send_queue, n.pending, n.counters.tokens_received, n.counters.tokens_deferred,
-             n.counters.token_losses, n.counters.send_refused, n.restarts);
+  fmt::print(
+      "  node {}: {} on ring {} {{{}}}, delivered through seq {}, {} queued, {} refused waiting; "
+      "tokens {} received, {} deferred, {} lost; {} sends refused; {} restarts\n",
+      n.id, membership::describe(n.state), ring_text(n.ring_id), fmt::join(n.members, ","), n.delivered_through,
+      n.send_queue, n.pending, n.counters.tokens_received, n.counters.tokens_deferred, n.counters.token_losses,
+      n.counters.send_refused, n.restarts);
   fmt::print("    counters:{}\n", counters_text(n.counters));
 }
 
 void print_failure(const RunParams& params, const SimResult& r) {
   bool safety = false;
   for (const Violation& v : r.violations) safety = safety || kind_of(v.property) == Kind::kSafety;
-  fmt::print("seed {}: FAILED ({}): {} violation{}; {} configurations, {} ring{} formed, {} crash{}, {} "
-             "partition{}\n",
-             params.seed, safety ? "safety" : "liveness", r.violation_count, plural(r.violation_count),
-             r.configurations, r.rings_formed, plural(r.rings_formed), r.crashes, r.crashes == 1 ? "" : "es",
-             r.partitions, plural(r.partitions));
+  fmt::print(
+      "seed {}: FAILED ({}): {} violation{}; {} configurations, {} ring{} formed, {} crash{}, {} "
+      "partition{}\n",
+      params.seed, safety ? "safety" : "liveness", r.violation_count, plural(r.violation_count), r.configurations,
+      r.rings_formed, plural(r.rings_formed), r.crashes, r.crashes == 1 ? "" : "es", r.partitions,
+      plural(r.partitions));
   for (std::size_t i = 0; i < r.violations.size() && i < kViolationsPrinted; ++i)
     fmt::print("  {}\n", describe(r.violations[i]));
-  if (r.violation_count > kViolationsPrinted)
-    fmt::print("  ... and {} more\n", r.violation_count - kViolationsPrinted);
+  if (r.violation_count > kViolationsPrinted) fmt::print("  ... and {} more\n", r.violation_count - kViolationsPrinted);
   for (const NodeSnapshot& n : r.nodes) print_node(n);
   const transport::SimNetworkStats& net = r.network;
-  fmt::print("  network: {} copies sent, {} delivered, {} lost, {} duplicated, {} cut, {} to no receiver, {} to a "
-             "full receive ring, {} dropped by crashes; {} delayed late, {} damaged, {} from a dead incarnation\n",
-             net.sent, net.delivered, net.lost, net.duplicated, net.cut, net.no_receiver, net.ring_full, net.crashed,
-             net.late, net.corrupted, net.from_dead_incarnation);
+  fmt::print(
+      "  network: {} copies sent, {} delivered, {} lost, {} duplicated, {} cut, {} to no receiver, {} to a "
+      "full receive ring, {} dropped by crashes; {} delayed late, {} damaged, {} from a dead incarnation\n",
+      net.sent, net.delivered, net.lost, net.duplicated, net.cut, net.no_receiver, net.ring_full, net.crashed, net.late,
+      net.corrupted, net.from_dead_incarnation);
   fmt::print("replay: {}\n", command_line(params));
 }
 
@@ -244,25 +251,26 @@ int main(int argc, char** argv) {
     if (seed == options->seed_last) break;
   }
   if (options->range)
-    fmt::print("seeds {}..{}: {} runs, {} failed, {} messages delivered, {} configurations, {} rings formed, {} "
-               "crashes ({} graceful stops, {} torn with {} deliveries and {} packets unsent in the call struck, {} "
-               "restarts without state), {} partitions, {} pauses, {} messages split ({} sent again whole after a "
-               "ring change), {} failures to receive, {} packet copies late, {} damaged, {} s virtual time\n",
-               options->seed_first, options->seed_last, totals.runs, totals.failed, totals.messages,
-               totals.configurations, totals.rings, totals.crashes, totals.stops, totals.torn,
-               totals.torn_deliveries, totals.torn_unsent, totals.states_lost,
-               totals.partitions, totals.pauses, totals.split, totals.restarted, totals.deaf_left, totals.late,
-               totals.corrupted, seconds(totals.virtual_us));
+    fmt::print(
+        "seeds {}..{}: {} runs, {} failed, {} messages delivered, {} configurations, {} rings formed, {} "
+        "crashes ({} graceful stops, {} torn with {} deliveries and {} packets unsent in the call struck, {} "
+        "restarts without state), {} partitions, {} pauses, {} messages split ({} sent again whole after a "
+        "ring change), {} failures to receive, {} packet copies late, {} damaged, {} s virtual time\n",
+        options->seed_first, options->seed_last, totals.runs, totals.failed, totals.messages, totals.configurations,
+        totals.rings, totals.crashes, totals.stops, totals.torn, totals.torn_deliveries, totals.torn_unsent,
+        totals.states_lost, totals.partitions, totals.pauses, totals.split, totals.restarted, totals.deaf_left,
+        totals.late, totals.corrupted, seconds(totals.virtual_us));
   if (options->range && options->links > 1)
     fmt::print("links: {} a node, {} link cuts\n", options->links, totals.link_cuts);
   if (options->range && options->groups)
     fmt::print("groups: {} changes, {} messages, {} views compared\n", totals.group_changes, totals.group_messages,
                totals.group_views_compared);
   if (options->range && options->clients > 0)
-    fmt::print("clients: {} messages offered, {} delivered ({} in pieces), {} connections cut off; groups: {} "
-               "changes, {} messages, {} views compared\n",
-               totals.client_offers, totals.client_deliveries, totals.client_pieced, totals.clients_cut_off,
-               totals.group_changes, totals.group_messages, totals.group_views_compared);
+    fmt::print(
+        "clients: {} messages offered, {} delivered ({} in pieces), {} connections cut off; groups: {} "
+        "changes, {} messages, {} views compared\n",
+        totals.client_offers, totals.client_deliveries, totals.client_pieced, totals.clients_cut_off,
+        totals.group_changes, totals.group_messages, totals.group_views_compared);
   if (options->range && !options->quorum.empty())
     fmt::print("quorum: {} states, {} rings in sync ({} by the sync timeout), {} quorate, {} decisions compared{}\n",
                totals.quorum_states, totals.synced_rings, totals.silent_rings, totals.quorate_rings,

@@ -44,8 +44,8 @@ void NodeClients::host_gone() noexcept {
 void NodeClients::connect(Process& p) {
   if (stack_.accept_client() != 0) return;  // before the first ring, as rtotemd refuses it
   const std::size_t buffer_bytes = stack_.setup().totem.max_message_size + ipc::kBufferOverhead;
-  auto connection = std::make_unique<SimConnection>(stack_.clients(), static_cast<pid_t>(world_.next_pid++), buffer_bytes,
-                                                    kClientChannelBytes, after_request_, host_alive_);
+  auto connection = std::make_unique<SimConnection>(stack_.clients(), static_cast<pid_t>(world_.next_pid++),
+                                                    buffer_bytes, kClientChannelBytes, after_request_, host_alive_);
   SimConnection* raw = connection.get();
   const rtotem_callbacks callbacks{&NodeClients::on_deliver, nullptr, nullptr};
   rtotem_t* h = nullptr;

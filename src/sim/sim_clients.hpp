@@ -28,11 +28,11 @@ inline constexpr std::size_t kClientChannelBytes = 512 << 10;
 // what they tallied.
 struct ClientWorld {
   ClientChecker checker;
-  std::uint32_t next_pid = 1000;    // a new connection is a new process
-  std::uint64_t next_counter = 0;   // of messages, across every node
+  std::uint32_t next_pid = 1000;   // a new connection is a new process
+  std::uint64_t next_counter = 0;  // of messages, across every node
   std::uint64_t next_handle = 1;
-  std::uint64_t refusals = 0;       // calls refused with -EAGAIN
-  std::uint64_t cut_off = 0;        // connections the stack cut off
+  std::uint64_t refusals = 0;  // calls refused with -EAGAIN
+  std::uint64_t cut_off = 0;   // connections the stack cut off
 };
 
 class NodeClients {
@@ -62,10 +62,10 @@ class NodeClients {
     std::unique_ptr<rtotem_t, Disconnect> handle;
     SimConnection* connection = nullptr;  // owned by `handle`
     std::uint32_t pid = 0;
-    std::uint64_t id = 0;                 // the ClientChecker's handle id
+    std::uint64_t id = 0;  // the ClientChecker's handle id
     std::set<std::string> joined;
-    std::optional<std::string> joining;   // a join refused with -EAGAIN, asked again before anything else
-    Time behind_until = 0;                // dispatches nothing before this
+    std::optional<std::string> joining;  // a join refused with -EAGAIN, asked again before anything else
+    Time behind_until = 0;               // dispatches nothing before this
   };
   void connect(Process& p);
   void act(Process& p, Time now, Rng& rng);

@@ -41,13 +41,13 @@ Result<void> check_script(const SimSpec& spec) {
   for (std::size_t i = 0; i < spec.script.size(); ++i) {
     const ScriptedFault& fault = spec.script[i];
     if (fault.at_us < previous_us || fault.at_us > spec.duration_us)
-      return Error::make("script[{}]: at {} us is out of time order or past the fault phase ({} us)", i,
-                         fault.at_us, spec.duration_us);
+      return Error::make("script[{}]: at {} us is out of time order or past the fault phase ({} us)", i, fault.at_us,
+                         spec.duration_us);
     previous_us = fault.at_us;
     const bool names_node = fault.kind == ScriptedFault::Kind::kCrash || fault.kind == ScriptedFault::Kind::kStop ||
-                            fault.kind == ScriptedFault::Kind::kRestart || fault.kind == ScriptedFault::Kind::kCutLink ||
-                            fault.kind == ScriptedFault::Kind::kPause || fault.kind == ScriptedFault::Kind::kDeaf ||
-                            fault.kind == ScriptedFault::Kind::kPortDown;
+                            fault.kind == ScriptedFault::Kind::kRestart ||
+                            fault.kind == ScriptedFault::Kind::kCutLink || fault.kind == ScriptedFault::Kind::kPause ||
+                            fault.kind == ScriptedFault::Kind::kDeaf || fault.kind == ScriptedFault::Kind::kPortDown;
     if (names_node && !valid_node(spec, fault.node))
       return Error::make("script[{}]: node {} is not one of 1..{}", i, fault.node, spec.nodes);
     if (fault.kind == ScriptedFault::Kind::kCutLink && (!valid_node(spec, fault.to) || fault.to == fault.node))
@@ -91,8 +91,8 @@ Result<void> check_spec(const SimSpec& spec) {
     return Error::make("vote_changes: {} a second needs quorum", spec.vote_changes_per_s);
   if (spec.link_cuts_per_s > 0 && spec.links < 2)
     return Error::make("link_cuts: {} a second needs at least 2 links", spec.link_cuts_per_s);
-  const bool shares_ok = spec.torn_share >= 0 && spec.torn_share <= 1 && spec.slow_share >= 0 &&
-                         spec.slow_share <= 1 && spec.clock_skew >= 0 && spec.clock_skew <= kClockSkewMax;
+  const bool shares_ok = spec.torn_share >= 0 && spec.torn_share <= 1 && spec.slow_share >= 0 && spec.slow_share <= 1 &&
+                         spec.clock_skew >= 0 && spec.clock_skew <= kClockSkewMax;
   if (!shares_ok)
     return Error::make("torn {} and slow {} must be in [0, 1], clock skew {} in [0, {}]", spec.torn_share,
                        spec.slow_share, spec.clock_skew, kClockSkewMax);
@@ -129,8 +129,7 @@ Result<std::unique_ptr<SimCluster>> SimCluster::create(const SimSpec& given) {
     if (!spec.quorum_votes.empty() && spec.quorum_votes.size() != spec.nodes)
       return Error::make("quorum: {} votes given for {} nodes", spec.quorum_votes.size(), spec.nodes);
     std::vector<quorum::NodeVotes> nodelist;
-    for (NodeId id : cluster->ids_)
-      nodelist.push_back({id, spec.quorum_votes.empty() ? 1 : spec.quorum_votes[id - 1]});
+    for (NodeId id : cluster->ids_) nodelist.push_back({id, spec.quorum_votes.empty() ? 1 : spec.quorum_votes[id - 1]});
     auto config = quorum::resolve_quorum(*spec.quorum, nodelist);
     if (!config) return Error::make("quorum: {}", config.error().message());
     cluster->quorum_ = std::move(config).value();
@@ -141,9 +140,8 @@ Result<std::unique_ptr<SimCluster>> SimCluster::create(const SimSpec& given) {
     cluster->more_links_.push_back(
         std::make_unique<transport::SimNetwork>(spec.seed ^ (0x9e3779b97f4a7c15ULL * l), spec.faults));
   cluster->each_network([&](transport::SimNetwork& net) {
-    net.set_damage([sealed = spec.crypto](std::span<std::byte> wire, Rng& rng) {
-      return damage_packet(wire, rng, sealed);
-    });
+    net.set_damage(
+        [sealed = spec.crypto](std::span<std::byte> wire, Rng& rng) { return damage_packet(wire, rng, sealed); });
     net.set_crashed_copies_land(spec.crashed_copies_land);
     net.set_drop_rule(spec.drop_rule);  // a copy between two nodes, on whichever link
   });
@@ -239,7 +237,8 @@ bool SimCluster::step(Time limit_us) {
   const std::optional<Time> fault_us = next_fault_us();
   run_due_faults(now);
   // A pause ending changes who is connected too.
-  const bool woke = std::any_of(live_.begin(), live_.end(), [&](NodeId id) { return member(id)->paused_until_us == now; });
+  const bool woke =
+      std::any_of(live_.begin(), live_.end(), [&](NodeId id) { return member(id)->paused_until_us == now; });
   if (((fault_us && *fault_us <= now) || woke) && generating_) report_connectivity(now);
   // A node waking from a pause fires what came due while it slept before it reads what arrived
   // since: in time order, the timers went off first. (Only a pause leaves a timer overdue.)
@@ -318,7 +317,7 @@ void SimCluster::fire_due_timers(Time now, bool overdue_only) {
   }
   std::sort(due.begin(), due.end());
   for (const auto& [deadline, id, t] : due) {
-    Member& m = *member(id);  // no crash happens while timers fire
+    Member& m = *member(id);                          // no crash happens while timers fire
     if (m.dead || m.timers[t] != deadline) continue;  // torn, or cancelled or re-armed by an earlier one
     m.timers[t].reset();
     if (deadline < now) ++timers_overdue_;
@@ -424,8 +423,7 @@ void SimCluster::after_node_call(Member& m) {
   // so that reuse shows as a ring id listed twice.
   const std::span<const NodeId> members = m.node->members();
   const bool known = std::any_of(rings_.begin(), rings_.end(), [&](const FormedRing& ring) {
-    return ring.ring_id == m.ring_seen && std::ranges::equal(ring.members, members) &&
-           ring.formed_us >= m.started_us;
+    return ring.ring_id == m.ring_seen && std::ranges::equal(ring.members, members) && ring.formed_us >= m.started_us;
   });
   if (!known) rings_.push_back(FormedRing{m.ring_seen, {members.begin(), members.end()}, network_.now_us()});
 }
@@ -454,8 +452,8 @@ void SimCluster::report_connectivity(Time now) {
   const auto awake = [&](NodeId id) { return member(id)->paused_until_us <= now; };
   for (NodeId a : live_)
     for (NodeId b : live_) {
-      const bool hears = a == b || (reliable && awake(a) && awake(b) && !network_.multicast_deaf(a) &&
-                                    !network_.multicast_deaf(b));
+      const bool hears =
+          a == b || (reliable && awake(a) && awake(b) && !network_.multicast_deaf(a) && !network_.multicast_deaf(b));
       bool both_ways = network_.reachable(a, b) && network_.reachable(b, a);
       for (const auto& more : more_links_) both_ways = both_ways || (more->reachable(a, b) && more->reachable(b, a));
       if (hears && both_ways) links[a - 1] |= std::uint64_t{1} << (b - 1);
@@ -480,8 +478,7 @@ bool SimCluster::draining(Drain& last) const {
   if (!std::ranges::equal(first.members(), live_)) return false;
   // The first look asks for deliveries since the liveness phase began (on whatever ring); later
   // ones for deliveries on this same ring since the last look.
-  const bool progressed =
-      checker_.deliveries() > last.deliveries && (!last.looked || last.ring_id == first.ring_id());
+  const bool progressed = checker_.deliveries() > last.deliveries && (!last.looked || last.ring_id == first.ring_id());
   last = {first.ring_id(), checker_.deliveries(), true};
   return progressed;
 }

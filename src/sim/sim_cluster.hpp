@@ -58,8 +58,8 @@ inline constexpr std::uint32_t kBurstMaxLimit = 64;
 // lossy nodes, whose ring carries ~2,000 messages a second in the simulator.
 inline constexpr std::size_t kPendingMax = 512;
 static_assert(kBurstMaxLimit <= kPendingMax);
-inline constexpr double kFaultRateMax = 10;       // partitions, crashes or pauses per virtual second
-inline constexpr double kClockSkewMax = 0.1;      // clock_skew: up to 10% fast or slow
+inline constexpr double kFaultRateMax = 10;   // partitions, crashes or pauses per virtual second
+inline constexpr double kClockSkewMax = 0.1;  // clock_skew: up to 10% fast or slow
 // The checker's progress rule counts nodes as connected only on a network losing at most this of
 // the copies, and at most kProgressRotationLossMax token hops a rotation (loss x nodes): each lost
 // hop waits a token retransmit period, so the chance that a rotation outlasts the token timeout
@@ -100,16 +100,16 @@ struct ScriptedFault {
 // Everything a run is, resolved: one spec and its seed replay the run exactly.
 struct SimSpec {
   std::uint64_t seed = 1;
-  std::uint32_t nodes = 3;                 // ids 1..nodes
-  Time duration_us = 2'000'000;            // the fault phase, with traffic
-  transport::SimFaults faults;             // during the fault phase
+  std::uint32_t nodes = 3;       // ids 1..nodes
+  Time duration_us = 2'000'000;  // the fault phase, with traffic
+  transport::SimFaults faults;   // during the fault phase
   // Network splits per virtual second, on average: a partition into 2 or 3 groups, or (one in
   // three) one-way links cut; each heals after 0.2..4 token timeouts. 0: none.
   double partitions_per_s = 0;
   // Crashes per virtual second, on average, of a live node (never the last one); each restarts
   // after 0.5..5 token timeouts. 0: none.
   double crashes_per_s = 0;
-  double stop_share = 0;                   // of those drawn crashes, the share that are graceful stops
+  double stop_share = 0;  // of those drawn crashes, the share that are graceful stops
   // Of all restarts, the share that come back without the state directory: the stored ring seq
   // is gone (as a new disk, or a wiped /var/lib/rtotem, would leave it).
   double lose_state = 0;
@@ -139,23 +139,23 @@ struct SimSpec {
   // timeouts, one at a time, so every two nodes keep a link up. The property kLinkFailover then
   // holds the ring to its members. 0: none.
   double link_cuts_per_s = 0;
-  std::vector<ScriptedFault> script;       // in time order, within the fault phase
-  double rate_per_s = 200;                 // messages each node's application submits, on average
-  std::uint32_t burst_max = 8;             // they come in bursts of 1..burst_max
-  double safe_fraction = 0.5;              // the share submitted as Delivery::kSafe
+  std::vector<ScriptedFault> script;  // in time order, within the fault phase
+  double rate_per_s = 200;            // messages each node's application submits, on average
+  std::uint32_t burst_max = 8;        // they come in bursts of 1..burst_max
+  double safe_fraction = 0.5;         // the share submitted as Delivery::kSafe
   // 0: drawn per message; else every size uniform in [message_size, message_size_max] (one size
   // when max is 0 or equal), clamped to what a message may be.
   std::uint32_t message_size = 0;
   std::uint32_t message_size_max = 0;
-  double large_fraction = 0.05;            // drawn sizes: the share above one packet, split in pieces
+  double large_fraction = 0.05;  // drawn sizes: the share above one packet, split in pieces
   membership::TotemConfig totem = [] {
     membership::TotemConfig config;
-    config.token_timeout_ms = 1000;        // virtual time is free; shorter keeps runs small
+    config.token_timeout_ms = 1000;  // virtual time is free; shorter keeps runs small
     config.max_message_size = kSimMessageSizeMax;
-    config.fail_recv_ms = 1000;            // deafness that lasts under 4 token timeouts must be found
+    config.fail_recv_ms = 1000;  // deafness that lasts under 4 token timeouts must be found
     return config;
   }();
-  transport::BackendParams backend;        // local_node is set per node (and epoch, with a key)
+  transport::BackendParams backend;  // local_node is set per node (and epoch, with a key)
   // Seal every packet (WireCrypto) with a key made for the run: the protocol over the sealing
   // backends, duplicates dropped as replays below it. Off by default: sealing costs CPU.
   bool crypto = false;
@@ -187,7 +187,7 @@ struct SimSpec {
 struct FormedRing {
   RingId ring_id;
   std::vector<NodeId> members;
-  Time formed_us = 0;                      // when the first node became operational in it
+  Time formed_us = 0;  // when the first node became operational in it
 };
 
 // Every counter that moved, " name=value" each: what a node did is the first clue to why it is
@@ -197,15 +197,15 @@ std::string counters_text(const membership::NodeCounters& counters);
 // Where a node stands at the end: enough to see which one is stuck, and why.
 struct NodeSnapshot {
   NodeId id = transport::kNoNode;
-  bool alive = false;                      // false: crashed, and the run stopped before its restart
+  bool alive = false;  // false: crashed, and the run stopped before its restart
   membership::MemberState state = membership::MemberState::kGather;
-  RingId ring_id;                          // operational: its ring; else the last one
-  std::vector<NodeId> members;             // of ring_id
+  RingId ring_id;               // operational: its ring; else the last one
+  std::vector<NodeId> members;  // of ring_id
   Seq delivered_through = 0;
-  std::size_t send_queue = 0;              // accepted, waiting for the token
-  std::size_t pending = 0;                 // refused, waiting in the application for a retry
+  std::size_t send_queue = 0;  // accepted, waiting for the token
+  std::size_t pending = 0;     // refused, waiting in the application for a retry
   std::uint32_t restarts = 0;
-  membership::NodeCounters counters;       // of its current incarnation
+  membership::NodeCounters counters;  // of its current incarnation
   // When it was operational, [from, to) in virtual us, over all its incarnations: what a
   // scenario measures availability with.
   std::vector<std::pair<Time, Time>> operational;
@@ -213,44 +213,44 @@ struct NodeSnapshot {
 
 struct SimResult {
   std::uint64_t violation_count = 0;
-  std::vector<Violation> violations;       // the first kViolationsKept
+  std::vector<Violation> violations;  // the first kViolationsKept
   std::uint64_t messages_accepted = 0;
-  std::uint64_t messages_delivered = 0;    // distinct messages delivered at some node
-  std::uint64_t deliveries = 0;            // at all nodes
-  std::uint64_t submit_refusals = 0;       // back-pressure (or any refusal), each retried later
-  std::uint64_t configurations = 0;        // configuration changes delivered, at all nodes
-  std::uint64_t group_changes = 0;         // spec.groups: group membership changes, at all nodes
-  std::uint64_t group_messages = 0;        // group messages, at all nodes
-  std::uint64_t group_views_compared = 0;  // views compared between two nodes at one place
-  std::uint64_t client_offers = 0;         // spec.clients: messages the clients handed librtotem
-  std::uint64_t client_deliveries = 0;     // messages their deliver callbacks got, at all nodes
-  std::uint64_t client_pieced = 0;         // of those, messages that came in pieces
-  std::uint64_t client_refusals = 0;       // calls refused with -EAGAIN (back-pressure, a forming ring)
-  std::uint64_t clients_cut_off = 0;       // connections the stack cut off for not reading
-  std::uint64_t quorum_states = 0;         // spec.quorum: quorum states recorded, at all nodes
+  std::uint64_t messages_delivered = 0;         // distinct messages delivered at some node
+  std::uint64_t deliveries = 0;                 // at all nodes
+  std::uint64_t submit_refusals = 0;            // back-pressure (or any refusal), each retried later
+  std::uint64_t configurations = 0;             // configuration changes delivered, at all nodes
+  std::uint64_t group_changes = 0;              // spec.groups: group membership changes, at all nodes
+  std::uint64_t group_messages = 0;             // group messages, at all nodes
+  std::uint64_t group_views_compared = 0;       // views compared between two nodes at one place
+  std::uint64_t client_offers = 0;              // spec.clients: messages the clients handed librtotem
+  std::uint64_t client_deliveries = 0;          // messages their deliver callbacks got, at all nodes
+  std::uint64_t client_pieced = 0;              // of those, messages that came in pieces
+  std::uint64_t client_refusals = 0;            // calls refused with -EAGAIN (back-pressure, a forming ring)
+  std::uint64_t clients_cut_off = 0;            // connections the stack cut off for not reading
+  std::uint64_t quorum_states = 0;              // spec.quorum: quorum states recorded, at all nodes
   std::uint64_t quorum_decisions_compared = 0;  // a ring's decision compared between two members
-  std::uint64_t quorate_rings = 0;         // rings some member was quorate in
-  std::uint64_t synced_rings = 0;          // rings some member had every member's NODEINFO in
-  std::uint64_t silent_rings = 0;          // of those, decided by the sync timeout without some
-  std::uint64_t quorum_changes_asked = 0;  // spec.vote_changes_per_s: changes a service took
-  std::uint64_t quorum_changes_refused = 0;  // refused by votequorum's rule (or the ring not in sync)
-  std::uint64_t quorum_changes_dropped = 0;  // deliveries of a change where it could not act, at all nodes
-  std::uint64_t rings_formed = 0;          // rings.size()
-  std::vector<FormedRing> rings;           // in the order they formed
+  std::uint64_t quorate_rings = 0;              // rings some member was quorate in
+  std::uint64_t synced_rings = 0;               // rings some member had every member's NODEINFO in
+  std::uint64_t silent_rings = 0;               // of those, decided by the sync timeout without some
+  std::uint64_t quorum_changes_asked = 0;       // spec.vote_changes_per_s: changes a service took
+  std::uint64_t quorum_changes_refused = 0;     // refused by votequorum's rule (or the ring not in sync)
+  std::uint64_t quorum_changes_dropped = 0;     // deliveries of a change where it could not act, at all nodes
+  std::uint64_t rings_formed = 0;               // rings.size()
+  std::vector<FormedRing> rings;                // in the order they formed
   std::uint64_t crashes = 0;
-  std::uint64_t stops = 0;                 // of the crashes, graceful stops (Node::leave first)
-  std::uint64_t states_lost = 0;           // restarts without the stored ring seq (spec.lose_state)
-  std::uint64_t partitions = 0;            // network splits: partitions and one-way link cuts
-  std::uint64_t link_cuts = 0;             // spec.link_cuts_per_s: one node's port on one link down
+  std::uint64_t stops = 0;        // of the crashes, graceful stops (Node::leave first)
+  std::uint64_t states_lost = 0;  // restarts without the stored ring seq (spec.lose_state)
+  std::uint64_t partitions = 0;   // network splits: partitions and one-way link cuts
+  std::uint64_t link_cuts = 0;    // spec.link_cuts_per_s: one node's port on one link down
   std::uint64_t pauses = 0;
-  std::uint64_t torn = 0;                  // of the crashes, those struck before a flush
-  std::uint64_t torn_unsent = 0;           // packets those kept from leaving: queued, never flushed
-  std::uint64_t torn_deliveries = 0;       // deliveries made in the calls those struck
-  std::uint64_t timers_overdue = 0;        // fired after their deadline: by a node waking from a pause
-  Time end_us = 0;                         // virtual time at the end of the run
-  Time converged_us = 0;                   // liveness phase length: end_us - duration
-  std::uint64_t drain_windows = 0;         // windows past the liveness bound a draining ring was given
-  membership::NodeCounters counters;       // summed over every incarnation of every node
+  std::uint64_t torn = 0;             // of the crashes, those struck before a flush
+  std::uint64_t torn_unsent = 0;      // packets those kept from leaving: queued, never flushed
+  std::uint64_t torn_deliveries = 0;  // deliveries made in the calls those struck
+  std::uint64_t timers_overdue = 0;   // fired after their deadline: by a node waking from a pause
+  Time end_us = 0;                    // virtual time at the end of the run
+  Time converged_us = 0;              // liveness phase length: end_us - duration
+  std::uint64_t drain_windows = 0;    // windows past the liveness bound a draining ring was given
+  membership::NodeCounters counters;  // summed over every incarnation of every node
   std::vector<NodeSnapshot> nodes;
   transport::SimNetworkStats network;
 
@@ -280,15 +280,15 @@ class SimCluster {
 
   // One node id across its incarnations: what outlives a crash.
   struct Slot {
-    std::unique_ptr<Member> member;      // nullptr while crashed
-    Seq stored_ring_seq = 0;             // the node's durable store (NodeEvents::persist_ring_seq)
-    std::uint64_t next_counter = 0;      // its application's: a MessageId is never reused
-    std::optional<Time> restart_at_us;   // crashed by the drawn schedule: back then
+    std::unique_ptr<Member> member;     // nullptr while crashed
+    Seq stored_ring_seq = 0;            // the node's durable store (NodeEvents::persist_ring_seq)
+    std::uint64_t next_counter = 0;     // its application's: a MessageId is never reused
+    std::optional<Time> restart_at_us;  // crashed by the drawn schedule: back then
     std::uint32_t restarts = 0;
-    std::uint64_t incarnations = 0;      // backends made: the next one's seal epoch is one more
+    std::uint64_t incarnations = 0;                  // backends made: the next one's seal epoch is one more
     std::vector<std::pair<Time, Time>> operational;  // NodeSnapshot::operational, the closed spans
-    std::int64_t clock_ppm = 0;          // its oscillator's error: the same in every incarnation
-    Time poll_gap_us = 0;                // a slow receiver's; 0: not one
+    std::int64_t clock_ppm = 0;                      // its oscillator's error: the same in every incarnation
+    Time poll_gap_us = 0;                            // a slow receiver's; 0: not one
   };
 
   SimCluster(const SimSpec& spec, const membership::TotemConfig& totem);
@@ -376,17 +376,17 @@ class SimCluster {
   Time draw_between_us(double low_timeouts, double high_timeouts);
 
   SimSpec spec_;
-  membership::TotemConfig totem_;          // resolved
-  std::vector<NodeId> ids_;                // 1..nodes
-  transport::SimNetwork network_;          // first: outlives every backend; link 0
+  membership::TotemConfig totem_;  // resolved
+  std::vector<NodeId> ids_;        // 1..nodes
+  transport::SimNetwork network_;  // first: outlives every backend; link 0
   // Links 1.. (spec.links > 1): networks of their own, with their own draws.
   std::vector<std::unique_ptr<transport::SimNetwork>> more_links_;
   HistoryChecker checker_;
-  GroupChecker group_checker_;             // judges nothing unless spec_.groups
+  GroupChecker group_checker_;                  // judges nothing unless spec_.groups
   std::optional<quorum::QuorumConfig> quorum_;  // spec_.quorum, resolved
-  QuorumChecker quorum_checker_;           // judges nothing unless spec_.quorum
-  std::unique_ptr<ClientWorld> client_world_;  // spec_.clients: what every node's clients share
-  std::vector<Slot> slots_;                // by id - 1; each Member owns its backend and Node
+  QuorumChecker quorum_checker_;                // judges nothing unless spec_.quorum
+  std::unique_ptr<ClientWorld> client_world_;   // spec_.clients: what every node's clients share
+  std::vector<Slot> slots_;                     // by id - 1; each Member owns its backend and Node
   // Stopped gracefully: the Member stays attached (taking no input) until the packets it sent
   // last, its leave among them, are delivered: they are on the wire, the process is not.
   struct Stopping {
@@ -394,31 +394,31 @@ class SimCluster {
     Time gone_at_us = 0;
   };
   std::vector<Stopping> stopping_;
-  std::vector<NodeId> live_;               // sorted: the ids whose Member exists
-  bool generating_ = true;                 // false in the liveness phase
-  Time same_instant_us_ = 0;               // the stall guard: steps without time moving
+  std::vector<NodeId> live_;  // sorted: the ids whose Member exists
+  bool generating_ = true;    // false in the liveness phase
+  Time same_instant_us_ = 0;  // the stall guard: steps without time moving
   std::uint64_t same_instant_steps_ = 0;
   bool stalled_ = false;
   std::uint64_t drain_windows_ = 0;  // windows the liveness phase gave a ring that still delivers
-  std::vector<FormedRing> rings_;          // every ring a node has been operational in
+  std::vector<FormedRing> rings_;    // every ring a node has been operational in
   std::uint64_t submit_refusals_ = 0;
-  membership::NodeCounters crashed_counters_;  // summed over the incarnations that crashed
+  membership::NodeCounters crashed_counters_;              // summed over the incarnations that crashed
   using DueTimer = std::tuple<Time, NodeId, std::size_t>;  // deadline, node, timer index
   std::vector<DueTimer> due_timers_;
-  std::vector<NodeId> lacking_;            // scratch of on_deliver: no allocation per delivery
+  std::vector<NodeId> lacking_;  // scratch of on_deliver: no allocation per delivery
 
   // The fault schedule (sim_cluster_faults.cpp).
-  std::optional<Time> split_at_us_;        // the next drawn partition or link cut
-  std::optional<Time> heal_at_us_;         // the drawn split in force heals then
-  std::optional<Time> crash_at_us_;        // the next drawn crash
-  std::optional<Time> pause_at_us_;        // the next drawn pause
-  std::optional<Time> link_cut_at_us_;     // the next drawn link cut
-  std::optional<Time> link_heal_at_us_;    // the link cut in force heals then
-  std::optional<Time> vote_change_at_us_;  // the next runtime quorum change
+  std::optional<Time> split_at_us_;                                  // the next drawn partition or link cut
+  std::optional<Time> heal_at_us_;                                   // the drawn split in force heals then
+  std::optional<Time> crash_at_us_;                                  // the next drawn crash
+  std::optional<Time> pause_at_us_;                                  // the next drawn pause
+  std::optional<Time> link_cut_at_us_;                               // the next drawn link cut
+  std::optional<Time> link_heal_at_us_;                              // the link cut in force heals then
+  std::optional<Time> vote_change_at_us_;                            // the next runtime quorum change
   std::pair<std::size_t, NodeId> port_down_{0, transport::kNoNode};  // link, node: the cut in force
   std::uint64_t link_cuts_ = 0;
-  bool ports_split_ = false;  // scripted ports down left two nodes no common link: not judged
-  std::size_t script_next_ = 0;            // into spec_.script
+  bool ports_split_ = false;     // scripted ports down left two nodes no common link: not judged
+  std::size_t script_next_ = 0;  // into spec_.script
   std::uint64_t crashes_ = 0;
   std::uint64_t stops_ = 0;
   std::uint64_t states_lost_ = 0;

@@ -27,8 +27,8 @@ constexpr double kDownMaxTimeouts = 5;
 // the node, which then wakes to a token loss and every other timer overdue).
 constexpr double kPauseMinTimeouts = 0.1;
 constexpr double kPauseMaxTimeouts = 3;
-constexpr std::uint64_t kLinkCutOneIn = 3;   // of the drawn splits, one in 3 cuts links instead
-constexpr std::uint64_t kDeafOneIn = 6;      // and one in 6 makes a node deaf to multicasts
+constexpr std::uint64_t kLinkCutOneIn = 3;  // of the drawn splits, one in 3 cuts links instead
+constexpr std::uint64_t kDeafOneIn = 6;     // and one in 6 makes a node deaf to multicasts
 constexpr std::uint64_t kLinksCutMax = 3;
 
 // The gap to the next fault of a kind: uniform in [1, 2 x mean], as the traffic's gaps are (no
@@ -235,9 +235,8 @@ bool SimCluster::ports_keep_every_pair() const {
   for (std::size_t a = 0; a < ids_.size(); ++a)
     for (std::size_t b = a + 1; b < ids_.size(); ++b) {
       bool shared = false;
-      each_network([&](const transport::SimNetwork& net) {
-        shared = shared || (net.port_up(ids_[a]) && net.port_up(ids_[b]));
-      });
+      each_network(
+          [&](const transport::SimNetwork& net) { shared = shared || (net.port_up(ids_[a]) && net.port_up(ids_[b])); });
       if (!shared) return false;
     }
   return true;
@@ -366,7 +365,7 @@ void SimCluster::restart(NodeId id, Time now) {
 Time SimCluster::draw_between_us(double low_timeouts, double high_timeouts) {
   const double timeout_us = static_cast<double>(totem_.token_timeout_ms) * 1000;
   return network_.rng().uniform_range(static_cast<Time>(std::llround(low_timeouts * timeout_us)),
-                                       static_cast<Time>(std::llround(high_timeouts * timeout_us)));
+                                      static_cast<Time>(std::llround(high_timeouts * timeout_us)));
 }
 
 }  // namespace rtotem::sim

@@ -60,13 +60,13 @@ stack::StackSetup stack_setup(const SimSpec& spec, const membership::TotemConfig
 // With spec.clients the Member hosts a NodeStack, as rtotemd does (its Host), and the checkers
 // watch the stack's services (StackObserver); else it runs the bare services.
 class SimCluster::Member final : public membership::NodeEvents,
-                                  public transport::PacketSink,
-                                  public groups::GroupEvents,
-                                  public quorum::QuorumEvents,
-                                  public stack::StackObserver {
+                                 public transport::PacketSink,
+                                 public groups::GroupEvents,
+                                 public quorum::QuorumEvents,
+                                 public stack::StackObserver {
  public:
-  Member(SimCluster& cluster, std::unique_ptr<transport::Backend> backend_in,
-         const membership::TotemConfig& totem, Seq stored_ring_seq, Time now, NodeClock clock_in)
+  Member(SimCluster& cluster, std::unique_ptr<transport::Backend> backend_in, const membership::TotemConfig& totem,
+         Seq stored_ring_seq, Time now, NodeClock clock_in)
       : owner(cluster),
         id(backend_in->local_node()),
         started_us(now),
@@ -77,7 +77,9 @@ class SimCluster::Member final : public membership::NodeEvents,
     if (owner.quorum_) {
       quorum = std::make_unique<quorum::QuorumService>(
           id, *owner.quorum_,
-          [this](std::span<const std::byte> packet, Delivery order) { return node->submit(packet, order, this->now()); },
+          [this](std::span<const std::byte> packet, Delivery order) {
+            return node->submit(packet, order, this->now());
+          },
           *this);
       owner.quorum_checker_.record_start(id);
     }
@@ -235,32 +237,32 @@ class SimCluster::Member final : public membership::NodeEvents,
   // A SimBackend, or a LinkSet over one per link (spec.links > 1).
   std::unique_ptr<transport::Backend> backend;
   std::array<std::optional<Time>, membership::kTimerCount> timers{};  // absolute deadlines
-  std::optional<Time> link_timer;  // a LinkSet's pings: Backend::on_timer is due then (virtual)
-  std::unique_ptr<membership::Node> node;  // after backend: goes first, dropping its buffer Refs
-  std::unique_ptr<groups::GroupService> groups;  // spec.groups only; submits to node
+  std::optional<Time> link_timer;                 // a LinkSet's pings: Backend::on_timer is due then (virtual)
+  std::unique_ptr<membership::Node> node;         // after backend: goes first, dropping its buffer Refs
+  std::unique_ptr<groups::GroupService> groups;   // spec.groups only; submits to node
   std::unique_ptr<quorum::QuorumService> quorum;  // spec.quorum only; submits to node
   Host host{*this};
-  std::unique_ptr<stack::NodeStack> stack;        // spec.clients only; submits to node through host
-  std::unique_ptr<NodeClients> clients;           // after stack: its connections close first
-  std::optional<Time> stack_deadline;             // the stack's timer, by the node's clock
-  std::optional<Time> client_retry_at;            // virtual
-  std::vector<std::function<void()>> posted;      // StackHost::post's jobs, run after the call
-  std::optional<int> exit_code;                   // StackHost::exit: the node stops at the next step
-  bool gone = false;                              // being destroyed: its clients make no calls
+  std::unique_ptr<stack::NodeStack> stack;    // spec.clients only; submits to node through host
+  std::unique_ptr<NodeClients> clients;       // after stack: its connections close first
+  std::optional<Time> stack_deadline;         // the stack's timer, by the node's clock
+  std::optional<Time> client_retry_at;        // virtual
+  std::vector<std::function<void()>> posted;  // StackHost::post's jobs, run after the call
+  std::optional<int> exit_code;               // StackHost::exit: the node stops at the next step
+  bool gone = false;                          // being destroyed: its clients make no calls
   // The application: messages made but not yet accepted, oldest first (retried in order).
   std::deque<Submission> pending;
   Time generate_at = 0;
   Time clients_at = 0;  // spec.clients: the processes' next turn
   Time retry_at = 0;
-  std::vector<std::byte> scratch;  // one payload, rebuilt at each attempt
-  RingId ring_seen;                // the ring it was last seen operational in
+  std::vector<std::byte> scratch;         // one payload, rebuilt at each attempt
+  RingId ring_seen;                       // the ring it was last seen operational in
   std::optional<Time> operational_since;  // operational since then, as last seen
-  Time paused_until_us = 0;        // paused (no poll, no timer, no traffic) before this instant
-  Time poll_gap_us = 0;            // a slow receiver: polls at most this often; 0: at every step
-  Time poll_at_us = 0;             // it may poll again from this instant
-  bool torn = false;               // its next call into the Node that sends is its last: no flush
-  std::uint64_t call_deliveries = 0;  // made by the call under way, while torn
-  bool dead = false;               // that call was made: nothing more until the crash is run
+  Time paused_until_us = 0;               // paused (no poll, no timer, no traffic) before this instant
+  Time poll_gap_us = 0;                   // a slow receiver: polls at most this often; 0: at every step
+  Time poll_at_us = 0;                    // it may poll again from this instant
+  bool torn = false;                      // its next call into the Node that sends is its last: no flush
+  std::uint64_t call_deliveries = 0;      // made by the call under way, while torn
+  bool dead = false;                      // that call was made: nothing more until the crash is run
 };
 
 }  // namespace rtotem::sim

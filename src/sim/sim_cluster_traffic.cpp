@@ -55,11 +55,13 @@ void SimCluster::generate_burst(Member& m, Time now) {
   std::uint64_t& next_counter = slots_[m.id - 1].next_counter;
   const std::uint64_t burst = rng.uniform_range(1, spec_.burst_max);
   const auto size_max = static_cast<std::uint32_t>(m.scratch.size());
-  const auto packet_max = static_cast<std::uint32_t>(std::min<std::size_t>(size_max, membership::piece_max(spec_.backend.payload_mtu())));
+  const auto packet_max =
+      static_cast<std::uint32_t>(std::min<std::size_t>(size_max, membership::piece_max(spec_.backend.payload_mtu())));
   for (std::uint64_t i = 0; i < burst && m.pending.size() < kPendingMax; ++i) {
     Submission next{MessageId{m.id, next_counter++}, 0, Delivery::kAgreed};
     if (packet_max < size_max && rng.chance(spec_.large_fraction)) {
-      next.size = rng.uniform(4) == 0 ? size_max : static_cast<std::uint32_t>(rng.uniform_range(packet_max + 1, size_max));
+      next.size =
+          rng.uniform(4) == 0 ? size_max : static_cast<std::uint32_t>(rng.uniform_range(packet_max + 1, size_max));
     } else {
       switch (rng.uniform(10)) {
         case 0: next.size = kStampSize; break;
@@ -69,7 +71,8 @@ void SimCluster::generate_burst(Member& m, Time now) {
     }
     if (spec_.message_size != 0) {
       const std::uint32_t high = std::max(spec_.message_size, spec_.message_size_max);
-      const auto size = high == spec_.message_size ? high : static_cast<std::uint32_t>(rng.uniform_range(spec_.message_size, high));
+      const auto size =
+          high == spec_.message_size ? high : static_cast<std::uint32_t>(rng.uniform_range(spec_.message_size, high));
       next.size = std::clamp<std::uint32_t>(size, kStampSize, size_max);
     }
     if (rng.chance(spec_.safe_fraction)) next.delivery = Delivery::kSafe;

@@ -29,15 +29,40 @@ constexpr std::uint64_t kDrawnRateMaxPercent = 50;
 
 constexpr CliValue kValue = CliValue::kAny;
 constexpr std::uint32_t kClientProcessesMax = 8;
-constexpr CliOption kOptions[] = {
-    {"-h"}, {"--help"}, {"-v"}, {"--verbose"}, {"--crypto"}, {"--groups"},
-    {"--seed", kValue}, {"--seeds", kValue}, {"--nodes", kValue}, {"--duration", kValue}, {"--loss", kValue},
-    {"--dup", kValue}, {"--reorder", kValue}, {"--delay-us", kValue}, {"--rate", kValue}, {"--safe", kValue},
-    {"--token-timeout-ms", kValue}, {"--partitions", kValue}, {"--crashes", kValue}, {"--stops", kValue},
-    {"--late", kValue}, {"--corrupt", kValue}, {"--pauses", kValue}, {"--clock-skew", kValue}, {"--slow", kValue},
-    {"--torn", kValue}, {"--message-size", kValue}, {"--lose-state", kValue}, {"--quorum", kValue},
-    {"--links", kValue}, {"--link-mode", kValue}, {"--link-cuts", kValue}, {"--vote-changes", kValue},
-    {"--clients", kValue}};
+constexpr CliOption kOptions[] = {{"-h"},
+                                  {"--help"},
+                                  {"-v"},
+                                  {"--verbose"},
+                                  {"--crypto"},
+                                  {"--groups"},
+                                  {"--seed", kValue},
+                                  {"--seeds", kValue},
+                                  {"--nodes", kValue},
+                                  {"--duration", kValue},
+                                  {"--loss", kValue},
+                                  {"--dup", kValue},
+                                  {"--reorder", kValue},
+                                  {"--delay-us", kValue},
+                                  {"--rate", kValue},
+                                  {"--safe", kValue},
+                                  {"--token-timeout-ms", kValue},
+                                  {"--partitions", kValue},
+                                  {"--crashes", kValue},
+                                  {"--stops", kValue},
+                                  {"--late", kValue},
+                                  {"--corrupt", kValue},
+                                  {"--pauses", kValue},
+                                  {"--clock-skew", kValue},
+                                  {"--slow", kValue},
+                                  {"--torn", kValue},
+                                  {"--message-size", kValue},
+                                  {"--lose-state", kValue},
+                                  {"--quorum", kValue},
+                                  {"--links", kValue},
+                                  {"--link-mode", kValue},
+                                  {"--link-cuts", kValue},
+                                  {"--vote-changes", kValue},
+                                  {"--clients", kValue}};
 
 constexpr std::string_view kUsage =
     "usage: rtotem-sim [--seed S | --seeds A..B] [options]\n"
@@ -225,7 +250,8 @@ Result<void> apply_option(SimOptions& options, std::string_view name, std::strin
     return {};
   }
   if (name == "--link-mode") {
-    if (value != "passive" && value != "active") return Error::make("{}: '{}' is neither passive nor active", name, value);
+    if (value != "passive" && value != "active")
+      return Error::make("{}: '{}' is neither passive nor active", name, value);
     options.link_active = value == "active";
     return {};
   }
@@ -385,19 +411,21 @@ SimSpec to_spec(const RunParams& params) {
 // fmt's "{}" prints a double in its shortest form that reads back to the same value.
 std::string command_line(const RunParams& p) {
   return fmt::format(
-      "rtotem-sim --seed {} --nodes {} --duration {} --loss {} --dup {} --reorder {} --delay-us {} --rate {} "
-      "--safe {} --token-timeout-ms {} --partitions {} --crashes {} --stops {} --late {} --corrupt {} --pauses {} "
-      "--clock-skew {} --slow {} --torn {}",
-      p.seed, p.nodes, p.duration_s, p.loss, p.dup, p.reorder, p.delay_us, p.rate, p.safe, p.token_timeout_ms,
-      p.partitions, p.crashes, p.stops, p.late, p.corrupt, p.pauses, p.clock_skew, p.slow, p.torn) +
-      (p.lose_state > 0 ? fmt::format(" --lose-state {}", p.lose_state) : "") + (p.crypto ? " --crypto" : "") +
-      (p.groups ? " --groups" : "") + (p.clients > 0 ? fmt::format(" --clients {}", p.clients) : "") +
-      (p.links == 1 ? std::string()
-                    : fmt::format(" --links {} --link-mode {} --link-cuts {}", p.links,
-                                  p.link_active ? "active" : "passive", p.link_cuts)) +
-      (p.quorum.empty() ? std::string() : " --quorum " + p.quorum) +
-      (p.vote_changes > 0 ? fmt::format(" --vote-changes {}", p.vote_changes) : "") +
-      (p.message_size_low == 0 ? std::string() : fmt::format(" --message-size {}..{}", p.message_size_low, p.message_size_high));
+             "rtotem-sim --seed {} --nodes {} --duration {} --loss {} --dup {} --reorder {} --delay-us {} --rate {} "
+             "--safe {} --token-timeout-ms {} --partitions {} --crashes {} --stops {} --late {} --corrupt {} --pauses "
+             "{} "
+             "--clock-skew {} --slow {} --torn {}",
+             p.seed, p.nodes, p.duration_s, p.loss, p.dup, p.reorder, p.delay_us, p.rate, p.safe, p.token_timeout_ms,
+             p.partitions, p.crashes, p.stops, p.late, p.corrupt, p.pauses, p.clock_skew, p.slow, p.torn) +
+         (p.lose_state > 0 ? fmt::format(" --lose-state {}", p.lose_state) : "") + (p.crypto ? " --crypto" : "") +
+         (p.groups ? " --groups" : "") + (p.clients > 0 ? fmt::format(" --clients {}", p.clients) : "") +
+         (p.links == 1 ? std::string()
+                       : fmt::format(" --links {} --link-mode {} --link-cuts {}", p.links,
+                                     p.link_active ? "active" : "passive", p.link_cuts)) +
+         (p.quorum.empty() ? std::string() : " --quorum " + p.quorum) +
+         (p.vote_changes > 0 ? fmt::format(" --vote-changes {}", p.vote_changes) : "") +
+         (p.message_size_low == 0 ? std::string()
+                                  : fmt::format(" --message-size {}..{}", p.message_size_low, p.message_size_high));
 }
 
 std::string_view sim_usage() noexcept { return kUsage; }

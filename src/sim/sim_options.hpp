@@ -23,38 +23,38 @@ inline constexpr std::uint32_t kDefaultTokenTimeoutMs = 1000;
 // at the default mtu (42 nodes), the run takes kJumboMtu.
 inline constexpr std::uint32_t kNodesMax = 64;
 inline constexpr std::uint32_t kJumboMtu = 9000;
-inline constexpr std::uint32_t kMessageSizeMin = kStampSize;   // --message-size: a message names itself
+inline constexpr std::uint32_t kMessageSizeMin = kStampSize;  // --message-size: a message names itself
 inline constexpr std::uint32_t kMessageSizeMax = kSimMessageSizeMax;
 
 // Every parameter of one run, as the command line spells it.
 struct RunParams {
   std::uint64_t seed = 0;
   std::uint32_t nodes = 0;
-  double duration_s = 0;    // virtual seconds of the fault phase
-  double loss = 0;          // probability a packet copy is lost
-  double dup = 0;           // probability a packet copy arrives twice
-  double reorder = 0;       // delay jitter, as a share of kJitterMaxUs: 0 keeps send order
+  double duration_s = 0;       // virtual seconds of the fault phase
+  double loss = 0;             // probability a packet copy is lost
+  double dup = 0;              // probability a packet copy arrives twice
+  double reorder = 0;          // delay jitter, as a share of kJitterMaxUs: 0 keeps send order
   std::uint32_t delay_us = 0;  // one-way delay before jitter
-  double rate = 0;          // messages per second each node submits, on average
-  double safe = 0;          // the share of messages submitted as safe
+  double rate = 0;             // messages per second each node submits, on average
+  double safe = 0;             // the share of messages submitted as safe
   std::uint32_t token_timeout_ms = 0;
-  double partitions = 0;    // network splits (partitions, one-way link cuts) per virtual second
-  double crashes = 0;       // node crashes per virtual second, each followed by a restart
-  double stops = 0;         // the share of those crashes that are graceful stops
-  bool crypto = false;      // packets sealed (never drawn: --crypto)
+  double partitions = 0;  // network splits (partitions, one-way link cuts) per virtual second
+  double crashes = 0;     // node crashes per virtual second, each followed by a restart
+  double stops = 0;       // the share of those crashes that are graceful stops
+  bool crypto = false;    // packets sealed (never drawn: --crypto)
   // Issue 18's faults, drawn after all of the above (see SimSpec for each).
-  double late = 0;          // the share of copies delayed 0.5..5 token timeouts
-  double corrupt = 0;       // the share of delivered copies damaged
-  double pauses = 0;        // node pauses per virtual second
-  double clock_skew = 0;    // each node's clock rate error, at most this
-  double slow = 0;          // the chance that a node is a slow receiver
-  double torn = 0;          // the share of (non-graceful) crashes struck before a flush
-  bool groups = false;      // process groups on every node (never drawn: --groups)
+  double late = 0;            // the share of copies delayed 0.5..5 token timeouts
+  double corrupt = 0;         // the share of delivered copies damaged
+  double pauses = 0;          // node pauses per virtual second
+  double clock_skew = 0;      // each node's clock rate error, at most this
+  double slow = 0;            // the chance that a node is a slow receiver
+  double torn = 0;            // the share of (non-graceful) crashes struck before a flush
+  bool groups = false;        // process groups on every node (never drawn: --groups)
   std::uint32_t clients = 0;  // librtotem processes per node over the node stack (never drawn: --clients)
   // Never drawn: 0 draws each message's size; else sizes uniform in [low, high].
   std::uint32_t message_size_low = 0;
   std::uint32_t message_size_high = 0;
-  double lose_state = 0;    // the share of restarts without their state (never drawn: --lose-state)
+  double lose_state = 0;  // the share of restarts without their state (never drawn: --lose-state)
   // Never drawn (--links, --link-mode, --link-cuts): links per node, their mode, and link
   // failures per virtual second (SimSpec).
   std::uint32_t links = 1;
@@ -66,8 +66,8 @@ struct RunParams {
 
 struct SimOptions {
   std::uint64_t seed_first = 1;
-  std::uint64_t seed_last = 1;    // == seed_first unless --seeds A..B
-  bool range = false;             // --seeds: one summary for the range
+  std::uint64_t seed_last = 1;  // == seed_first unless --seeds A..B
+  bool range = false;           // --seeds: one summary for the range
   // Given on the command line; the rest is drawn from each seed.
   std::optional<std::uint32_t> nodes;
   std::optional<double> duration_s;
@@ -87,19 +87,19 @@ struct SimOptions {
   std::optional<double> clock_skew;
   std::optional<double> slow;
   std::optional<double> torn;
-  double lose_state = 0;          // --lose-state P
-  std::uint32_t links = 1;        // --links N
-  bool link_active = false;       // --link-mode active
-  double link_cuts = 0;           // --link-cuts RATE
-  bool crypto = false;            // --crypto: seal every packet
-  bool groups = false;            // --groups: process groups on every node
-  std::uint32_t clients = 0;      // --clients N: the node stack, and N librtotem processes over it
-  std::string quorum;             // --quorum FEATURES (sim_quorum.hpp)
-  double vote_changes = 0;        // --vote-changes RATE (needs --quorum)
-  std::uint32_t message_size_low = 0;   // --message-size N or LOW..HIGH; 0: drawn
+  double lose_state = 0;               // --lose-state P
+  std::uint32_t links = 1;             // --links N
+  bool link_active = false;            // --link-mode active
+  double link_cuts = 0;                // --link-cuts RATE
+  bool crypto = false;                 // --crypto: seal every packet
+  bool groups = false;                 // --groups: process groups on every node
+  std::uint32_t clients = 0;           // --clients N: the node stack, and N librtotem processes over it
+  std::string quorum;                  // --quorum FEATURES (sim_quorum.hpp)
+  double vote_changes = 0;             // --vote-changes RATE (needs --quorum)
+  std::uint32_t message_size_low = 0;  // --message-size N or LOW..HIGH; 0: drawn
   std::uint32_t message_size_high = 0;
-  bool verbose = false;           // a range: a line per seed too
-  bool help = false;              // --help: print the usage and exit 0
+  bool verbose = false;  // a range: a line per seed too
+  bool help = false;     // --help: print the usage and exit 0
 };
 
 // Parses argv[1..]; the error names the argument at fault.

@@ -30,9 +30,10 @@ Result<SimQuorum> parse_quorum_features(std::string_view text, std::uint32_t nod
       std::ranges::replace(node, ':', ' ');
       q.options.auto_tie_breaker_node = node;
     } else {
-      return Error::make("--quorum: '{}' is not a feature (majority, votes, two_node, wait_for_all[=0], "
-                         "last_man_standing, auto_tie_breaker[=lowest|highest|ID:ID...])",
-                         item);
+      return Error::make(
+          "--quorum: '{}' is not a feature (majority, votes, two_node, wait_for_all[=0], "
+          "last_man_standing, auto_tie_breaker[=lowest|highest|ID:ID...])",
+          item);
     }
   }
   return q;

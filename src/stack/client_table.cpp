@@ -111,8 +111,10 @@ void ClientTable::respond(LocalClient& client, ipc::RequestId id, int error, std
   const iovec iov[2] = {{&response, sizeof response}, {const_cast<std::byte*>(body.data()), body.size()}};
   const int sent = client.channel.send_answer(std::span(iov, body.empty() ? 1 : 2));
   if (sent == 0) return;
-  if (sent == -EAGAIN || sent == -ENOBUFS) evict(client, "it does not read its answers (its response ring is full)");
-  else channel_failed(client, -sent);
+  if (sent == -EAGAIN || sent == -ENOBUFS)
+    evict(client, "it does not read its answers (its response ring is full)");
+  else
+    channel_failed(client, -sent);
 }
 
 void ClientTable::send_event(LocalClient& client, ipc::EventId id, std::span<const std::byte> body,
@@ -245,8 +247,10 @@ void ClientTable::send_now(LocalClient& client, std::span<const iovec> iov, std:
   if (!make_room(client, size, shared != nullptr)) return;
   if (client.backlog.empty()) backlogged_.push_back(&client);
   const std::size_t before = client.backlog.capacity();
-  if (shared != nullptr) client.backlog.push_shared(*shared->get());
-  else client.backlog.push(iov, size);
+  if (shared != nullptr)
+    client.backlog.push_shared(*shared->get());
+  else
+    client.backlog.push(iov, size);
   queue_storage_ += client.backlog.capacity() - before;
   queue_storage_peak_ = std::max(queue_storage_peak_, queue_memory());
   want_retry();
@@ -281,8 +285,10 @@ bool ClientTable::make_room(LocalClient& client, std::size_t size, bool by_refer
         largest_bytes = other->backlog.bytes();
       }
     }
-    const std::string why = fmt::format("the event queues of all clients reached ipc.total_queue_bytes ({}) and "
-                                        "it is furthest behind ({} bytes)", limits_.total_queue_bytes, largest_bytes);
+    const std::string why = fmt::format(
+        "the event queues of all clients reached ipc.total_queue_bytes ({}) and "
+        "it is furthest behind ({} bytes)",
+        limits_.total_queue_bytes, largest_bytes);
     evict(*largest, why.c_str());
     if (largest == &client) return false;
   }

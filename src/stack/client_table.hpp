@@ -30,7 +30,7 @@ struct ClientLimits {
   // Memory the queues of all clients may hold together: past it the client with the largest
   // queue is cut off. At least twice client_queue_bytes (a queue's storage grows by doubling).
   std::size_t total_queue_bytes = 0;
-  std::size_t max_clients = 0;         // reserved up front: no allocation when clients fall behind
+  std::size_t max_clients = 0;  // reserved up front: no allocation when clients fall behind
 };
 
 // What RequestHandler::request returns for a request it answers later, with ClientTable::answer (a
@@ -186,10 +186,10 @@ class ClientTable {
   std::vector<LocalClient*> backlogged_;
   std::vector<LocalClient*> staged_;  // clients with staged multicasts
   std::vector<LocalClient*> credit_owed_;
-  ipc::BodyWriter reply_;             // a request's answer, reused: answering allocates nothing
+  ipc::BodyWriter reply_;  // a request's answer, reused: answering allocates nothing
   std::uint64_t generations_ = 0;
   std::uint64_t evicted_ = 0;
-  std::size_t queue_storage_ = 0;     // capacity of every client's backlog
+  std::size_t queue_storage_ = 0;  // capacity of every client's backlog
   std::size_t queue_storage_peak_ = 0;
   bool batches_waiting_ = false;
   bool destroying_ = false;

@@ -18,9 +18,7 @@ constexpr Length kSharedFlag = Length{1} << 31;
 constexpr std::size_t kSharedPointerOffset = 8;
 constexpr std::size_t kSharedRecordPayload = kSharedPointerOffset + sizeof(SharedEvent*) - sizeof(Length);
 
-std::size_t record_bytes(std::size_t size) noexcept {
-  return (sizeof(Length) + size + kAlign - 1) / kAlign * kAlign;
-}
+std::size_t record_bytes(std::size_t size) noexcept { return (sizeof(Length) + size + kAlign - 1) / kAlign * kAlign; }
 
 Length length_at(const std::byte* storage, std::size_t at) noexcept {
   Length length;
@@ -122,8 +120,10 @@ void EventBacklog::pop() noexcept {
   bytes_ -= length & ~kSharedFlag;
   stored_ -= record;
   head_ += record;
-  if (count_ == 0) head_ = tail_ = 0;
-  else head_ = unwrapped(storage_.get(), capacity_, head_);
+  if (count_ == 0)
+    head_ = tail_ = 0;
+  else
+    head_ = unwrapped(storage_.get(), capacity_, head_);
 }
 
 void EventBacklog::clear() noexcept {

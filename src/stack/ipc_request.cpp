@@ -112,13 +112,9 @@ bool decode_request(std::span<const std::byte> message, IpcRequest& out) noexcep
       out.track_flags = body.get_u32();
       return at_end(body);
     }
-    case RequestId::kKeyUntrack:
-      out.track_id = body.get_u64();
-      return at_end(body);
+    case RequestId::kKeyUntrack: out.track_id = body.get_u64(); return at_end(body);
     case RequestId::kNodeAddresses:
-    case RequestId::kQuorumNode:
-      out.node = body.get_u32();
-      return at_end(body);
+    case RequestId::kQuorumNode: out.node = body.get_u32(); return at_end(body);
     case RequestId::kShutdown: return read_flag(body, out, ipc::kShutdownImmediate);
     case RequestId::kShutdownTrack:
     case RequestId::kRingTrack:

@@ -19,15 +19,15 @@ struct IpcRequest {
   ipc::RequestId id{};
   std::string_view group;  // kJoin, kLeave, kMcast (up to kGroupNameMax bytes); kMembers (empty: all)
   membership::Delivery order = membership::Delivery::kAgreed;  // kMcast
-  bool piece = false;                                           // kMcast: ipc::kModePiece
-  std::span<const std::byte> data;                              // kMcast, kMcastAsync: the rest of the body
-  std::span<const std::byte> message;                           // the whole request, header included
-  std::uint8_t quorum_what = 0;  // kQuorumSet: ipc::kQuorumSetVotes or kQuorumSetExpected
+  bool piece = false;                                          // kMcast: ipc::kModePiece
+  std::span<const std::byte> data;                             // kMcast, kMcastAsync: the rest of the body
+  std::span<const std::byte> message;                          // the whole request, header included
+  std::uint8_t quorum_what = 0;                                // kQuorumSet: ipc::kQuorumSetVotes or kQuorumSetExpected
   std::uint32_t quorum_node = 0;
   std::uint32_t quorum_value = 0;
   std::uint8_t quorum_track = 0;  // kQuorumTrack: ipc::kQuorumTrack*
-  std::string_view key;       // kKeyGet, kKeySet, kKeyDelete, kKeyTrack; kKeyList's prefix
-  ipc::KeyType value_type{};  // kKeySet: the value, as ipc::KeyValue holds it
+  std::string_view key;           // kKeyGet, kKeySet, kKeyDelete, kKeyTrack; kKeyList's prefix
+  ipc::KeyType value_type{};      // kKeySet: the value, as ipc::KeyValue holds it
   std::uint64_t value_bits = 0;
   std::string_view value_data;
   std::uint32_t track_flags = 0;  // kKeyTrack

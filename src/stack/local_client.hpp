@@ -35,24 +35,24 @@ struct LocalClient {
   // Effective, as the connection authenticated.
   const uid_t uid;
   const gid_t gid;
-  const std::uint64_t generation;  // unique per connection, unlike its address
+  const std::uint64_t generation;             // unique per connection, unlike its address
   std::set<std::string, std::less<>> groups;  // joins it asked for (and has not left)
-  EventBacklog backlog;  // events its channel had no room for
+  EventBacklog backlog;                       // events its channel had no room for
   // Small deliveries waiting for the end of the turn (ClientTable::end_turn): a kBatch header,
   // then whole events. It grows with use, to ipc::kBatchBytes at most, and stays.
   std::vector<std::byte> batch;
   // Asynchronous multicasts (whole kMcastAsync requests, in order) the ring has refused for now:
   // within the credit window, so at most ipc::kMcastWindow bytes. The same byte ring as `backlog`.
   EventBacklog staged;
-  std::uint64_t async_read = 0;    // bytes of kMcastAsync requests read
-  std::uint64_t credit_taken = 0;  // of those, taken (to the ring, or failed): credit given back
-  std::uint64_t credit_told = 0;   // credit_taken as the client last heard it
-  bool credit_owed = false;        // credit_taken moved past credit_told (the table's list)
-  bool staged_listed = false;      // in the table's list of clients with staged multicasts
-  bool closing = false;  // disconnected or being cut off: no more events
-  bool tracks_rings = true;    // kRingChange events, unless it asked for none (kRingTrack)
+  std::uint64_t async_read = 0;                       // bytes of kMcastAsync requests read
+  std::uint64_t credit_taken = 0;                     // of those, taken (to the ring, or failed): credit given back
+  std::uint64_t credit_told = 0;                      // credit_taken as the client last heard it
+  bool credit_owed = false;                           // credit_taken moved past credit_told (the table's list)
+  bool staged_listed = false;                         // in the table's list of clients with staged multicasts
+  bool closing = false;                               // disconnected or being cut off: no more events
+  bool tracks_rings = true;                           // kRingChange events, unless it asked for none (kRingTrack)
   std::uint8_t quorum_track = ipc::kQuorumTrackStop;  // the kQuorumChange events it asked for
-  QuorumTold quorum_told;  // the quorum as its last kQuorumChange (sent or not, by its mode) had it
+  QuorumTold quorum_told;        // the quorum as its last kQuorumChange (sent or not, by its mode) had it
   bool tracks_shutdown = false;  // asked for kShutdownQuery events
 };
 

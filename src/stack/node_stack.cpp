@@ -45,9 +45,13 @@ Result<std::unique_ptr<NodeStack>> NodeStack::create(StackSetup setup, StackHost
   const std::size_t buffer_bytes = c.totem.max_message_size + ipc::kBufferOverhead;
   const ClientLimits limits{buffer_bytes, c.config.ipc.client_queue_bytes, c.config.ipc.queue_budget(),
                             c.config.ipc.max_clients};
-  s->clients_ = std::make_unique<ClientTable>(limits, static_cast<RequestHandler&>(*s), [&host] { host.arm_client_retry(); });
-  auto submit = [&host](const membership::Gather& packet, membership::Delivery order) { return host.submit(packet, order); };
-  s->groups_ = std::make_unique<GroupService>(self, c.totem.max_message_size, submit, static_cast<groups::GroupEvents&>(*s));
+  s->clients_ =
+      std::make_unique<ClientTable>(limits, static_cast<RequestHandler&>(*s), [&host] { host.arm_client_retry(); });
+  auto submit = [&host](const membership::Gather& packet, membership::Delivery order) {
+    return host.submit(packet, order);
+  };
+  s->groups_ =
+      std::make_unique<GroupService>(self, c.totem.max_message_size, submit, static_cast<groups::GroupEvents&>(*s));
   NodeStack* raw = s.get();
   s->staging_ = std::make_unique<staging::McastStaging>(*s->groups_, *s->clients_, c.totem.max_message_size,
                                                         [raw] { return raw->ring_in_sync(); });
@@ -87,9 +91,10 @@ void NodeStack::deliver(const membership::Delivered& message) {
       break;
   }
   if (ring_messages_unknown_++ == 0)
-    qb_log(LOG_WARNING, "a ring message from node %u for a service this node does not run (first byte %u): ignored; "
-           "do the nodes' configs differ (quorum on some only)?", message.sender,
-           message.payload.empty() ? 0U : std::to_integer<unsigned>(message.payload[0]));
+    qb_log(LOG_WARNING,
+           "a ring message from node %u for a service this node does not run (first byte %u): ignored; "
+           "do the nodes' configs differ (quorum on some only)?",
+           message.sender, message.payload.empty() ? 0U : std::to_integer<unsigned>(message.payload[0]));
 }
 
 void NodeStack::configuration(const membership::ConfigChange& change) {
@@ -178,7 +183,8 @@ int NodeStack::request(LocalClient& client, const IpcRequest& request, ipc::Body
         reply.string(quorum_clients_ ? quorum_clients_->json() : "{\"configured\": false}");
         return 0;
       case RequestId::kQuorumSet: return quorum_clients_ ? quorum_clients_->set(client, request) : -ENOTSUP;
-      case RequestId::kQuorumTrack: return quorum_clients_ ? quorum_clients_->track(client, request.quorum_track) : -ENOTSUP;
+      case RequestId::kQuorumTrack:
+        return quorum_clients_ ? quorum_clients_->track(client, request.quorum_track) : -ENOTSUP;
       case RequestId::kRingTrack: return ring_track(client, request.flag == 1);
       case RequestId::kQuorumNode: return quorum_clients_ ? quorum_clients_->node(request.node, reply) : -ENOTSUP;
       case RequestId::kKeyGet:
@@ -238,9 +244,8 @@ std::optional<control::ReloadOutcome> NodeStack::reload(std::function<void(const
 }
 
 control::ReloadOutcome NodeStack::apply_reload(const config::DaemonConfig& file) {
-  const control::ReloadPlan plan =
-      control::plan_reload(keystore::config_keys(setup_.config, setup_.totem), keystore::config_keys(file, setup_.totem),
-                           setup_.self.nodeid);
+  const control::ReloadPlan plan = control::plan_reload(keystore::config_keys(setup_.config, setup_.totem),
+                                                        keystore::config_keys(file, setup_.totem), setup_.self.nodeid);
   auto list = [](const std::vector<std::string>& keys) {
     std::string out;
     for (const std::string& k : keys) out += fmt::format("{}{}", out.empty() ? "" : ", ", k);
@@ -268,7 +273,8 @@ control::ReloadOutcome NodeStack::apply_reload(const config::DaemonConfig& file)
   if (!expected_ok) refused += fmt::format("; expected votes {}: {}", *plan.expected_votes, why(expected_rc));
   for (config::NodeEntry& entry : setup_.config.nodes)
     for (const config::NodeEntry& now : file.nodes)
-      if (entry.nodeid == now.nodeid && (entry.nodeid != setup_.self.nodeid || votes_ok)) entry.quorum_votes = now.quorum_votes;
+      if (entry.nodeid == now.nodeid && (entry.nodeid != setup_.self.nodeid || votes_ok))
+        entry.quorum_votes = now.quorum_votes;
   if (setup_.config.quorum && file.quorum && expected_ok) {
     setup_.config.quorum->expected_votes = file.quorum->expected_votes;
     setup_.config.quorum->expected_votes_configured = file.quorum->expected_votes_configured;

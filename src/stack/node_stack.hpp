@@ -115,8 +115,8 @@ class NodeStack final : private RequestHandler, private groups::GroupEvents, pri
   std::unique_ptr<quorum::QuorumClients> quorum_clients_;
   std::unique_ptr<keystore::KeyClients> keys_;
   std::unique_ptr<control::NodeControl> control_;
-  std::optional<membership::Time> armed_;         // the deadline the host was last given
-  std::uint64_t ring_messages_unknown_ = 0;        // delivered with a service byte this build lacks
+  std::optional<membership::Time> armed_;    // the deadline the host was last given
+  std::uint64_t ring_messages_unknown_ = 0;  // delivered with a service byte this build lacks
   std::uint64_t configurations_ = 0;
   bool ring_formed_ = false;
   // The last regular configuration as a ring-change event: a client's first event, so it knows

@@ -13,8 +13,8 @@
 namespace rtotem {
 
 enum class RingService : std::uint8_t {
-  kGroups = 1,  // process groups, src/services/groups/group_wire.hpp
-  kQuorum = 2,  // votequorum, src/services/quorum/quorum_wire.hpp
+  kGroups = 1,       // process groups, src/services/groups/group_wire.hpp
+  kQuorum = 2,       // votequorum, src/services/quorum/quorum_wire.hpp
   kNodeControl = 3,  // node control (kill), src/services/control/kill_wire.hpp
 };
 

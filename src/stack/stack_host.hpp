@@ -21,10 +21,10 @@ inline constexpr int kExitKilled = 3;
 
 // What the host alone knows, for rtotemctl stats: its IPC admission and its process.
 struct HostStats {
-  std::uint64_t clients_refused = 0;   // ipc.max_clients reached, or buffers too large
-  std::uint64_t unauthenticated = 0;   // connections waiting to authenticate
+  std::uint64_t clients_refused = 0;  // ipc.max_clients reached, or buffers too large
+  std::uint64_t unauthenticated = 0;  // connections waiting to authenticate
   std::uint64_t auth_timeouts = 0;
-  std::uint64_t connections_shed = 0;  // refused for want of a descriptor
+  std::uint64_t connections_shed = 0;             // refused for want of a descriptor
   std::optional<std::uint64_t> heap_allocations;  // a build with the allocation counter
   std::uint64_t rss_bytes = 0;
   std::uint64_t rss_anon_bytes = 0;

@@ -55,7 +55,8 @@ std::string link_counters_json(const transport::Backend& backend) {
   std::string out = "{";
   for (std::size_t l = 0; l < set->link_count(); ++l) {
     const transport::Backend* link = set->link(static_cast<transport::LinkId>(l));
-    out += fmt::format("{}\"{}\": {}", out.size() > 1 ? ", " : "", l, link ? counters_object(link->counters()) : "null");
+    out +=
+        fmt::format("{}\"{}\": {}", out.size() > 1 ? ", " : "", l, link ? counters_object(link->counters()) : "null");
   }
   return out + "}";
 }
@@ -71,10 +72,12 @@ std::string NodeStack::status_json() const {
       "\"state\": {}, "
       "\"ring\": {{\"rep\": {}, \"seq\": {}}}, \"members\": [{}], \"clients\": {}, \"groups\": {}, "
       "\"configurations\": {}, \"links\": {}, \"link\": {}}}",
-      setup_.self.nodeid, json_quoted(setup_.config.cluster_name), json_quoted(config::describe(setup_.config.link0().transport)),
-      json_quoted(host_.backend().sealed() ? "on" : "off"), json_quoted(host_.backend().local_address()), json_quoted(membership::describe(node.state())), node.ring_id().rep,
-      node.ring_id().seq, members, clients_->client_count(), groups_->group_names().size(), configurations_,
-      links_json(host_.backend()), counters_object(host_.backend().counters()));
+      setup_.self.nodeid, json_quoted(setup_.config.cluster_name),
+      json_quoted(config::describe(setup_.config.link0().transport)),
+      json_quoted(host_.backend().sealed() ? "on" : "off"), json_quoted(host_.backend().local_address()),
+      json_quoted(membership::describe(node.state())), node.ring_id().rep, node.ring_id().seq, members,
+      clients_->client_count(), groups_->group_names().size(), configurations_, links_json(host_.backend()),
+      counters_object(host_.backend().counters()));
 }
 
 std::string NodeStack::stats_json() const {
@@ -89,14 +92,13 @@ std::string NodeStack::stats_json() const {
       "\"process\": {{\"heap_allocations\": {}, \"rss_bytes\": {}, \"rss_anon_bytes\": {}, \"rss_shmem_bytes\": {}, "
       "\"rss_peak_bytes\": {}}}}}",
       counters_object(host_.node().counters()), counters_object(host_.backend().counters()),
-      link_counters_json(host_.backend()), clients_->client_count(),
-      clients_->clients_evicted(), host.clients_refused, host.unauthenticated,
-      host.auth_timeouts, host.connections_shed, clients_->queue_memory(), clients_->queue_memory_peak(),
-      clients_->requests_malformed(), groups_->packets_malformed(), groups_->join_list_refusals(), clients_->batches_sent(),
-      clients_->events_batched(), clients_->requests_async(), clients_->requests_sync(), clients_->mcasts_staged(), clients_->credit_events(), staging_->orphaned_bytes(),
-      staging_->orphans_dropped(),
-      host.heap_allocations ? std::to_string(*host.heap_allocations) : "null", host.rss_bytes, host.rss_anon_bytes,
-      host.rss_shmem_bytes, host.rss_peak_bytes);
+      link_counters_json(host_.backend()), clients_->client_count(), clients_->clients_evicted(), host.clients_refused,
+      host.unauthenticated, host.auth_timeouts, host.connections_shed, clients_->queue_memory(),
+      clients_->queue_memory_peak(), clients_->requests_malformed(), groups_->packets_malformed(),
+      groups_->join_list_refusals(), clients_->batches_sent(), clients_->events_batched(), clients_->requests_async(),
+      clients_->requests_sync(), clients_->mcasts_staged(), clients_->credit_events(), staging_->orphaned_bytes(),
+      staging_->orphans_dropped(), host.heap_allocations ? std::to_string(*host.heap_allocations) : "null",
+      host.rss_bytes, host.rss_anon_bytes, host.rss_shmem_bytes, host.rss_peak_bytes);
 }
 
 }  // namespace rtotem::stack

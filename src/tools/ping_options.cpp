@@ -19,10 +19,18 @@ constexpr std::string_view kDefaultGroupHost = "239.192.72.1";
 constexpr std::uint16_t kDefaultGroupPort = 5406;
 
 constexpr CliValue kValue = CliValue::kAny;
-constexpr CliOption kOptions[] = {
-    {"-h"}, {"--help"}, {"--node", kValue}, {"--peer", kValue}, {"--mode", kValue}, {"--group", kValue},
-    {"--interface", kValue}, {"--count", kValue}, {"--size", kValue}, {"--cluster", kValue},
-    {"--timeout-s", kValue}, {"--mtu", kValue}};
+constexpr CliOption kOptions[] = {{"-h"},
+                                  {"--help"},
+                                  {"--node", kValue},
+                                  {"--peer", kValue},
+                                  {"--mode", kValue},
+                                  {"--group", kValue},
+                                  {"--interface", kValue},
+                                  {"--count", kValue},
+                                  {"--size", kValue},
+                                  {"--cluster", kValue},
+                                  {"--timeout-s", kValue},
+                                  {"--mtu", kValue}};
 
 constexpr std::string_view kUsage =
     "usage: rtotem-ping --node ID --peer ID=HOST:PORT --peer ID=HOST:PORT... [options]\n"
@@ -94,10 +102,14 @@ Result<void> apply_option(PingOptions& options, std::string_view name, std::stri
     return {};
   }
   if (name == "--mode") {
-    if (value == "unicast") options.mode = UdpMode::kUnicast;
-    else if (value == "multicast") options.mode = UdpMode::kMulticast;
-    else if (value == "rdma") options.mode = UdpMode::kMulticast, options.rdma = true;
-    else return Error::make("--mode: '{}' is not unicast, multicast or rdma", value);
+    if (value == "unicast")
+      options.mode = UdpMode::kUnicast;
+    else if (value == "multicast")
+      options.mode = UdpMode::kMulticast;
+    else if (value == "rdma")
+      options.mode = UdpMode::kMulticast, options.rdma = true;
+    else
+      return Error::make("--mode: '{}' is not unicast, multicast or rdma", value);
     return {};
   }
   if (name == "--group") return store(options.group, parse_endpoint(name, value));
@@ -153,12 +165,12 @@ Result<void> check(PingOptions& options, bool node_given) {
   if (auto ok = check_peers(options); !ok) return ok;
   if (auto ok = check_multicast(options); !ok) return ok;
   if (options.size > options.mtu - kPingHeaderSize)
-    return Error::make("--size: {} bytes do not fit; at most {} with --mtu {} (a ping header takes {})",
-                       options.size, options.mtu - kPingHeaderSize, options.mtu, kPingHeaderSize);
+    return Error::make("--size: {} bytes do not fit; at most {} with --mtu {} (a ping header takes {})", options.size,
+                       options.mtu - kPingHeaderSize, options.mtu, kPingHeaderSize);
   const std::uint64_t samples = std::uint64_t{options.count} * (options.peers.size() - 1);
   if (samples > kRttSamplesMax)
-    return Error::make("--count: {} pings to {} peers exceed {} RTT samples", options.count,
-                       options.peers.size() - 1, kRttSamplesMax);
+    return Error::make("--count: {} pings to {} peers exceed {} RTT samples", options.count, options.peers.size() - 1,
+                       kRttSamplesMax);
   if (options.cluster.empty()) return Error::make("--cluster: the name is empty");
   if (auto ok = options.rdma ? options.rdma_config().validate() : options.udp_config().validate(); !ok)
     return Error::make("--peer: {}", ok.error().message());

@@ -22,15 +22,15 @@ struct PingOptions {
   transport::NodeId node = transport::kNoNode;
   std::vector<transport::UdpPeer> peers;  // every node, this one included, as given
   transport::UdpMode mode = transport::UdpMode::kUnicast;
-  bool rdma = false;                      // --mode rdma: the RDMA UD backend, multicast to `group`
-  transport::InetAddress group;           // multicast and rdma only
-  std::string interface;                  // kMulticast only; empty: the one holding our address
+  bool rdma = false;             // --mode rdma: the RDMA UD backend, multicast to `group`
+  transport::InetAddress group;  // multicast and rdma only
+  std::string interface;         // kMulticast only; empty: the one holding our address
   std::uint32_t count = 10'000;
-  std::uint32_t size = 256;               // filler bytes after the ping header
+  std::uint32_t size = 256;  // filler bytes after the ping header
   std::string cluster = "rtotem-ping";
   std::uint32_t timeout_s = 20;
   std::uint32_t mtu = 1400;
-  bool help = false;                      // --help: print the usage and exit 0
+  bool help = false;  // --help: print the usage and exit 0
 
   // The UDP backend configuration for this node (the options are valid).
   transport::UdpConfig udp_config() const;

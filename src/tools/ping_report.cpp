@@ -38,9 +38,12 @@ double quantile_us(const std::vector<std::uint32_t>& sorted, double q) {
 
 void print_peers(const PingReport& report, std::FILE* out) {
   for (const PeerTally& peer : report.peers) {
-    fmt::print(out, "  peer {} {}: pongs {}/{}, lost {}, late {}, its pings answered {}{}\n", peer.node,
-               peer.address, peer.pongs, report.pings_sent, peer.lost, peer.late, peer.pings_answered,
-               !peer.heard ? " (never heard)" : !peer.heard_all ? " (not ready)" : !peer.done ? " (not done)" : "");
+    fmt::print(out, "  peer {} {}: pongs {}/{}, lost {}, late {}, its pings answered {}{}\n", peer.node, peer.address,
+               peer.pongs, report.pings_sent, peer.lost, peer.late, peer.pings_answered,
+               !peer.heard       ? " (never heard)"
+               : !peer.heard_all ? " (not ready)"
+               : !peer.done      ? " (not done)"
+                                 : "");
   }
 }
 
@@ -58,8 +61,8 @@ void print_rates(PingReport& report, std::FILE* out) {
     return;
   }
   const double messages = static_cast<double>(report.pings_sent);
-  fmt::print(out, "  ping phase: {:.3f} s, {:.0f} msg/s, {:.2f} MB/s of pings multicast\n", seconds,
-             messages / seconds, messages * report.ping_bytes / seconds / 1e6);
+  fmt::print(out, "  ping phase: {:.3f} s, {:.0f} msg/s, {:.2f} MB/s of pings multicast\n", seconds, messages / seconds,
+             messages * report.ping_bytes / seconds / 1e6);
 }
 
 }  // namespace

@@ -20,8 +20,7 @@ constexpr int kDrainTxMs = 200;  // at exit, for the last pongs and done to leav
 }  // namespace
 
 std::int64_t steady_ns() noexcept {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 

@@ -18,7 +18,7 @@
 
 namespace rtotem::tools {
 
-inline constexpr std::uint32_t kWindowMax = 64;  // our pings not yet settled (answered or lost)
+inline constexpr std::uint32_t kWindowMax = 64;             // our pings not yet settled (answered or lost)
 inline constexpr std::int64_t kHelloEveryNs = 100'000'000;  // hellos, and done messages
 inline constexpr std::int64_t kPingLossNs = 1'000'000'000;  // unanswered this long: lost
 inline constexpr std::int64_t kDoneGraceNs = 500'000'000;   // waiting for peers to hear our done
@@ -90,19 +90,19 @@ class PingSession final : private transport::PacketSink {
   std::vector<Peer> peers_;  // every node but this one, sorted by node id
   PingPhase phase_ = PingPhase::kHello;
   PingEnd end_ = PingEnd::kComplete;
-  bool blocked_ = false;     // this turn met back-pressure: wait, then retry
-  bool announced_ = false;   // this phase's hello or done went out with kHeardAll
+  bool blocked_ = false;    // this turn met back-pressure: wait, then retry
+  bool announced_ = false;  // this phase's hello or done went out with kHeardAll
 
   std::int64_t deadline_ns_ = 0;
   std::int64_t next_control_ns_ = 0;  // the next hello, or done
   std::int64_t ping_start_ns_ = 0;
   std::int64_t ping_end_ns_ = 0;
-  std::int64_t all_done_ns_ = 0;      // when the last peer said done; 0: not yet
+  std::int64_t all_done_ns_ = 0;  // when the last peer said done; 0: not yet
 
   std::vector<PingSlot> slots_;
   std::vector<std::uint8_t> answered_by_;  // [slot * peers + peer]
-  std::uint32_t front_ = 0;  // oldest unsettled seq
-  std::uint32_t next_ = 0;   // next seq to send; next_ - front_ <= kWindowMax
+  std::uint32_t front_ = 0;                // oldest unsettled seq
+  std::uint32_t next_ = 0;                 // next seq to send; next_ - front_ <= kWindowMax
 
   std::vector<OwedPong> owed_;  // a ring, sized for every peer's full window twice
   std::size_t owed_head_ = 0;

@@ -37,9 +37,7 @@ void PingSession::on_message(Peer& peer, std::size_t index, const PingMessage& m
       peer.tally.heard_all = true;  // a node pings only once it heard everyone
       owe_pong(index, message);
       break;
-    case PingType::kPong:
-      on_pong(peer, index, message, now);
-      break;
+    case PingType::kPong: on_pong(peer, index, message, now); break;
     case PingType::kDone:
       peer.tally.heard_all = true;
       peer.tally.done = true;
@@ -66,8 +64,8 @@ void PingSession::on_pong(Peer& peer, std::size_t index, const PingMessage& mess
   ++peer.tally.pongs;
   const std::int64_t rtt = std::max<std::int64_t>(now - slot.sent_ns, 0);
   RTOTEM_ASSERT(report_.rtt_ns.size() < report_.rtt_ns.capacity());  // pre-sized: one per pong
-  report_.rtt_ns.push_back(static_cast<std::uint32_t>(
-      std::min<std::int64_t>(rtt, std::numeric_limits<std::uint32_t>::max())));
+  report_.rtt_ns.push_back(
+      static_cast<std::uint32_t>(std::min<std::int64_t>(rtt, std::numeric_limits<std::uint32_t>::max())));
   if (++slot.answered < peers_.size()) return;
   slot.settled = true;
   settle_front();

@@ -8,8 +8,7 @@ namespace {
 
 template <class T>
 void store_be(std::byte* out, T value) noexcept {
-  for (std::size_t i = 0; i < sizeof(T); ++i)
-    out[i] = static_cast<std::byte>(value >> (8 * (sizeof(T) - 1 - i)));
+  for (std::size_t i = 0; i < sizeof(T); ++i) out[i] = static_cast<std::byte>(value >> (8 * (sizeof(T) - 1 - i)));
 }
 
 template <class T>
@@ -20,8 +19,7 @@ T load_be(const std::byte* in) noexcept {
 }
 
 bool known_type(std::uint8_t type) noexcept {
-  return type >= static_cast<std::uint8_t>(PingType::kHello) &&
-         type <= static_cast<std::uint8_t>(PingType::kDone);
+  return type >= static_cast<std::uint8_t>(PingType::kHello) && type <= static_cast<std::uint8_t>(PingType::kDone);
 }
 
 }  // namespace

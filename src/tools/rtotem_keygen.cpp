@@ -21,7 +21,9 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "rtotem-keygen: {}\n", written.error().message());
     return 1;
   }
-  fmt::print("rtotem-keygen: wrote a {}-byte cluster key to {} (mode 0400); copy it to the same path on every "
-             "node\n", transport::kClusterKeySize, options->path);
+  fmt::print(
+      "rtotem-keygen: wrote a {}-byte cluster key to {} (mode 0400); copy it to the same path on every "
+      "node\n",
+      transport::kClusterKeySize, options->path);
   return 0;
 }

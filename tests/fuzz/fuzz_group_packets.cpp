@@ -80,8 +80,9 @@ bool check_decodes(Bytes message) {
 class Harness final : public GroupEvents {
  public:
   Harness()
-      : service_(kSelf, kMessageMax, [this](const membership::Gather& packet, Delivery order) { return submit(packet, order); },
-                 *this) {}
+      : service_(
+            kSelf, kMessageMax,
+            [this](const membership::Gather& packet, Delivery order) { return submit(packet, order); }, *this) {}
 
   void deliver(NodeId sender, Delivery order, Bytes message) {
     if (!check_decodes(message)) ++refused_;

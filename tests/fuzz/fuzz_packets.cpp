@@ -109,9 +109,7 @@ void check_packet(Bytes packet, bool inner) {
     case PacketType::kToken: check_reencodes(packet, token, token_size(token), encode_token); break;
     case PacketType::kJoin: check_reencodes(packet, join, join_size(join), encode_join); break;
     case PacketType::kCommit: check_reencodes(packet, commit, commit_size(commit), encode_commit); break;
-    case PacketType::kMergeDetect:
-      check_reencodes(packet, merge, merge_detect_size(merge), encode_merge_detect);
-      break;
+    case PacketType::kMergeDetect: check_reencodes(packet, merge, merge_detect_size(merge), encode_merge_detect); break;
     case PacketType::kHoldCancel: check_reencodes(packet, cancel, hold_cancel_size(), encode_hold_cancel); break;
   }
 }

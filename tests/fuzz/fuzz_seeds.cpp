@@ -81,11 +81,13 @@ NodeList nodes(std::initializer_list<NodeId> ids) {
 
 void packet_seeds() {
   const Bytes hello = text("hello");
-  write("fuzz_packets", "mcast_agreed_one_message", mcast(1, 2, Delivery::kAgreed, false, chunk(ChunkKind::kWhole, hello, 5)));
+  write("fuzz_packets", "mcast_agreed_one_message",
+        mcast(1, 2, Delivery::kAgreed, false, chunk(ChunkKind::kWhole, hello, 5)));
   Bytes packed = chunk(ChunkKind::kWhole, hello, 5);
   append(packed, chunk(ChunkKind::kWhole, text("world!"), 6));
   write("fuzz_packets", "mcast_safe_two_packed", mcast(7, 3, Delivery::kSafe, false, packed));
-  write("fuzz_packets", "mcast_first_piece", mcast(2, 2, Delivery::kAgreed, false, chunk(ChunkKind::kFirst, hello, 12)));
+  write("fuzz_packets", "mcast_first_piece",
+        mcast(2, 2, Delivery::kAgreed, false, chunk(ChunkKind::kFirst, hello, 12)));
   const Bytes old_ring = mcast(5, 2, Delivery::kAgreed, false, chunk(ChunkKind::kWhole, hello, 5));
   write("fuzz_packets", "mcast_recovery_carrying_old", mcast(9, 1, Delivery::kAgreed, true, old_ring));
 
@@ -114,7 +116,8 @@ void packet_seeds() {
   // A whole datagram: the transport header of cluster "fuzz" (the target's), then the token.
   const Bytes payload = encoded(token, token_size(token), encode_token);
   Bytes datagram(transport::kWireHeaderSize);
-  transport::encode_header({.cluster_id = transport::cluster_id_from_name("fuzz"), .sender = 2,
+  transport::encode_header({.cluster_id = transport::cluster_id_from_name("fuzz"),
+                            .sender = 2,
                             .payload_len = static_cast<std::uint32_t>(payload.size())},
                            std::span<std::byte, transport::kWireHeaderSize>(datagram));
   append(datagram, payload);
@@ -187,10 +190,10 @@ void group_seeds() {
   using namespace groups;
   const Bytes join = group_packet(GroupJoin{"orders", 100}, group_join_size("orders"), encode_group_join);
   const Bytes data = text("hello");
-  const Bytes mcast = group_packet(GroupMcast{"orders", 100, data}, group_mcast_size("orders", data.size()),
-                                   encode_group_mcast);
-  const Bytes leave = group_packet(GroupLeave{"orders", 100, Reason::kLeave}, group_leave_size("orders"),
-                                   encode_group_leave);
+  const Bytes mcast =
+      group_packet(GroupMcast{"orders", 100, data}, group_mcast_size("orders", data.size()), encode_group_mcast);
+  const Bytes leave =
+      group_packet(GroupLeave{"orders", 100, Reason::kLeave}, group_leave_size("orders"), encode_group_leave);
   Bytes remote;  // node 2's process joins, multicasts, leaves
   append_step(remote, 0x00, join);
   append_step(remote, 0x40, mcast);

@@ -12,12 +12,13 @@
 #include <string_view>
 #include <thread>
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   bool delivered = false;
   rtotem::Client client;
   rtotem::Client::Callbacks callbacks;
-  callbacks.deliver = [&](const rtotem_message& m) {
-    delivered |= std::string_view(static_cast<const char*>(m.data), m.len) == "hello" && m.pid == static_cast<std::uint32_t>(getpid());
+  callbacks.deliver = [&](const rtotem_message &m) {
+    delivered |= std::string_view(static_cast<const char *>(m.data), m.len) == "hello" &&
+                 m.pid == static_cast<std::uint32_t>(getpid());
   };
   int rc = -EAGAIN;
   for (int tries = 0; tries < 200 && rc != 0; ++tries) {
@@ -45,18 +46,19 @@ int main(int argc, char** argv) {
 
   int added = 0;
   std::uint64_t track = 0;
-  if ((rc = client.key_track("install.", RTOTEM_TRACK_ADD | RTOTEM_TRACK_PREFIX,
-                             [&](int event, const char*, const rtotem_key_value*, const rtotem_key_value*) {
-                               added += event == RTOTEM_TRACK_ADD;
-                             },
-                             track)) != 0 ||
+  if ((rc = client.key_track(
+           "install.", RTOTEM_TRACK_ADD | RTOTEM_TRACK_PREFIX,
+           [&](int event, const char *, const rtotem_key_value *, const rtotem_key_value *) {
+             added += event == RTOTEM_TRACK_ADD;
+           },
+           track)) != 0 ||
       (rc = client.key_set("install.state", "checked")) != 0) {
     std::fprintf(stderr, "client_cpp: key store: %s\n", rtotem::strerror(rc));
     return 1;
   }
   std::string listed;
-  (void)client.key_list("install.", [&](const char* key, const rtotem_key_value& v) {
-    listed = std::string(key) + "=" + std::string(static_cast<const char*>(v.data), v.len);
+  (void)client.key_list("install.", [&](const char *key, const rtotem_key_value &v) {
+    listed = std::string(key) + "=" + std::string(static_cast<const char *>(v.data), v.len);
     return true;
   });
   for (int i = 0; i < 100 && added == 0; ++i) {

@@ -43,7 +43,7 @@ struct Member {
   int node = 0;
   std::vector<std::pair<uint32_t, std::string>> messages;  // (node id, text)
   std::vector<Confchg> confchgs;
-  std::vector<std::vector<uint32_t>> totem;  // totem confchg members
+  std::vector<std::vector<uint32_t>> totem;          // totem confchg members
   std::vector<std::pair<uint32_t, uint64_t>> rings;  // and their ring ids
   bool finalize_on_own_leave = false;
   bool finalized = false;
@@ -129,8 +129,9 @@ TEST(CorosyncCpg, AGroupOfThreeAsCorosyncsCpgGivesIt) {
   DaemonCluster cluster(3);
   for (int n = 1; n <= 3; ++n) cluster.start(n);
   for (int n = 1; n <= 3; ++n)  // one ring of all three first: the initial totem confchg shows it
-    ASSERT_TRUE(eventually([&] { return cluster.ctl_json(n, "status").find("\"members\": [1, 2, 3]") != std::string::npos; }))
-        << cluster.ctl_json(n, "status");
+    ASSERT_TRUE(eventually([&] {
+      return cluster.ctl_json(n, "status").find("\"members\": [1, 2, 3]") != std::string::npos;
+    })) << cluster.ctl_json(n, "status");
   std::vector<Member> members(3);
   cpg_model_v1_data_t model{CPG_MODEL_V1, deliver, confchg, totem_confchg, CPG_MODEL_V1_DELIVER_INITIAL_TOTEM_CONF};
   const cpg_name group = group_name("cpgtest");
@@ -140,7 +141,8 @@ TEST(CorosyncCpg, AGroupOfThreeAsCorosyncsCpgGivesIt) {
     setenv("RTOTEM_IPC", cluster.ipc_name(n).c_str(), 1);
     ASSERT_TRUE(eventually([&] {
       return cpg_model_initialize(&m.handle, CPG_MODEL_V1, reinterpret_cast<cpg_model_data_t*>(&model), &m) == CS_OK;
-    })) << "node " << n;
+    })) << "node "
+        << n;
     unsigned int local = 0;
     ASSERT_EQ(cpg_local_get(m.handle, &local), CS_OK);
     EXPECT_EQ(local, static_cast<unsigned>(n));
@@ -165,7 +167,8 @@ TEST(CorosyncCpg, AGroupOfThreeAsCorosyncsCpgGivesIt) {
   for (int round = 0; round < 5; ++round)
     for (Member& m : members) {
       const std::string head = fmt::format("node{}:", m.node), tail = std::to_string(round);
-      const iovec iov[2] = {{const_cast<char*>(head.data()), head.size()}, {const_cast<char*>(tail.data()), tail.size()}};
+      const iovec iov[2] = {{const_cast<char*>(head.data()), head.size()},
+                            {const_cast<char*>(tail.data()), tail.size()}};
       ASSERT_TRUE(eventually([&] { return cpg_mcast_joined(m.handle, CPG_TYPE_AGREED, iov, 2) == CS_OK; }));
     }
   ASSERT_TRUE(pump(members, [&] {
@@ -199,7 +202,8 @@ TEST(CorosyncCpg, AGroupOfThreeAsCorosyncsCpgGivesIt) {
   ASSERT_EQ(cpg_max_atomic_msgsize_get(members[1].handle, &atomic_max), CS_OK);
   std::string large(2 * std::size_t{atomic_max} + 1000, '\0');
   for (std::size_t i = 0; i < large.size(); ++i) large[i] = static_cast<char>('a' + i % 23);
-  const iovec halves[2] = {{large.data(), large.size() / 2}, {large.data() + large.size() / 2, large.size() - large.size() / 2}};
+  const iovec halves[2] = {{large.data(), large.size() / 2},
+                           {large.data() + large.size() / 2, large.size() - large.size() / 2}};
   ASSERT_TRUE(eventually([&] { return cpg_mcast_joined(members[1].handle, CPG_TYPE_AGREED, halves, 2) == CS_OK; }));
   ASSERT_TRUE(pump(members, [&] {
     for (const Member& m : members)
@@ -208,7 +212,8 @@ TEST(CorosyncCpg, AGroupOfThreeAsCorosyncsCpgGivesIt) {
   }));
   for (const Member& m : members)
     EXPECT_TRUE(m.messages.back() == (std::pair<uint32_t, std::string>{2, large}))
-        << "node " << m.node << ": " << m.messages.back().second.size() << " bytes from node " << m.messages.back().first;
+        << "node " << m.node << ": " << m.messages.back().second.size() << " bytes from node "
+        << m.messages.back().first;
 
   cpg_address list[CPG_MEMBERS_MAX];
   int n_list = 0;
@@ -231,8 +236,8 @@ TEST(CorosyncCpg, AGroupOfThreeAsCorosyncsCpgGivesIt) {
   // Corosync's own tool sees the group (its name with the NUL its users count) and its members.
   std::string out;
   ASSERT_EQ(corosync_tool(cluster, 1, "corosync-cpgtool", out), 0) << out;
-  EXPECT_NE(out.find(fmt::format("Group Name\t       PID\t   Node ID\ncpgtest\\x00\n\t\t{:10}\t         1 (127.0.0.1)\n",
-                                 getpid())),
+  EXPECT_NE(out.find(fmt::format(
+                "Group Name\t       PID\t   Node ID\ncpgtest\\x00\n\t\t{:10}\t         1 (127.0.0.1)\n", getpid())),
             std::string::npos)
       << out;
 
@@ -272,8 +277,8 @@ struct OneMember {
     cpg_model_v1_data_t model{CPG_MODEL_V1, deliver, confchg, totem_confchg, CPG_MODEL_V1_DELIVER_INITIAL_TOTEM_CONF};
     setenv("RTOTEM_IPC", cluster.ipc_name(1).c_str(), 1);
     const bool connected = eventually([&] {
-      return cpg_model_initialize(&member.handle, CPG_MODEL_V1, reinterpret_cast<cpg_model_data_t*>(&model),
-                                  &member) == CS_OK;
+      return cpg_model_initialize(&member.handle, CPG_MODEL_V1, reinterpret_cast<cpg_model_data_t*>(&model), &member) ==
+             CS_OK;
     });
     unsetenv("RTOTEM_IPC");
     EXPECT_TRUE(connected);

@@ -11,9 +11,9 @@ int corosync_tool(const DaemonCluster& cluster, int node, const std::string& com
   const char* libs = std::getenv("COROSYNC_LIBS");
   EXPECT_NE(libs, nullptr) << "set COROSYNC_LIBS to the drop-in libraries' directory";
   const char* env = std::getenv("COROSYNC_TOOL_ENV");
-  return cluster.run(node,
-                     fmt::format("PATH=/usr/sbin:$PATH LD_LIBRARY_PATH={} {} {}", libs ? libs : "", env ? env : "", command),
-                     out);
+  return cluster.run(
+      node, fmt::format("PATH=/usr/sbin:$PATH LD_LIBRARY_PATH={} {} {}", libs ? libs : "", env ? env : "", command),
+      out);
 }
 
 }  // namespace rtotem::testing

@@ -66,19 +66,25 @@ TEST_F(CorosyncTools, QuorumtoolShowsTheVotesQuorumAndMembersOfTheRing) {
   start(cluster, 3);
   std::string out;
   ASSERT_EQ(corosync_tool(cluster, 1, "corosync-quorumtool -s -i", out), 0) << out;
-  EXPECT_TRUE(contains(out, "Quorum provider:  corosync_votequorum\nNodes:            3\nNode ID:          1\n")) << out;
+  EXPECT_TRUE(contains(out, "Quorum provider:  corosync_votequorum\nNodes:            3\nNode ID:          1\n"))
+      << out;
   EXPECT_TRUE(contains(out, fmt::format("Ring ID:          {}\nQuorate:          Yes\n", ring_id(cluster, 1)))) << out;
-  EXPECT_TRUE(contains(out, "Expected votes:   3\nHighest expected: 3\nTotal votes:      3\nQuorum:           2  \n"
-                            "Flags:            Quorate \n")) << out;
-  EXPECT_TRUE(contains(out, "    Nodeid      Votes Name\n         1          1 127.0.0.1 (local)\n"
-                            "         2          1 127.0.0.2\n         3          1 127.0.0.3\n")) << out;
+  EXPECT_TRUE(contains(out,
+                       "Expected votes:   3\nHighest expected: 3\nTotal votes:      3\nQuorum:           2  \n"
+                       "Flags:            Quorate \n"))
+      << out;
+  EXPECT_TRUE(contains(out,
+                       "    Nodeid      Votes Name\n         1          1 127.0.0.1 (local)\n"
+                       "         2          1 127.0.0.2\n         3          1 127.0.0.3\n"))
+      << out;
 
   // Votes changed through votequorum at node 2 show at node 1.
   out.clear();
   ASSERT_EQ(corosync_tool(cluster, 2, "corosync-quorumtool -v 2 -n 3", out), 0) << out;
   ASSERT_TRUE(eventually([&] {
     out.clear();
-    return corosync_tool(cluster, 1, "corosync-quorumtool -l -i", out) == 0 && contains(out, "         3          2 127.0.0.3\n");
+    return corosync_tool(cluster, 1, "corosync-quorumtool -l -i", out) == 0 &&
+           contains(out, "         3          2 127.0.0.3\n");
   })) << out;
 
   // Back to one vote, and the expected votes (raised to 4 with them) back to 3.
@@ -134,24 +140,28 @@ TEST_F(CorosyncTools, CmapctlGetsSetsDeletesAndTracksKeys) {
   DaemonCluster cluster(2, 1000, "", kVotequorum);
   start(cluster, 2);
   std::string out;
-  ASSERT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl totem.cluster_name runtime.votequorum.this_node_id", out), 0) << out;
+  ASSERT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl totem.cluster_name runtime.votequorum.this_node_id", out), 0)
+      << out;
   EXPECT_TRUE(contains(out, fmt::format("totem.cluster_name (str) = {}\n", cluster.cluster_name()))) << out;
   EXPECT_TRUE(contains(out, "runtime.votequorum.this_node_id (u32) = 1\n")) << out;
   out.clear();
   ASSERT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl nodelist.node.", out), 0) << out;
-  EXPECT_TRUE(contains(out, "nodelist.node.0.nodeid (u32) = 1\nnodelist.node.0.quorum_votes (u32) = 1\n"
-                            "nodelist.node.0.ring0_addr (str) = 127.0.0.1\nnodelist.node.1.nodeid (u32) = 2\n"))
+  EXPECT_TRUE(contains(out,
+                       "nodelist.node.0.nodeid (u32) = 1\nnodelist.node.0.quorum_votes (u32) = 1\n"
+                       "nodelist.node.0.ring0_addr (str) = 127.0.0.1\nnodelist.node.1.nodeid (u32) = 2\n"))
       << out;
 
   // Every type, set by the tool and read back by it; a delete; an absent key.
-  for (const char* set : {"test.i8 i8 -- -7", "test.u64 u64 18446744073709551615", "test.d dbl 2.5", "test.s str hello"}) {
+  for (const char* set :
+       {"test.i8 i8 -- -7", "test.u64 u64 18446744073709551615", "test.d dbl 2.5", "test.s str hello"}) {
     out.clear();
     EXPECT_EQ(corosync_tool(cluster, 1, fmt::format("corosync-cmapctl -s {}", set), out), 0) << set << ": " << out;
   }
   out.clear();
   ASSERT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl test.", out), 0) << out;
-  EXPECT_EQ(out, "test.d (dbl) = 2.500000\ntest.i8 (i8) = -7\ntest.s (str) = hello\n"
-                 "test.u64 (u64) = 18446744073709551615\n");
+  EXPECT_EQ(out,
+            "test.d (dbl) = 2.500000\ntest.i8 (i8) = -7\ntest.s (str) = hello\n"
+            "test.u64 (u64) = 18446744073709551615\n");
   out.clear();
   EXPECT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl -d test.s", out), 0) << out;
   out.clear();
@@ -174,8 +184,8 @@ TEST_F(CorosyncTools, CmapctlGetsSetsDeletesAndTracksKeys) {
   ASSERT_GE(tracker, 0);
   if (tracker == 0) {
     std::string ignored;
-    _exit(corosync_tool(cluster, 1,
-               fmt::format("stdbuf -oL corosync-cmapctl -T test. < {} > {}", fifo, track_out), ignored));
+    _exit(corosync_tool(cluster, 1, fmt::format("stdbuf -oL corosync-cmapctl -T test. < {} > {}", fifo, track_out),
+                        ignored));
   }
   ChildReaper reaper(tracker);
   FILE* stdin_of_tracker = std::fopen(fifo.c_str(), "w");
@@ -193,8 +203,9 @@ TEST_F(CorosyncTools, CmapctlGetsSetsDeletesAndTracksKeys) {
   ASSERT_TRUE(eventually([&] { return waitpid(tracker, &status, WNOHANG) == tracker; }));
   reaper.pid = 0;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  EXPECT_TRUE(contains(read_file(track_out), "create> test.new (u32) = 42\nmodify> test.new (u32) = 43\n"
-                                             "delete> test.new (u32) = 43\n"))
+  EXPECT_TRUE(contains(read_file(track_out),
+                       "create> test.new (u32) = 42\nmodify> test.new (u32) = 43\n"
+                       "delete> test.new (u32) = 43\n"))
       << read_file(track_out);
 }
 
@@ -203,9 +214,11 @@ TEST_F(CorosyncTools, CfgtoolShowsNodesLinksAndAddressesAndKillsANode) {
   start(cluster, 3);
   std::string out;
   ASSERT_EQ(corosync_tool(cluster, 1, "corosync-cfgtool -s", out), 0) << out;
-  EXPECT_TRUE(contains(out, "Local node ID 1, transport udpu\nLINK ID 0 \n\taddr\t= 127.0.0.1\n\tstatus:\n"
-                            "\t\tnodeid:          1:\tlocalhost\n\t\tnodeid:          2:\tconnected\n"
-                            "\t\tnodeid:          3:\tconnected\n")) << out;
+  EXPECT_TRUE(contains(out,
+                       "Local node ID 1, transport udpu\nLINK ID 0 \n\taddr\t= 127.0.0.1\n\tstatus:\n"
+                       "\t\tnodeid:          1:\tlocalhost\n\t\tnodeid:          2:\tconnected\n"
+                       "\t\tnodeid:          3:\tconnected\n"))
+      << out;
   out.clear();
   ASSERT_EQ(corosync_tool(cluster, 1, "corosync-cfgtool -a 2", out), 0) << out;
   EXPECT_EQ(out, "127.0.0.2\n");
@@ -324,8 +337,8 @@ void record_votequorum_nodelist(votequorum_handle_t, uint64_t context, votequoru
   votequorum_nodelists.push_back(context);
 }
 
-std::vector<uint32_t> expected_told;            // each votequorum expected-votes notification's value
-std::vector<uint64_t> expected_contexts;         // and its context
+std::vector<uint32_t> expected_told;      // each votequorum expected-votes notification's value
+std::vector<uint64_t> expected_contexts;  // and its context
 void record_expected(votequorum_handle_t, uint64_t context, uint32_t expected) {
   expected_told.push_back(expected);
   expected_contexts.push_back(context);
@@ -351,7 +364,9 @@ TEST_F(CorosyncTools, AQuorumNotificationComesPerRingNotWhenOnlyTheVotesChange) 
   ASSERT_EQ(corosync_tool(cluster, 1,
                           fmt::format("timeout 60 stdbuf -oL corosync-quorumtool -m > {} 2>&1 & echo $! > {}", monitor,
                                       monitor_pid),
-                          out), 0) << out;
+                          out),
+            0)
+      << out;
   uint32_t type = 0;
   const quorum_handle_t q = open_quorum(cluster, type);
   ASSERT_NE(q, 0U);
@@ -384,7 +399,8 @@ TEST_F(CorosyncTools, AQuorumNotificationComesPerRingNotWhenOnlyTheVotesChange) 
     const std::string shown = read_file(monitor);
     const auto last = shown.rfind("Nodes:");
     return last != std::string::npos && shown.compare(last, 19, "Nodes:            2") == 0;
-  })) << "corosync-quorumtool -m shows the ring of two:\n" << read_file(monitor);
+  })) << "corosync-quorumtool -m shows the ring of two:\n"
+      << read_file(monitor);
   EXPECT_EQ(votequorum_finalize(vq), CS_OK);
   EXPECT_EQ(quorum_finalize(q), CS_OK);
 }
@@ -413,7 +429,8 @@ TEST_F(CorosyncTools, TrackstartAndTrackstopAnswerAsCorosyncsQuorumServices) {
     return votequorum_setvotes(vq, 0, votes) == CS_OK && counts_votes(cluster, 1, votes);
   };
   const auto told = [&](std::size_t n) {
-    return eventually([&] { return votequorum_dispatch(vq, CS_DISPATCH_ALL) == CS_OK && votequorum_contexts.size() == n; });
+    return eventually(
+        [&] { return votequorum_dispatch(vq, CS_DISPATCH_ALL) == CS_OK && votequorum_contexts.size() == n; });
   };
 
   EXPECT_EQ(votequorum_trackstart(vq, 5, 0), CS_OK) << "no track flag";
@@ -428,7 +445,8 @@ TEST_F(CorosyncTools, TrackstartAndTrackstopAnswerAsCorosyncsQuorumServices) {
   ASSERT_TRUE(told(2));
   EXPECT_EQ(votequorum_trackstart(vq, 8, CS_TRACK_CHANGES_ONLY), CS_ERR_EXIST);
   ASSERT_TRUE(set_votes(3));  // expected votes 3: an expected-votes notification
-  ASSERT_TRUE(eventually([&] { return votequorum_dispatch(vq, CS_DISPATCH_ALL) == CS_OK && !expected_contexts.empty(); }));
+  ASSERT_TRUE(
+      eventually([&] { return votequorum_dispatch(vq, CS_DISPATCH_ALL) == CS_OK && !expected_contexts.empty(); }));
   EXPECT_EQ(expected_contexts, (std::vector<uint64_t>{7})) << "the change, told with the first context";
   EXPECT_EQ(votequorum_contexts, (std::vector<uint64_t>{6, 7}));
   // The state at a trackstart starts with a nodelist notification, though a change of the same
@@ -459,8 +477,8 @@ struct Notified {
 
 void notified(cmap_handle_t, cmap_track_handle_t, int32_t event, const char* key, cmap_notify_value new_value,
               cmap_notify_value old_value, void* user) {
-  *static_cast<Notified*>(user) = {event, key, new_value.data == nullptr, old_value.data == nullptr, new_value.len,
-                                   old_value.len};
+  *static_cast<Notified*>(user) = {event,         key,          new_value.data == nullptr, old_value.data == nullptr,
+                                   new_value.len, old_value.len};
 }
 
 // Answers an application may branch on, as Corosync's libraries give them: a key's missing old

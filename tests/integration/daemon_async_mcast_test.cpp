@@ -40,7 +40,8 @@ struct Timeline {
         fmt::format("m {} {}", m->pid, std::string(static_cast<const char*>(m->data), m->len)));
   }
   static void change(rtotem_t*, const rtotem_group_change* c, void* ctx) {
-    for (std::size_t i = 0; i < c->n_left; ++i) static_cast<Timeline*>(ctx)->entries.push_back(fmt::format("left {}", c->left[i].pid));
+    for (std::size_t i = 0; i < c->n_left; ++i)
+      static_cast<Timeline*>(ctx)->entries.push_back(fmt::format("left {}", c->left[i].pid));
   }
 };
 
@@ -96,7 +97,8 @@ TEST(AsyncMcast, ASenderThatDisconnectsAtOnceHasEveryMessageDeliveredBeforeItsLe
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
   const std::string gone = fmt::format("left {}", sender);
   const auto done = [&] { return std::find(seen.entries.begin(), seen.entries.end(), gone) != seen.entries.end(); };
-  for (const auto deadline = std::chrono::steady_clock::now() + 30s; !done() && std::chrono::steady_clock::now() < deadline;) {
+  for (const auto deadline = std::chrono::steady_clock::now() + 30s;
+       !done() && std::chrono::steady_clock::now() < deadline;) {
     pollfd fd{rtotem_fd(reader), POLLIN, 0};
     (void)poll(&fd, 1, 20);
     ASSERT_GE(rtotem_dispatch(reader, RTOTEM_DISPATCH_ALL), 0);
@@ -159,7 +161,9 @@ TEST(AsyncMcast, ACleanDisconnectLosesWaitingMulticastsOnlyPast16MiBOfDepartedCl
       return std::ranges::any_of(e.left, [](const auto& l) { return l.first.nodeid == 1; });
     });
   };
-  ASSERT_TRUE(pump_until({&receiver}, [&] { return with_sender() == kSenders; }, 60s)) << with_sender();
+  ASSERT_TRUE(pump_until(
+      {&receiver}, [&] { return with_sender() == kSenders; }, 60s))
+      << with_sender();
 
   cluster.signal(2, SIGSTOP);
   int rc = 0;
@@ -174,13 +178,15 @@ TEST(AsyncMcast, ACleanDisconnectLosesWaitingMulticastsOnlyPast16MiBOfDepartedCl
       ASSERT_EQ(rtotem_mcast(senders[i]->handle(), group.c_str(), text.data(), text.size(), RTOTEM_AGREED), 0) << i;
   }
   senders.clear();  // each rtotem_disconnect waits until the daemon has taken its four
-  ASSERT_TRUE(eventually([&] { return json_counter(cluster.ctl_json(1, "status"), "clients") == connected_before; }, 30s))
+  ASSERT_TRUE(
+      eventually([&] { return json_counter(cluster.ctl_json(1, "status"), "clients") == connected_before; }, 30s))
       << "the daemon still has some of the senders";
   const std::string stats = cluster.ctl_json(1, "stats");
   cluster.signal(2, SIGCONT);
 
   // Each sender's leave comes after whatever of its multicasts went on the ring.
-  ASSERT_TRUE(pump_until({&receiver, &filler}, [&] { return leaves() == kSenders; }, 120s))
+  ASSERT_TRUE(pump_until(
+      {&receiver, &filler}, [&] { return leaves() == kSenders; }, 120s))
       << leaves() << " of " << kSenders << " leaves";
   std::map<int, int> delivered;  // by sender
   for (const Received& m : receiver.messages) {
@@ -192,9 +198,12 @@ TEST(AsyncMcast, ACleanDisconnectLosesWaitingMulticastsOnlyPast16MiBOfDepartedCl
   int none = 0;
   for (int i = 0; i < kSenders; ++i) {
     const int n = delivered.contains(i) ? delivered[i] : 0;
-    if (n == 4) ++whole;
-    else if (n == 0) ++none;
-    else ADD_FAILURE() << "sender " << i << ": " << n << " of its 4 multicasts delivered";
+    if (n == 4)
+      ++whole;
+    else if (n == 0)
+      ++none;
+    else
+      ADD_FAILURE() << "sender " << i << ": " << n << " of its 4 multicasts delivered";
   }
   EXPECT_GE(none, 1) << "no departed client's multicasts passed 16 MiB: the bound was not tested";
   EXPECT_EQ(json_counter(stats, "orphans_dropped"), 4u * static_cast<std::uint64_t>(none)) << stats;
@@ -259,16 +268,19 @@ TEST_F(AsyncMcastSmallQueue, AFullWindowIsRefusedLocallyAndLosesNothing) {
   // The credit comes back (as events) while the daemon can still queue; once it cannot, it keeps
   // a window's worth staged, and the library refuses the rest. Sent on until the daemon stages.
   int dispatched = 0;
-  ASSERT_TRUE(eventually([&] {
-    pollfd fd{rtotem_fd(sender.handle()), POLLIN, 0};
-    (void)poll(&fd, 1, 20);
-    if ((dispatched = sender.dispatch()) < 0) return true;
-    for (;; ++taken) {
-      const std::string text = fmt::format("{:06} {}", taken, filler);
-      if ((rc = rtotem_mcast(sender.handle(), "g", text.data(), text.size(), RTOTEM_AGREED)) != 0) break;
-    }
-    return rc != -EAGAIN || json_counter(cluster.ctl_json(1, "stats"), "mcasts_staged") > 0;
-  }, 20s, 0ms)) << "the ring never refused one: the window was not tested";
+  ASSERT_TRUE(eventually(
+      [&] {
+        pollfd fd{rtotem_fd(sender.handle()), POLLIN, 0};
+        (void)poll(&fd, 1, 20);
+        if ((dispatched = sender.dispatch()) < 0) return true;
+        for (;; ++taken) {
+          const std::string text = fmt::format("{:06} {}", taken, filler);
+          if ((rc = rtotem_mcast(sender.handle(), "g", text.data(), text.size(), RTOTEM_AGREED)) != 0) break;
+        }
+        return rc != -EAGAIN || json_counter(cluster.ctl_json(1, "stats"), "mcasts_staged") > 0;
+      },
+      20s, 0ms))
+      << "the ring never refused one: the window was not tested";
   ASSERT_GE(dispatched, 0);
   ASSERT_EQ(rc, -EAGAIN) << rtotem_strerror(rc) << " after " << taken;
   const std::uint64_t requests = json_counter(cluster.ctl_json(1, "stats"), "requests_async");
@@ -276,7 +288,8 @@ TEST_F(AsyncMcastSmallQueue, AFullWindowIsRefusedLocallyAndLosesNothing) {
   EXPECT_EQ(json_counter(cluster.ctl_json(1, "stats"), "requests_async"), requests)
       << "a refused multicast reached the daemon";
   cluster.signal(2, SIGCONT);
-  ASSERT_TRUE(pump_until({&sender}, [&] { return sender.messages.size() == static_cast<std::size_t>(taken) + 1; }, 60s))
+  ASSERT_TRUE(pump_until(
+      {&sender}, [&] { return sender.messages.size() == static_cast<std::size_t>(taken) + 1; }, 60s))
       << sender.messages.size() - 1 << " of " << taken;
   for (int i = 0; i < taken; ++i) ASSERT_EQ(sender.messages[i + 1].text, fmt::format("{:06} {}", i, filler));
   // The credit came back with the deliveries: the window is open again.
@@ -376,7 +389,8 @@ TEST_F(AsyncMcastSmallQueue, WhatFailsLaterIsAnEventAndAWindowIgnoredIsACutOff) 
   cluster.signal(2, SIGCONT);
   // The well-behaved client is unaffected.
   ASSERT_EQ(client.send("g", "after"), 0);
-  EXPECT_TRUE(pump_until({&client}, [&] { return !client.messages.empty() && client.messages.back().text == "after"; }, 30s));
+  EXPECT_TRUE(pump_until(
+      {&client}, [&] { return !client.messages.empty() && client.messages.back().text == "after"; }, 30s));
 }
 
 // Whether process `pid` has stopped (SIGSTOP took effect: its state in /proc is T).

@@ -34,7 +34,8 @@ DaemonCluster::DaemonCluster(int nodes, int token_ms, const std::string& totem_e
       "totem {{\n  version: 2\n  cluster_name: {}\n  transport: udpu\n  token: {}\n{}"
       "  interface {{\n    mcastport: {}\n  }}\n}}\nlogging {{\n  to_stderr: yes\n  debug: off\n}}\nnodelist {{\n",
       cluster_name(), token_ms, totem_extra, port_);
-  for (int n = 1; n <= nodes; ++n) text += fmt::format("  node {{\n    nodeid: {}\n    ring0_addr: 127.0.0.{}\n  }}\n", n, n);
+  for (int n = 1; n <= nodes; ++n)
+    text += fmt::format("  node {{\n    nodeid: {}\n    ring0_addr: 127.0.0.{}\n  }}\n", n, n);
   text += "}\n" + sections;
   config_ = dir_ + "/rtotem.conf";
   std::ofstream(config_) << text;
@@ -238,18 +239,23 @@ void start_ring(DaemonCluster& cluster, int nodes, std::vector<std::unique_ptr<T
     clients.push_back(std::make_unique<TestClient>());
     ASSERT_EQ(clients.back()->connect(cluster.ipc_name(n)), 0) << "node " << n;
   }
-  ASSERT_TRUE(pump_until(raw(clients), [&] {
-    return std::all_of(clients.begin(), clients.end(), [&](const auto& c) {
-      return !c->rings.empty() && c->rings.back().size() == static_cast<std::size_t>(nodes);
-    });
-  }, std::chrono::seconds(30))) << "no ring of " << nodes;
+  ASSERT_TRUE(pump_until(
+      raw(clients),
+      [&] {
+        return std::all_of(clients.begin(), clients.end(), [&](const auto& c) {
+          return !c->rings.empty() && c->rings.back().size() == static_cast<std::size_t>(nodes);
+        });
+      },
+      std::chrono::seconds(30)))
+      << "no ring of " << nodes;
 }
 
 void join_group(const std::vector<std::unique_ptr<TestClient>>& clients, const std::string& group) {
   for (const auto& c : clients) ASSERT_EQ(c->join(group), 0);
   ASSERT_TRUE(pump_until(raw(clients), [&] {
-    return std::all_of(clients.begin(), clients.end(),
-                       [&](const auto& c) { return !c->changes.empty() && c->changes.back().members.size() == clients.size(); });
+    return std::all_of(clients.begin(), clients.end(), [&](const auto& c) {
+      return !c->changes.empty() && c->changes.back().members.size() == clients.size();
+    });
   })) << "not every client saw the whole group";
 }
 

@@ -112,7 +112,8 @@ class TestClient {
   int connect(const std::string& ipc_name, std::chrono::milliseconds within = std::chrono::seconds(20));
   int join(const std::string& group);
   // Retries back-pressure for up to `within`.
-  int send(const std::string& group, const std::string& text, std::chrono::milliseconds within = std::chrono::seconds(10));
+  int send(const std::string& group, const std::string& text,
+           std::chrono::milliseconds within = std::chrono::seconds(10));
   int dispatch() { return rtotem_dispatch(h_, RTOTEM_DISPATCH_ALL); }
   rtotem_t* handle() const noexcept { return h_; }
 

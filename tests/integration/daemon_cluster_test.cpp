@@ -55,9 +55,12 @@ TEST_F(DaemonClusterTest, EveryClientDeliversTheSameSequence) {
     for (std::size_t n = 0; n < clients.size(); ++n)
       ASSERT_EQ(clients[n]->send("orders", fmt::format("{}:{}", n + 1, i)), 0);
   const std::size_t total = kPerNode * clients.size();
-  ASSERT_TRUE(pump_until(all(), [&] {
-    return std::all_of(clients.begin(), clients.end(), [&](const auto& c) { return c->messages.size() >= total; });
-  })) << clients[0]->messages.size() << " " << clients[1]->messages.size() << " " << clients[2]->messages.size();
+  ASSERT_TRUE(pump_until(all(),
+                         [&] {
+                           return std::all_of(clients.begin(), clients.end(),
+                                              [&](const auto& c) { return c->messages.size() >= total; });
+                         }))
+      << clients[0]->messages.size() << " " << clients[1]->messages.size() << " " << clients[2]->messages.size();
   for (auto& c : clients) {
     EXPECT_EQ(c->messages.size(), total);
     EXPECT_EQ(c->messages, clients[0]->messages) << "a different sequence";
@@ -102,11 +105,16 @@ TEST_F(DaemonClusterTest, AKilledNodeLeavesAndARestartedOneRejoins) {
   const std::uint32_t pid3 = clients[2]->changes.back().members.back().pid;  // sorted: node 3's is last
   cluster.kill(3, SIGKILL);  // first: a client closed before would be reported as PROCDOWN
   clients.pop_back();
-  ASSERT_TRUE(pump_until(all(), [&] {
-    return std::all_of(clients.begin(), clients.end(), [&](const auto& c) {
-      return !c->changes.empty() && !c->changes.back().left.empty() && !c->rings.empty() && c->rings.back().size() == 2;
-    });
-  }, 30s)) << "node 3's process was not reported down, or no ring of the two survivors";
+  ASSERT_TRUE(pump_until(
+      all(),
+      [&] {
+        return std::all_of(clients.begin(), clients.end(), [&](const auto& c) {
+          return !c->changes.empty() && !c->changes.back().left.empty() && !c->rings.empty() &&
+                 c->rings.back().size() == 2;
+        });
+      },
+      30s))
+      << "node 3's process was not reported down, or no ring of the two survivors";
   for (auto& c : clients) {
     const GroupEvent& e = c->changes.back();
     ASSERT_EQ(e.left.size(), 1u);
@@ -119,11 +127,14 @@ TEST_F(DaemonClusterTest, AKilledNodeLeavesAndARestartedOneRejoins) {
   clients.push_back(std::make_unique<TestClient>());
   ASSERT_EQ(clients.back()->connect(cluster.ipc_name(3)), 0);
   ASSERT_EQ(clients.back()->join("g"), 0);
-  ASSERT_TRUE(pump_until(all(), [&] {
-    return std::all_of(clients.begin(), clients.end(), [&](const auto& c) {
-      return !c->changes.empty() && c->changes.back().members.size() == 3;
-    });
-  }, 30s)) << "the restarted node's process did not join";
+  ASSERT_TRUE(pump_until(
+      all(),
+      [&] {
+        return std::all_of(clients.begin(), clients.end(),
+                           [&](const auto& c) { return !c->changes.empty() && c->changes.back().members.size() == 3; });
+      },
+      30s))
+      << "the restarted node's process did not join";
   EXPECT_EQ(member_lists(*clients[0]).back(), member_lists(*clients[2]).back());
   // The restarted node's client hears its own join as a JOIN. The processes of nodes 1 and 2 are
   // in the group at its join, if its join comes after the merge, or come as NODEUP when the merge
@@ -173,7 +184,8 @@ TEST_F(DaemonClusterTest, ACrashedClientAndALeavingOneAreReportedWithTheirReason
   if (child == 0) {  // joins, then dies without a word
     TestClient c;
     if (c.connect(cluster.ipc_name(2)) != 0 || c.join("g") != 0) _exit(1);
-    pump_until({&c}, [&] { return !c.changes.empty(); }, 10s);
+    pump_until(
+        {&c}, [&] { return !c.changes.empty(); }, 10s);
     _exit(0);
   }
   auto saw = [&](rtotem_reason why) {
@@ -215,10 +227,10 @@ TEST_F(DaemonClusterTest, MalformedRequestsAndGarbageDatagramsDisturbNothing) {
     std::memcpy(&r, answer.data(), sizeof r);
     return r.error;
   };
-  EXPECT_EQ(ask(999, ""), -EINVAL);                                  // unknown request
-  EXPECT_EQ(ask(1, std::string("\xff\xff\xff\xff", 4)), -EINVAL);   // join: a name longer than the body
-  EXPECT_EQ(ask(1, std::string("\0\0\0\0", 4)), -EINVAL);           // join: an empty name
-  EXPECT_EQ(ask(3, std::string("\x07", 1)), -EINVAL);                // mcast: bad order, no group
+  EXPECT_EQ(ask(999, ""), -EINVAL);                                // unknown request
+  EXPECT_EQ(ask(1, std::string("\xff\xff\xff\xff", 4)), -EINVAL);  // join: a name longer than the body
+  EXPECT_EQ(ask(1, std::string("\0\0\0\0", 4)), -EINVAL);          // join: an empty name
+  EXPECT_EQ(ask(3, std::string("\x07", 1)), -EINVAL);              // mcast: bad order, no group
   // A length that would wrap the request's size is refused by the library, not sent.
   EXPECT_EQ(rtotem_mcast(clients[0]->handle(), "g", "x", SIZE_MAX, RTOTEM_AGREED), -EMSGSIZE);
   qb_ipcc_disconnect(raw);
@@ -259,11 +271,14 @@ TEST(DaemonStop, AStoppedDaemonIsReportedGoneWithoutWaitingForTheTokenTimeout) {
     ASSERT_EQ(clients.back()->join("g"), 0);
   }
   std::vector<TestClient*> all{clients[0].get(), clients[1].get(), clients[2].get()};
-  ASSERT_TRUE(pump_until(all, [&] {
-    return std::all_of(clients.begin(), clients.end(), [](const auto& c) {
-      return !c->changes.empty() && c->changes.back().members.size() == 3;
-    });
-  }, 30s)) << "no group of three";
+  ASSERT_TRUE(pump_until(
+      all,
+      [&] {
+        return std::all_of(clients.begin(), clients.end(),
+                           [](const auto& c) { return !c->changes.empty() && c->changes.back().members.size() == 3; });
+      },
+      30s))
+      << "no group of three";
   // Node 3's client stays connected (not pumped): were it to disconnect first, its own leave
   // (PROCDOWN) could reach the others before the node's stop does.
   const std::unique_ptr<TestClient> on_stopped_node = std::move(clients.back());
@@ -275,13 +290,18 @@ TEST(DaemonStop, AStoppedDaemonIsReportedGoneWithoutWaitingForTheTokenTimeout) {
   };
   const std::uint64_t timeouts_before[] = {waited_for_timeouts(1), waited_for_timeouts(2)};
   const int status = cluster.kill(3, SIGTERM);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "not a clean exit (a sanitizer report?): status "
-                                                              << status << "\n" << cluster.log(3);
-  ASSERT_TRUE(pump_until(all, [&] {
-    return std::all_of(clients.begin(), clients.end(), [](const auto& c) {
-      return !c->rings.empty() && c->rings.back() == std::vector<std::uint32_t>{1, 2};
-    });
-  }, 60s)) << "no ring of the survivors";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "not a clean exit (a sanitizer report?): status " << status << "\n"
+      << cluster.log(3);
+  ASSERT_TRUE(pump_until(
+      all,
+      [&] {
+        return std::all_of(clients.begin(), clients.end(), [](const auto& c) {
+          return !c->rings.empty() && c->rings.back() == std::vector<std::uint32_t>{1, 2};
+        });
+      },
+      60s))
+      << "no ring of the survivors";
   for (int node = 1; node <= 2; ++node)
     EXPECT_EQ(waited_for_timeouts(node), timeouts_before[node - 1]) << "node " << node << " waited for a timeout";
   for (auto& c : clients) {
@@ -301,10 +321,13 @@ TEST(DaemonSlowClient, AClientThatStopsReadingIsCutOffWithoutStallingTheOthers) 
   TestClient sender, reader;
   ASSERT_EQ(sender.connect(cluster.ipc_name(1)), 0);
   ASSERT_EQ(reader.connect(cluster.ipc_name(2)), 0);
-  ASSERT_TRUE(pump_until({&sender, &reader}, [&] {
-    return !sender.rings.empty() && sender.rings.back().size() == 2 && !reader.rings.empty() &&
-           reader.rings.back().size() == 2;
-  }, 30s));
+  ASSERT_TRUE(pump_until(
+      {&sender, &reader},
+      [&] {
+        return !sender.rings.empty() && sender.rings.back().size() == 2 && !reader.rings.empty() &&
+               reader.rings.back().size() == 2;
+      },
+      30s));
   // The slow client: another process (one connection per process and group), which joins and
   // then never reads again.
   const pid_t slow = fork();
@@ -327,14 +350,19 @@ TEST(DaemonSlowClient, AClientThatStopsReadingIsCutOffWithoutStallingTheOthers) 
     ASSERT_EQ(sender.send("g", fmt::format("{:06}", i) + filler), 0) << "message " << i;
     // Both keep reading, and keep up: rtotem_mcast does not wait for the ring, so the sender
     // stays within 16 messages of what both have read. Only the slow one falls behind.
-    ASSERT_TRUE(pump_until({&sender, &reader}, [&] {
-      return sender.messages.size() + 16 > static_cast<std::size_t>(i) &&
-             reader.messages.size() + 16 > static_cast<std::size_t>(i);
-    }, 30s)) << "message " << i;
+    ASSERT_TRUE(pump_until(
+        {&sender, &reader},
+        [&] {
+          return sender.messages.size() + 16 > static_cast<std::size_t>(i) &&
+                 reader.messages.size() + 16 > static_cast<std::size_t>(i);
+        },
+        30s))
+        << "message " << i;
   }
-  ASSERT_TRUE(pump_until({&sender, &reader}, [&] {
-    return sender.messages.size() == kMessages && reader.messages.size() == kMessages;
-  }, 60s)) << sender.messages.size() << " and " << reader.messages.size() << " of " << kMessages;
+  ASSERT_TRUE(pump_until(
+      {&sender, &reader}, [&] { return sender.messages.size() == kMessages && reader.messages.size() == kMessages; },
+      60s))
+      << sender.messages.size() << " and " << reader.messages.size() << " of " << kMessages;
   EXPECT_EQ(sender.messages, reader.messages);
   EXPECT_NE(cluster.log(1).find("does not read its events"), std::string::npos) << cluster.log(1);
   // Its leave (PROCDOWN) reaches the others; its own calls now fail.
@@ -377,28 +405,37 @@ TEST(DaemonBackPressure, AJoinListRefusedByAFullQueueIsRetriedUntilItGoes) {
   const auto fill_queue = [&] {
     if (fill(32 << 10, 3) && fill(1 << 10, 24) && fill(1, 400)) ++refused;
   };
-  ASSERT_TRUE(pump_until({&sender}, [&] {
-    fill_queue();
-    return refused > 0;
-  }, 10s)) << "the queue was never full: the test did not test the retry";
+  ASSERT_TRUE(pump_until(
+      {&sender},
+      [&] {
+        fill_queue();
+        return refused > 0;
+      },
+      10s))
+      << "the queue was never full: the test did not test the retry";
   cluster.start(3);
   // Logged just after the ring's own line, in the same configuration: waited for, not looked for
   // once the ring line shows (under ASan the test read the log between the two lines).
-  ASSERT_TRUE(pump_until({&sender}, [&] {
-    fill_queue();
-    return cluster.log(1).find("wait for room in the send queue") != std::string::npos;
-  }, 30s)) << cluster.log(1);
+  ASSERT_TRUE(pump_until(
+      {&sender},
+      [&] {
+        fill_queue();
+        return cluster.log(1).find("wait for room in the send queue") != std::string::npos;
+      },
+      30s))
+      << cluster.log(1);
   EXPECT_NE(cluster.log(1).find("members [1 3]"), std::string::npos) << cluster.log(1);
   // The flood stops; the sender reads all it sent before node 3's client (blocking) connects.
-  ASSERT_TRUE(pump_until({&sender}, [&] { return sender.messages.size() == sent; }, 60s))
+  ASSERT_TRUE(pump_until(
+      {&sender}, [&] { return sender.messages.size() == sent; }, 60s))
       << sender.messages.size() << " of " << sent;
   TestClient other;
   ASSERT_EQ(other.connect(cluster.ipc_name(3)), 0);
   ASSERT_EQ(other.join("g"), 0);
   // The retried list went: node 3 knows node 1's member, so its process sees a group of two.
-  EXPECT_TRUE(pump_until({&sender, &other}, [&] {
-    return !other.changes.empty() && other.changes.back().members.size() == 2;
-  }, 30s)) << "node 3's process never saw the group of two";
+  EXPECT_TRUE(pump_until(
+      {&sender, &other}, [&] { return !other.changes.empty() && other.changes.back().members.size() == 2; }, 30s))
+      << "node 3's process never saw the group of two";
   const int status = cluster.kill(1, SIGTERM);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status << "\n" << cluster.log(1);
 }

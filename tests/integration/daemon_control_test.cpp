@@ -52,11 +52,12 @@ struct Change {
   std::string value;  // a string value, or a u32's decimal
 };
 
-void record(rtotem_t*, std::uint64_t, int event, const char* key, const rtotem_key_value* now,
-            const rtotem_key_value*, void* user) {
+void record(rtotem_t*, std::uint64_t, int event, const char* key, const rtotem_key_value* now, const rtotem_key_value*,
+            void* user) {
   std::string value;
   if (now != nullptr && now->type == RTOTEM_KEY_STRING) value.assign(static_cast<const char*>(now->data), now->len);
-  if (now != nullptr && now->type == RTOTEM_KEY_UINT32) value = std::to_string(*static_cast<const std::uint32_t*>(now->data));
+  if (now != nullptr && now->type == RTOTEM_KEY_UINT32)
+    value = std::to_string(*static_cast<const std::uint32_t*>(now->data));
   static_cast<std::vector<Change>*>(user)->push_back({event, key, value});
 }
 
@@ -118,7 +119,8 @@ TEST(DaemonKeys, TheConfigurationAndTheRingAreKeysAndApplicationKeysAreTracked) 
 
   // A ring change shows under runtime.members.
   cluster.kill(2, SIGKILL);
-  EXPECT_TRUE(eventually([&] { return ctl_out(cluster, 1, "get runtime.members.2.status").find("= left") != std::string::npos; }));
+  EXPECT_TRUE(eventually(
+      [&] { return ctl_out(cluster, 1, "get runtime.members.2.status").find("= left") != std::string::npos; }));
 }
 
 // Pacemaker writes uidgid.gid.N for its haclient group: who may connect changes at once.
@@ -198,9 +200,8 @@ class TrackingUser {
       for (int i = 0; i < connections; ++i) {
         clients.push_back(std::make_unique<TestClient>());
         if (clients.back()->connect(ipc, 5s) != 0) _exit(2);
-        for (std::uint64_t id = 0;
-             rtotem_key_track(clients.back()->handle(), "app.", RTOTEM_TRACK_ADD | RTOTEM_TRACK_PREFIX, record,
-                              &seen, &id) == 0;)
+        for (std::uint64_t id = 0; rtotem_key_track(clients.back()->handle(), "app.",
+                                                    RTOTEM_TRACK_ADD | RTOTEM_TRACK_PREFIX, record, &seen, &id) == 0;)
           ++added;
       }
       const std::string count = std::to_string(added) + "\n";
@@ -210,7 +211,8 @@ class TrackingUser {
     ::close(fds[1]);
     std::string out;
     char buf[32];
-    for (ssize_t n; out.find('\n') == std::string::npos && (n = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, n);
+    for (ssize_t n; out.find('\n') == std::string::npos && (n = ::read(fds[0], buf, sizeof buf)) > 0;)
+      out.append(buf, n);
     ::close(fds[0]);
     if (out.find('\n') != std::string::npos) trackers_ = std::stoul(out);
   }
@@ -245,7 +247,8 @@ TEST(DaemonKeys, AUsersConnectionsTakeTheirShareOfTrackersAndRootStillGetsItsOwn
   std::vector<Change> seen;
   std::size_t added = 0;
   for (std::uint64_t id = 0;
-       added < 1024 && rtotem_key_track(root.handle(), "app.", RTOTEM_TRACK_ADD | RTOTEM_TRACK_PREFIX, record, &seen, &id) == 0;)
+       added < 1024 &&
+       rtotem_key_track(root.handle(), "app.", RTOTEM_TRACK_ADD | RTOTEM_TRACK_PREFIX, record, &seen, &id) == 0;)
     ++added;
   EXPECT_EQ(added, 1024u) << "root's connection got no more";
 }
@@ -269,7 +272,8 @@ TEST(DaemonKeys, AUserThatFillsTheStoreLeavesRoomForRootsKeys) {
     for (std::size_t size = RTOTEM_KEY_VALUE_MAX; size > 0; size /= 2) {  // the largest values first
       const std::string value(size, 'x');
       for (int rc = 0; rc == 0 && i < 100'000; ++i) {
-        rc = rtotem_key_set(c.handle(), fmt::format("app.{}", i).c_str(), RTOTEM_KEY_STRING, value.data(), value.size());
+        rc =
+            rtotem_key_set(c.handle(), fmt::format("app.{}", i).c_str(), RTOTEM_KEY_STRING, value.data(), value.size());
         if (rc != 0 && rc != -ENOSPC) _exit(3);
       }
     }
@@ -297,16 +301,18 @@ TEST(DaemonControl, AVetoedShutdownDoesNotHappenAndAnAgreedOneDoes) {
   TestClient pacemaker;  // tracks shutdown and answers, as Pacemaker does through libcfg
   ASSERT_EQ(pacemaker.connect(cluster.ipc_name(1)), 0);
   static ShutdownAnswer answer;
-  ASSERT_EQ(rtotem_shutdown_track(pacemaker.handle(), [](rtotem_t* h, int, void*) {
-              ++answer.asked;
-              (void)rtotem_shutdown_reply(h, answer.agree);
-            }),
+  ASSERT_EQ(rtotem_shutdown_track(pacemaker.handle(),
+                                  [](rtotem_t* h, int, void*) {
+                                    ++answer.asked;
+                                    (void)rtotem_shutdown_reply(h, answer.agree);
+                                  }),
             0);
   // rtotemctl waits for the decision: the tracker answers meanwhile, on this thread's loop.
   auto shutdown = [&](std::string& out) {
     int status = -1;
     std::thread ask([&] { status = cluster.ctl(1, "shutdown", out); });
-    (void)pump_until({&pacemaker}, [&] { return false; }, 2s);
+    (void)pump_until(
+        {&pacemaker}, [&] { return false; }, 2s);
     ask.join();
     return status;
   };
@@ -371,7 +377,8 @@ TEST(DaemonControl, AKilledNodeLeavesTheRingAndExitsWithItsReason) {
 TEST(DaemonControl, AReloadAppliesLoggingAndVotesAndNamesWhatNeedsARestart) {
   DaemonCluster cluster(1, 1000, "", "quorum {\n  provider: corosync_votequorum\n}\n");
   cluster.start(1);
-  ASSERT_TRUE(eventually([&] { return ctl_out(cluster, 1, "--json quorum").find("\"quorate\": true") != std::string::npos; }));
+  ASSERT_TRUE(
+      eventually([&] { return ctl_out(cluster, 1, "--json quorum").find("\"quorate\": true") != std::string::npos; }));
   std::string out;
   ASSERT_EQ(cluster.ctl(1, "reload", out), 0) << out;
   EXPECT_EQ(out, "no change\n");
@@ -382,8 +389,9 @@ TEST(DaemonControl, AReloadAppliesLoggingAndVotesAndNamesWhatNeedsARestart) {
   ASSERT_EQ(cluster.ctl(1, "reload", out), 0) << out << cluster.log(1);
   EXPECT_NE(out.find("logging.debug"), std::string::npos) << out;
   EXPECT_NE(out.find("nodelist.node.0.quorum_votes"), std::string::npos) << out;
-  EXPECT_TRUE(eventually([&] { return ctl_out(cluster, 1, "--json quorum").find("\"total_votes\": 3") != std::string::npos; }))
-      << ctl_out(cluster, 1, "--json quorum");
+  EXPECT_TRUE(eventually([&] {
+    return ctl_out(cluster, 1, "--json quorum").find("\"total_votes\": 3") != std::string::npos;
+  })) << ctl_out(cluster, 1, "--json quorum");
   EXPECT_EQ(ctl_out(cluster, 1, "get logging.debug"), "logging.debug (str) = on\n");
   EXPECT_NE(ctl_out(cluster, 1, "get runtime.votequorum.expected_votes").find("= 3"), std::string::npos);
 
@@ -392,7 +400,8 @@ TEST(DaemonControl, AReloadAppliesLoggingAndVotesAndNamesWhatNeedsARestart) {
   replace_in_file(cluster.config_path(), "  token: 1000\n", "  token: 2000\n");
   out.clear();
   EXPECT_EQ(cluster.ctl(1, "reload", out), 1) << out;
-  EXPECT_NE(out.find("totem.token differ(s) from the running configuration and need(s) a restart"), std::string::npos) << out;
+  EXPECT_NE(out.find("totem.token differ(s) from the running configuration and need(s) a restart"), std::string::npos)
+      << out;
   EXPECT_EQ(ctl_out(cluster, 1, "get logging.debug"), "logging.debug (str) = on\n");  // nothing applied
 }
 

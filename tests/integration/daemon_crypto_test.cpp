@@ -75,9 +75,12 @@ TEST_F(CryptoClusterTest, ASealedClusterFormsAndDeliversInOneOrder) {
     for (std::size_t n = 0; n < clients.size(); ++n)
       ASSERT_EQ(clients[n]->send("sealed", fmt::format("{}:{}", n + 1, i)), 0);
   const std::size_t total = kPerNode * clients.size();
-  ASSERT_TRUE(pump_until(all(), [&] {
-    return std::all_of(clients.begin(), clients.end(), [&](const auto& c) { return c->messages.size() >= total; });
-  })) << clients[0]->messages.size() << " " << clients[1]->messages.size() << " " << clients[2]->messages.size();
+  ASSERT_TRUE(pump_until(all(),
+                         [&] {
+                           return std::all_of(clients.begin(), clients.end(),
+                                              [&](const auto& c) { return c->messages.size() >= total; });
+                         }))
+      << clients[0]->messages.size() << " " << clients[1]->messages.size() << " " << clients[2]->messages.size();
   for (auto& c : clients) EXPECT_EQ(c->messages, clients[0]->messages);
   for (int n = 1; n <= 3; ++n) {
     EXPECT_NE(cluster.ctl_json(n, "status").find("\"crypto\": \"on\""), std::string::npos);
@@ -94,18 +97,27 @@ TEST_F(CryptoClusterTest, AKilledSealedDaemonRestartsWithANewerEpochAndRejoins) 
   ASSERT_NO_FATAL_FAILURE(start_three());
   cluster.kill(3, SIGKILL);
   clients.pop_back();
-  ASSERT_TRUE(pump_until(all(), [&] {
-    return std::all_of(clients.begin(), clients.end(),
-                       [](const auto& c) { return c->rings.back() == std::vector<std::uint32_t>{1, 2}; });
-  }, 30s)) << "no ring of the two survivors";
+  ASSERT_TRUE(pump_until(
+      all(),
+      [&] {
+        return std::all_of(clients.begin(), clients.end(), [](const auto& c) {
+          return c->rings.back() == std::vector<std::uint32_t>{1, 2};
+        });
+      },
+      30s))
+      << "no ring of the two survivors";
   const std::uint64_t replay_before = link_counter(1, "drop_replay");
   cluster.start(3);
   clients.push_back(std::make_unique<TestClient>());
   ASSERT_EQ(clients.back()->connect(cluster.ipc_name(3)), 0);
-  ASSERT_TRUE(pump_until(all(), [&] {
-    return std::all_of(clients.begin(), clients.end(),
-                       [](const auto& c) { return !c->rings.empty() && c->rings.back().size() == 3; });
-  }, 30s)) << "the restarted node did not rejoin";
+  ASSERT_TRUE(pump_until(
+      all(),
+      [&] {
+        return std::all_of(clients.begin(), clients.end(),
+                           [](const auto& c) { return !c->rings.empty() && c->rings.back().size() == 3; });
+      },
+      30s))
+      << "the restarted node did not rejoin";
   EXPECT_EQ(link_counter(1, "drop_replay"), replay_before);  // nothing of its new start looked old
 }
 
@@ -130,7 +142,8 @@ TEST_F(CryptoClusterTest, ADaemonWithAnotherKeyCannotJoinAndIsCountedAsAuthFailu
   // Idle on purpose, the wait is the check: a node that got in would have made the three re-form
   // within a token timeout, and five pass.
   const auto until = std::chrono::steady_clock::now() + 5 * std::chrono::milliseconds(kTokenMs);
-  (void)pump_until(all(), [&] { return std::chrono::steady_clock::now() >= until; }, 10s);
+  (void)pump_until(
+      all(), [&] { return std::chrono::steady_clock::now() >= until; }, 10s);
   for (std::size_t i = 0; i < clients.size(); ++i) {
     EXPECT_EQ(clients[i]->rings.size(), rings_before[i]) << "the ring re-formed (client " << i + 1 << ")";
     EXPECT_EQ(clients[i]->rings.back(), (std::vector<std::uint32_t>{1, 2, 3}));
@@ -221,7 +234,9 @@ TEST_F(CryptoClusterTest, ADetachedDaemonKeepsTheKeyLockedInMemory) {
   const std::string ipc = cluster.ipc_name(1) + "-detached";
   const std::string state = cluster.dir() + "/state-detached";
   ASSERT_EQ(std::system(fmt::format("{} -c {} --nodeid 1 --ipc-name {} --state-dir {} 2>/dev/null", rtotemd,
-                                    cluster.config_path(), ipc, state).c_str()), 0);
+                                    cluster.config_path(), ipc, state)
+                            .c_str()),
+            0);
   TestClient client;  // in once the detached daemon has its key and its first ring
   ASSERT_EQ(client.connect(ipc), 0);
   // Not a child of ours: its pid is the peer of the client's socket; stopped at the end.

@@ -83,12 +83,16 @@ bool exchange(const std::vector<std::unique_ptr<TestClient>>& clients, const std
   for (int i = 0; i < per_client; ++i) {
     for (std::size_t c = 0; c < clients.size(); ++c)
       if (clients[c]->send(group, fmt::format("{}-{}", c, i)) != 0) return false;
-    (void)pump_until(raw(clients), [] { return false; }, gap);
+    (void)pump_until(
+        raw(clients), [] { return false; }, gap);
   }
   const std::size_t want = before + clients.size() * per_client;
-  return pump_until(raw(clients), [&] {
-    return std::all_of(clients.begin(), clients.end(), [&](const auto& c) { return c->messages.size() >= want; });
-  }, 30s);
+  return pump_until(
+      raw(clients),
+      [&] {
+        return std::all_of(clients.begin(), clients.end(), [&](const auto& c) { return c->messages.size() >= want; });
+      },
+      30s);
 }
 
 // A flood of well-formed totem packets (joins, merge announcements, tokens, messages of a ring
@@ -104,8 +108,10 @@ TEST_F(Exhaustion, AFloodInAMembersNameFromAnotherAddressChangesNothing) {
   const std::string before = cluster.ctl_json(1, "stats");
   // Paced (50,000 a second), so a slow build (ASan) keeps up and what is measured is the check,
   // not the socket's overflow; bench/exhaustion.sh floods at full speed.
-  Flood flood(fmt::format("--to 127.0.0.1:{} --cluster {} --kind foreign-ring --as 2 --from 127.0.0.9 --seconds 4 "
-                          "--rate 50000", cluster.port(), cluster.cluster_name()));
+  Flood flood(
+      fmt::format("--to 127.0.0.1:{} --cluster {} --kind foreign-ring --as 2 --from 127.0.0.9 --seconds 4 "
+                  "--rate 50000",
+                  cluster.port(), cluster.cluster_name()));
   ASSERT_TRUE(exchange(clients, "g", 40, 80ms)) << "messages stopped during the flood";
   ASSERT_GT(flood.wait(), 0u) << "the flood sent nothing";
   for (auto& c : clients) EXPECT_EQ(c->messages, clients[0]->messages);
@@ -115,7 +121,8 @@ TEST_F(Exhaustion, AFloodInAMembersNameFromAnotherAddressChangesNothing) {
   const std::string stats = cluster.ctl_json(1, "stats");
   EXPECT_GT(json_counter(stats, "drop_wrong_source"), json_counter(before, "drop_wrong_source"))
       << "the flood never reached the source check: " << stats;
-  for (const char* untouched : {"gathers", "token_losses", "mcasts_foreign_ring", "tokens_foreign_ring", "foreign_heard"})
+  for (const char* untouched :
+       {"gathers", "token_losses", "mcasts_foreign_ring", "tokens_foreign_ring", "foreign_heard"})
     EXPECT_EQ(json_counter(stats, untouched), json_counter(before, untouched)) << untouched << ": " << stats;
   EXPECT_GT(json_counter(stats, "tokens_received"), json_counter(before, "tokens_received")) << stats;
 }
@@ -152,7 +159,8 @@ SilentRun run_silent_clients(const DaemonCluster& cluster, const std::vector<std
     for (const auto& [group, size] : last) sum += size;
     return sum;
   };
-  EXPECT_TRUE(pump_until(raw(clients), [&] { return group_sizes() == members; })) << "the silent clients did not all join";
+  EXPECT_TRUE(pump_until(raw(clients), [&] { return group_sizes() == members; }))
+      << "the silent clients did not all join";
   constexpr int kPerGroup = 128;
   const std::string filler(16 << 10, 'x');
   std::size_t sent = 0;
@@ -164,15 +172,19 @@ SilentRun run_silent_clients(const DaemonCluster& cluster, const std::vector<std
       ++sent;
       // The reader, and the sender its own deliveries, keep within 16 messages of what was sent,
       // however busy the machine: they read, and must not be cut off with the silent ones.
-      EXPECT_TRUE(pump_until(raw(clients), [&] {
-        return std::all_of(clients.begin(), clients.end(), [&](const auto& c) { return c->messages.size() + 16 >= sent; });
-      }, 30s));
+      EXPECT_TRUE(pump_until(
+          raw(clients),
+          [&] {
+            return std::all_of(clients.begin(), clients.end(),
+                               [&](const auto& c) { return c->messages.size() + 16 >= sent; });
+          },
+          30s));
     }
   }
   const std::size_t want = kPerGroup * groups.size();
-  EXPECT_TRUE(pump_until(raw(clients), [&] {
-    return clients[0]->messages.size() == want && clients[1]->messages.size() == want;
-  }, 60s)) << clients[0]->messages.size() << " and " << clients[1]->messages.size() << " of " << want;
+  EXPECT_TRUE(pump_until(
+      raw(clients), [&] { return clients[0]->messages.size() == want && clients[1]->messages.size() == want; }, 60s))
+      << clients[0]->messages.size() << " and " << clients[1]->messages.size() << " of " << want;
   EXPECT_EQ(clients[0]->messages, clients[1]->messages);
   EXPECT_TRUE(pump_until(raw(clients), [&] { return group_sizes() == 2 * groups.size(); }))
       << "not every silent client was cut off";
@@ -188,12 +200,14 @@ SilentRun run_silent_clients(const DaemonCluster& cluster, const std::vector<std
 // behind goes first; the memory they take stays within the budget.
 TEST_F(Exhaustion, SilentClientsTogetherStayWithinTheTotalQueueBudget) {
   constexpr std::size_t kTotal = 4 << 20;
-  DaemonCluster cluster(2, 1000, "  max_message_size: 65536\n",
-                        fmt::format("ipc {{\n  client_queue_bytes: {}\n  total_queue_bytes: {}\n}}\n", kClientQueue, kTotal));
+  DaemonCluster cluster(
+      2, 1000, "  max_message_size: 65536\n",
+      fmt::format("ipc {{\n  client_queue_bytes: {}\n  total_queue_bytes: {}\n}}\n", kClientQueue, kTotal));
   std::vector<std::string> groups;
   for (int i = 0; i < kSilent; ++i) groups.push_back(fmt::format("g{}", i));
   const SilentRun run = run_silent_clients(cluster, groups);
-  EXPECT_GT(json_counter(run.stats, "queue_memory_peak_bytes"), kTotal / 2) << "the budget was never approached: " << run.stats;
+  EXPECT_GT(json_counter(run.stats, "queue_memory_peak_bytes"), kTotal / 2)
+      << "the budget was never approached: " << run.stats;
   EXPECT_LE(json_counter(run.stats, "queue_memory_peak_bytes"), kTotal) << run.stats;
   EXPECT_NE(cluster.log(1).find("ipc.total_queue_bytes"), std::string::npos) << cluster.log(1);
   // What the queues may hold, the silent clients' rings (3 of 128 KiB each: the largest message
@@ -253,7 +267,8 @@ TEST_F(Exhaustion, AClientSendingAtFullSpeedStarvesNobody) {
   constexpr int kSlow = 20;
   for (int i = 0; i < kSlow; ++i) {
     ASSERT_EQ(clients[1]->send("slow", std::to_string(i)), 0) << "message " << i;
-    ASSERT_TRUE(pump_until(slow, [&] { return clients[2]->messages.size() == static_cast<std::size_t>(i) + 1; }, 30s))
+    ASSERT_TRUE(pump_until(
+        slow, [&] { return clients[2]->messages.size() == static_cast<std::size_t>(i) + 1; }, 30s))
         << "message " << i << " of the slow sender waits behind the fast one";
   }
   const std::string stats = cluster.ctl_json(1, "stats");
@@ -302,9 +317,10 @@ TEST_F(Exhaustion, AThousandClientsEachGetTheirMessage) {
   for (int i = 0; i < kClients; ++i) ASSERT_EQ(clients[1]->send(fmt::format("g{}", i), fmt::format("to {}", i)), 0);
   std::vector<TestClient*> everyone = raw(many);
   everyone.push_back(clients[1].get());
-  ASSERT_TRUE(pump_until(everyone, [&] {
-    return std::all_of(many.begin(), many.end(), [](const auto& c) { return !c->messages.empty(); });
-  }, 60s)) << "some of the thousand got nothing";
+  ASSERT_TRUE(pump_until(
+      everyone,
+      [&] { return std::all_of(many.begin(), many.end(), [](const auto& c) { return !c->messages.empty(); }); }, 60s))
+      << "some of the thousand got nothing";
   for (int i = 0; i < kClients; ++i) {
     ASSERT_EQ(many[i]->messages.size(), 1u) << "client " << i;
     EXPECT_EQ(many[i]->messages[0].text, fmt::format("to {}", i));
@@ -431,7 +447,8 @@ TEST_F(Exhaustion, ADaemonOutOfDescriptorsStillFormsItsRing) {
   cluster.start(2);
   TestClient second;
   ASSERT_EQ(second.connect(cluster.ipc_name(2)), 0);
-  EXPECT_TRUE(pump_until({&second}, [&] { return !second.rings.empty() && second.rings.back().size() == 2; }, 30s))
+  EXPECT_TRUE(pump_until(
+      {&second}, [&] { return !second.rings.empty() && second.rings.back().size() == 2; }, 30s))
       << "no ring of 1 and 2: " << cluster.log(1);
   EXPECT_EQ(::kill(cluster.pid(1), 0), 0) << "node 1 died: " << cluster.log(1);
   hogs.clear();
@@ -478,7 +495,8 @@ TEST_F(Exhaustion, AClientThatDoesNotReadItsAnswersIsCutOffWithOneLogLine) {
   reaper.pid = 0;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "not cut off: status " << status;
   ASSERT_EQ(clients[1]->send("g", "after"), 0);
-  ASSERT_TRUE(pump_until(raw(clients), [&] { return clients[0]->messages.size() == 1; })) << "node 1's client got nothing";
+  ASSERT_TRUE(pump_until(raw(clients), [&] { return clients[0]->messages.size() == 1; }))
+      << "node 1's client got nothing";
   const std::string log = read_file(cluster.dir() + "/node-1.log");
   const std::string named = fmt::format("client pid {} ", child);
   std::size_t lines = 0;

@@ -23,7 +23,8 @@ std::string rdma_and_udp_links(const DaemonCluster& cluster) {
       "logging {{\n  to_stderr: yes\n}}\nnodelist {{\n",
       cluster.cluster_name(), cluster.port(), cluster.port() + 1);
   for (int n = 1; n <= kNodes; ++n)
-    text += fmt::format("  node {{\n    nodeid: {}\n    ring0_addr: 127.0.0.{}\n    ring1_addr: 127.0.1.{}\n  }}\n", n, n, n);
+    text += fmt::format("  node {{\n    nodeid: {}\n    ring0_addr: 127.0.0.{}\n    ring1_addr: 127.0.1.{}\n  }}\n", n,
+                        n, n);
   return text + "}\n";
 }
 
@@ -36,7 +37,8 @@ TEST(DaemonLinks, NodesWithoutRdmaRunOnTheirUdpLinkInOneRing) {
   ASSERT_NO_FATAL_FAILURE(start_ring(cluster, kNodes, clients));
   ASSERT_NO_FATAL_FAILURE(join_group(clients, "links"));
   for (int i = 0; i < 50; ++i)
-    for (std::size_t n = 0; n < clients.size(); ++n) ASSERT_EQ(clients[n]->send("links", fmt::format("{}:{}", n, i)), 0);
+    for (std::size_t n = 0; n < clients.size(); ++n)
+      ASSERT_EQ(clients[n]->send("links", fmt::format("{}:{}", n, i)), 0);
   ASSERT_TRUE(pump_until(raw(clients), [&] {
     return std::all_of(clients.begin(), clients.end(), [](const auto& c) { return c->messages.size() >= 150; });
   }));
@@ -70,8 +72,9 @@ TEST(DaemonLinks, WithFallbackOffAMissingRdmaLinkStopsTheStart) {
   std::ofstream(path) << text;
   cluster.use_config(1, path);
   cluster.start(1);
-  EXPECT_TRUE(eventually([&] { return cluster.log(1).find("not starting (totem.fallback is no)") != std::string::npos; },
-                         std::chrono::seconds(10)))
+  EXPECT_TRUE(
+      eventually([&] { return cluster.log(1).find("not starting (totem.fallback is no)") != std::string::npos; },
+                 std::chrono::seconds(10)))
       << cluster.log(1);
 }
 

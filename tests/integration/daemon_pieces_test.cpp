@@ -106,13 +106,16 @@ TEST(MessagesInPieces, LargeMessagesOfTwoSendersArriveWholeInOneOrderAtEveryMemb
   other.join();
   ASSERT_EQ(sent_two, 0) << rtotem_strerror(sent_two);
 
-  ASSERT_TRUE(pump_until(raw(clients), [&] { return clients[0]->messages.size() >= 4 && clients[1]->messages.size() >= 4; }))
+  ASSERT_TRUE(
+      pump_until(raw(clients), [&] { return clients[0]->messages.size() >= 4 && clients[1]->messages.size() >= 4; }))
       << clients[0]->messages.size() << " and " << clients[1]->messages.size() << " messages";
   EXPECT_EQ(clients[0]->messages, clients[1]->messages) << "the members delivered different sequences";
   std::vector<std::string> from_one;
   for (const Received& m : clients[0]->messages) {
-    if (m.nodeid == 1) from_one.push_back(m.text);
-    else EXPECT_TRUE(m.text == two) << "node 2's message arrived as " << m.text.size() << " bytes";
+    if (m.nodeid == 1)
+      from_one.push_back(m.text);
+    else
+      EXPECT_TRUE(m.text == two) << "node 2's message arrived as " << m.text.size() << " bytes";
   }
   ASSERT_EQ(from_one.size(), 3u);
   EXPECT_EQ(from_one[0], "before");
@@ -148,7 +151,8 @@ TEST(MessagesInPieces, ARestRefusedFor30SecondsIsCutShortAndARetrySendsTheMessag
   auto both = [&](std::size_t n) { return clients[0]->messages.size() >= n && clients[1]->messages.size() >= n; };
   ASSERT_TRUE(pump_until(raw(clients), [&] { return both(2); }))
       << clients[0]->messages.size() << " and " << clients[1]->messages.size() << " messages";
-  EXPECT_FALSE(pump_until(raw(clients), [&] { return both(3); }, std::chrono::milliseconds(500)));
+  EXPECT_FALSE(pump_until(
+      raw(clients), [&] { return both(3); }, std::chrono::milliseconds(500)));
   for (const auto& client : clients) {
     ASSERT_EQ(client->messages.size(), 2u);
     EXPECT_TRUE(client->messages[0].text == big) << "arrived as " << client->messages[0].text.size() << " bytes";
@@ -218,7 +222,8 @@ TEST(MessagesInPieces, AReceiverThatLeavesAndJoinsAgainNeverJoinsPiecesOfTwoMess
   std::vector<std::string> got;
   for (const Received& m : receiver.messages) {
     const auto a = std::ranges::count(m.text, 'A');
-    got.push_back(m.text.size() < 100 ? m.text : fmt::format("{} bytes: {} 'A', {} 'B'", m.text.size(), a, m.text.size() - a));
+    got.push_back(m.text.size() < 100 ? m.text
+                                      : fmt::format("{} bytes: {} 'A', {} 'B'", m.text.size(), a, m.text.size() - a));
   }
   EXPECT_EQ(got, (std::vector<std::string>{"mark 1", "end"}));
   // Dropped for a reason the group changes tell, not for want of room: not counted.

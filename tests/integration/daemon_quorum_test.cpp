@@ -50,7 +50,8 @@ TEST(DaemonQuorum, AMajorityStaysQuorateAndTheLastNodeAloneIsNot) {
   EXPECT_EQ(cluster.ctl(1, "quorum", text), 0) << text;
   EXPECT_NE(text.find("Quorate:          Yes"), std::string::npos) << text;
   EXPECT_NE(text.find("Expected votes:   3\nHighest expected: 3\nTotal votes:      3\nQuorum:           2\n"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("         1          1 node1 (local)"), std::string::npos) << text;
 
   cluster.kill(3, SIGKILL);
@@ -95,11 +96,13 @@ TEST(DaemonQuorum, OnlyRootMayChangeVotesOrExpectedVotes) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root, to run rtotemctl as another user";
   DaemonCluster cluster(3, 1000, "", std::string(kVotequorum) + "ipc {\n  allow_uid: 65534\n}\n");
   ASSERT_NO_FATAL_FAILURE(start_three(cluster));
-  const std::string nobody = fmt::format("setpriv --reuid=65534 --regid=65534 --clear-groups {} ", std::getenv("RTOTEMCTL"));
+  const std::string nobody =
+      fmt::format("setpriv --reuid=65534 --regid=65534 --clear-groups {} ", std::getenv("RTOTEMCTL"));
   std::string out;
   EXPECT_EQ(cluster.run(1, nobody + "quorum votes 1 3", out), 1) << out;
   EXPECT_NE(out.find("rtotemctl: quorum: only root or rtotemd's user may change votes or expected votes"),
-            std::string::npos) << out;
+            std::string::npos)
+      << out;
   out.clear();
   EXPECT_EQ(cluster.run(1, nobody + "quorum expected 5", out), 1) << out;
   EXPECT_NE(out.find("only root or rtotemd's user may"), std::string::npos) << out;
@@ -132,17 +135,18 @@ struct QuorumClient {
     if (handle != nullptr) rtotem_disconnect(handle);
   }
   int connect(const std::string& ipc_name) {
-    static const rtotem_callbacks callbacks{
-        nullptr, nullptr, [](rtotem_t*, const rtotem_ring_change* c, void* ctx) {
-          if (!c->transitional) static_cast<QuorumClient*>(ctx)->rings.emplace_back(c->rep_nodeid, c->ring_seq);
-        }};
+    static const rtotem_callbacks callbacks{nullptr, nullptr, [](rtotem_t*, const rtotem_ring_change* c, void* ctx) {
+                                              if (!c->transitional)
+                                                static_cast<QuorumClient*>(ctx)->rings.emplace_back(c->rep_nodeid,
+                                                                                                    c->ring_seq);
+                                            }};
     return rtotem_connect(&handle, ipc_name.c_str(), &callbacks, this);
   }
   int track() {
     return rtotem_quorum_track(handle, [](rtotem_t*, const rtotem_quorum* q, void* ctx) {
-      static_cast<QuorumClient*>(ctx)->quorum.push_back(
-          Seen{q->rep_nodeid, q->ring_seq, q->quorate != 0, q->total_votes, q->n_nodes,
-               (q->flags & RTOTEM_QUORUM_TRACK_START) != 0});
+      static_cast<QuorumClient*>(ctx)->quorum.push_back(Seen{q->rep_nodeid, q->ring_seq, q->quorate != 0,
+                                                             q->total_votes, q->n_nodes,
+                                                             (q->flags & RTOTEM_QUORUM_TRACK_START) != 0});
     });
   }
   bool dispatch_until(const std::function<bool()>& done) {
@@ -193,7 +197,8 @@ Handle quiet_client(const DaemonCluster& cluster, int which, std::vector<std::ui
   Handle handle(h, rtotem_disconnect);
   if (h != nullptr && which != 0) {
     EXPECT_EQ(rtotem_quorum_track_changes(
-                  h, [](rtotem_t*, const rtotem_quorum* q, void* ctx) {
+                  h,
+                  [](rtotem_t*, const rtotem_quorum* q, void* ctx) {
                     static_cast<std::vector<std::uint32_t>*>(ctx)->push_back(q->total_votes);
                   },
                   which),

@@ -44,8 +44,7 @@ bool enter_private_netns() {
     std::perror("unshare(CLONE_NEWNET)");
     return false;
   }
-  g_private = run("ip link set lo up") &&
-              run(fmt::format("ip link add {} type veth peer name {}", kVethA, kVethB)) &&
+  g_private = run("ip link set lo up") && run(fmt::format("ip link add {} type veth peer name {}", kVethA, kVethB)) &&
               run(fmt::format("ip link set {} up", kVethA)) && run(fmt::format("ip link set {} up", kVethB)) &&
               run(fmt::format("ip -6 addr add {}/64 dev {} nodad", kVethAddrA, kVethA)) &&
               run(fmt::format("ip -6 addr add {}/64 dev {} nodad", kVethAddrB, kVethB));

@@ -190,7 +190,8 @@ TEST_F(UnicastTrio, HeldReceiveBuffersAreBackPressureAndNothingIsLost) {
   sinks[1].keep = true;  // node 2's protocol holds every buffer it gets
   const std::size_t ring = 256;
   const int total = static_cast<int>(ring + 40);
-  for (int i = 0; i < total; ++i) ASSERT_EQ(nodes[0]->unicast(2, make_message(*nodes[0], fmt::format("{}", i))), Status::kOk);
+  for (int i = 0; i < total; ++i)
+    ASSERT_EQ(nodes[0]->unicast(2, make_message(*nodes[0], fmt::format("{}", i))), Status::kOk);
   ASSERT_EQ(nodes[0]->flush(), Status::kOk);
   ASSERT_TRUE(wait([&] { return sinks[1].got.size() >= ring; }));
   EXPECT_FALSE(wait([&] { return sinks[1].got.size() > ring; }, kQuiet));
@@ -208,8 +209,7 @@ TEST_F(UnicastTrio, MalformedDatagramsAreCountedAndDropped) {
   int raw = ::socket(AF_INET, SOCK_DGRAM, 0);
   ASSERT_GE(raw, 0);
   auto send_raw = [&](std::vector<std::byte> bytes) {
-    ASSERT_EQ(::sendto(raw, bytes.data(), bytes.size(), 0, peers[1].address.sockaddr_ptr(),
-                       peers[1].address.length()),
+    ASSERT_EQ(::sendto(raw, bytes.data(), bytes.size(), 0, peers[1].address.sockaddr_ptr(), peers[1].address.length()),
               ssize_t(bytes.size()));
   };
   auto datagram = [](WireHeader h, std::size_t payload, std::size_t claimed) {
@@ -229,13 +229,13 @@ TEST_F(UnicastTrio, MalformedDatagramsAreCountedAndDropped) {
   send_raw(std::vector<std::byte>(7, std::byte{'r'}));  // short
   auto junk = datagram(good, 10, 10);
   junk[0] = std::byte{'X'};
-  send_raw(junk);                                       // bad magic
-  send_raw(datagram(old, 10, 10));                      // bad version
-  send_raw(datagram(foreign, 10, 10));                  // foreign cluster
-  send_raw(datagram(good, 10, 20));                     // length lies
-  send_raw(datagram(anonymous, 10, 10));                // no sender
-  send_raw(datagram(good, 1400 + 1, 1400 + 1));         // one byte over the MTU: truncated
-  send_raw(datagram(good, 5, 5));                       // node 3's id, not from node 3's address
+  send_raw(junk);                                // bad magic
+  send_raw(datagram(old, 10, 10));               // bad version
+  send_raw(datagram(foreign, 10, 10));           // foreign cluster
+  send_raw(datagram(good, 10, 20));              // length lies
+  send_raw(datagram(anonymous, 10, 10));         // no sender
+  send_raw(datagram(good, 1400 + 1, 1400 + 1));  // one byte over the MTU: truncated
+  send_raw(datagram(good, 5, 5));                // node 3's id, not from node 3's address
   ::close(raw);
   ASSERT_EQ(nodes[2]->unicast(2, make_message(*nodes[2], "fine")), Status::kOk);  // from node 3 itself
   ASSERT_EQ(nodes[2]->flush(), Status::kOk);
@@ -280,7 +280,8 @@ TEST_F(UnicastTrio, ARefusedPeerLosesItsDatagramsAndTheOthersStillGetTheirs) {
   nodes[0].reset();
   nodes[0] = open_or_fail(node_config(1, peers[0].address, with_refused));
   ASSERT_TRUE(nodes[0]);
-  for (int i = 0; i < 100; ++i) ASSERT_EQ(nodes[0]->multicast(make_message(*nodes[0], fmt::format("{}", i))), Status::kOk);
+  for (int i = 0; i < 100; ++i)
+    ASSERT_EQ(nodes[0]->multicast(make_message(*nodes[0], fmt::format("{}", i))), Status::kOk);
   ASSERT_TRUE(wait([&] { return sinks[1].got.size() == 100; }));
   EXPECT_EQ(nodes[0]->counters().tx_errors, 100u);
   EXPECT_EQ(nodes[0]->counters().tx_packets, 100u);
@@ -304,9 +305,11 @@ TEST(UdpMulticast, GroupOnLoopbackReachesOthersAndOwnEchoIsDropped) {
   auto wait = [&](const std::function<bool()>& done, std::chrono::milliseconds limit = kPatience) {
     return poll_until({nodes[0].get(), nodes[1].get(), nodes[2].get()}, {&sinks[0], &sinks[1], &sinks[2]}, done, limit);
   };
-  for (int i = 0; i < 50; ++i) ASSERT_EQ(nodes[1]->multicast(make_message(*nodes[1], fmt::format("g{}", i))), Status::kOk);
-  ASSERT_TRUE(wait([&] { return sinks[0].got.size() == 50 && sinks[2].got.size() == 50 && sinks[1].got.size() == 50; }));
-  EXPECT_EQ(nodes[1]->counters().tx_packets, 50u);  // one datagram per multicast
+  for (int i = 0; i < 50; ++i)
+    ASSERT_EQ(nodes[1]->multicast(make_message(*nodes[1], fmt::format("g{}", i))), Status::kOk);
+  ASSERT_TRUE(
+      wait([&] { return sinks[0].got.size() == 50 && sinks[2].got.size() == 50 && sinks[1].got.size() == 50; }));
+  EXPECT_EQ(nodes[1]->counters().tx_packets, 50u);                       // one datagram per multicast
   EXPECT_FALSE(wait([&] { return sinks[1].got.size() > 50; }, kQuiet));  // echoes never delivered twice
   EXPECT_EQ(nodes[1]->counters().drop_self_echo, 50u);
   EXPECT_EQ(nodes[1]->counters().rx_loopback, 50u);
@@ -332,23 +335,25 @@ struct MulticastPair : ::testing::Test {
   // Whether `count` datagrams wait at node 1's sockets within kPatience: all that was sent to it
   // has arrived, so that one poll finds them together.
   bool arrived(std::size_t count) const {
-    return eventually([&] {
-      std::size_t waiting = 0;
-      for (int fd : nodes[0]->poll_fds()) waiting += datagrams_waiting(fd);
-      return waiting == count;
-    }, kPatience, std::chrono::milliseconds(1));
+    return eventually(
+        [&] {
+          std::size_t waiting = 0;
+          for (int fd : nodes[0]->poll_fds()) waiting += datagrams_waiting(fd);
+          return waiting == count;
+        },
+        kPatience, std::chrono::milliseconds(1));
   }
 };
 
 // tocssrp95: a node handles the multicasts it has received before the token that follows them.
 TEST_F(MulticastPair, MulticastsQueuedBeforeATokenAreHandedOutBeforeIt) {
-  for (int i = 0; i < 40; ++i) ASSERT_EQ(nodes[1]->multicast(make_message(*nodes[1], fmt::format("m{}", i))), Status::kOk);
+  for (int i = 0; i < 40; ++i)
+    ASSERT_EQ(nodes[1]->multicast(make_message(*nodes[1], fmt::format("m{}", i))), Status::kOk);
   ASSERT_EQ(nodes[1]->unicast(1, make_message(*nodes[1], "token")), Status::kOk);
   ASSERT_EQ(nodes[1]->flush(), Status::kOk);
   ASSERT_TRUE(arrived(41));
   CollectSink sink;
-  while (nodes[0]->poll(sink) == kRxBatchMax) {
-  }
+  while (nodes[0]->poll(sink) == kRxBatchMax) {}
   ASSERT_EQ(sink.got.size(), 41u);
   for (int i = 0; i < 40; ++i) EXPECT_EQ(sink.got[i].payload, fmt::format("m{}", i));
   EXPECT_EQ(sink.got[40].payload, "token");
@@ -361,8 +366,7 @@ TEST_F(MulticastPair, AShortBatchMeansDrainedEvenWhenEchoesWereDropped) {
   ASSERT_EQ(nodes[1]->flush(), Status::kOk);
   ASSERT_TRUE(arrived(64 + 1));  // the echoes of its own, and the peer's
   CollectSink sink;
-  while (nodes[0]->poll(sink) == kRxBatchMax) {
-  }
+  while (nodes[0]->poll(sink) == kRxBatchMax) {}
   ASSERT_EQ(sink.got.size(), 65u);  // 64 own through the local path, then the peer's
   EXPECT_EQ(sink.got.back().payload, "theirs");
   EXPECT_EQ(nodes[0]->counters().drop_self_echo, 64u);
@@ -396,11 +400,11 @@ TEST(UdpMulticastV6, GroupOverVethReachesThePeer) {
   CollectSink sa, sb;
   for (int i = 0; i < 20; ++i) ASSERT_EQ(a->multicast(make_message(*a, fmt::format("v6-{}", i))), Status::kOk);
   ASSERT_TRUE(poll_until({a.get(), b.get()}, {&sa, &sb}, [&] { return sb.got.size() == 20; }));
-  EXPECT_FALSE(poll_until({a.get(), b.get()}, {&sa, &sb}, [&] { return sb.got.size() > 20; }, kQuiet));
+  EXPECT_FALSE(poll_until(
+      {a.get(), b.get()}, {&sa, &sb}, [&] { return sb.got.size() > 20; }, kQuiet));
   EXPECT_EQ(sb.got[19].payload, "v6-19");
   EXPECT_EQ(sa.got.size(), 20u);
 }
-
 
 // A segment larger than the path's MTU (loopback's, lowered to 1280): the kernel refuses the run
 // (EINVAL); the offload turns off and the run goes again datagram by datagram (IPv6 fragments
@@ -436,9 +440,8 @@ TEST(UdpUnicastRuns, ARouteThatRefusesAPeerLeavesTheOffloadOn) {
     std::string command;
     ~Unroute() { (void)std::system(command.c_str()); }
   } unroute{route("del")};
-  std::vector<UdpPeer> peers = {{1, addr("::1", test_port(14))},
-                                {2, addr("::1", test_port(15))},
-                                {3, addr(kBlackholeAddr, test_port(16))}};
+  std::vector<UdpPeer> peers = {
+      {1, addr("::1", test_port(14))}, {2, addr("::1", test_port(15))}, {3, addr(kBlackholeAddr, test_port(16))}};
   auto a = open_or_fail(node_config(1, peers[0].address, peers));
   auto b = open_or_fail(node_config(2, peers[1].address, peers));
   ASSERT_TRUE(a && b);
@@ -471,9 +474,8 @@ TEST(UdpUnicastRuns, ARunRefusedForOneDestinationAfterAnotherHasItGoesOnSingly) 
     ~Widen() { (void)std::system(command.c_str()); }
   } widen{fmt::format("ip -6 route del local {0} table local; ip -6 addr del {0}/128 dev lo", kNarrowAddr)};
   ASSERT_EQ(std::system(narrow.c_str()), 0) << narrow;
-  std::vector<UdpPeer> peers = {{1, addr("::1", test_port(17))},
-                                {2, addr("::1", test_port(18))},
-                                {3, addr(kNarrowAddr, test_port(19))}};
+  std::vector<UdpPeer> peers = {
+      {1, addr("::1", test_port(17))}, {2, addr("::1", test_port(18))}, {3, addr(kNarrowAddr, test_port(19))}};
   auto a = open_or_fail(node_config(1, peers[0].address, peers));
   auto b = open_or_fail(node_config(2, peers[1].address, peers));
   auto c = open_or_fail(node_config(3, peers[2].address, peers));

@@ -68,8 +68,8 @@ struct CollectSink final : PacketSink {
   bool keep = false;
   void on_packets(std::span<InboundPacket> batch) override {
     for (auto& packet : batch) {
-      got.push_back({packet.from, std::string(reinterpret_cast<const char*>(packet.payload.data()),
-                                              packet.payload.size())});
+      got.push_back(
+          {packet.from, std::string(reinterpret_cast<const char*>(packet.payload.data()), packet.payload.size())});
       if (keep) kept.push_back(std::move(packet.hold));
     }
   }
@@ -98,8 +98,7 @@ inline std::size_t datagrams_waiting(int fd) {
 
 // Polls every backend (each into its own sink) until `done` or the deadline; true if done.
 inline bool poll_until(std::vector<Backend*> backends, std::vector<CollectSink*> sinks,
-                       const std::function<bool()>& done,
-                       std::chrono::milliseconds limit = kPatience) {
+                       const std::function<bool()>& done, std::chrono::milliseconds limit = kPatience) {
   const auto deadline = std::chrono::steady_clock::now() + limit;
   std::vector<pollfd> fds;
   for (Backend* b : backends)
@@ -111,8 +110,7 @@ inline bool poll_until(std::vector<Backend*> backends, std::vector<CollectSink*>
     const bool late = std::chrono::steady_clock::now() > deadline;
     for (std::size_t i = 0; i < backends.size(); ++i) {
       (void)backends[i]->flush();
-      while (backends[i]->poll(*sinks[i]) > 0) {
-      }
+      while (backends[i]->poll(*sinks[i]) > 0) {}
     }
     if (done()) return true;
     if (late) return false;

@@ -25,7 +25,8 @@ std::unique_ptr<Backend> open_node(NodeId id, std::shared_ptr<const ClusterKey> 
   std::vector<std::unique_ptr<Backend>> opened;
   for (int link = 0; link < links; ++link) {
     const int first = port + 2 * link;
-    std::vector<UdpPeer> peers = {{1, addr("127.0.0.1", test_port(first))}, {2, addr("127.0.0.1", test_port(first + 1))}};
+    std::vector<UdpPeer> peers = {{1, addr("127.0.0.1", test_port(first))},
+                                  {2, addr("127.0.0.1", test_port(first + 1))}};
     UdpConfig config = node_config(id, peers[id - 1].address, peers);
     config.params.key = key;
     config.params.epoch = 1;
@@ -66,8 +67,7 @@ void expect_steady_state_allocates_nothing(std::shared_ptr<const ClusterKey> key
       if (count < fds.size()) fds[count++] = pollfd{fd, POLLIN, 0};
     for (const auto deadline = std::chrono::steady_clock::now() + kPatience;;) {
       (void)a->flush();
-      while (b->poll(at_b) > 0 || a->poll(at_a) > 0) {
-      }
+      while (b->poll(at_b) > 0 || a->poll(at_a) > 0) {}
       if (at_b.packets >= sent || std::chrono::steady_clock::now() >= deadline) return;
       (void)::poll(fds.data(), count, 10);
     }
@@ -81,8 +81,10 @@ void expect_steady_state_allocates_nothing(std::shared_ptr<const ClusterKey> key
       }
       buffer->writable_payload()[0] = std::byte(i);
       buffer->set_payload_size(1000);
-      if (a->multicast(buffer) != Status::kOk) ++refused;
-      else sent += static_cast<std::uint64_t>(links);
+      if (a->multicast(buffer) != Status::kOk)
+        ++refused;
+      else
+        sent += static_cast<std::uint64_t>(links);
       if (i % 32 == 31) {
         now += 10'000;  // a LinkSet's pings and pongs go with the traffic: 10 ms a batch
         (void)a->on_timer(now);
@@ -101,7 +103,7 @@ void expect_steady_state_allocates_nothing(std::shared_ptr<const ClusterKey> key
 
   EXPECT_EQ(allocations, 0u);
   EXPECT_EQ(refused, 0u);
-  EXPECT_EQ(at_a.packets, 22000u);  // own multicasts, through the local path
+  EXPECT_EQ(at_a.packets, 22000u);                                     // own multicasts, through the local path
   EXPECT_EQ(at_b.packets, static_cast<std::uint64_t>(22000 * links));  // active mode: a copy per link
   EXPECT_GT(heap_allocations(), 0u);  // the hook is live: this very test allocated earlier
   EXPECT_EQ(b->counters().drops(), 0u);

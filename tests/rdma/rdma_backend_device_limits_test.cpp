@@ -103,7 +103,8 @@ TEST_P(RdmaDeviceLimits, SendsBeyondTheWindowWaitForCompletionsAndAllGoOut) {
       if (++seq % kRound == 0) {  // the round out, and landed before the next
         ASSERT_TRUE(pump(sink1, sink2, [&] { return !node1->has_pending_tx(); }))
             << "round to " << seq << ": node 1: " << nonzero(node1->counters());
-        (void)pump(sink1, sink2, [&] { return sink2.count_from(1) == seq; }, 2s);
+        (void)pump(
+            sink1, sink2, [&] { return sink2.count_from(1) == seq; }, 2s);
       }
       continue;
     }
@@ -191,7 +192,8 @@ TEST_F(RdmaDevice, APacketLargerThanTheReceiversMtuIsDroppedAndItsQpStaysUp) {
   ASSERT_EQ(queue(*node1, kNoNode, 3, node1->mtu()), Status::kOk);  // the port's largest: too long for node 2
   ASSERT_EQ(queue(*node1, kNoNode, 4, 100), Status::kOk);
   ASSERT_EQ(node1->flush(), Status::kOk);
-  ASSERT_TRUE(pump(sink1, sink2, [&] { return sink2.count_from(1) == 3; }, 5s))
+  ASSERT_TRUE(pump(
+      sink1, sink2, [&] { return sink2.count_from(1) == 3; }, 5s))
       << "node 2: " << nonzero(node2->counters()) << " " << node2->link_failure();
   settle(sink1, sink2);
 
@@ -204,7 +206,9 @@ TEST_F(RdmaDevice, APacketLargerThanTheReceiversMtuIsDroppedAndItsQpStaysUp) {
   // Its buffers went back to the QP, and it goes on receiving.
   ASSERT_EQ(queue(*node1, kNoNode, 5, 100), Status::kOk);
   ASSERT_EQ(node1->flush(), Status::kOk);
-  ASSERT_TRUE(pump(sink1, sink2, [&] { return sink2.count_from(1) == 4; }, 5s)) << nonzero(node2->counters());
+  ASSERT_TRUE(pump(
+      sink1, sink2, [&] { return sink2.count_from(1) == 4; }, 5s))
+      << nonzero(node2->counters());
   EXPECT_EQ(sink2.seqs_from(1), (std::vector<std::int64_t>{1, 2, 4, 5}));
   EXPECT_EQ(node1->counters().tx_completion_errors + node1->counters().rx_completion_errors, 0u);
 }

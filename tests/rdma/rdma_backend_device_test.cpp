@@ -99,17 +99,21 @@ TEST_P(RdmaDeviceTraffic, PacketsArriveIntactAndInOrderBothWays) {
     EXPECT_EQ(node(id).counters().tx_packets, kMulticasts);
     EXPECT_EQ(node(id).counters().tx_calls, chains_of(kMulticasts, kSendChainMax));  // 32 WRs, then 8
   }
-  ASSERT_TRUE(pump(sink1, sink2, [&] {
-    return sink1.arrivals.size() == 2 * kMulticasts && sink2.arrivals.size() == 2 * kMulticasts &&
-           node1->counters().drop_self_echo == kMulticasts && node2->counters().drop_self_echo == kMulticasts;
-  })) << "node 1: " << nonzero(node1->counters()) << "\nnode 2: " << nonzero(node2->counters());
+  ASSERT_TRUE(pump(sink1, sink2,
+                   [&] {
+                     return sink1.arrivals.size() == 2 * kMulticasts && sink2.arrivals.size() == 2 * kMulticasts &&
+                            node1->counters().drop_self_echo == kMulticasts &&
+                            node2->counters().drop_self_echo == kMulticasts;
+                   }))
+      << "node 1: " << nonzero(node1->counters()) << "\nnode 2: " << nonzero(node2->counters());
 
   // Each now knows the other's QP number: tokens may go.
   ASSERT_NO_FATAL_FAILURE(send_burst(1, 2, 1100, kUnicasts));
   ASSERT_NO_FATAL_FAILURE(send_burst(2, 1, 2100, kUnicasts));
-  ASSERT_TRUE(pump(sink1, sink2, [&] {
-    return sink1.count_from(2) == kMulticasts + kUnicasts && sink2.count_from(1) == kMulticasts + kUnicasts;
-  })) << "node 1: " << nonzero(node1->counters()) << "\nnode 2: " << nonzero(node2->counters());
+  ASSERT_TRUE(pump(
+      sink1, sink2,
+      [&] { return sink1.count_from(2) == kMulticasts + kUnicasts && sink2.count_from(1) == kMulticasts + kUnicasts; }))
+      << "node 1: " << nonzero(node1->counters()) << "\nnode 2: " << nonzero(node2->counters());
   settle(sink1, sink2);  // nothing more: no duplicate, no unicast looped back
 
   for (NodeId id : {1u, 2u}) {
@@ -118,7 +122,7 @@ TEST_P(RdmaDeviceTraffic, PacketsArriveIntactAndInOrderBothWays) {
     const RecordingSink& sink = id == 1 ? sink1 : sink2;
     std::vector<std::int64_t> from_other = range(other * 1000, kMulticasts);
     for (std::int64_t seq : range(other * 1000 + 100, kUnicasts)) from_other.push_back(seq);
-    EXPECT_EQ(sink.seqs_from(other), from_other);              // intact (-1 otherwise), in order
+    EXPECT_EQ(sink.seqs_from(other), from_other);                  // intact (-1 otherwise), in order
     EXPECT_EQ(sink.seqs_from(id), range(id * 1000, kMulticasts));  // own, once: the local path
     for (const Arrival& arrival : sink.arrivals)
       EXPECT_EQ(arrival.size, size_of(arrival.from, static_cast<std::uint32_t>(arrival.seq))) << arrival.seq;
@@ -154,9 +158,12 @@ TEST_F(RdmaDevice, ReleasedReceiveBuffersArePostedAgainInChains) {
     for (std::uint32_t seq = round * kRound; seq < (round + 1) * kRound; ++seq)
       ASSERT_EQ(queue(*node1, kNoNode, seq, 64 + seq % 500), Status::kOk);
     ASSERT_EQ(node1->flush(), Status::kOk);
-    ASSERT_TRUE(pump(sink1, sink2, [&] {
-      return sink2.arrivals.size() == (round + 1) * kRound && node1->counters().drop_self_echo == (round + 1) * kRound;
-    })) << "round " << round << ": node 2: " << nonzero(node2->counters());
+    ASSERT_TRUE(pump(sink1, sink2,
+                     [&] {
+                       return sink2.arrivals.size() == (round + 1) * kRound &&
+                              node1->counters().drop_self_echo == (round + 1) * kRound;
+                     }))
+        << "round " << round << ": node 2: " << nonzero(node2->counters());
     EXPECT_EQ(sink2.held.size(), kRound);
     sink2.held.clear();  // the 32nd release posts the chain
   }
@@ -197,7 +204,8 @@ TEST_F(RdmaDevice, HeldReceiveBuffersAreCountedAsAnEmptyRing) {
     ASSERT_TRUE(pump(sink1, sink2, [&] { return node1->flush() == Status::kOk; }));
   };
   ASSERT_NO_FATAL_FAILURE(send(0, kRecvBuffers + 40));
-  (void)pump(sink1, sink2, [&] { return sink2.arrivals.size() == kRecvBuffers + 40; }, 5s);
+  (void)pump(
+      sink1, sink2, [&] { return sink2.arrivals.size() == kRecvBuffers + 40; }, 5s);
   EXPECT_EQ(sink2.arrivals.size(), kRecvBuffers);  // the ring's worth; the rest found no WR posted
   EXPECT_EQ(sink2.seqs_from(1), range(0, kRecvBuffers));
   EXPECT_GT(node2->counters().rx_ring_empty, 0u);
@@ -209,7 +217,8 @@ TEST_F(RdmaDevice, HeldReceiveBuffersAreCountedAsAnEmptyRing) {
   sink2.arrivals.clear();
   (void)node2->poll(sink2);
   ASSERT_NO_FATAL_FAILURE(send(1000, 10));
-  EXPECT_TRUE(pump(sink1, sink2, [&] { return sink2.arrivals.size() == 10; }, 10s));
+  EXPECT_TRUE(pump(
+      sink1, sink2, [&] { return sink2.arrivals.size() == 10; }, 10s));
   EXPECT_EQ(sink2.seqs_from(1), range(1000, 10));
   EXPECT_EQ(node2->counters().rx_ring_empty, empty_while_held);  // not counted once released
 }

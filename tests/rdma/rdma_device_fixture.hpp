@@ -161,7 +161,8 @@ class RdmaDevice : public ::testing::Test {
 
   // Keeps polling and flushing both nodes for `time`: what arrives meanwhile is what should not.
   void settle(RecordingSink& sink1, RecordingSink& sink2, std::chrono::milliseconds time = 300ms) {
-    (void)pump(sink1, sink2, [] { return false; }, time);
+    (void)pump(
+        sink1, sink2, [] { return false; }, time);
   }
 
   // Node `from` has heard the other node once (its QP number learned: unicasts to it may go).

@@ -57,7 +57,8 @@ class CheckerTest : public ::testing::Test {
     checker.record_delivery(now, node, message);
   }
   void deliver(NodeId node, const RingId& ring, Seq seq, MessageId id, Delivery delivery = Delivery::kAgreed) {
-    deliver(node, ring, seq, id, [](auto&, auto&) {}, delivery);
+    deliver(
+        node, ring, seq, id, [](auto&, auto&) {}, delivery);
   }
   // Delivered in the transitional configuration that closes `ring`.
   void deliver_transitional(NodeId node, const RingId& ring, Seq seq, MessageId id) {
@@ -80,9 +81,7 @@ class CheckerTest : public ::testing::Test {
     regular(node, ring, members, minus(members, trans));
   }
   // A fresh (or restarted) `node` comes up in `ring`.
-  void start(NodeId node, const RingId& ring, std::vector<NodeId> members) {
-    move(node, ring, {node}, {}, members);
-  }
+  void start(NodeId node, const RingId& ring, std::vector<NodeId> members) { move(node, ring, {node}, {}, members); }
   // Every member comes up fresh in `ring`.
   void form(const RingId& ring, std::vector<NodeId> members) {
     for (NodeId node : members) start(node, ring, members);
@@ -690,7 +689,8 @@ TEST_F(CheckerTest, ASafeMessageDeliveredInTheTransitionalConfigurationOrByACras
   checker.record_crash(now, 3);
   move(1, RingId{1, 2}, {1}, {2, 3}, {1});
   transitional(2, RingId{2, 2}, {2}, {1, 3});
-  deliver(2, kRing, 1, a, [](auto&, auto& message) { message.transitional = true; }, Delivery::kSafe);
+  deliver(
+      2, kRing, 1, a, [](auto&, auto& message) { message.transitional = true; }, Delivery::kSafe);
   regular(2, RingId{2, 2}, {2}, {});
   move(1, kThirdRing, {1}, {}, {1, 2});
   move(2, kThirdRing, {2}, {}, {1, 2});
@@ -704,7 +704,8 @@ TEST_F(CheckerTest, ASafeMessageDeliveredInATransitionalConfigurationIsOwedToIts
   const MessageId a = submit(1, Delivery::kSafe);
   checker.record_crash(now, 3);
   for (NodeId node : {1, 2}) transitional(node, kNextRing, {1, 2}, {3});
-  deliver(1, kRing, 1, a, [](auto&, auto& message) { message.transitional = true; }, Delivery::kSafe);
+  deliver(
+      1, kRing, 1, a, [](auto&, auto& message) { message.transitional = true; }, Delivery::kSafe);
   for (NodeId node : {1, 2}) regular(node, kNextRing, {1, 2}, {});
   ASSERT_EQ(finish({1, 2}), (std::set{Property::kSafeDelivery, Property::kVirtualSynchrony}));
 }
@@ -721,8 +722,9 @@ TEST_F(CheckerTest, AMemberListedInATransitionalConfigurationThatCameThroughAnot
   ASSERT_EQ(finish({1, 2}), std::set{Property::kConfiguration});
   const Violation& violation = checker.violations()[0];
   EXPECT_EQ(violation.nodes, (std::vector<NodeId>{2, 1}));
-  EXPECT_TRUE(mentions(violation, "transitional 1/1->1/2 {1,2} (installed by node 1) lists node 2, which came into "
-                                  "regular 1/2 {1,2} through transitional 2/3->1/2 {2} instead"))
+  EXPECT_TRUE(mentions(violation,
+                       "transitional 1/1->1/2 {1,2} (installed by node 1) lists node 2, which came into "
+                       "regular 1/2 {1,2} through transitional 2/3->1/2 {2} instead"))
       << violation.detail;
 }
 
@@ -886,7 +888,7 @@ TEST(ProgressBound, IsTheWorstPathToAWorkingRingWithOneRetry) {
   totem.fail_recv_ms = 1000;
   const auto resolved = totem.resolved();
   ASSERT_TRUE(resolved);
-  EXPECT_EQ(progress_bound_us(*resolved, 0), 3'600'000u);  // 1 + 1.2 + 1 + 0.2 + 4 x 0.05 s
+  EXPECT_EQ(progress_bound_us(*resolved, 0), 3'600'000u);    // 1 + 1.2 + 1 + 0.2 + 4 x 0.05 s
   EXPECT_EQ(progress_bound_us(*resolved, 64), 10'000'000u);  // and 2 joins (0.1 s) a node
 }
 

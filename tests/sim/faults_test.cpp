@@ -31,9 +31,7 @@ void make_late(SimSpec& spec, double share) {
   spec.faults.late_max_us = 5 * timeout_us;
 }
 
-std::uint64_t foreign_ring_packets(const SimResult& r) {
-  return r.counters.tokens_foreign_ring;
-}
+std::uint64_t foreign_ring_packets(const SimResult& r) { return r.counters.tokens_foreign_ring; }
 
 // Node 5 crashes and comes back: the rings {1..5}, {1..4}, {1..5} follow one another. Copies held
 // back for up to 5 token timeouts reach nodes that have moved on to the next ring: with the late
@@ -119,8 +117,8 @@ std::vector<std::byte> sample_packet(std::size_t payload_size) {
   header.cluster_id = 7;
   header.sender = 3;
   header.payload_len = static_cast<std::uint32_t>(payload_size);
-  transport::encode_header(header, std::span<std::byte, transport::kWireHeaderSize>(wire.data(),
-                                                                                  transport::kWireHeaderSize));
+  transport::encode_header(header,
+                           std::span<std::byte, transport::kWireHeaderSize>(wire.data(), transport::kWireHeaderSize));
   wire[transport::kWireHeaderSize] = std::byte(membership::PacketType::kToken);
   return wire;
 }
@@ -327,18 +325,18 @@ TEST(Options, TheNewFaultsGivenAsZeroMakeNone) {
 }
 
 TEST(Options, TheNewFaultsAreParsedCheckedAndPrinted) {
-  std::vector<std::string> args = {"--seed", "9",   "--late", "0.01", "--corrupt", "0.02",     "--pauses", "0.3",
-                                   "--clock-skew", "0.05", "--slow", "0.4", "--torn", "0.5", "--nodes", "64"};
+  std::vector<std::string> args = {"--seed",       "9",    "--late", "0.01", "--corrupt", "0.02", "--pauses", "0.3",
+                                   "--clock-skew", "0.05", "--slow", "0.4",  "--torn",    "0.5",  "--nodes",  "64"};
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   const auto options = parse_sim_options(argv);
   ASSERT_TRUE(options) << options.error().message();
   const std::string command = command_line(resolve(*options, 9));
-  for (const char* part : {"--late 0.01", "--corrupt 0.02", "--pauses 0.3", "--clock-skew 0.05", "--slow 0.4",
-                           "--torn 0.5", "--nodes 64"})
+  for (const char* part :
+       {"--late 0.01", "--corrupt 0.02", "--pauses 0.3", "--clock-skew 0.05", "--slow 0.4", "--torn 0.5", "--nodes 64"})
     EXPECT_NE(command.find(part), std::string::npos) << command;
-  for (std::vector<std::string> bad : {std::vector<std::string>{"--clock-skew", "0.2"}, {"--late", "2"},
-                                       {"--pauses", "11"}, {"--nodes", "65"}}) {
+  for (std::vector<std::string> bad :
+       {std::vector<std::string>{"--clock-skew", "0.2"}, {"--late", "2"}, {"--pauses", "11"}, {"--nodes", "65"}}) {
     std::vector<char*> bad_argv;
     for (std::string& arg : bad) bad_argv.push_back(arg.data());
     EXPECT_FALSE(parse_sim_options(bad_argv)) << bad[0];

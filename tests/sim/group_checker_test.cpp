@@ -45,7 +45,8 @@ class GroupCheckerTest : public ::testing::Test {
     during();
     checker.end_configuration(now, node);
   }
-  void configure(NodeId node, const RingId& ring, const std::vector<NodeId>& members, const std::vector<NodeId>& joined) {
+  void configure(NodeId node, const RingId& ring, const std::vector<NodeId>& members,
+                 const std::vector<NodeId>& joined) {
     configure(node, ring, members, joined, {}, [] {});
   }
   // Every node starts alone and merges into kRing {1, 2, 3}.
@@ -79,8 +80,12 @@ class GroupCheckerTest : public ::testing::Test {
     const std::vector<Reason> reasons(left.size(), why);
     const std::vector<Reason> joined_reasons(joined.size(), joined_why);
     checker.record_change(now, node,
-                          groups::GroupChange{.group = group, .members = members, .joined = joined,
-                                              .joined_reason = joined_reasons, .left = left, .left_reason = reasons});
+                          groups::GroupChange{.group = group,
+                                              .members = members,
+                                              .joined = joined,
+                                              .joined_reason = joined_reasons,
+                                              .left = left,
+                                              .left_reason = reasons});
   }
   void message(NodeId node, std::string_view group, ProcessId sender) {
     checker.record_message(now, node, groups::GroupMessage{group, sender, Delivery::kAgreed, {}});
@@ -223,7 +228,8 @@ TEST_F(GroupCheckerTest, NodeDownBeforeTheRegularConfigurationBreaksGroupNodeDow
   merge_all();
   deliver(1, kRing, 1, 3, join_packet("g", 30));
   change(1, "g", {r}, {r});
-  checker.begin_configuration(++now, 1, ConfigChange{true, kNextRing, std::vector<NodeId>{1, 2}, {}, std::vector<NodeId>{3}});
+  checker.begin_configuration(++now, 1,
+                              ConfigChange{true, kNextRing, std::vector<NodeId>{1, 2}, {}, std::vector<NodeId>{3}});
   change(1, "g", {}, {}, {r}, Reason::kNodeDown);
   checker.end_configuration(now, 1);
   EXPECT_EQ(properties(), std::set{Property::kGroupNodeDown});

@@ -56,8 +56,9 @@ TEST(Links, ARingChangeUnderLinkFaultsAloneBreaksLinkFailover) {
   ASSERT_FALSE(r.ok()) << explain(spec, r);
   EXPECT_EQ(r.link_cuts, 1u);
   EXPECT_GT(r.network.cut, 0u) << "the counts are every link's: link 1's copies to node 3 were cut";
-  EXPECT_TRUE(std::ranges::any_of(r.violations, [](const Violation& v) { return v.property == Property::kLinkFailover; }))
-      << explain(spec, r);
+  EXPECT_TRUE(std::ranges::any_of(r.violations, [](const Violation& v) {
+    return v.property == Property::kLinkFailover;
+  })) << explain(spec, r);
 }
 
 // Two scripted ports down, node 1's on link 0 and node 2's on link 1, leave those two nodes no

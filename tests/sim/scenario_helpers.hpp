@@ -73,16 +73,18 @@ inline std::string explain(const SimSpec& spec, const SimResult& r) {
     text += fmt::format("  ring {} {{{}}} formed at {} us\n", ring_text(r.rings[i].ring_id),
                         fmt::join(r.rings[i].members, ","), r.rings[i].formed_us);
   for (const NodeSnapshot& n : r.nodes)
-    text += fmt::format("  node {}: {}, {} on ring {} {{{}}}, delivered through {}, {} queued, {} refused waiting, "
-                        "{} tokens deferred, {} restarts\n",
-                        n.id, n.alive ? "alive" : "crashed", membership::describe(n.state), ring_text(n.ring_id),
-                        fmt::join(n.members, ","), n.delivered_through, n.send_queue, n.pending,
-                        n.counters.tokens_deferred, n.restarts);
+    text += fmt::format(
+        "  node {}: {}, {} on ring {} {{{}}}, delivered through {}, {} queued, {} refused waiting, "
+        "{} tokens deferred, {} restarts\n",
+        n.id, n.alive ? "alive" : "crashed", membership::describe(n.state), ring_text(n.ring_id),
+        fmt::join(n.members, ","), n.delivered_through, n.send_queue, n.pending, n.counters.tokens_deferred,
+        n.restarts);
   for (const NodeSnapshot& n : r.nodes) text += fmt::format("  node {} counters:{}\n", n.id, counters_text(n.counters));
-  text += fmt::format("  network: {} sent, {} delivered, {} lost, {} to a full receive ring, {} late, {} damaged, "
-                      "{} from a dead incarnation\n",
-                      r.network.sent, r.network.delivered, r.network.lost, r.network.ring_full, r.network.late,
-                      r.network.corrupted, r.network.from_dead_incarnation);
+  text += fmt::format(
+      "  network: {} sent, {} delivered, {} lost, {} to a full receive ring, {} late, {} damaged, "
+      "{} from a dead incarnation\n",
+      r.network.sent, r.network.delivered, r.network.lost, r.network.ring_full, r.network.late, r.network.corrupted,
+      r.network.from_dead_incarnation);
   return text;
 }
 
@@ -109,6 +111,5 @@ inline std::size_t rings_with(const SimResult& r, const std::vector<NodeId>& mem
     return ring.members == members && ring.formed_us >= from_us && ring.formed_us <= to_us;
   }));
 }
-
 
 }  // namespace rtotem::sim

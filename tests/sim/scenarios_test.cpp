@@ -323,8 +323,12 @@ TEST(Membership, ARestartedNodeNeverReusesARingSeqWithOrWithoutItsState) {
     SimSpec spec = spec_of(26, 3, faults_of(0, 0, 20, 100), 50);
     spec.duration_us = 8 * kSecondUs;
     spec.lose_state = lose_state;
-    spec.script = {partition_at(500'000, {{1}, {2, 3}}), crash_at(1 * kSecondUs, 1), restart_at(1'500'000, 1),
-                   crash_at(2'500'000, 1), restart_at(3 * kSecondUs, 1), heal_at(4 * kSecondUs)};
+    spec.script = {partition_at(500'000, {{1}, {2, 3}}),
+                   crash_at(1 * kSecondUs, 1),
+                   restart_at(1'500'000, 1),
+                   crash_at(2'500'000, 1),
+                   restart_at(3 * kSecondUs, 1),
+                   heal_at(4 * kSecondUs)};
     const SimResult r = run(spec);
     EXPECT_TRUE(r.ok()) << "lose_state " << lose_state << ": " << explain(spec, r);
     EXPECT_EQ(r.crashes, 2u);
@@ -335,7 +339,8 @@ TEST(Membership, ARestartedNodeNeverReusesARingSeqWithOrWithoutItsState) {
     Seq last_of_node_1 = 0;
     for (const FormedRing& ring : r.rings) {
       EXPECT_TRUE(ids.emplace(ring.ring_id.rep, ring.ring_id.seq).second)
-          << "ring " << ring_text(ring.ring_id) << " formed twice\n" << explain(spec, r);
+          << "ring " << ring_text(ring.ring_id) << " formed twice\n"
+          << explain(spec, r);
       if (ring.ring_id.rep != 1) continue;
       EXPECT_GT(ring.ring_id.seq, last_of_node_1) << explain(spec, r);
       last_of_node_1 = ring.ring_id.seq;
@@ -409,7 +414,7 @@ Time all_operational_us(const SimResult& r, const std::vector<NodeId>& nodes, Ti
 // on the run's every draw, so each test runs a few seeds and judges either. What the ring then
 // costs is the tests' measure (below). Healed, the three merge.
 struct OneWayCut {
-  std::vector<NodeId> ring;   // the first ring of two formed in the cut
+  std::vector<NodeId> ring;    // the first ring of two formed in the cut
   std::size_t formations = 0;  // of that ring in the cut
   double share = 0;            // its operational share of the whole cut
 };
@@ -433,8 +438,7 @@ OneWayCut one_way_cut(std::uint64_t seed, std::uint32_t token_timeout_ms, Time c
   }
   OneWayCut out{first->members, rings_with(r, first->members, cut, heal), 0};
   out.share = static_cast<double>(all_operational_us(r, out.ring, cut, heal)) / static_cast<double>(heal - cut);
-  EXPECT_TRUE(out.ring == (std::vector<NodeId>{1, 2}) || out.ring == (std::vector<NodeId>{1, 3}))
-      << explain(spec, r);
+  EXPECT_TRUE(out.ring == (std::vector<NodeId>{1, 2}) || out.ring == (std::vector<NodeId>{1, 3})) << explain(spec, r);
   return out;
 }
 
@@ -501,8 +505,10 @@ TEST(Membership, APairCutOffOneWayLeavesTheMajorityOneRing) {
       EXPECT_TRUE(r.ok()) << explain(spec, r);
       expect_one_ring_of_all(spec, r);
       const std::vector<NodeId> majority = towards_1 ? std::vector<NodeId>{1, 2, 3} : all_of(spec);
-      const double share = static_cast<double>(all_operational_us(r, majority, cut, heal)) / static_cast<double>(heal - cut);
-      RecordProperty(fmt::format("share_{}_{}", token_timeout_ms, towards_1 ? "towards_1" : "from_1"), fmt::format("{:.4f}", share));
+      const double share =
+          static_cast<double>(all_operational_us(r, majority, cut, heal)) / static_cast<double>(heal - cut);
+      RecordProperty(fmt::format("share_{}_{}", token_timeout_ms, towards_1 ? "towards_1" : "from_1"),
+                     fmt::format("{:.4f}", share));
       EXPECT_EQ(rings_with(r, majority, cut, heal), towards_1 ? 1u : 0u) << explain(spec, r);
       EXPECT_GE(share, token_timeout_ms == 1000 ? 0.975 : 0.99) << explain(spec, r);
     }
@@ -608,16 +614,21 @@ TEST(Regression, SeedsThatOnceFailedHoldEveryProperty) {
   const std::string before_issue_18 = " --late 0 --corrupt 0 --pauses 0 --clock-skew 0 --slow 0 --torn 0";
   const std::string commands[] = {
       "rtotem-sim --seed 1312 --nodes 6 --duration 5 --loss 0.117 --dup 0.098 --reorder 0 --delay-us 158 "
-      "--rate 620 --safe 0 --token-timeout-ms 1000 --partitions 0.34 --crashes 0.21 --stops 0" + before_issue_18,
+      "--rate 620 --safe 0 --token-timeout-ms 1000 --partitions 0.34 --crashes 0.21 --stops 0" +
+          before_issue_18,
       "rtotem-sim --seed 4568 --nodes 7 --duration 5 --loss 0.045 --dup 0.071 --reorder 0 --delay-us 52 "
-      "--rate 825 --safe 0.3 --token-timeout-ms 1000 --partitions 0.41 --crashes 0 --stops 0" + before_issue_18,
+      "--rate 825 --safe 0.3 --token-timeout-ms 1000 --partitions 0.41 --crashes 0 --stops 0" +
+          before_issue_18,
       "rtotem-sim --seed 1327 --nodes 7 --duration 5 --loss 0.001 --dup 0.067 --reorder 0.15 --delay-us 57 "
-      "--rate 650 --safe 0.5 --token-timeout-ms 1000 --partitions 0.4 --crashes 0.3 --stops 0" + before_issue_18,
+      "--rate 650 --safe 0.5 --token-timeout-ms 1000 --partitions 0.4 --crashes 0.3 --stops 0" +
+          before_issue_18,
       "rtotem-sim --seed 3793 --nodes 4 --duration 5 --loss 0.001 --dup 0.037 --reorder 0.24 --delay-us 67 "
-      "--rate 600 --safe 0.5 --token-timeout-ms 1000 --partitions 0.42 --crashes 0.25 --stops 0" + before_issue_18,
+      "--rate 600 --safe 0.5 --token-timeout-ms 1000 --partitions 0.42 --crashes 0.25 --stops 0" +
+          before_issue_18,
       // 16 nodes without a ring for 5 s: the backlog their applications piled up must drain in time.
       "rtotem-sim --seed 29 --nodes 16 --duration 5 --loss 0.129 --dup 0.083 --reorder 1 --delay-us 106 "
-      "--rate 793 --safe 0.2 --token-timeout-ms 1000 --partitions 0 --crashes 0 --stops 0" + before_issue_18,
+      "--rate 793 --safe 0.2 --token-timeout-ms 1000 --partitions 0 --crashes 0 --stops 0" +
+          before_issue_18,
       "rtotem-sim --seed 4934 --nodes 3 --duration 5 --loss 0.02 --dup 0.078 --reorder 0.56 --delay-us 142 "
       "--rate 644 --safe 0.5 --token-timeout-ms 1000 --partitions 0.31 --crashes 0 --stops 1 --late 0.018 "
       "--corrupt 0 --pauses 0.05 --clock-skew 0 --slow 0.2 --torn 0.6",

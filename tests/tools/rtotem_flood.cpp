@@ -69,7 +69,8 @@ Result<sockaddr_in> endpoint(std::string_view option, const std::string& text, b
   } else if (port_required) {
     return Error::make("{}: '{}' needs a port (IPV4:PORT)", option, text);
   }
-  if (inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1) return Error::make("{}: '{}' is not an IPv4 address", option, host);
+  if (inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1)
+    return Error::make("{}: '{}' is not an IPv4 address", option, host);
   return a;
 }
 
@@ -79,14 +80,14 @@ Result<Kind> kind_named(const std::string& name) {
   if (name == "unknown-sender") return Kind::kUnknownSender;
   if (name == "foreign-ring") return Kind::kForeignRing;
   if (name == "forged-sealed") return Kind::kForgedSealed;
-  return Error::make("--kind: '{}' is not one of junk, foreign-cluster, unknown-sender, foreign-ring, forged-sealed", name);
+  return Error::make("--kind: '{}' is not one of junk, foreign-cluster, unknown-sender, foreign-ring, forged-sealed",
+                     name);
 }
 
 Result<FloodOptions> parse(int argc, char** argv) {
   constexpr CliValue kValue = CliValue::kAny;
-  constexpr CliOption kOptions[] = {
-      {"--spoof"}, {"--to", kValue}, {"--from", kValue}, {"--kind", kValue}, {"--cluster", kValue},
-      {"--as", kValue}, {"--seconds", kValue}, {"--rate", kValue}};
+  constexpr CliOption kOptions[] = {{"--spoof"},           {"--to", kValue}, {"--from", kValue},    {"--kind", kValue},
+                                    {"--cluster", kValue}, {"--as", kValue}, {"--seconds", kValue}, {"--rate", kValue}};
   FloodOptions o;
   bool to_given = false;
   for (CliReader reader(cli_arguments(argc, argv), kOptions); !reader.done();) {
@@ -212,8 +213,7 @@ int run(const FloodOptions& o) {
   for (std::size_t i = 0; i < kPool; ++i) {
     const std::span<std::byte> frame(frames.data() + i * room, room);
     const std::size_t len = make_packet(o, i, rng, frame.subspan(skip));
-    if (o.spoof)
-      testing::SpoofedUdp::put_headers(o.from, o.to, len, frame.first<testing::SpoofedUdp::kHeaders>());
+    if (o.spoof) testing::SpoofedUdp::put_headers(o.from, o.to, len, frame.first<testing::SpoofedUdp::kHeaders>());
     iovs[i] = {frame.data(), skip + len};
   }
   std::array<mmsghdr, kPool> msgs{};
@@ -244,8 +244,8 @@ int run(const FloodOptions& o) {
     if (n < static_cast<int>(batch)) ++refused;  // ENOBUFS and the like: the flood goes on
   }
   const double took = std::chrono::duration<double>(Clock::now() - start).count();
-  fmt::print("{{\"sent\": {}, \"seconds\": {:.2f}, \"pps\": {:.0f}, \"short_batches\": {}}}\n", sent, took,
-             sent / took, refused);
+  fmt::print("{{\"sent\": {}, \"seconds\": {:.2f}, \"pps\": {:.0f}, \"short_batches\": {}}}\n", sent, took, sent / took,
+             refused);
   return 0;
 }
 

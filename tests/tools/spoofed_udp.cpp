@@ -42,11 +42,13 @@ void SpoofedUdp::put_headers(const sockaddr_in& from, const sockaddr_in& to, std
   std::memcpy(frame.data() + sizeof ip, &udp, sizeof udp);
 }
 
-Result<void> SpoofedUdp::send(const sockaddr_in& from, const sockaddr_in& to, std::span<const std::byte> payload) const {
+Result<void> SpoofedUdp::send(const sockaddr_in& from, const sockaddr_in& to,
+                              std::span<const std::byte> payload) const {
   std::vector<std::byte> frame(kHeaders + payload.size());
   put_headers(from, to, payload.size(), std::span<std::byte, kHeaders>(frame.data(), kHeaders));
   std::memcpy(frame.data() + kHeaders, payload.data(), payload.size());
-  const ssize_t sent = ::sendto(fd_.get(), frame.data(), frame.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+  const ssize_t sent =
+      ::sendto(fd_.get(), frame.data(), frame.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
   if (sent != static_cast<ssize_t>(frame.size())) return Error::sys(errno, "sending a forged datagram");
   return {};
 }

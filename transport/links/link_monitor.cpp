@@ -8,9 +8,10 @@ namespace rtotem::transport {
 Result<void> LinkTiming::validate() const {
   if (ping_interval == 0) return Error::make("ping interval 0: a link would be pinged without pause");
   if (ping_timeout <= ping_interval)
-    return Error::make("ping timeout {} ms is not longer than the ping interval {} ms: a link that answers every ping "
-                       "would still go down between two of them",
-                       ping_timeout / 1000, ping_interval / 1000);
+    return Error::make(
+        "ping timeout {} ms is not longer than the ping interval {} ms: a link that answers every ping "
+        "would still go down between two of them",
+        ping_timeout / 1000, ping_interval / 1000);
   if (pong_count == 0) return Error::make("pong count 0: a link must answer at least one ping to come up");
   if (precision == 0) return Error::make("ping precision 0: the latency average needs at least one sample");
   return {};
@@ -71,8 +72,8 @@ Micros LinkMonitor::tick(Micros now) {
         events_.send_ping(peers_[p], link, now);
         // On schedule, unless the host was late by an interval or more (a paused process): then
         // from now, not a burst of the missed ones.
-        s.next_ping = s.next_ping + timing.ping_interval > now ? s.next_ping + timing.ping_interval
-                                                               : now + timing.ping_interval;
+        s.next_ping =
+            s.next_ping + timing.ping_interval > now ? s.next_ping + timing.ping_interval : now + timing.ping_interval;
       }
       next = std::min(next, s.next_ping);
       if (!s.up && s.good_in_a_row == 0) continue;

@@ -48,11 +48,11 @@ struct LinkStatus {
   std::uint32_t good_in_a_row = 0;  // while down: good pongs since the count last restarted
   Micros last_good_pong = 0;        // when the last good pong came; 0: none yet
   Micros next_ping = 0;
-  Micros latency = 0;               // average round trip of the good pongs
-  std::uint32_t samples = 0;        // in the average, at most the link's precision
+  Micros latency = 0;         // average round trip of the good pongs
+  std::uint32_t samples = 0;  // in the average, at most the link's precision
   std::uint64_t pings_sent = 0;
   std::uint64_t pongs_good = 0;
-  std::uint64_t pongs_late = 0;     // past ping_timeout, or stamped in the future: not counted
+  std::uint64_t pongs_late = 0;  // past ping_timeout, or stamped in the future: not counted
   std::uint64_t went_up = 0;
   std::uint64_t went_down = 0;
 };
@@ -93,9 +93,9 @@ class LinkMonitor {
   Micros down_after(const LinkStatus& status, const LinkTiming& timing) const noexcept;
   void set_up(NodeId peer, LinkId link, LinkStatus& status, bool up);
 
-  std::vector<NodeId> peers_;          // sorted
-  std::vector<LinkTiming> timings_;    // by link
-  std::vector<LinkStatus> statuses_;   // peer-major: peers_.size() * timings_.size()
+  std::vector<NodeId> peers_;         // sorted
+  std::vector<LinkTiming> timings_;   // by link
+  std::vector<LinkStatus> statuses_;  // peer-major: peers_.size() * timings_.size()
   LinkEvents& events_;
   std::uint64_t pongs_unknown_ = 0;
 };

@@ -42,7 +42,8 @@ class LinkSet::Stager final : public PacketSink {
   LinkId link_;
 };
 
-Result<std::unique_ptr<LinkSet>> LinkSet::open(const LinkSetConfig& config, std::vector<std::unique_ptr<Backend>> links) {
+Result<std::unique_ptr<LinkSet>> LinkSet::open(const LinkSetConfig& config,
+                                               std::vector<std::unique_ptr<Backend>> links) {
   if (links.empty() || links.size() > kLinksMax || links.size() != config.links.size())
     return Error::make("{} links and {} link settings: 1 to {} of each, as many of one as of the other", links.size(),
                        config.links.size(), kLinksMax);
@@ -63,7 +64,7 @@ Result<std::unique_ptr<LinkSet>> LinkSet::open(const LinkSetConfig& config, std:
     if (link.local_node() != params.local_node || link.params().cluster_id != params.cluster_id)
       return Error::make("link {} ({}) is another node's or another cluster's", i, link.name());
     if (link.params().local_path) return Error::make("link {} ({}) has a local path of its own", i, link.name());
-    params.mtu = std::min(params.mtu, link.mtu());  // what every link carries, sealed or not
+    params.mtu = std::min(params.mtu, link.mtu());                             // what every link carries, sealed or not
     params.recv_buffers = std::min(params.recv_buffers, link.recv_buffers());  // what the protocol may count on
   }
   if (present == 0) return Error::make("no link opened on this node: {}", config.links.front().missing);
@@ -90,15 +91,20 @@ LinkSet::LinkSet(const LinkSetConfig& config, std::vector<std::unique_ptr<Backen
       config_(config),
       links_(std::move(links)),
       down_(links_.size()),
-      monitor_(config.peers, [&] {
-        std::vector<LinkTiming> timings;
-        for (const LinkSpec& spec : config.links) timings.push_back(spec.timing);
-        return timings;
-      }(), *this) {
+      monitor_(
+          config.peers,
+          [&] {
+            std::vector<LinkTiming> timings;
+            for (const LinkSpec& spec : config.links) timings.push_back(spec.timing);
+            return timings;
+          }(),
+          *this) {
   std::ranges::sort(config_.peers);
   for (std::size_t l = 0; l < links_.size(); ++l) {
-    if (links_[l]) live_ |= 1u << l;
-    else down_[l] = config_.links[l].missing;
+    if (links_[l])
+      live_ |= 1u << l;
+    else
+      down_[l] = config_.links[l].missing;
   }
   up_.assign(config_.peers.size(), 0);
   routes_.assign(config_.peers.size(), 0);
@@ -108,7 +114,8 @@ LinkSet::LinkSet(const LinkSetConfig& config, std::vector<std::unique_ptr<Backen
 
 void LinkSet::list_fds() {
   fds_.clear();
-  for_each_link(live_, [&](LinkId l) { fds_.insert(fds_.end(), links_[l]->poll_fds().begin(), links_[l]->poll_fds().end()); });
+  for_each_link(live_,
+                [&](LinkId l) { fds_.insert(fds_.end(), links_[l]->poll_fds().begin(), links_[l]->poll_fds().end()); });
 }
 
 LinkSet::~LinkSet() {
@@ -188,7 +195,8 @@ bool LinkSet::route(const TxItem& item) noexcept {
   };
   if (item.dest == kNoNode) {
     for_each_link(multicast, [&](LinkId l) { ++needed[l]; });
-    for (std::size_t p = 0; p < config_.peers.size(); ++p) for_each_link(unicasts_to(p), [&](LinkId l) { ++needed[l]; });
+    for (std::size_t p = 0; p < config_.peers.size(); ++p)
+      for_each_link(unicasts_to(p), [&](LinkId l) { ++needed[l]; });
   } else {
     for_each_link(live_, [&](LinkId l) { ++needed[l]; });
   }
@@ -318,8 +326,10 @@ bool LinkSet::take_control(const InboundPacket& packet, LinkId link) noexcept {
   }
   const auto kind = std::to_integer<std::uint8_t>(payload[0]);
   const Micros stamp = get_be<std::uint64_t>(payload.data() + 2);
-  if (kind == kPing) send_control(packet.from, link, kPong, stamp);
-  else if (kind == kPong) monitor_.on_pong(packet.from, link, stamp, config_.clock());
+  if (kind == kPing)
+    send_control(packet.from, link, kPong, stamp);
+  else if (kind == kPong)
+    monitor_.on_pong(packet.from, link, stamp, config_.clock());
   return true;
 }
 

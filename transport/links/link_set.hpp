@@ -134,7 +134,7 @@ class LinkSet final : public Backend, private LinkEvents {
 
   LinkSetConfig config_;
   std::vector<std::unique_ptr<Backend>> links_;  // null: missing on this node
-  std::vector<std::string> down_;                 // by link: why it carries nothing
+  std::vector<std::string> down_;                // by link: why it carries nothing
   LinkMonitor monitor_;
   std::vector<int> fds_;
   // By peer index (config_.peers, sorted), bit i for link i: the links up to it, and those a
@@ -143,7 +143,7 @@ class LinkSet final : public Backend, private LinkEvents {
   std::vector<std::uint32_t> routes_;
   std::uint32_t multicast_ = 0;  // the links a multicast goes on as one
   std::uint32_t live_ = 0;       // the links that carry packets: neither missing nor broken
-  std::size_t next_link_ = 0;          // polled first next time: no link starves the others
+  std::size_t next_link_ = 0;    // polled first next time: no link starves the others
   std::array<Staged, kRxBatchMax> staged_{};
   std::size_t staged_head_ = 0;
   std::size_t staged_count_ = 0;

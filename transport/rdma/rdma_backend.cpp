@@ -37,10 +37,8 @@ bool is_fatal(ibv_event_type type) noexcept {
     case IBV_EVENT_QP_FATAL:
     case IBV_EVENT_QP_REQ_ERR:
     case IBV_EVENT_QP_ACCESS_ERR:
-    case IBV_EVENT_CQ_ERR:
-      return true;
-    default:
-      return false;
+    case IBV_EVENT_CQ_ERR: return true;
+    default: return false;
   }
 }
 
@@ -98,7 +96,8 @@ std::string RdmaBackend::local_address() const {
 Result<void> RdmaBackend::adopt_send_region(std::span<const std::byte> region) {
   if (!pd_) return Error::make("rdma: cannot register a region on a retired backend");
   adopted_mr_.reset(ibv_reg_mr(pd_.get(), const_cast<std::byte*>(region.data()), region.size(), kLocalWrite));
-  if (!adopted_mr_) return Error::sys(errno, "rdma: ibv_reg_mr of the links' {:.1f} MiB failed", mebibytes(region.size()));
+  if (!adopted_mr_)
+    return Error::sys(errno, "rdma: ibv_reg_mr of the links' {:.1f} MiB failed", mebibytes(region.size()));
   ++counters_.mr_registrations;
   return {};
 }
@@ -230,8 +229,8 @@ void RdmaBackend::handle_completion_events() noexcept {
 void RdmaBackend::handle_cm_events() noexcept {
   while (CmEvent event = endpoint_.next_event()) {
     ++counters_.link_events;
-    const std::string line = fmt::format("rdma: {} on {} (status {})", rdma_event_str(event->event),
-                                         endpoint_.device(), event->status);
+    const std::string line =
+        fmt::format("rdma: {} on {} (status {})", rdma_event_str(event->event), endpoint_.device(), event->status);
     log(line);
     switch (event->event) {
       case RDMA_CM_EVENT_MULTICAST_ERROR:  // the group is gone: multicasts reach nobody
@@ -239,8 +238,7 @@ void RdmaBackend::handle_cm_events() noexcept {
       case RDMA_CM_EVENT_DEVICE_REMOVAL:   // the device is going away
         set_link_failure(line);
         break;
-      default:
-        break;
+      default: break;
     }
   }
 }
@@ -268,15 +266,11 @@ bool RdmaBackend::concerns(const ibv_async_event& event) const noexcept {
     case IBV_EVENT_SQ_DRAINED:
     case IBV_EVENT_PATH_MIG:
     case IBV_EVENT_PATH_MIG_ERR:
-    case IBV_EVENT_QP_LAST_WQE_REACHED:
-      return event.element.qp == endpoint_.id()->qp;
-    case IBV_EVENT_CQ_ERR:
-      return event.element.cq == send_cq_.get() || event.element.cq == recv_cq_.get();
+    case IBV_EVENT_QP_LAST_WQE_REACHED: return event.element.qp == endpoint_.id()->qp;
+    case IBV_EVENT_CQ_ERR: return event.element.cq == send_cq_.get() || event.element.cq == recv_cq_.get();
     case IBV_EVENT_SRQ_ERR:
-    case IBV_EVENT_SRQ_LIMIT_REACHED:
-      return false;  // no SRQ here
-    case IBV_EVENT_DEVICE_FATAL:
-      return true;
+    case IBV_EVENT_SRQ_LIMIT_REACHED: return false;  // no SRQ here
+    case IBV_EVENT_DEVICE_FATAL: return true;
     default:  // port events
       return event.element.port_num == endpoint_.port();
   }

@@ -32,8 +32,8 @@ std::size_t RdmaBackend::transmit(std::span<TxItem> items) noexcept {
 bool RdmaBackend::fill_send_wr(const TxItem& item, std::size_t slot) noexcept {
   const auto wire = item.wire;  // the buffer's bytes, or their sealed copy in a seal slot
   const bool inline_send = wire.size() <= max_inline_;
-  send_sges_[slot] = ibv_sge{reinterpret_cast<std::uintptr_t>(wire.data()), static_cast<std::uint32_t>(wire.size()),
-                             lkey_of(wire)};
+  send_sges_[slot] =
+      ibv_sge{reinterpret_cast<std::uintptr_t>(wire.data()), static_cast<std::uint32_t>(wire.size()), lkey_of(wire)};
   ibv_send_wr& wr = send_wrs_[slot];
   wr = ibv_send_wr{};
   wr.wr_id = window_.next_id() + slot;
@@ -87,7 +87,7 @@ std::size_t RdmaBackend::post_chain(std::span<TxItem> items) noexcept {
     if (inlined[i]) ++counters_.tx_inline;
   }
   if (rc == 0 || rc == ENOMEM) return posted;  // ENOMEM: the send queue is full after all
-  ++counters_.tx_errors;  // the refused WR is dropped; a QP that refuses has failed
+  ++counters_.tx_errors;                       // the refused WR is dropped; a QP that refuses has failed
   set_link_failure(fmt::format("rdma: ibv_post_send on QP {:#x}: {}", self_.qpn, std::strerror(rc)));
   log(link_failure());
   return posted + 1;
@@ -125,7 +125,7 @@ void RdmaBackend::count_error_completion(const ibv_wc& wc, bool send) noexcept {
 std::size_t RdmaBackend::receive(std::span<InboundPacket> out) noexcept {
   drain_events();
   if (!link_failure().empty()) return 0;
-  post_pending();  // buffers released since the last call go back first
+  post_pending();                                   // buffers released since the last call go back first
   if (ring_.all_held()) ++counters_.rx_ring_empty;  // as UDP counts it: meanwhile the device drops
   reap_send_completions();
   std::size_t n = 0;

@@ -12,7 +12,8 @@ namespace rtotem::transport {
 
 Result<void> set_nonblocking(int fd, const char* what) {
   const int flags = ::fcntl(fd, F_GETFL);
-  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) return Error::sys(errno, "rdma: O_NONBLOCK on {}", what);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0)
+    return Error::sys(errno, "rdma: O_NONBLOCK on {}", what);
   return {};
 }
 
@@ -39,7 +40,8 @@ Result<RdmaEndpoint> RdmaEndpoint::open(const InetAddress& bind, const InetAddre
   if (int rc = ibv_query_port(raw->verbs, raw->port_num, &endpoint.port_attr_); rc != 0)
     return Error::sys(rc, "rdma: ibv_query_port {}", endpoint.device());
   if (endpoint.port_attr_.state != IBV_PORT_ACTIVE)
-    return Error::make("rdma: {} is not active (state {})", endpoint.device(), ibv_port_state_str(endpoint.port_attr_.state));
+    return Error::make("rdma: {} is not active (state {})", endpoint.device(),
+                       ibv_port_state_str(endpoint.port_attr_.state));
   return endpoint;
 }
 

@@ -17,11 +17,11 @@ inline constexpr std::uint32_t kGrhBytes = 40;
 // The MAC of wire encryption, once it exists; the payload MTU leaves room for it.
 inline constexpr std::uint32_t kCryptoTagBytes = 0;
 
-inline constexpr std::uint32_t kSendQueueDepth = 256;  // send WRs in flight on the QP
-inline constexpr std::size_t kSendChainMax = 32;        // WRs chained into one ibv_post_send
-inline constexpr std::size_t kRecvPostBatch = 32;       // receive WRs chained into one ibv_post_recv
-inline constexpr std::size_t kSendCompletionBatch = 32; // send completions per ibv_poll_cq
-inline constexpr std::uint32_t kInlineWanted = 256;     // bytes asked for IBV_SEND_INLINE (tokens, joins)
+inline constexpr std::uint32_t kSendQueueDepth = 256;    // send WRs in flight on the QP
+inline constexpr std::size_t kSendChainMax = 32;         // WRs chained into one ibv_post_send
+inline constexpr std::size_t kRecvPostBatch = 32;        // receive WRs chained into one ibv_post_recv
+inline constexpr std::size_t kSendCompletionBatch = 32;  // send completions per ibv_poll_cq
+inline constexpr std::uint32_t kInlineWanted = 256;      // bytes asked for IBV_SEND_INLINE (tokens, joins)
 inline constexpr std::uint32_t kMulticastQpn = 0xFFFFFF;
 // Only the last WR of a chain is signalled; a completion releases every earlier WR (a UD send
 // queue completes in order). So at most kSendChainMax - 1 unsignalled WRs precede a signalled

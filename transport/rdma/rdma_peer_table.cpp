@@ -37,8 +37,9 @@ const RdmaPeerEntry* RdmaPeerTable::by_node(NodeId node) const noexcept {
 }
 
 RdmaPeerEntry* RdmaPeerTable::by_ipv4(std::uint32_t ipv4) noexcept {
-  auto it = std::lower_bound(ipv4_order_.begin(), ipv4_order_.end(), ipv4,
-                             [&](std::uint32_t index, std::uint32_t address) { return by_node_[index].ipv4 < address; });
+  auto it =
+      std::lower_bound(ipv4_order_.begin(), ipv4_order_.end(), ipv4,
+                       [&](std::uint32_t index, std::uint32_t address) { return by_node_[index].ipv4 < address; });
   return it != ipv4_order_.end() && by_node_[*it].ipv4 == ipv4 ? &by_node_[*it] : nullptr;
 }
 

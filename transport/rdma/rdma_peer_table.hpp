@@ -14,9 +14,9 @@ namespace rtotem::transport {
 
 struct RdmaPeerEntry {
   NodeId node = kNoNode;
-  std::uint32_t ipv4 = 0;  // network byte order
-  std::uint32_t qpn = 0;   // 0: not heard from yet (QP numbers 0 and 1 are never UD data QPs)
-  AddressHandle ah;        // to its GID; made when it is first heard from
+  std::uint32_t ipv4 = 0;         // network byte order
+  std::uint32_t qpn = 0;          // 0: not heard from yet (QP numbers 0 and 1 are never UD data QPs)
+  AddressHandle ah;               // to its GID; made when it is first heard from
   std::uint32_t ah_failures = 0;  // ibv_create_ah refusals (no route or neighbour to it)
 
   bool reachable() const noexcept { return qpn != 0 && ah != nullptr; }
@@ -33,8 +33,8 @@ class RdmaPeerTable {
   std::size_t size() const noexcept { return by_node_.size(); }
 
  private:
-  std::vector<RdmaPeerEntry> by_node_;          // sorted by node id
-  std::vector<std::uint32_t> ipv4_order_;       // indexes into by_node_, sorted by address
+  std::vector<RdmaPeerEntry> by_node_;     // sorted by node id
+  std::vector<std::uint32_t> ipv4_order_;  // indexes into by_node_, sorted by address
 };
 
 // The IPv4 address of `address`, network byte order.

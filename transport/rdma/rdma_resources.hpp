@@ -44,8 +44,7 @@ class MulticastJoin {
   MulticastJoin(rdma_cm_id* id, const sockaddr* group, socklen_t length) noexcept : id_(id) {
     std::memcpy(&group_, group, length);
   }
-  MulticastJoin(MulticastJoin&& other) noexcept
-      : id_(std::exchange(other.id_, nullptr)), group_(other.group_) {}
+  MulticastJoin(MulticastJoin&& other) noexcept : id_(std::exchange(other.id_, nullptr)), group_(other.group_) {}
   MulticastJoin& operator=(MulticastJoin&& other) noexcept {
     if (this != &other) {
       reset();

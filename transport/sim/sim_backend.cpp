@@ -12,8 +12,7 @@
 
 namespace rtotem::transport {
 
-SimBackend::SimBackend(SimNetwork& network, const BackendParams& params, BufferArena arena,
-                       const BufferLayout& layout)
+SimBackend::SimBackend(SimNetwork& network, const BackendParams& params, BufferArena arena, const BufferLayout& layout)
     : Backend(params, std::move(arena), layout),
       network_(network),
       ring_(recv_region(), params.recv_buffers, layout.recv_slot),

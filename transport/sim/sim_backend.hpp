@@ -45,8 +45,7 @@ class SimBackend final : public Backend {
     bool truncated = false;
   };
 
-  SimBackend(SimNetwork& network, const BackendParams& params, BufferArena arena,
-             const BufferLayout& layout);
+  SimBackend(SimNetwork& network, const BackendParams& params, BufferArena arena, const BufferLayout& layout);
 
   // For the network: copies `wire` into a posted receive buffer, as a NIC's DMA write would.
   Delivery deliver(std::span<const std::byte> wire) noexcept;

@@ -18,9 +18,7 @@ void check(const SimFaults& faults) {
 
 }  // namespace
 
-SimNetwork::SimNetwork(std::uint64_t seed, SimFaults faults) : rng_(seed), faults_(faults) {
-  check(faults_);
-}
+SimNetwork::SimNetwork(std::uint64_t seed, SimFaults faults) : rng_(seed), faults_(faults) { check(faults_); }
 
 SimNetwork::~SimNetwork() {
   // A backend outliving us would detach into freed memory. With none left, nothing is in flight.

@@ -68,8 +68,7 @@ bool InetAddress::same_host(const InetAddress& other) const noexcept {
   if (family() != other.family()) return false;
   if (is_v6()) {
     return std::memcmp(&reinterpret_cast<const sockaddr_in6*>(&storage_)->sin6_addr,
-                       &reinterpret_cast<const sockaddr_in6*>(&other.storage_)->sin6_addr,
-                       sizeof(in6_addr)) == 0;
+                       &reinterpret_cast<const sockaddr_in6*>(&other.storage_)->sin6_addr, sizeof(in6_addr)) == 0;
   }
   return reinterpret_cast<const sockaddr_in*>(&storage_)->sin_addr.s_addr ==
          reinterpret_cast<const sockaddr_in*>(&other.storage_)->sin_addr.s_addr;
@@ -82,9 +81,7 @@ bool InetAddress::is(const sockaddr_storage& sa) const noexcept {
   return *this == source;
 }
 
-bool operator==(const InetAddress& a, const InetAddress& b) noexcept {
-  return a.same_host(b) && a.port() == b.port();
-}
+bool operator==(const InetAddress& a, const InetAddress& b) noexcept { return a.same_host(b) && a.port() == b.port(); }
 
 std::string InetAddress::host_string() const {
   char text[INET6_ADDRSTRLEN] = "?";

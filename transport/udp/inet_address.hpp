@@ -31,7 +31,7 @@ class InetAddress {
   bool same_host(const InetAddress& other) const noexcept;
   // Whether `sa` (a datagram's source, as recvmsg gives it) is this very address and port.
   bool is(const sockaddr_storage& sa) const noexcept;
-  std::string to_string() const;  // "10.0.0.1:5405", "[fd00::1]:5405"
+  std::string to_string() const;    // "10.0.0.1:5405", "[fd00::1]:5405"
   std::string host_string() const;  // "10.0.0.1", "fd00::1": the address alone
 
   friend bool operator==(const InetAddress& a, const InetAddress& b) noexcept;

@@ -43,7 +43,8 @@ Result<unsigned> interface_of(const InetAddress& address) {
   unsigned exact = 0, subnet = 0;
   for (ifaddrs* ifa = list; ifa; ifa = ifa->ifa_next) {
     if (!ifa->ifa_addr || ifa->ifa_addr->sa_family != address.family()) continue;
-    auto candidate = InetAddress::from_sockaddr(ifa->ifa_addr, address.is_v6() ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
+    auto candidate =
+        InetAddress::from_sockaddr(ifa->ifa_addr, address.is_v6() ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
     if (!candidate) continue;
     if (candidate->same_host(address)) {
       exact = ::if_nametoindex(ifa->ifa_name);

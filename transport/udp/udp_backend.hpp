@@ -17,7 +17,7 @@
 namespace rtotem::transport {
 
 inline constexpr std::size_t kUdpSendBatch = 64;  // entries per sendmmsg (a run and destination each)
-static_assert(kUdpSendBatch <= 1024);  // UIO_MAXIOV: the kernel caps sendmmsg there
+static_assert(kUdpSendBatch <= 1024);             // UIO_MAXIOV: the kernel caps sendmmsg there
 static_assert(kRxBatchMax <= kUdpSendBatch);
 // A run of datagrams sent as one entry with segmentation offload: the kernel's segment limit
 // (UDP_MAX_SEGMENTS, 64 before Linux 6.3), and the run's bytes within one IPv4 or IPv6 datagram.
@@ -68,8 +68,8 @@ class UdpBackend final : public Backend {
   UdpConfig config_;
   std::vector<UdpPeer> others_;  // peers but this node, sorted by node id
   SocketRecvRing ring_;
-  Fd unicast_fd_;                // bound to config_.bind: tokens in, everything out
-  Fd multicast_fd_;              // kMulticast: bound to the group, receives multicasts
+  Fd unicast_fd_;                   // bound to config_.bind: tokens in, everything out
+  Fd multicast_fd_;                 // kMulticast: bound to the group, receives multicasts
   std::array<int, 2> fds_{-1, -1};  // read in this order: the group socket first
   std::size_t fd_count_ = 0;
   int granted_sndbuf_ = 0;

@@ -22,19 +22,18 @@ Result<void> UdpConfig::validate() const {
   for (const UdpPeer& peer : peers) {
     if (peer.node == kNoNode) return Error::make("udp: peer {} has node id 0", peer.address.to_string());
     if (peer.address.family() != bind.family())
-      return Error::make("udp: peer {} (node {}) is not in the family of bind address {}",
-                         peer.address.to_string(), peer.node, bind.to_string());
+      return Error::make("udp: peer {} (node {}) is not in the family of bind address {}", peer.address.to_string(),
+                         peer.node, bind.to_string());
     if (peer.address.port() == 0) return Error::make("udp: peer node {} has no port", peer.node);
     if (peer.node == params.local_node && !(peer.address == bind))
-      return Error::make("udp: own node {} listed at {}, but bound to {}", peer.node,
-                         peer.address.to_string(), bind.to_string());
+      return Error::make("udp: own node {} listed at {}, but bound to {}", peer.node, peer.address.to_string(),
+                         bind.to_string());
     ids.push_back(peer.node);
   }
   std::sort(ids.begin(), ids.end());
   if (auto dup = std::adjacent_find(ids.begin(), ids.end()); dup != ids.end())
     return Error::make("udp: node id {} listed twice", *dup);
-  if (send_buffer_bytes <= 0 || recv_buffer_bytes <= 0)
-    return Error::make("udp: socket buffer sizes must be positive");
+  if (send_buffer_bytes <= 0 || recv_buffer_bytes <= 0) return Error::make("udp: socket buffer sizes must be positive");
   return {};
 }
 

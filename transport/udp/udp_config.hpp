@@ -21,7 +21,7 @@ struct UdpPeer {
 };
 
 inline constexpr std::size_t kUdpPeersMax = 384;  // corosync's PROCESSOR_COUNT_MAX
-static_assert(kUdpPeersMax <= kSealSendersMax);  // a replay window for every peer
+static_assert(kUdpPeersMax <= kSealSendersMax);   // a replay window for every peer
 
 struct UdpConfig {
   BackendParams params;

@@ -62,7 +62,8 @@ bool nodelist_address(rtotem_t* h, uint32_t nodeid, std::string& address, unsign
         auto& f = *static_cast<Find*>(ctx);
         const size_t len = std::strlen(key);
         constexpr std::string_view suffix = ".nodeid";
-        if (v->type != RTOTEM_KEY_UINT32 || len < suffix.size() || std::string_view(key + len - suffix.size()) != suffix)
+        if (v->type != RTOTEM_KEY_UINT32 || len < suffix.size() ||
+            std::string_view(key + len - suffix.size()) != suffix)
           return 0;
         uint32_t id;
         std::memcpy(&id, v->data, sizeof id);
@@ -168,7 +169,8 @@ CS_EXPORT cs_error_t corosync_cfg_node_status_get(corosync_cfg_handle_t handle, 
   std::memset(&out, 0, sizeof out);
   out.version = CFG_NODE_STATUS_V1;
   out.nodeid = nodeid;
-  const bool joined = nodeid == local || string_key(h, "runtime.members." + std::to_string(nodeid) + ".status") == "joined";
+  const bool joined =
+      nodeid == local || string_key(h, "runtime.members." + std::to_string(nodeid) + ".status") == "joined";
   out.reachable = joined ? 1 : 0;
   corosync_knet_link_status_v1& link = out.link_status[0];
   link.enabled = 1;

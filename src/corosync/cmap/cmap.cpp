@@ -93,8 +93,10 @@ cs_error_t read_value(Cmap& c, const char* key, Value& out) {
 
 cs_error_t write_value(Cmap& c, const char* key, const void* value, size_t len, cmap_value_types_t type) {
   if (key == nullptr || value == nullptr || !valid_type(type)) return CS_ERR_INVALID_PARAM;
-  if (type == CMAP_VALUETYPE_STRING) len = strnlen(static_cast<const char*>(value), len);
-  else if (width(type) != 0 && len != width(type)) return CS_ERR_INVALID_PARAM;
+  if (type == CMAP_VALUETYPE_STRING)
+    len = strnlen(static_cast<const char*>(value), len);
+  else if (width(type) != 0 && len != width(type))
+    return CS_ERR_INVALID_PARAM;
   std::lock_guard lock(c.connection.mutex());
   return cs_error(rtotem_key_set(c.connection.handle(), key, static_cast<rtotem_key_type>(type), value, len));
 }
@@ -142,9 +144,8 @@ void key_changed(rtotem_t*, uint64_t, int event, const char* key, const rtotem_k
                  const rtotem_key_value* old_value, void* user) {
   Tracker& t = *static_cast<Tracker*>(user);
   if (!t.notify) return;
-  t.connection->defer([notify = t.notify, cmap = t.cmap, track = t.self,
-                       user_data = t.user, event, name = std::string(key), now = NotifyValue(new_value),
-                       before = NotifyValue(old_value)] {
+  t.connection->defer([notify = t.notify, cmap = t.cmap, track = t.self, user_data = t.user, event,
+                       name = std::string(key), now = NotifyValue(new_value), before = NotifyValue(old_value)] {
     notify(cmap, track, event, name.c_str(), now.get(), before.get(), user_data);
   });
 }
@@ -179,9 +180,7 @@ CS_EXPORT cs_error_t cmap_initialize_map(cmap_handle_t* handle, cmap_map_t map) 
 
 CS_EXPORT cs_error_t cmap_initialize(cmap_handle_t* handle) { return cmap_initialize_map(handle, CMAP_MAP_DEFAULT); }
 
-CS_EXPORT cs_error_t cmap_finalize(cmap_handle_t handle) {
-  return rtotem::corosync::finalize(handles(), handle);
-}
+CS_EXPORT cs_error_t cmap_finalize(cmap_handle_t handle) { return rtotem::corosync::finalize(handles(), handle); }
 
 CS_EXPORT cs_error_t cmap_fd_get(cmap_handle_t handle, int* fd) {
   return rtotem::corosync::fd_get(handles(), handle, fd);
@@ -205,16 +204,36 @@ CS_EXPORT cs_error_t cmap_set(cmap_handle_t handle, const char* key, const void*
   return c ? write_value(*c, key, value, value_len, type) : CS_ERR_BAD_HANDLE;
 }
 
-CS_EXPORT cs_error_t cmap_set_int8(cmap_handle_t h, const char* k, int8_t v) { return set_typed(h, k, v, CMAP_VALUETYPE_INT8); }
-CS_EXPORT cs_error_t cmap_set_uint8(cmap_handle_t h, const char* k, uint8_t v) { return set_typed(h, k, v, CMAP_VALUETYPE_UINT8); }
-CS_EXPORT cs_error_t cmap_set_int16(cmap_handle_t h, const char* k, int16_t v) { return set_typed(h, k, v, CMAP_VALUETYPE_INT16); }
-CS_EXPORT cs_error_t cmap_set_uint16(cmap_handle_t h, const char* k, uint16_t v) { return set_typed(h, k, v, CMAP_VALUETYPE_UINT16); }
-CS_EXPORT cs_error_t cmap_set_int32(cmap_handle_t h, const char* k, int32_t v) { return set_typed(h, k, v, CMAP_VALUETYPE_INT32); }
-CS_EXPORT cs_error_t cmap_set_uint32(cmap_handle_t h, const char* k, uint32_t v) { return set_typed(h, k, v, CMAP_VALUETYPE_UINT32); }
-CS_EXPORT cs_error_t cmap_set_int64(cmap_handle_t h, const char* k, int64_t v) { return set_typed(h, k, v, CMAP_VALUETYPE_INT64); }
-CS_EXPORT cs_error_t cmap_set_uint64(cmap_handle_t h, const char* k, uint64_t v) { return set_typed(h, k, v, CMAP_VALUETYPE_UINT64); }
-CS_EXPORT cs_error_t cmap_set_float(cmap_handle_t h, const char* k, float v) { return set_typed(h, k, v, CMAP_VALUETYPE_FLOAT); }
-CS_EXPORT cs_error_t cmap_set_double(cmap_handle_t h, const char* k, double v) { return set_typed(h, k, v, CMAP_VALUETYPE_DOUBLE); }
+CS_EXPORT cs_error_t cmap_set_int8(cmap_handle_t h, const char* k, int8_t v) {
+  return set_typed(h, k, v, CMAP_VALUETYPE_INT8);
+}
+CS_EXPORT cs_error_t cmap_set_uint8(cmap_handle_t h, const char* k, uint8_t v) {
+  return set_typed(h, k, v, CMAP_VALUETYPE_UINT8);
+}
+CS_EXPORT cs_error_t cmap_set_int16(cmap_handle_t h, const char* k, int16_t v) {
+  return set_typed(h, k, v, CMAP_VALUETYPE_INT16);
+}
+CS_EXPORT cs_error_t cmap_set_uint16(cmap_handle_t h, const char* k, uint16_t v) {
+  return set_typed(h, k, v, CMAP_VALUETYPE_UINT16);
+}
+CS_EXPORT cs_error_t cmap_set_int32(cmap_handle_t h, const char* k, int32_t v) {
+  return set_typed(h, k, v, CMAP_VALUETYPE_INT32);
+}
+CS_EXPORT cs_error_t cmap_set_uint32(cmap_handle_t h, const char* k, uint32_t v) {
+  return set_typed(h, k, v, CMAP_VALUETYPE_UINT32);
+}
+CS_EXPORT cs_error_t cmap_set_int64(cmap_handle_t h, const char* k, int64_t v) {
+  return set_typed(h, k, v, CMAP_VALUETYPE_INT64);
+}
+CS_EXPORT cs_error_t cmap_set_uint64(cmap_handle_t h, const char* k, uint64_t v) {
+  return set_typed(h, k, v, CMAP_VALUETYPE_UINT64);
+}
+CS_EXPORT cs_error_t cmap_set_float(cmap_handle_t h, const char* k, float v) {
+  return set_typed(h, k, v, CMAP_VALUETYPE_FLOAT);
+}
+CS_EXPORT cs_error_t cmap_set_double(cmap_handle_t h, const char* k, double v) {
+  return set_typed(h, k, v, CMAP_VALUETYPE_DOUBLE);
+}
 
 CS_EXPORT cs_error_t cmap_set_string(cmap_handle_t handle, const char* key, const char* value) {
   if (value == nullptr) return CS_ERR_INVALID_PARAM;
@@ -246,16 +265,36 @@ CS_EXPORT cs_error_t cmap_get(cmap_handle_t handle, const char* key, void* value
   return CS_OK;
 }
 
-CS_EXPORT cs_error_t cmap_get_int8(cmap_handle_t h, const char* k, int8_t* v) { return get_typed(h, k, v, CMAP_VALUETYPE_INT8); }
-CS_EXPORT cs_error_t cmap_get_uint8(cmap_handle_t h, const char* k, uint8_t* v) { return get_typed(h, k, v, CMAP_VALUETYPE_UINT8); }
-CS_EXPORT cs_error_t cmap_get_int16(cmap_handle_t h, const char* k, int16_t* v) { return get_typed(h, k, v, CMAP_VALUETYPE_INT16); }
-CS_EXPORT cs_error_t cmap_get_uint16(cmap_handle_t h, const char* k, uint16_t* v) { return get_typed(h, k, v, CMAP_VALUETYPE_UINT16); }
-CS_EXPORT cs_error_t cmap_get_int32(cmap_handle_t h, const char* k, int32_t* v) { return get_typed(h, k, v, CMAP_VALUETYPE_INT32); }
-CS_EXPORT cs_error_t cmap_get_uint32(cmap_handle_t h, const char* k, uint32_t* v) { return get_typed(h, k, v, CMAP_VALUETYPE_UINT32); }
-CS_EXPORT cs_error_t cmap_get_int64(cmap_handle_t h, const char* k, int64_t* v) { return get_typed(h, k, v, CMAP_VALUETYPE_INT64); }
-CS_EXPORT cs_error_t cmap_get_uint64(cmap_handle_t h, const char* k, uint64_t* v) { return get_typed(h, k, v, CMAP_VALUETYPE_UINT64); }
-CS_EXPORT cs_error_t cmap_get_float(cmap_handle_t h, const char* k, float* v) { return get_typed(h, k, v, CMAP_VALUETYPE_FLOAT); }
-CS_EXPORT cs_error_t cmap_get_double(cmap_handle_t h, const char* k, double* v) { return get_typed(h, k, v, CMAP_VALUETYPE_DOUBLE); }
+CS_EXPORT cs_error_t cmap_get_int8(cmap_handle_t h, const char* k, int8_t* v) {
+  return get_typed(h, k, v, CMAP_VALUETYPE_INT8);
+}
+CS_EXPORT cs_error_t cmap_get_uint8(cmap_handle_t h, const char* k, uint8_t* v) {
+  return get_typed(h, k, v, CMAP_VALUETYPE_UINT8);
+}
+CS_EXPORT cs_error_t cmap_get_int16(cmap_handle_t h, const char* k, int16_t* v) {
+  return get_typed(h, k, v, CMAP_VALUETYPE_INT16);
+}
+CS_EXPORT cs_error_t cmap_get_uint16(cmap_handle_t h, const char* k, uint16_t* v) {
+  return get_typed(h, k, v, CMAP_VALUETYPE_UINT16);
+}
+CS_EXPORT cs_error_t cmap_get_int32(cmap_handle_t h, const char* k, int32_t* v) {
+  return get_typed(h, k, v, CMAP_VALUETYPE_INT32);
+}
+CS_EXPORT cs_error_t cmap_get_uint32(cmap_handle_t h, const char* k, uint32_t* v) {
+  return get_typed(h, k, v, CMAP_VALUETYPE_UINT32);
+}
+CS_EXPORT cs_error_t cmap_get_int64(cmap_handle_t h, const char* k, int64_t* v) {
+  return get_typed(h, k, v, CMAP_VALUETYPE_INT64);
+}
+CS_EXPORT cs_error_t cmap_get_uint64(cmap_handle_t h, const char* k, uint64_t* v) {
+  return get_typed(h, k, v, CMAP_VALUETYPE_UINT64);
+}
+CS_EXPORT cs_error_t cmap_get_float(cmap_handle_t h, const char* k, float* v) {
+  return get_typed(h, k, v, CMAP_VALUETYPE_FLOAT);
+}
+CS_EXPORT cs_error_t cmap_get_double(cmap_handle_t h, const char* k, double* v) {
+  return get_typed(h, k, v, CMAP_VALUETYPE_DOUBLE);
+}
 
 CS_EXPORT cs_error_t cmap_get_string(cmap_handle_t handle, const char* key, char** str) {
   auto c = handles().get(handle);
@@ -294,8 +333,8 @@ CS_EXPORT cs_error_t cmap_iter_init(cmap_handle_t handle, const char* prefix, cm
   return CS_OK;
 }
 
-CS_EXPORT cs_error_t cmap_iter_next(cmap_handle_t handle, cmap_iter_handle_t iter, char key_name[],
-                                    size_t* value_len, cmap_value_types_t* type) {
+CS_EXPORT cs_error_t cmap_iter_next(cmap_handle_t handle, cmap_iter_handle_t iter, char key_name[], size_t* value_len,
+                                    cmap_value_types_t* type) {
   auto c = handles().get(handle);
   if (!c) return CS_ERR_BAD_HANDLE;
   if (key_name == nullptr) return CS_ERR_INVALID_PARAM;
@@ -318,8 +357,8 @@ CS_EXPORT cs_error_t cmap_iter_finalize(cmap_handle_t handle, cmap_iter_handle_t
   return c->iterators.erase(iter) == 1 ? CS_OK : CS_ERR_BAD_HANDLE;
 }
 
-CS_EXPORT cs_error_t cmap_track_add(cmap_handle_t handle, const char* key, int32_t track_type,
-                                    cmap_notify_fn_t notify, void* user_data, cmap_track_handle_t* track) {
+CS_EXPORT cs_error_t cmap_track_add(cmap_handle_t handle, const char* key, int32_t track_type, cmap_notify_fn_t notify,
+                                    void* user_data, cmap_track_handle_t* track) {
   // Checked in the order Corosync's library and service check them.
   if (track == nullptr || notify == nullptr) return CS_ERR_INVALID_PARAM;
   auto c = handles().get(handle);

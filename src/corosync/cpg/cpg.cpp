@@ -29,9 +29,9 @@
 namespace {
 
 using rtotem::corosync::Connection;
+using rtotem::corosync::cpg_group_name;
 using rtotem::corosync::cs_error;
 using rtotem::corosync::never_null;
-using rtotem::corosync::cpg_group_name;
 using rtotem::corosync::rtotem_group_name;
 
 enum class Membership { kNone, kJoined, kLeaving };
@@ -52,9 +52,9 @@ struct Cpg {
   std::vector<std::uint32_t> ring_members;
   std::vector<cpg_address> members, left, joined;  // scratch for a confchg's lists
   std::vector<std::byte> gathered;                 // scratch for an iovec's bytes
-  std::set<void*> zcb_buffers;  // cpg_zcb_alloc's, freed with the handle at the latest
-  std::mutex iterations_mutex;  // its own: finalize does not wait behind a send for it
-  std::set<cpg_iteration_handle_t> iterations;  // open ones, which end with the handle
+  std::set<void*> zcb_buffers;                     // cpg_zcb_alloc's, freed with the handle at the latest
+  std::mutex iterations_mutex;                     // its own: finalize does not wait behind a send for it
+  std::set<cpg_iteration_handle_t> iterations;     // open ones, which end with the handle
 
   Cpg() = default;
   Cpg(const Cpg&) = delete;
@@ -388,8 +388,8 @@ CS_EXPORT cs_error_t cpg_zcb_mcast_joined(cpg_handle_t handle, cpg_guarantee_t g
   return send(*s, guarantee, &one, 1);
 }
 
-CS_EXPORT cs_error_t cpg_iteration_initialize(cpg_handle_t handle, cpg_iteration_type_t type, const struct cpg_name* group,
-                                              cpg_iteration_handle_t* iteration) {
+CS_EXPORT cs_error_t cpg_iteration_initialize(cpg_handle_t handle, cpg_iteration_type_t type,
+                                              const struct cpg_name* group, cpg_iteration_handle_t* iteration) {
   auto s = handles().get(handle);
   if (!s) return CS_ERR_BAD_HANDLE;
   if (iteration == nullptr || type < CPG_ITERATION_NAME_ONLY || type > CPG_ITERATION_ALL ||

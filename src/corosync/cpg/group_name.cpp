@@ -14,8 +14,8 @@ constexpr char kEscape = '\x02';
 std::optional<std::string> rtotem_group_name(const cpg_name& name) {
   if (name.length > CPG_MAX_NAME_LENGTH) return std::nullopt;
   const std::string_view bytes(name.value, name.length);
-  const bool terminated = bytes.size() >= 2 && bytes.back() == '\0' &&
-                          bytes.find('\0') == bytes.size() - 1 && bytes.front() != kRaw;
+  const bool terminated =
+      bytes.size() >= 2 && bytes.back() == '\0' && bytes.find('\0') == bytes.size() - 1 && bytes.front() != kRaw;
   std::string out;
   if (terminated) {
     out.assign(bytes.substr(0, bytes.size() - 1));

@@ -75,7 +75,7 @@ void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
   if (new_ring && cb.votequorum_nodelist_notify_fn)
     s.connection.defer([&s, cb, context, ring, nodeids = std::move(nodeids)]() mutable {
       cb.votequorum_nodelist_notify_fn(s.self, context, ring, static_cast<uint32_t>(nodeids.size()),
-                                        never_null(nodeids));
+                                       never_null(nodeids));
     });
   if (quorum_news && cb.votequorum_quorum_notify_fn)
     s.connection.defer([&s, cb, context, quorate = uint32_t{q->quorate != 0}, nodes = std::move(nodes)]() mutable {
@@ -163,8 +163,9 @@ CS_EXPORT cs_error_t votequorum_trackstart(votequorum_handle_t handle, uint64_t 
   s->flags = flags;
   s->track_context = context;
   // rtotemd sends only what libvotequorum reports: a new ring, quorate flipping, or the expected votes.
-  const int rc = rtotem_quorum_track_changes(s->connection.handle(), quorum_changed,
-                                             rtotem::corosync::changes_asked(flags, RTOTEM_QUORUM_CHANGES_RING_EXPECTED));
+  const int rc =
+      rtotem_quorum_track_changes(s->connection.handle(), quorum_changed,
+                                  rtotem::corosync::changes_asked(flags, RTOTEM_QUORUM_CHANGES_RING_EXPECTED));
   if (rc < 0) s->tracking = false;
   return cs_error(rc);
 }
@@ -189,7 +190,9 @@ CS_EXPORT cs_error_t votequorum_context_set(votequorum_handle_t handle, void* co
 
 // No quorum device in rtotem: each qdevice call checks its handle, then refuses.
 namespace {
-cs_error_t no_qdevice(votequorum_handle_t handle) { return handles().get(handle) ? CS_ERR_NOT_SUPPORTED : CS_ERR_BAD_HANDLE; }
+cs_error_t no_qdevice(votequorum_handle_t handle) {
+  return handles().get(handle) ? CS_ERR_NOT_SUPPORTED : CS_ERR_BAD_HANDLE;
+}
 }  // namespace
 
 CS_EXPORT cs_error_t votequorum_qdevice_register(votequorum_handle_t handle, const char*) { return no_qdevice(handle); }
@@ -199,7 +202,8 @@ CS_EXPORT cs_error_t votequorum_qdevice_unregister(votequorum_handle_t handle, c
 CS_EXPORT cs_error_t votequorum_qdevice_update(votequorum_handle_t handle, const char*, const char*) {
   return no_qdevice(handle);
 }
-CS_EXPORT cs_error_t votequorum_qdevice_poll(votequorum_handle_t handle, const char*, unsigned int, votequorum_ring_id_t) {
+CS_EXPORT cs_error_t votequorum_qdevice_poll(votequorum_handle_t handle, const char*, unsigned int,
+                                             votequorum_ring_id_t) {
   return no_qdevice(handle);
 }
 CS_EXPORT cs_error_t votequorum_qdevice_master_wins(votequorum_handle_t handle, const char*, unsigned int) {

@@ -16,13 +16,12 @@ void ParseContext::warn_ignored_key(std::string_view section, const ConfigEntry&
 
 void ParseContext::warn_ignored_section(std::string_view parent, const ConfigSection& section) {
   const std::string path = parent.empty() ? section.name : fmt::format("{}.{}", parent, section.name);
-  warn(section.line, fmt::format("section {}: ignored with all it holds (corosync section rtotem does not support)",
-                                 path));
+  warn(section.line,
+       fmt::format("section {}: ignored with all it holds (corosync section rtotem does not support)", path));
 }
 
 std::vector<std::string> ParseContext::take_warnings() {
-  std::stable_sort(warnings_.begin(), warnings_.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(warnings_.begin(), warnings_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::string> out;
   out.reserve(warnings_.size());
   for (auto& [line, text] : warnings_) out.push_back(std::move(text));
@@ -45,7 +44,8 @@ Result<void> refuse_sections(const ParseContext& context, const ConfigSection& s
 
 Result<std::uint32_t> Value::number(std::uint32_t min, std::uint32_t max, std::string_view unit) const {
   const std::string_view digits = text();
-  const std::string range = unit.empty() ? fmt::format("[{}, {}]", min, max) : fmt::format("[{}, {}] {}", min, max, unit);
+  const std::string range =
+      unit.empty() ? fmt::format("[{}, {}]", min, max) : fmt::format("[{}, {}] {}", min, max, unit);
   std::uint64_t value = 0;
   const char* end = digits.data() + digits.size();
   const auto [ptr, ec] = std::from_chars(digits.data(), end, value);

@@ -16,8 +16,7 @@ std::string_view trim(std::string_view text) noexcept {
 }
 
 bool is_name_char(char c) noexcept {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-         c == '.';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
 }
 
 // A control byte (NUL, escape...) in a config file is corruption, and would garble the messages
@@ -75,7 +74,8 @@ class TreeBuilder {
 
   Result<void> open(std::string_view name) {
     if (auto ok = check_name("section name", name); !ok) return ok;
-    if (open_.size() > kSectionDepthMax) return fail("section '{}' nests deeper than {} levels", name, kSectionDepthMax);
+    if (open_.size() > kSectionDepthMax)
+      return fail("section '{}' nests deeper than {} levels", name, kSectionDepthMax);
     if (open_.back().sections.size() >= kSectionsPerSectionMax)
       return fail("more than {} sections in one section", kSectionsPerSectionMax);
     open_.push_back(ConfigSection{std::string(name), number_, {}, {}});

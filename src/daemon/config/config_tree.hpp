@@ -21,9 +21,9 @@
 namespace rtotem::config {
 
 // Bounds on what one file may hold, so that any input costs bounded time and memory.
-inline constexpr std::size_t kConfigBytesMax = 1 << 20;  // corosync.conf files are a few KiB
-inline constexpr std::size_t kSectionDepthMax = 8;        // corosync's deepest is 3 (nodelist.node)
-inline constexpr std::size_t kKeysPerSectionMax = 256;    // keeps the duplicate-key scan trivial
+inline constexpr std::size_t kConfigBytesMax = 1 << 20;      // corosync.conf files are a few KiB
+inline constexpr std::size_t kSectionDepthMax = 8;           // corosync's deepest is 3 (nodelist.node)
+inline constexpr std::size_t kKeysPerSectionMax = 256;       // keeps the duplicate-key scan trivial
 inline constexpr std::size_t kSectionsPerSectionMax = 1024;  // above the most nodes a nodelist names
 
 struct ConfigEntry {
@@ -33,8 +33,8 @@ struct ConfigEntry {
 };
 
 struct ConfigSection {
-  std::string name;  // empty for the file's top level
-  int line = 0;      // of the opening "name {"; 0 for the top level
+  std::string name;                     // empty for the file's top level
+  int line = 0;                         // of the opening "name {"; 0 for the top level
   std::vector<ConfigEntry> entries;     // in file order
   std::vector<ConfigSection> sections;  // in file order
 };

@@ -19,9 +19,10 @@ Result<std::shared_ptr<const transport::ClusterKey>> load_cluster_key(const Daem
 
 std::string crypto_off_warning(const DaemonConfig& config) {
   if (config.crypto) return {};
-  return fmt::format("{}: totem.crypto is off: packets travel in the clear and unauthenticated, so any host that "
-                     "reaches port {} can read them and inject its own (rtotem-keygen, then crypto: on)",
-                     config.path, config.link0().mcastport);
+  return fmt::format(
+      "{}: totem.crypto is off: packets travel in the clear and unauthenticated, so any host that "
+      "reaches port {} can read them and inject its own (rtotem-keygen, then crypto: on)",
+      config.path, config.link0().mcastport);
 }
 
 }  // namespace rtotem::config

@@ -48,8 +48,9 @@ Result<transport::BackendParams> node_params(const DaemonConfig& config, const N
 Result<InetAddress> resolve_ring_addr(std::string_view origin, const NodeEntry& node, transport::LinkId link,
                                       std::uint16_t port) {
   auto address = InetAddress::parse(node.ring_addrs[link], port);
-  if (!address) return Error::make("{}:{}: node {}: ring{}_addr: {}", origin, node.line, node.nodeid, link,
-                                   address.error().message());
+  if (!address)
+    return Error::make("{}:{}: node {}: ring{}_addr: {}", origin, node.line, node.nodeid, link,
+                       address.error().message());
   return address;
 }
 
@@ -90,7 +91,8 @@ Result<std::vector<InetAddress>> host_addresses() {
   return out;
 }
 
-Result<transport::UdpConfig> udp_config_for(const DaemonConfig& config, const NodeEntry& self, transport::LinkId number) {
+Result<transport::UdpConfig> udp_config_for(const DaemonConfig& config, const NodeEntry& self,
+                                            transport::LinkId number) {
   const auto it = std::ranges::find(config.links, number, &LinkConfig::number);
   if (it == config.links.end()) return Error::make("{}: no link {}", config.path, number);
   const LinkConfig& link = *it;
@@ -120,7 +122,8 @@ Result<transport::UdpConfig> udp_config_for(const DaemonConfig& config, const No
   return udp;
 }
 
-Result<transport::RdmaConfig> rdma_config_for(const DaemonConfig& config, const NodeEntry& self, transport::LinkId number) {
+Result<transport::RdmaConfig> rdma_config_for(const DaemonConfig& config, const NodeEntry& self,
+                                              transport::LinkId number) {
   const auto it = std::ranges::find(config.links, number, &LinkConfig::number);
   if (it == config.links.end()) return Error::make("{}: no link {}", config.path, number);
   const LinkConfig& link = *it;

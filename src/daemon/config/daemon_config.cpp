@@ -48,8 +48,8 @@ Result<FoundSections> find_sections(ParseContext& context, const ConfigSection& 
   FoundSections found{};
   for (const ConfigSection& section : top.sections) {
     if (section.name == kUidGid) continue;  // read after the others, into ipc.allow
-    const auto it = std::find_if(kSections.begin(), kSections.end(),
-                                 [&](const TopSection& s) { return s.name == section.name; });
+    const auto it =
+        std::find_if(kSections.begin(), kSections.end(), [&](const TopSection& s) { return s.name == section.name; });
     if (it == kSections.end()) {
       if (!matches_any(kCorosyncSections, section.name))
         return context.fail(section.line, "unknown section '{}'", section.name);
@@ -69,11 +69,13 @@ Result<FoundSections> find_sections(ParseContext& context, const ConfigSection& 
 Result<void> check_client_queue(const ParseContext& context, const DaemonConfig& config, int line) {
   const std::uint64_t event_max = std::uint64_t{config.totem.max_message_size} + ipc::kBufferOverhead;
   if (config.ipc.client_queue_bytes < event_max)
-    return context.fail(line, "ipc.client_queue_bytes {} cannot hold one event of totem.max_message_size {} (+{} "
-                        "bytes of headers)", config.ipc.client_queue_bytes, config.totem.max_message_size,
-                        ipc::kBufferOverhead);
+    return context.fail(line,
+                        "ipc.client_queue_bytes {} cannot hold one event of totem.max_message_size {} (+{} "
+                        "bytes of headers)",
+                        config.ipc.client_queue_bytes, config.totem.max_message_size, ipc::kBufferOverhead);
   if (config.ipc.queue_budget() < config.ipc.client_queue_bytes)
-    return context.fail(line, "ipc.total_queue_bytes {} is below ipc.client_queue_bytes {}: it must hold one "
+    return context.fail(line,
+                        "ipc.total_queue_bytes {} is below ipc.client_queue_bytes {}: it must hold one "
                         "client's queue (twice that lets a client reach its own limit)",
                         config.ipc.total_queue_bytes, config.ipc.client_queue_bytes);
   return {};
@@ -177,10 +179,11 @@ transport::LinkTiming LinkConfig::timing(std::uint32_t token_ms) const noexcept 
 
 Result<void> check_links(const DaemonConfig& config, std::uint32_t token_ms) {
   for (const LinkConfig& link : config.links) {
-    const std::string where = link.line == 0 ? fmt::format("{}: link {}", config.path, link.number)
-                                             : fmt::format("{}:{}: totem.interface (link {})", config.path, link.line,
-                                                           link.number);
-    if (auto valid = link.timing(token_ms).validate(); !valid) return Error::make("{}: {}", where, valid.error().message());
+    const std::string where =
+        link.line == 0 ? fmt::format("{}: link {}", config.path, link.number)
+                       : fmt::format("{}:{}: totem.interface (link {})", config.path, link.line, link.number);
+    if (auto valid = link.timing(token_ms).validate(); !valid)
+      return Error::make("{}: {}", where, valid.error().message());
   }
   return {};
 }

@@ -101,7 +101,8 @@ inline constexpr std::uint32_t kClientQueueBytesDefault = 64u << 20;
 
 struct IpcConfig {
   std::string name = ipc::kDefaultName;  // libqb IPC service name; clients connect to it
-  std::uint32_t client_queue_bytes = kClientQueueBytesDefault;  // events queued for one slow client before it is disconnected
+  std::uint32_t client_queue_bytes =
+      kClientQueueBytesDefault;  // events queued for one slow client before it is disconnected
   // Memory the event queues of all clients may take together; 0: the default, total_queue_bytes().
   std::uint32_t total_queue_bytes = 0;
   std::uint32_t max_clients = 256;

@@ -52,8 +52,7 @@ Result<bool> read_logging_key(ParseContext& context, const Value& value, Logging
 }
 
 bool is_ipc_name_char(char c) noexcept {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-         c == '.';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
 }
 
 Result<bool> read_ipc_key(const Value& value, IpcConfig& ipc) {

@@ -69,7 +69,8 @@ Result<void> check_distinct(const ParseContext& context, const std::vector<NodeE
           return context.fail(node.line, "nodelist.node (nodeid {}): ring{}_addr {} is also node {}'s (line {})",
                               node.nodeid, link, node.ring_addrs[link], other.nodeid, other.line);
         if (address->family() != addresses[i].family())
-          return context.fail(node.line, "nodelist.node (nodeid {}): ring{}_addr {} is not of the address family of "
+          return context.fail(node.line,
+                              "nodelist.node (nodeid {}): ring{}_addr {} is not of the address family of "
                               "node {} (line {}): on a link every node must be IPv4, or every node IPv6",
                               node.nodeid, link, node.ring_addrs[link], other.nodeid, other.line);
       }
@@ -94,8 +95,10 @@ Result<void> resolve_links(const ParseContext& context, const std::vector<NodeEn
       continue;
     }
     if (without != nodes.end())
-      return context.fail(without->line, "nodelist.node (nodeid {}): no ring{}_addr, which node {} has (line {}): "
-                          "every node needs an address on every link", without->nodeid, n, with->nodeid, with->line);
+      return context.fail(without->line,
+                          "nodelist.node (nodeid {}): no ring{}_addr, which node {} has (line {}): "
+                          "every node needs an address on every link",
+                          without->nodeid, n, with->nodeid, with->line);
     if (link == config.links.end()) {
       LinkConfig added;
       added.number = number;
@@ -118,7 +121,8 @@ Result<void> read_nodelist(ParseContext& context, const ConfigSection& nodelist,
   for (const ConfigSection& section : nodelist.sections) {
     if (section.name != "node") return context.fail(section.line, "unknown section 'nodelist.{}'", section.name);
     if (nodes.size() == membership::kMembersMax)
-      return context.fail(section.line, "nodelist: more than {} nodes, the most one ring holds", membership::kMembersMax);
+      return context.fail(section.line, "nodelist: more than {} nodes, the most one ring holds",
+                          membership::kMembersMax);
     auto node = read_node(context, section);
     if (!node) return node.error();
     nodes.push_back(std::move(*node));

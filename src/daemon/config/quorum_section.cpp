@@ -53,8 +53,7 @@ Result<bool> read_quorum_key(const Value& value, QuorumSection& quorum) {
     return true;
   }
   if (key == "last_man_standing") return known(read_switch(value, o.last_man_standing));
-  if (key == "last_man_standing_window")
-    return known(value.read(o.last_man_standing_window_ms, 1, kWindowMaxMs, "ms"));
+  if (key == "last_man_standing_window") return known(value.read(o.last_man_standing_window_ms, 1, kWindowMaxMs, "ms"));
   if (key == "auto_tie_breaker") return known(read_switch(value, o.auto_tie_breaker));
   if (key == "auto_tie_breaker_node") return known(value.read(o.auto_tie_breaker_node));
   if (key == "allow_downscale") return refuse_if_on(value, "allow_downscale");
@@ -77,8 +76,9 @@ Result<void> read_quorum(ParseContext& context, const ConfigSection& section, Da
   }
   // Without a provider corosync has no quorum service at all: the other keys are then unused.
   if (!quorum.provider) {
-    context.warn(section.line, "quorum: no provider: the section is ignored (provider: corosync_votequorum turns "
-                               "quorum on)");
+    context.warn(section.line,
+                 "quorum: no provider: the section is ignored (provider: corosync_votequorum turns "
+                 "quorum on)");
     return {};
   }
   std::vector<quorum::NodeVotes> votes;

@@ -41,10 +41,25 @@ constexpr TotemNumber kTotemNumbers[] = {
 };
 
 constexpr std::string_view kTotemCorosyncKeys[] = {
-    "crypto_model", "secauth", "key", "ip_version",
-    "knet_*", "config_version", "clear_node_high_bit", "seqno_unchanged_const", "miss_count_const",
-    "downcheck", "max_network_delay", "heartbeat_failures_allowed", "rrp_mode", "block_unlisted_ips", "threads",
-    "vsftype", "token_coefficient", "token_warning", "cancel_token_hold_on_retransmit",
+    "crypto_model",
+    "secauth",
+    "key",
+    "ip_version",
+    "knet_*",
+    "config_version",
+    "clear_node_high_bit",
+    "seqno_unchanged_const",
+    "miss_count_const",
+    "downcheck",
+    "max_network_delay",
+    "heartbeat_failures_allowed",
+    "rrp_mode",
+    "block_unlisted_ips",
+    "threads",
+    "vsftype",
+    "token_coefficient",
+    "token_warning",
+    "cancel_token_hold_on_retransmit",
 };
 constexpr std::string_view kInterfaceCorosyncKeys[] = {"knet_*", "broadcast"};
 constexpr std::string_view kTransportNames[] = {"udp", "udpu", "rdma", "knet"};
@@ -96,7 +111,8 @@ Result<bool> read_crypto(ParseContext& context, const Value& value, DaemonConfig
   const bool on = value.text() != "none";
   if (on)
     context.warn(value.line(), fmt::format("totem.{}: {}: rtotem seals packets with XChaCha20-Poly1305 "
-                                           "(crypto on, key from totem.keyfile)", value.key(), value.text()));
+                                           "(crypto on, key from totem.keyfile)",
+                                           value.key(), value.text()));
   if (!keys.corosync_on || (on && !*keys.corosync_on)) {
     keys.corosync_line = value.line();
     keys.corosync_key = fmt::format("totem.{}", value.key());
@@ -192,8 +208,10 @@ Result<void> read_interfaces(ParseContext& context, const ConfigSection& totem, 
     LinkConfig& link = read.link;
     for (const LinkConfig& other : links) {
       if (other.number == link.number)
-        return context.fail(section.line, "totem.interface: link {} is also the interface on line {} (linknumber "
-                            "tells the links apart; it is 0 when not given)", link.number, other.line);
+        return context.fail(section.line,
+                            "totem.interface: link {} is also the interface on line {} (linknumber "
+                            "tells the links apart; it is 0 when not given)",
+                            link.number, other.line);
     }
     link.transport = read.transport.value_or(config.totem_transport);
     if (!read.port_given) link.mcastport = default_link_port(link.number);

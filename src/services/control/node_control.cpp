@@ -34,7 +34,9 @@ int NodeControl::shutdown(LocalClient& client, const IpcRequest& request) {
       if (c.tracks_shutdown && c.generation != client.generation) asked.insert(c.generation);
     });
   qb_log(LOG_NOTICE, "shutdown asked by pid %d%s: %zu client(s) asked", static_cast<int>(client.pid),
-         regardless ? " (regardless of vetoes)" : request.flag == ipc::kShutdownImmediate ? " (immediate)" : "",
+         regardless                                ? " (regardless of vetoes)"
+         : request.flag == ipc::kShutdownImmediate ? " (immediate)"
+                                                   : "",
          asked.size());
   ShutdownVote vote(asked, regardless);
   if (auto now = vote.outcome()) {
@@ -43,8 +45,8 @@ int NodeControl::shutdown(LocalClient& client, const IpcRequest& request) {
     host_.exit(0);
     return 0;
   }
-  shutdown_ = std::make_unique<PendingShutdown>(PendingShutdown{
-      std::move(vote), client.generation, ++shutdowns_, host_.now() + kShutdownTimeoutMs * 1000});
+  shutdown_ = std::make_unique<PendingShutdown>(
+      PendingShutdown{std::move(vote), client.generation, ++shutdowns_, host_.now() + kShutdownTimeoutMs * 1000});
   ipc::BodyWriter body;
   body.u8(request.flag);
   clients_.for_each_client([&](LocalClient& c) {

@@ -39,11 +39,11 @@ class NodeControl {
               const std::map<membership::NodeId, std::string>& addresses, Reload reload);
 
   int node_addresses(std::uint32_t node, ipc::BodyWriter& reply) const;  // kNodeAddresses
-  int shutdown(LocalClient& client, const IpcRequest& request);           // kShutdown
-  int shutdown_track(LocalClient& client, bool on);                       // kShutdownTrack
-  int shutdown_reply(LocalClient& client, bool agree);                    // kShutdownReply
-  int kill_node(LocalClient& client, const IpcRequest& request);          // kKillNode
-  int reload(const LocalClient& client, ipc::BodyWriter& reply);          // kReload
+  int shutdown(LocalClient& client, const IpcRequest& request);          // kShutdown
+  int shutdown_track(LocalClient& client, bool on);                      // kShutdownTrack
+  int shutdown_reply(LocalClient& client, bool agree);                   // kShutdownReply
+  int kill_node(LocalClient& client, const IpcRequest& request);         // kKillNode
+  int reload(const LocalClient& client, ipc::BodyWriter& reply);         // kReload
   // A kill message the ring delivered (ring_service.hpp's kNodeControl); false if malformed.
   bool deliver(const membership::Delivered& message);
   // Disconnected: a shutdown does not wait for its answer.

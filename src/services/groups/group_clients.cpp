@@ -23,7 +23,8 @@ void put_processes(ipc::BodyWriter& out, std::span<const ProcessId> list) {
 
 std::string processes_array(std::span<const ProcessId> list) {
   std::string out = "[";
-  for (const auto& p : list) out += fmt::format("{}{{\"nodeid\": {}, \"pid\": {}}}", out.size() > 1 ? ", " : "", p.node, p.pid);
+  for (const auto& p : list)
+    out += fmt::format("{}{{\"nodeid\": {}, \"pid\": {}}}", out.size() > 1 ? ", " : "", p.node, p.pid);
   return out + "]";
 }
 
@@ -44,7 +45,8 @@ int GroupClients::join(LocalClient& client, std::string_view group, ipc::BodyWri
   if (client.groups.contains(group)) return -EEXIST;
   // One connection per process and group. Another that is closing has not left yet: once its
   // leave is on its way (leave_in_flight above), this join waits for it.
-  if (const LocalClient* other = clients_.find_client(client.pid, [&](const LocalClient& c) { return c.groups.contains(group); }))
+  if (const LocalClient* other =
+          clients_.find_client(client.pid, [&](const LocalClient& c) { return c.groups.contains(group); }))
     return other->closing ? -EAGAIN : -EEXIST;
   if (client.groups.size() >= kGroupsPerClientMax) return -ENOSPC;
   const int rc = staging::errno_of(groups_.join(group, pid));
@@ -64,8 +66,8 @@ int GroupClients::leave(LocalClient& client, std::string_view group) {
 
 void GroupClients::members(std::string_view group, ipc::BodyWriter& reply) const {
   const std::vector<std::string> names = groups_.group_names();
-  reply.u32(static_cast<std::uint32_t>(
-      group.empty() ? names.size() : static_cast<std::size_t>(std::ranges::count(names, group))));
+  reply.u32(static_cast<std::uint32_t>(group.empty() ? names.size()
+                                                     : static_cast<std::size_t>(std::ranges::count(names, group))));
   for (const std::string& name : names) {
     if (!group.empty() && name != group) continue;
     reply.string(name);
@@ -77,13 +79,15 @@ std::string GroupClients::members_json(std::string_view group) const {
   std::string out = "{";
   for (const std::string& name : groups_.group_names()) {
     if (!group.empty() && name != group) continue;
-    out += fmt::format("{}{}: {}", out.size() > 1 ? ", " : "", ipc::json_quoted(name), processes_array(groups_.members(name)));
+    out += fmt::format("{}{}: {}", out.size() > 1 ? ", " : "", ipc::json_quoted(name),
+                       processes_array(groups_.members(name)));
   }
   return out + "}";
 }
 
 LocalClient* GroupClients::client_in(std::string_view group, std::uint32_t pid) {
-  return clients_.find_client(static_cast<pid_t>(pid), [&](const LocalClient& c) { return !c.closing && c.groups.contains(group); });
+  return clients_.find_client(static_cast<pid_t>(pid),
+                              [&](const LocalClient& c) { return !c.closing && c.groups.contains(group); });
 }
 
 // The payload goes from the ring's receive buffer (or reassembled message) into each client's
@@ -132,7 +136,8 @@ void GroupClients::change(const GroupChange& change) {
   // A local process is among those joined only by its own join (join lists bring other nodes'
   // processes): the search is for that change alone.
   const bool local_joined = std::ranges::any_of(change.joined, [&](const auto& p) { return p.node == self_; });
-  for (const auto& p : change.members) tell(p, local_joined && std::ranges::find(change.joined, p) != change.joined.end());
+  for (const auto& p : change.members)
+    tell(p, local_joined && std::ranges::find(change.joined, p) != change.joined.end());
   for (const auto& p : change.left) {
     tell(p, true);
     if (p.node != self_) continue;

@@ -21,7 +21,7 @@ class GroupClients {
   GroupClients(NodeId self, GroupService& groups, stack::ClientTable& clients, staging::McastStaging& staging);
 
   int join(LocalClient& client, std::string_view group, ipc::BodyWriter& reply);  // kJoin
-  int leave(LocalClient& client, std::string_view group);                          // kLeave
+  int leave(LocalClient& client, std::string_view group);                         // kLeave
   // kGroupMembers: every group (`group` empty) or one, with their members, in binary.
   void members(std::string_view group, ipc::BodyWriter& reply) const;
   // kMembers: the same as JSON, for rtotemctl.
@@ -40,7 +40,7 @@ class GroupClients {
   GroupService& groups_;
   stack::ClientTable& clients_;
   staging::McastStaging& staging_;
-  ipc::BodyWriter head_;                   // a delivery's header, reused: a delivery allocates nothing
+  ipc::BodyWriter head_;                     // a delivery's header, reused: a delivery allocates nothing
   std::vector<LocalClient*> local_members_;  // a delivery's local members, reused likewise
 };
 

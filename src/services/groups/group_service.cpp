@@ -86,7 +86,9 @@ void GroupService::on_deliver(const membership::Delivered& message) {
   }
   const NodeId sender = message.sender;
   std::visit(Overloaded{
-                 [&](const GroupJoin& join) { on_join({sender, join.pid}, join.group, Reason::kJoin); },
+                 [&](const GroupJoin& join) {
+                   on_join({sender, join.pid}, join.group, Reason::kJoin);
+                 },
                  [&](const GroupLeave& leave) {
                    if (sender == self_) own_leave_delivered(leave.group, leave.pid);
                    on_leave({sender, leave.pid}, leave.group, leave.reason);
@@ -120,10 +122,8 @@ void GroupService::on_leave(ProcessId process, std::string_view group, Reason wh
   const auto at = std::ranges::lower_bound(members, process);
   if (at == members.end() || *at != process) return;  // not in the group: nothing to report
   members.erase(at);
-  events_.group_change({.group = it->first,
-                        .members = members,
-                        .left = std::span(&process, 1),
-                        .left_reason = std::span(&why, 1)});
+  events_.group_change(
+      {.group = it->first, .members = members, .left = std::span(&process, 1), .left_reason = std::span(&why, 1)});
   forget_if_empty(it);
 }
 
@@ -134,8 +134,8 @@ void GroupService::on_join_list(NodeId sender, const GroupJoinList& list) {
   std::vector<Reason> reasons;
   for (auto run = list.entries.begin(); run != list.entries.end();) {
     const std::string_view group = run->group;
-    const auto run_end = std::find_if(run, list.entries.end(),
-                                      [group](const JoinListEntry& entry) { return entry.group != group; });
+    const auto run_end =
+        std::find_if(run, list.entries.end(), [group](const JoinListEntry& entry) { return entry.group != group; });
     const auto it = group_for_join(group);
     Members& members = it->second;
     joined.clear();
@@ -194,9 +194,7 @@ void GroupService::on_configuration(const membership::ConfigChange& change) {
 // Every process of `nodes` (sorted) leaves every group, NODEDOWN: one change per group, in name
 // order. This daemon's own processes are never among them: it knows them first-hand.
 void GroupService::remove_nodes(std::span<const NodeId> nodes) {
-  const auto departs = [&](const ProcessId& process) {
-    return process.node != self_ && contains(nodes, process.node);
-  };
+  const auto departs = [&](const ProcessId& process) { return process.node != self_ && contains(nodes, process.node); };
   std::vector<ProcessId> left;
   std::vector<Reason> reasons;
   for (auto it = groups_.begin(); it != groups_.end();) {

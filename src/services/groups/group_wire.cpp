@@ -19,9 +19,7 @@ constexpr std::size_t kPidSize = 4;
 constexpr std::size_t kReasonSize = 1;
 constexpr std::size_t kJoinListEntryMin = kNameSizeSize + 1 + kPidSize;
 
-bool valid_leave_reason(Reason reason) noexcept {
-  return reason == Reason::kLeave || reason == Reason::kProcDown;
-}
+bool valid_leave_reason(Reason reason) noexcept { return reason == Reason::kLeave || reason == Reason::kProcDown; }
 
 std::size_t name_size(std::string_view group) noexcept { return kNameSizeSize + group.size(); }
 
@@ -71,9 +69,7 @@ GroupDecodeError get_name_and_pid(WireReader& r, std::string_view& group, std::u
   return r.short_read() ? kTooShort : kNone;
 }
 
-GroupDecodeError close_packet(const WireReader& r) noexcept {
-  return r.at_end() ? kNone : kTrailingBytes;
-}
+GroupDecodeError close_packet(const WireReader& r) noexcept { return r.at_end() ? kNone : kTrailingBytes; }
 
 GroupDecodeError get_join(WireReader& r, GroupJoin& join) noexcept {
   if (auto e = get_name_and_pid(r, join.group, join.pid); e != kNone) return e;
@@ -129,13 +125,9 @@ const char* describe(GroupDecodeError error) noexcept {
   return "unknown decode error";  // a value outside the enum: still a phrase, never a crash
 }
 
-std::size_t group_join_size(std::string_view group) noexcept {
-  return kGroupHeaderSize + name_size(group) + kPidSize;
-}
+std::size_t group_join_size(std::string_view group) noexcept { return kGroupHeaderSize + name_size(group) + kPidSize; }
 
-std::size_t group_leave_size(std::string_view group) noexcept {
-  return group_join_size(group) + kReasonSize;
-}
+std::size_t group_leave_size(std::string_view group) noexcept { return group_join_size(group) + kReasonSize; }
 
 std::size_t group_mcast_size(std::string_view group, std::size_t data_size) noexcept {
   return kGroupHeaderSize + name_size(group) + kPidSize + data_size;

@@ -61,7 +61,6 @@ std::vector<std::pair<std::string, KeyValue>> config_keys(const config::DaemonCo
     add(fmt::format("runtime.config.totem.{}", t.key), KeyValue::u32(resolved.*t.field));
   }
 
-
   for (std::size_t i = 0; i < c.nodes.size(); ++i) {
     const config::NodeEntry& n = c.nodes[i];
     add(fmt::format("nodelist.node.{}.nodeid", i), KeyValue::u32(n.nodeid));

@@ -7,8 +7,8 @@
 namespace rtotem::keystore {
 
 int check_write(std::string_view key, bool root, std::string_view* why) noexcept {
-  constexpr std::array<std::string_view, 7> kFromFile{"totem.",  "nodelist.",      "quorum.", "logging.",
-                                                      "ipc.",    "uidgid.config.", "runtime."};
+  constexpr std::array<std::string_view, 7> kFromFile{"totem.", "nodelist.",      "quorum.", "logging.",
+                                                      "ipc.",   "uidgid.config.", "runtime."};
   for (std::string_view prefix : kFromFile) {
     if (!key.starts_with(prefix)) continue;
     if (why != nullptr)
@@ -25,7 +25,8 @@ int check_write(std::string_view key, bool root, std::string_view* why) noexcept
 
 std::optional<UidGid> uidgid_of(std::string_view key) noexcept {
   UidGid out;
-  if (key.starts_with("uidgid.uid.")) key.remove_prefix(11);
+  if (key.starts_with("uidgid.uid."))
+    key.remove_prefix(11);
   else if (key.starts_with("uidgid.gid.")) {
     key.remove_prefix(11);
     out.group = true;

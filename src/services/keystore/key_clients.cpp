@@ -67,10 +67,11 @@ void KeyClients::ring_changed(const membership::ConfigChange& change) {
     const KeyValue* status = store_.get(prefix + "status");
     const bool member = std::ranges::find(change.members, n) != change.members.end();
     // Joined: named so, or a member not yet shown as one (this node on its first ring).
-    if (member && (std::ranges::find(change.joined, n) != change.joined.end() || status == nullptr ||
-                   status->data != "joined")) {
+    if (member &&
+        (std::ranges::find(change.joined, n) != change.joined.end() || status == nullptr || status->data != "joined")) {
       const KeyValue* count = store_.get(prefix + "join_count");
-      store_.set_own(prefix + "join_count", KeyValue::u32(count != nullptr ? static_cast<std::uint32_t>(count->bits) + 1 : 1));
+      store_.set_own(prefix + "join_count",
+                     KeyValue::u32(count != nullptr ? static_cast<std::uint32_t>(count->bits) + 1 : 1));
       store_.set_own(prefix + "status", KeyValue::string("joined"));
       store_.set_own(prefix + "ip", KeyValue::string(fmt::format("r(0) ip({}) ", address)));
     } else if (!member && status != nullptr) {
@@ -87,7 +88,8 @@ void KeyClients::quorum_changed(const quorum::QuorumState& state) {
   store_.set_own("runtime.votequorum.quorum", KeyValue::u32(d.quorum));
   store_.set_own("runtime.votequorum.two_node", KeyValue::u8(d.two_node ? 1 : 0));
   store_.set_own("runtime.votequorum.wait_for_all_status", KeyValue::u8(d.waiting_for_all ? 1 : 0));
-  store_.set_own("runtime.votequorum.ring_id", KeyValue::string(fmt::format("{}.{}", state.ring_id.rep, state.ring_id.seq)));
+  store_.set_own("runtime.votequorum.ring_id",
+                 KeyValue::string(fmt::format("{}.{}", state.ring_id.rep, state.ring_id.seq)));
   if (!state.members.empty()) {
     store_.set_own("runtime.votequorum.lowest_node_id", KeyValue::u32(state.members.front()));
     store_.set_own("runtime.votequorum.highest_node_id", KeyValue::u32(state.members.back()));
@@ -162,8 +164,9 @@ int KeyClients::request(LocalClient& client, const IpcRequest& request, ipc::Bod
       }
       const int rc = request.id == ipc::RequestId::kKeyDelete
                          ? store_.erase(request.key)
-                         : store_.set(request.key, KeyValue{request.value_type, request.value_bits, std::string(request.value_data)},
-                                       stack::privileged(client));
+                         : store_.set(request.key,
+                                      KeyValue{request.value_type, request.value_bits, std::string(request.value_data)},
+                                      stack::privileged(client));
       if (rc == 0 && request.key.starts_with("uidgid.")) {
         apply_access();
         qb_log(LOG_NOTICE, "key store: pid %d %s %.*s: who may connect changes", static_cast<int>(client.pid),
@@ -174,7 +177,8 @@ int KeyClients::request(LocalClient& client, const IpcRequest& request, ipc::Bod
     }
     case ipc::RequestId::kKeyTrack: {
       std::uint64_t id = 0;
-      const int rc = store_.track({client.generation, client.uid, stack::privileged(client)}, request.key, request.track_flags, id);
+      const int rc = store_.track({client.generation, client.uid, stack::privileged(client)}, request.key,
+                                  request.track_flags, id);
       if (rc == 0) reply.u64(id);
       return rc;
     }

@@ -41,7 +41,8 @@ int KeyStore::erase(std::string_view key) {
   return 0;
 }
 
-void KeyStore::assign(std::span<const std::string_view> prefixes, std::vector<std::pair<std::string, KeyValue>> entries) {
+void KeyStore::assign(std::span<const std::string_view> prefixes,
+                      std::vector<std::pair<std::string, KeyValue>> entries) {
   std::set<std::string, std::less<>> kept;
   for (const auto& [key, value] : entries) kept.insert(key);
   std::vector<std::string> gone;
@@ -64,14 +65,16 @@ void KeyStore::assign(std::span<const std::string_view> prefixes, std::vector<st
 }
 
 int KeyStore::track(const TrackOwner& who, std::string_view key, std::uint32_t flags, std::uint64_t& id) {
-  if ((flags & (kTrackAdd | kTrackModify | kTrackDelete)) == 0 || (flags & ~(kTrackAdd | kTrackModify | kTrackDelete | kTrackPrefix)) != 0)
+  if ((flags & (kTrackAdd | kTrackModify | kTrackDelete)) == 0 ||
+      (flags & ~(kTrackAdd | kTrackModify | kTrackDelete | kTrackPrefix)) != 0)
     return -EINVAL;
   const auto held = [](const auto& counts, auto of) {
     const auto found = counts.find(of);
     return found == counts.end() ? std::size_t{0} : found->second;
   };
   if (trackers_.size() >= kTracksMax || held(tracks_of_owner_, who.owner) >= kTracksPerOwnerMax) return -ENOSPC;
-  if (!who.privileged && (tracks_unprivileged_ >= kTracksUnprivilegedMax || held(tracks_of_user_, who.uid) >= kTracksPerUserMax))
+  if (!who.privileged &&
+      (tracks_unprivileged_ >= kTracksUnprivilegedMax || held(tracks_of_user_, who.uid) >= kTracksPerUserMax))
     return -ENOSPC;
   id = next_track_++;
   trackers_.push_back({id, who, std::string(key), flags});

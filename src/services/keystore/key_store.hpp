@@ -111,7 +111,7 @@ class KeyStore {
     std::size_t bytes = 0;
   };
   int put(std::string_view key, KeyValue value, Room room);  // -ENOSPC if the store grows past `room`
-  void tally(const TrackOwner& who, bool made);  // a tracker of `who` made, or gone
+  void tally(const TrackOwner& who, bool made);              // a tracker of `who` made, or gone
   void tell(std::uint32_t event, std::string_view key, const KeyValue* now, const KeyValue* before) const;
   static std::size_t cost(std::string_view key, const KeyValue& value) noexcept {
     return key.size() + value.data.size() + sizeof(KeyValue);

@@ -95,17 +95,18 @@ void QuorumClients::changed(const QuorumState& state) {
   if (!state.silent.empty()) {
     std::string silent;
     for (NodeId n : state.silent) silent += fmt::format("{}{}", silent.empty() ? "" : " ", n);
-    qb_log(LOG_ERR, "quorum: node(s) %s of ring %u/%llu sent no quorum report within %u ms: counted with no votes. "
+    qb_log(LOG_ERR,
+           "quorum: node(s) %s of ring %u/%llu sent no quorum report within %u ms: counted with no votes. "
            "Does their config lack quorum { provider: corosync_votequorum }? Every node must run the same quorum "
-           "settings", silent.c_str(), state.ring_id.rep, static_cast<unsigned long long>(state.ring_id.seq),
+           "settings",
+           silent.c_str(), state.ring_id.rep, static_cast<unsigned long long>(state.ring_id.seq),
            quorum_.config().sync_timeout_ms);
   }
   qb_log(d.quorate ? LOG_NOTICE : LOG_WARNING,
          "quorum: %s in ring %u/%llu, members [%s]: %u votes, expected %u, quorum %u%s%s",
          d.quorate ? "quorate" : "NOT quorate", state.ring_id.rep, static_cast<unsigned long long>(state.ring_id.seq),
          members.c_str(), d.total_votes, d.expected_votes, d.quorum,
-         d.waiting_for_all ? ", waiting for all nodes (wait_for_all)" : "",
-         d.tie_broken ? ", by the tie breaker" : "");
+         d.waiting_for_all ? ", waiting for all nodes (wait_for_all)" : "", d.tie_broken ? ", by the tie breaker" : "");
 }
 
 // A runtime change, logged with who asked: it acts where the ring delivers it, at every member.
@@ -114,12 +115,12 @@ void QuorumClients::changed(const QuorumState& state) {
 int QuorumClients::set(const LocalClient& client, const IpcRequest& request) {
   if (!stack::privileged(client)) return -EPERM;
   const bool votes = request.quorum_what == ipc::kQuorumSetVotes;
-  const int rc = votes ? quorum_.set_votes(request.quorum_node, request.quorum_value)
-                       : quorum_.set_expected(request.quorum_value);
+  const int rc =
+      votes ? quorum_.set_votes(request.quorum_node, request.quorum_value) : quorum_.set_expected(request.quorum_value);
   if (rc == 0) {
     if (votes)
-      qb_log(LOG_NOTICE, "quorum: pid %d sets node %u's votes to %u", static_cast<int>(client.pid),
-             request.quorum_node, request.quorum_value);
+      qb_log(LOG_NOTICE, "quorum: pid %d sets node %u's votes to %u", static_cast<int>(client.pid), request.quorum_node,
+             request.quorum_value);
     else
       qb_log(LOG_NOTICE, "quorum: pid %d sets expected votes to %u", static_cast<int>(client.pid),
              request.quorum_value);
@@ -153,12 +154,13 @@ std::string QuorumClients::json() const {
   std::string silent;
   for (NodeId n : s.silent) silent += fmt::format("{}{}", silent.empty() ? "" : ", ", n);
   return fmt::format(
-      "{{\"configured\": true, \"nodeid\": {}, \"ring\": {{\"rep\": {}, \"seq\": {}}}, \"synced\": {}, \"quorate\": {}, "
+      "{{\"configured\": true, \"nodeid\": {}, \"ring\": {{\"rep\": {}, \"seq\": {}}}, \"synced\": {}, \"quorate\": "
+      "{}, "
       "\"expected_votes\": {}, \"highest_expected\": {}, \"total_votes\": {}, \"quorum\": {}, "
       "\"waiting_for_all\": {}, \"flags\": [{}], \"nodes\": [{}], \"silent\": [{}], \"packets_malformed\": {}}}",
-      self_, s.ring_id.rep, s.ring_id.seq, s.synced ? "true" : "false", d.quorate ? "true" : "false",
-      c.expected_votes, d.expected_votes, d.total_votes, d.quorum, d.waiting_for_all ? "true" : "false", flags, nodes,
-      silent, quorum_.packets_malformed());
+      self_, s.ring_id.rep, s.ring_id.seq, s.synced ? "true" : "false", d.quorate ? "true" : "false", c.expected_votes,
+      d.expected_votes, d.total_votes, d.quorum, d.waiting_for_all ? "true" : "false", flags, nodes, silent,
+      quorum_.packets_malformed());
 }
 
 }  // namespace rtotem::quorum

@@ -20,10 +20,10 @@ class QuorumClients {
   // `config`: the node names `rtotemctl quorum` shows, as the running configuration has them.
   QuorumClients(NodeId self, QuorumService& quorum, stack::ClientTable& clients, const config::DaemonConfig& config);
 
-  int track(LocalClient& client, std::uint8_t mode);             // kQuorumTrack
+  int track(LocalClient& client, std::uint8_t mode);              // kQuorumTrack
   int set(const LocalClient& client, const IpcRequest& request);  // kQuorumSet
-  int node(std::uint32_t node, ipc::BodyWriter& reply) const;    // kQuorumNode
-  std::string json() const;                                        // kQuorum
+  int node(std::uint32_t node, ipc::BodyWriter& reply) const;     // kQuorumNode
+  std::string json() const;                                       // kQuorum
   // The service decided: to each client whose mode asks for it, and to the log.
   void changed(const QuorumState& state);
 

@@ -23,7 +23,8 @@ Result<std::vector<NodeId>> parse_node_ids(std::string_view text, std::span<cons
     NodeId id = 0;
     const auto [ptr, ec] = std::from_chars(word.data(), word.data() + word.size(), id);
     if (ec != std::errc{} || ptr != word.data() + word.size() || id == 0)
-      return Error::make("quorum.auto_tie_breaker_node: '{}' is not a node id (want lowest, highest or node ids)", word);
+      return Error::make("quorum.auto_tie_breaker_node: '{}' is not a node id (want lowest, highest or node ids)",
+                         word);
     if (std::ranges::find(ids, id) != ids.end())
       return Error::make("quorum.auto_tie_breaker_node: node {} is listed twice", id);
     if (!nodelist.empty() && std::ranges::none_of(nodelist, [id](const NodeVotes& n) { return n.node == id; }))
@@ -77,8 +78,9 @@ Result<QuorumConfig> resolve_quorum(const QuorumOptions& options, std::span<cons
   }
   if (options.auto_tie_breaker) {
     if (config.two_node)
-      return Error::make("quorum.two_node and quorum.auto_tie_breaker cannot both be set: two_node already "
-                         "keeps both halves quorate and relies on fencing (votequorum.5)");
+      return Error::make(
+          "quorum.two_node and quorum.auto_tie_breaker cannot both be set: two_node already "
+          "keeps both halves quorate and relies on fencing (votequorum.5)");
     if (options.auto_tie_breaker_node == "lowest") {
       config.tie_breaker = TieBreaker::kLowest;
     } else if (options.auto_tie_breaker_node == "highest") {

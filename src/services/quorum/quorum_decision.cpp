@@ -23,7 +23,8 @@ bool holds_tie_breaker(const QuorumConfig& config, std::span<const MemberReport>
       // ring: that one may be on the other side, holding the same tie.
       for (std::size_t i = 0; i < config.tie_breaker_nodes.size(); ++i) {
         if (!has_member(reports, config.tie_breaker_nodes[i])) continue;
-        return std::none_of(config.tie_breaker_nodes.begin(), config.tie_breaker_nodes.begin() + static_cast<std::ptrdiff_t>(i),
+        return std::none_of(config.tie_breaker_nodes.begin(),
+                            config.tie_breaker_nodes.begin() + static_cast<std::ptrdiff_t>(i),
                             [&](NodeId earlier) { return has(previous.members, earlier); });
       }
       return false;
@@ -62,8 +63,9 @@ Decision decide(const QuorumConfig& config, std::span<const MemberReport> report
 
   // A member quorate and not waiting has seen every vote since it was last inquorate: the ring
   // needs not wait again (a node restarted into a running cluster joins its quorum).
-  d.waiting_for_all = config.wait_for_all &&
-                      std::ranges::none_of(reports, [](const MemberReport& r) { return r.quorate && !r.waiting_for_all; });
+  d.waiting_for_all = config.wait_for_all && std::ranges::none_of(reports, [](const MemberReport& r) {
+                        return r.quorate && !r.waiting_for_all;
+                      });
   if (d.waiting_for_all && d.total_votes < d.expected_votes) return d;
   d.waiting_for_all = false;
 

@@ -82,9 +82,8 @@ std::vector<MemberReport> QuorumService::cached_reports() const {
 void QuorumService::on_configuration(const membership::ConfigChange& change, Time now) {
   now_ = now;
   if (change.transitional) return;  // the regular configuration that follows decides
-  someone_left_ = std::ranges::any_of(state_.members, [&](NodeId node) {
-    return !std::ranges::binary_search(change.members, node);
-  });
+  someone_left_ = std::ranges::any_of(state_.members,
+                                      [&](NodeId node) { return !std::ranges::binary_search(change.members, node); });
   state_.ring_id = change.ring_id;
   state_.members.assign(change.members.begin(), change.members.end());
   state_.synced = false;
@@ -282,14 +281,12 @@ int QuorumService::set_votes(NodeId node, std::uint32_t votes) {
   const bool listed = std::ranges::binary_search(config_.nodes, node, {}, &NodeVotes::node);
   if (!member && !listed) return -ENOENT;
   if (config_.last_man_standing && votes != 1) return -EINVAL;  // votequorum.5: LMS needs one vote each
-  if (!state_.synced) return -EAGAIN;  // checked against reports not all in
+  if (!state_.synced) return -EAGAIN;                           // checked against reports not all in
   const std::uint64_t expected = expected_with(node, votes);
   const std::uint64_t total = total_with(node, votes);
   if (expected > UINT32_MAX || total == 0 || expected / 2 + 1 > total) return -EINVAL;
-  submit(SetVotes{.ring_id = state_.ring_id,
-                  .node = node,
-                  .votes = votes,
-                  .expected_votes = static_cast<std::uint32_t>(expected)});
+  submit(SetVotes{
+      .ring_id = state_.ring_id, .node = node, .votes = votes, .expected_votes = static_cast<std::uint32_t>(expected)});
   return 0;
 }
 

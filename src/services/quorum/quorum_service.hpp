@@ -88,10 +88,10 @@ class QuorumService {
 
   // Runtime changes (votequorum_setvotes, votequorum_setexpected), checked here as votequorum
   // checks them, effective where delivered (above). Votes added raise the expected votes to the
-  // votes present, or by as many while a node of the nodelist is away. 0; -ENOENT: no such node; -EINVAL: the change would leave an impossible or (when
-  // quorate) unreachable quorum; -EAGAIN: the ring is not in sync yet (a refused packet is queued
-  // and resubmitted, never answered -EAGAIN). A change the ring delivers where it cannot act (the
-  // ring changed first) is dropped and counted: changes_dropped().
+  // votes present, or by as many while a node of the nodelist is away. 0; -ENOENT: no such node; -EINVAL: the change
+  // would leave an impossible or (when quorate) unreachable quorum; -EAGAIN: the ring is not in sync yet (a refused
+  // packet is queued and resubmitted, never answered -EAGAIN). A change the ring delivers where it cannot act (the ring
+  // changed first) is dropped and counted: changes_dropped().
   int set_votes(NodeId node, std::uint32_t votes);
   int set_expected(std::uint32_t expected_votes);
 
@@ -147,7 +147,7 @@ class QuorumService {
   bool lms_applied_ = false;   // LMS_EXPIRED already lowered this ring's expected votes
   Time now_ = 0;
   std::optional<Time> lms_deadline_;
-  std::optional<Time> sync_deadline_;  // the ring's members have until then to report
+  std::optional<Time> sync_deadline_;            // the ring's members have until then to report
   std::map<NodeId, std::uint32_t> votes_heard_;  // the latest votes reported or set, by node
   // Changes delivered in this ring, for a NODEINFO ordered after them but made before: its
   // sender's votes are the ones set, its expected votes at least those set.

@@ -6,7 +6,6 @@ namespace rtotem::quorum {
 
 namespace {
 
-
 constexpr std::uint8_t kFlagQuorate = 1;
 constexpr std::uint8_t kFlagWaitingForAll = 2;
 constexpr std::uint8_t kFlagsKnown = kFlagQuorate | kFlagWaitingForAll;
@@ -70,7 +69,8 @@ std::size_t encode(const QuorumPacket& packet, std::span<std::byte> out) noexcep
       put_ring_id(w, p.ring_id);
       w.put_u32(p.votes);
       w.put_u32(p.expected_votes);
-      w.put_u8(static_cast<std::uint8_t>((p.quorate ? kFlagQuorate : 0) | (p.waiting_for_all ? kFlagWaitingForAll : 0)));
+      w.put_u8(
+          static_cast<std::uint8_t>((p.quorate ? kFlagQuorate : 0) | (p.waiting_for_all ? kFlagWaitingForAll : 0)));
       put_ring_id(w, p.last_quorate.ring_id);
       w.put_u8(static_cast<std::uint8_t>(p.last_quorate.members.size()));
       for (NodeId node : p.last_quorate.members) w.put_u32(node);
@@ -139,8 +139,10 @@ QuorumDecoded decode_quorum_packet(std::span<const std::byte> bytes) {
     default: return {out.packet, QuorumDecodeError::kBadType};
   }
   if (out.error == QuorumDecodeError::kNone) {
-    if (r.short_read()) out.error = QuorumDecodeError::kTooShort;
-    else if (!r.at_end()) out.error = QuorumDecodeError::kTrailingBytes;
+    if (r.short_read())
+      out.error = QuorumDecodeError::kTooShort;
+    else if (!r.at_end())
+      out.error = QuorumDecodeError::kTrailingBytes;
   }
   return out;
 }

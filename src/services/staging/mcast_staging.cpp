@@ -78,8 +78,10 @@ bool McastStaging::offer(LocalClient* client, std::uint32_t pid, const IpcReques
   const int rc = errno_of(groups_.multicast(request.group, pid, request.data, request.order, request.piece));
   if (rc == -EAGAIN) return false;
   if (client == nullptr) return true;  // orphaned: no one to credit or tell
-  if (rc != 0) failed(*client, request, rc);
-  else clients_.give_credit(*client, ipc::credit_cost(request.message.size()));
+  if (rc != 0)
+    failed(*client, request, rc);
+  else
+    clients_.give_credit(*client, ipc::credit_cost(request.message.size()));
   return true;
 }
 
@@ -133,8 +135,10 @@ void McastStaging::after_turn() {
 // taken, not for room on the ring, so it is many such clients while the ring is stalled.
 void McastStaging::orphan(LocalClient& client) {
   if (!client.staged.empty() && orphaned_.bytes() + client.staged.bytes() > kOrphanedMax) {
-    qb_log(LOG_WARNING, "dropped %zu multicasts of departed client pid %d: departed clients' multicasts waiting "
-           "for the ring exceed %zu bytes", client.staged.count(), static_cast<int>(client.pid), kOrphanedMax);
+    qb_log(LOG_WARNING,
+           "dropped %zu multicasts of departed client pid %d: departed clients' multicasts waiting "
+           "for the ring exceed %zu bytes",
+           client.staged.count(), static_cast<int>(client.pid), kOrphanedMax);
     orphans_dropped_ += client.staged.count();
     client.staged.clear();
     return;

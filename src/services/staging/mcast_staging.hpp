@@ -33,7 +33,7 @@ class McastStaging {
                std::function<bool()> in_sync);
 
   int multicast(LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply);  // kMcast
-  void multicast_async(LocalClient& client, const IpcRequest& request);                  // kMcastAsync
+  void multicast_async(LocalClient& client, const IpcRequest& request);                   // kMcastAsync
   // Answered once every earlier request is taken: kSync.
   int sync(LocalClient& client, ipc::BodyWriter& reply);
   // A kMcast answer's credit (ipc_protocol.hpp), as a join's answer carries it too.

@@ -27,7 +27,9 @@ std::vector<Bytes> split(const std::string& message, std::size_t each) {
   return pieces;
 }
 
-std::string text(std::span<const std::byte> bytes) { return {reinterpret_cast<const char*>(bytes.data()), bytes.size()}; }
+std::string text(std::span<const std::byte> bytes) {
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
 
 constexpr rtotem_member kA{1, 100};
 constexpr rtotem_member kB{2, 200};
@@ -38,8 +40,10 @@ TEST(MessagePieces, InterleavedSendersAreEachPutBackTogetherAtTheirLastPiece) {
   const auto b = split("another one, from node 2", 5);
   std::vector<std::string> delivered;
   for (std::size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
-    if (i < a.size() && assembler.add(kA, "g", a[i]) == Outcome::kComplete) delivered.push_back(text(assembler.take_message()));
-    if (i < b.size() && assembler.add(kB, "g", b[i]) == Outcome::kComplete) delivered.push_back(text(assembler.take_message()));
+    if (i < a.size() && assembler.add(kA, "g", a[i]) == Outcome::kComplete)
+      delivered.push_back(text(assembler.take_message()));
+    if (i < b.size() && assembler.add(kB, "g", b[i]) == Outcome::kComplete)
+      delivered.push_back(text(assembler.take_message()));
   }
   EXPECT_EQ(delivered, (std::vector<std::string>{"another one, from node 2", "the first sender's long message"}));
   EXPECT_EQ(assembler.pending(), 0u);
@@ -177,7 +181,8 @@ TEST(MessagePieces, StorageGrowsNoFurtherThanItsMessageAndIsCountedAsAllocated) 
   for (std::size_t i = 0; i < 6; ++i) {
     for (std::size_t s = 0; s < 3; ++s) {
       if (i >= pieces[s].size()) continue;
-      if (assembler.add(senders[s], "g", pieces[s][i]) == Outcome::kComplete) delivered.push_back(text(assembler.take_message()));
+      if (assembler.add(senders[s], "g", pieces[s][i]) == Outcome::kComplete)
+        delivered.push_back(text(assembler.take_message()));
       EXPECT_LE(assembler.held(), 16u);
     }
   }
@@ -206,11 +211,11 @@ TEST(MessagePieces, PiecesThatDoNotFitTheirMessageAreDroppedWithIt) {
     return out;
   };
   PieceAssembler assembler;
-  EXPECT_EQ(assembler.add(kA, "g", bytes({1, 0, 0})), Outcome::kDropped);                 // header cut short
-  EXPECT_EQ(assembler.add(kA, "g", bytes({3, 0, 0, 0, 4, 'x'})), Outcome::kDropped);      // an unknown flag
+  EXPECT_EQ(assembler.add(kA, "g", bytes({1, 0, 0})), Outcome::kDropped);                    // header cut short
+  EXPECT_EQ(assembler.add(kA, "g", bytes({3, 0, 0, 0, 4, 'x'})), Outcome::kDropped);         // an unknown flag
   EXPECT_EQ(assembler.add(kA, "g", bytes({1, 0xff, 0xff, 0xff, 0xff})), Outcome::kDropped);  // above RTOTEM_MESSAGE_MAX
   EXPECT_EQ(assembler.add(kA, "g", bytes({1, 0, 0, 0, 4, 'a', 'b'})), Outcome::kPending);
-  EXPECT_EQ(assembler.add(kA, "g", bytes({0, 0, 0, 0, 5, 'c'})), Outcome::kDropped);      // another message's size
+  EXPECT_EQ(assembler.add(kA, "g", bytes({0, 0, 0, 0, 5, 'c'})), Outcome::kDropped);  // another message's size
   EXPECT_EQ(assembler.pending(), 0u);
   EXPECT_EQ(assembler.add(kA, "g", bytes({1, 0, 0, 0, 4, 'a', 'b'})), Outcome::kPending);
   EXPECT_EQ(assembler.add(kA, "g", bytes({0, 0, 0, 0, 4, 'c', 'd', 'e'})), Outcome::kDropped);  // past its size

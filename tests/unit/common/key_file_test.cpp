@@ -89,17 +89,20 @@ TEST_F(KeyFileTest, ReadRefusesWhatIsNotAPrivateKeyOfTheRightSize) {
   EXPECT_EQ(read_error(),
             "key file " + path + ": does not exist (make one with rtotem-keygen and copy it to every node)");
   write_raw(transport::kClusterKeySize, 0644);
-  EXPECT_EQ(read_error(), "key file " + path + ": permissions 0644 are too open: a cluster key must not be accessible "
-                          "by group or others (chmod 0400 " + path + ")");
+  EXPECT_EQ(read_error(), "key file " + path +
+                              ": permissions 0644 are too open: a cluster key must not be accessible "
+                              "by group or others (chmod 0400 " +
+                              path + ")");
   ASSERT_EQ(::chmod(path.c_str(), 0440), 0);
   EXPECT_NE(read_error().find("permissions 0440 are too open"), std::string::npos);
   ASSERT_EQ(::chmod(path.c_str(), 0402), 0);
   EXPECT_NE(read_error().find("permissions 0402 are too open"), std::string::npos);
   ASSERT_EQ(::chmod(path.c_str(), 0600), 0);
   EXPECT_EQ(read_error(), "<ok>");  // the owner may write it: only others matter
-  write_raw(128, 0400);              // a corosync authkey
-  EXPECT_EQ(read_error(), "key file " + path + ": 128 bytes; a cluster key is exactly 32 bytes (make one with "
-                          "rtotem-keygen and copy it to every node)");
+  write_raw(128, 0400);             // a corosync authkey
+  EXPECT_EQ(read_error(), "key file " + path +
+                              ": 128 bytes; a cluster key is exactly 32 bytes (make one with "
+                              "rtotem-keygen and copy it to every node)");
   write_raw(31, 0400);
   EXPECT_NE(read_error().find("31 bytes"), std::string::npos);
   EXPECT_EQ(read_key_file(dir).ok(), false);  // a directory

@@ -26,10 +26,10 @@ struct SealEpochTest : ::testing::Test {
 };
 
 TEST_F(SealEpochTest, TheClockWhenItMovesOnAndOneMoreThanTheLastWhenItWentBack) {
-  EXPECT_EQ(next(1'000'000), 1'000'000u);        // a fresh directory: the clock
-  EXPECT_EQ(next(5'000'000), 5'000'000u);        // later: the clock again
-  EXPECT_EQ(next(2'000'000), 5'000'001u);        // set back: above the last one all the same
-  EXPECT_EQ(next(5'000'001), 5'000'002u);        // the same instant twice: still above
+  EXPECT_EQ(next(1'000'000), 1'000'000u);  // a fresh directory: the clock
+  EXPECT_EQ(next(5'000'000), 5'000'000u);  // later: the clock again
+  EXPECT_EQ(next(2'000'000), 5'000'001u);  // set back: above the last one all the same
+  EXPECT_EQ(next(5'000'001), 5'000'002u);  // the same instant twice: still above
   std::ifstream in(dir + "/sealepoch");
   std::string magic, value;
   std::getline(in, magic);
@@ -42,8 +42,9 @@ TEST_F(SealEpochTest, ADamagedFileIsRefusedNotGuessed) {
   std::ofstream(dir + "/sealepoch") << "garbage\n";
   auto epoch = next_seal_epoch(dir, 1);
   ASSERT_FALSE(epoch.ok());
-  EXPECT_EQ(epoch.error().message(), dir + "/sealepoch: not an rtotem seal epoch file (remove it only if the clock "
-                                           "is right: the next epoch then comes from it alone)");
+  EXPECT_EQ(epoch.error().message(), dir +
+                                         "/sealepoch: not an rtotem seal epoch file (remove it only if the clock "
+                                         "is right: the next epoch then comes from it alone)");
 }
 
 TEST(WallClock, IsNanosecondsSinceTheEpoch) {

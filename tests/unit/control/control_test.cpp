@@ -63,12 +63,9 @@ TEST(KillWire, ReadsBackAndRefusesAnythingElse) {
 }
 
 KeyList config(std::uint32_t token, const char* debug, std::uint32_t votes1, std::uint32_t votes2) {
-  return {{"totem.token", KeyValue::u32(token)},
-          {"logging.debug", KeyValue::string(debug)},
-          {"nodelist.node.0.nodeid", KeyValue::u32(1)},
-          {"nodelist.node.0.quorum_votes", KeyValue::u32(votes1)},
-          {"nodelist.node.1.nodeid", KeyValue::u32(2)},
-          {"nodelist.node.1.quorum_votes", KeyValue::u32(votes2)}};
+  return {{"totem.token", KeyValue::u32(token)},        {"logging.debug", KeyValue::string(debug)},
+          {"nodelist.node.0.nodeid", KeyValue::u32(1)}, {"nodelist.node.0.quorum_votes", KeyValue::u32(votes1)},
+          {"nodelist.node.1.nodeid", KeyValue::u32(2)}, {"nodelist.node.1.quorum_votes", KeyValue::u32(votes2)}};
 }
 
 TEST(ReloadPlan, LoggingAndVotesApplyAndAnythingElseRefusesTheWhole) {

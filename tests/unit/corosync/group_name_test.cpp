@@ -49,7 +49,10 @@ TEST(CpgGroupName, TooLongOrBrokenFormsAreRefused) {
   cpg_name too_long{};
   too_long.length = CPG_MAX_NAME_LENGTH + 1;
   EXPECT_FALSE(rtotem_group_name(too_long).has_value());
-  EXPECT_FALSE(cpg_group_name("\x01" "a\x02").has_value()) << "an escape cut short";
+  EXPECT_FALSE(cpg_group_name("\x01"
+                              "a\x02")
+                   .has_value())
+      << "an escape cut short";
   EXPECT_FALSE(cpg_group_name("\x01\x02x").has_value()) << "an unknown escape";
 }
 

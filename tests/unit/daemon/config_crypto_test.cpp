@@ -17,8 +17,10 @@ namespace {
 
 // A valid file with `totem` lines from line 3 on.
 std::string with_totem(std::string_view totem) {
-  return fmt::format("totem {{\n  cluster_name: c\n{}\n}}\nnodelist {{\n  node {{\n    nodeid: 1\n"
-                     "    ring0_addr: 10.0.0.1\n  }}\n}}\n", totem);
+  return fmt::format(
+      "totem {{\n  cluster_name: c\n{}\n}}\nnodelist {{\n  node {{\n    nodeid: 1\n"
+      "    ring0_addr: 10.0.0.1\n  }}\n}}\n",
+      totem);
 }
 
 DaemonConfig parsed(std::string_view totem) {
@@ -67,8 +69,9 @@ TEST(ConfigCrypto, CorosyncCipherOrHashOtherThanNoneTurnsCryptoOn) {
   EXPECT_EQ(on.crypto_key, "totem.crypto_cipher");
   EXPECT_EQ(on.crypto_line, 3);
   ASSERT_EQ(on.warnings.size(), 2u);
-  EXPECT_EQ(on.warnings[0], "t.conf:3: totem.crypto_cipher: aes256: rtotem seals packets with XChaCha20-Poly1305 "
-                            "(crypto on, key from totem.keyfile)");
+  EXPECT_EQ(on.warnings[0],
+            "t.conf:3: totem.crypto_cipher: aes256: rtotem seals packets with XChaCha20-Poly1305 "
+            "(crypto on, key from totem.keyfile)");
   // Corosync's authentication-only setting asks for protection too.
   EXPECT_TRUE(parsed("  crypto_cipher: none\n  crypto_hash: sha1").crypto);
   EXPECT_EQ(parsed("  crypto_cipher: none\n  crypto_hash: sha1").crypto_line, 4);
@@ -108,7 +111,8 @@ TEST_F(ConfigKeyFileTest, AGoodKeyLoads) {
 TEST_F(ConfigKeyFileTest, CryptoOnWithoutAKeyFileNamesTheKeyfileLine) {
   EXPECT_EQ(load_error(fmt::format("  crypto: on\n  keyfile: {}", key)),
             fmt::format("t.conf:4: totem.keyfile: key file {}: does not exist (make one with rtotem-keygen and copy "
-                        "it to every node)", key));
+                        "it to every node)",
+                        key));
 }
 
 TEST_F(ConfigKeyFileTest, WithTheDefaultPathTheLineThatTurnedCryptoOnIsNamed) {
@@ -118,7 +122,8 @@ TEST_F(ConfigKeyFileTest, WithTheDefaultPathTheLineThatTurnedCryptoOnIsNamed) {
   ASSERT_FALSE(loaded.ok());
   EXPECT_EQ(loaded.error().message(),
             fmt::format("t.conf:4: totem.crypto: crypto on needs the cluster key: key file {}: does not exist (make "
-                        "one with rtotem-keygen and copy it to every node)", key));
+                        "one with rtotem-keygen and copy it to every node)",
+                        key));
 }
 
 TEST_F(ConfigKeyFileTest, AKeyOfTheWrongSizeOrTooOpenIsRefused) {
@@ -126,13 +131,15 @@ TEST_F(ConfigKeyFileTest, AKeyOfTheWrongSizeOrTooOpenIsRefused) {
   ASSERT_EQ(::chmod(key.c_str(), 0400), 0);
   EXPECT_EQ(load_error(fmt::format("  crypto: on\n  keyfile: {}", key)),
             fmt::format("t.conf:4: totem.keyfile: key file {}: 64 bytes; a cluster key is exactly 32 bytes (make "
-                        "one with rtotem-keygen and copy it to every node)", key));
+                        "one with rtotem-keygen and copy it to every node)",
+                        key));
   std::filesystem::remove(key);
   ASSERT_TRUE(write_key_file(key, false).ok());
   ASSERT_EQ(::chmod(key.c_str(), 0644), 0);
   EXPECT_EQ(load_error(fmt::format("  crypto_cipher: aes256\n  keyfile: {}", key)),
             fmt::format("t.conf:4: totem.keyfile: key file {}: permissions 0644 are too open: a cluster key must not "
-                        "be accessible by group or others (chmod 0400 {})", key, key));
+                        "be accessible by group or others (chmod 0400 {})",
+                        key, key));
 }
 
 }  // namespace

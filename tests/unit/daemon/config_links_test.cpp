@@ -53,12 +53,12 @@ TEST(ConfigLinks, OneLinkByDefaultWithCorosyncsDefaults) {
 }
 
 TEST(ConfigLinks, TwoLinksEachWithItsInterface) {
-  const DaemonConfig config = parsed(two_nodes(
-      "transport: rdma\n  link_mode: active\n"
-      "  interface {\n    linknumber: 1\n    transport: udpu\n    knet_link_priority: 5\n"
-      "    knet_ping_interval: 100\n    knet_ping_timeout: 300\n    knet_pong_count: 3\n  }\n"
-      "  interface {\n    mcastport: 6000\n  }",
-      kRing1Node1, kRing1Node2));
+  const DaemonConfig config =
+      parsed(two_nodes("transport: rdma\n  link_mode: active\n"
+                       "  interface {\n    linknumber: 1\n    transport: udpu\n    knet_link_priority: 5\n"
+                       "    knet_ping_interval: 100\n    knet_ping_timeout: 300\n    knet_pong_count: 3\n  }\n"
+                       "  interface {\n    mcastport: 6000\n  }",
+                       kRing1Node1, kRing1Node2));
   ASSERT_EQ(config.links.size(), 2u);
   EXPECT_EQ(config.link_mode, LinkMode::kActive);
   const LinkConfig& rdma = config.links[0];
@@ -186,12 +186,14 @@ TEST(ConfigLinks, PingTimingIsDerivedFromTheTokenWhereNotGiven) {
 }
 
 TEST(ConfigLinks, CheckLinksRefusesATimingThatCannotWork) {
-  const DaemonConfig bad = parsed(two_nodes("interface {\n    knet_ping_interval: 400\n    knet_ping_timeout: 400\n  }"));
+  const DaemonConfig bad =
+      parsed(two_nodes("interface {\n    knet_ping_interval: 400\n    knet_ping_timeout: 400\n  }"));
   auto refused = check_links(bad, 1000);
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.error().message(), "t.conf:3: totem.interface (link 0): ping timeout 400 ms is not longer than the "
-                                       "ping interval 400 ms: a link that answers every ping would still go down "
-                                       "between two of them");
+  EXPECT_EQ(refused.error().message(),
+            "t.conf:3: totem.interface (link 0): ping timeout 400 ms is not longer than the "
+            "ping interval 400 ms: a link that answers every ping would still go down "
+            "between two of them");
   // Derived from a token too short to split: 3 ms / (2 x 2) is 0.
   EXPECT_EQ(check_links(parsed(two_nodes("")), 3).error().message(),
             "t.conf: link 0: ping interval 0: a link would be pinged without pause");
@@ -203,8 +205,8 @@ TEST(ConfigLinks, CheckLinksRefusesATimingThatCannotWork) {
 }
 
 TEST(ConfigLinks, AnRdmaLinkBesideAUdpLinkHasEachItsOwnAddresses) {
-  const DaemonConfig config = parsed(
-      two_nodes("transport: rdma\n  interface {\n    linknumber: 1\n    transport: udpu\n  }", kRing1Node1, kRing1Node2));
+  const DaemonConfig config = parsed(two_nodes(
+      "transport: rdma\n  interface {\n    linknumber: 1\n    transport: udpu\n  }", kRing1Node1, kRing1Node2));
   auto rdma = rdma_config_for(config, config.nodes[0], 0);
   ASSERT_TRUE(rdma.ok()) << rdma.error().message();
   auto udp = udp_config_for(config, config.nodes[0], 1);

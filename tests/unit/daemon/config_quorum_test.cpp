@@ -36,8 +36,8 @@ std::string error_of(std::string_view quorum, std::string_view votes2 = "") {
 }
 
 TEST(ConfigQuorum, VotequorumWithTheNodelistsVotes) {
-  const DaemonConfig config = parsed("provider: corosync_votequorum\nlast_man_standing_window: 20000",
-                                     "quorum_votes: 3");
+  const DaemonConfig config =
+      parsed("provider: corosync_votequorum\nlast_man_standing_window: 20000", "quorum_votes: 3");
   ASSERT_TRUE(config.quorum);
   EXPECT_EQ(config.quorum_line, 19);
   EXPECT_EQ(config.quorum->expected_votes, 5u);
@@ -77,8 +77,9 @@ TEST(ConfigQuorum, WhatVotequorumForbidsIsRefusedWithTheSectionsLine) {
 }
 
 TEST(ConfigQuorum, WhatRtotemDoesNotDoIsRefusedByName) {
-  EXPECT_EQ(error_of("provider: corosync_votequorum\nallow_downscale: 1"),
-            "t.conf:21: quorum.allow_downscale: allow_downscale is not supported by rtotem (remove it, or set it to 0)");
+  EXPECT_EQ(
+      error_of("provider: corosync_votequorum\nallow_downscale: 1"),
+      "t.conf:21: quorum.allow_downscale: allow_downscale is not supported by rtotem (remove it, or set it to 0)");
   EXPECT_EQ(error_of("provider: corosync_votequorum\nallow_downscale: 0"), "<ok>");
   EXPECT_NE(error_of("provider: corosync_votequorum\nexpected_votes_tracking: 1").find("not supported"),
             std::string::npos);

@@ -306,7 +306,8 @@ nodelist {
 )");
   ASSERT_EQ(v6.nodes.size(), 1u);
   EXPECT_EQ(v6.nodes[0].ring0_addr(), "fd00::1");
-  const DaemonConfig named = parsed("totem {\ncluster_name: n\n}\nnodelist {\nnode {\nnodeid: 1\nring0_addr: localhost\n}\n}\n");
+  const DaemonConfig named =
+      parsed("totem {\ncluster_name: n\n}\nnodelist {\nnode {\nnodeid: 1\nring0_addr: localhost\n}\n}\n");
   ASSERT_EQ(named.nodes.size(), 1u);
   EXPECT_EQ(named.nodes[0].ring0_addr(), "localhost");
 }
@@ -336,7 +337,8 @@ TEST(DaemonConfigRefusal, ValuesOutOfRangeOrOfTheWrongType) {
   EXPECT_EQ(error_of(config_text({.logging = "logfile:"})), "t.conf:17: logging.logfile: empty value");
   EXPECT_EQ(error_of(config_text({.ipc = "name: a/b"})),
             "t.conf:20: ipc.name: 'a/b': 1 to 64 letters, digits, '_', '-' or '.'");
-  EXPECT_EQ(error_of(config_text({.ipc = "max_clients: 0"})), "t.conf:20: ipc.max_clients: 0 is out of range [1, 4096]");
+  EXPECT_EQ(error_of(config_text({.ipc = "max_clients: 0"})),
+            "t.conf:20: ipc.max_clients: 0 is out of range [1, 4096]");
 }
 
 TEST(DaemonConfigRefusal, InterfaceValues) {
@@ -344,20 +346,26 @@ TEST(DaemonConfigRefusal, InterfaceValues) {
     return error_of(config_text({.totem = fmt::format("interface {{\n{}\n}}", line)}));
   };
   // The interface opens on line 3; its key is on line 4.
-  EXPECT_EQ(with_interface("linknumber: 8"), "t.conf:4: totem.interface.linknumber: link 8: links are numbered 0 to "
-                                             "7, as ring0_addr .. ring7_addr");
+  EXPECT_EQ(with_interface("linknumber: 8"),
+            "t.conf:4: totem.interface.linknumber: link 8: links are numbered 0 to "
+            "7, as ring0_addr .. ring7_addr");
   EXPECT_EQ(with_interface("linknumber: 1"), "t.conf:3: totem.interface: link 1: no node has a ring1_addr");
-  EXPECT_EQ(with_interface("transport: tcp"), "t.conf:4: totem.interface.transport: 'tcp' is not one of: udp, udpu, "
-                                              "rdma, knet");
-  EXPECT_EQ(with_interface("knet_pong_count: 256"), "t.conf:4: totem.interface.knet_pong_count: 256 is out of range "
-                                                    "[0, 255] pongs");
-  EXPECT_EQ(with_interface("mcastaddr: 10.0.0.1"), "t.conf:4: totem.interface.mcastaddr: 10.0.0.1 is not a multicast "
-                                                   "address");
-  EXPECT_EQ(with_interface("mcastport: 70000"), "t.conf:4: totem.interface.mcastport: 70000 is out of range [1, 65535]");
+  EXPECT_EQ(with_interface("transport: tcp"),
+            "t.conf:4: totem.interface.transport: 'tcp' is not one of: udp, udpu, "
+            "rdma, knet");
+  EXPECT_EQ(with_interface("knet_pong_count: 256"),
+            "t.conf:4: totem.interface.knet_pong_count: 256 is out of range "
+            "[0, 255] pongs");
+  EXPECT_EQ(with_interface("mcastaddr: 10.0.0.1"),
+            "t.conf:4: totem.interface.mcastaddr: 10.0.0.1 is not a multicast "
+            "address");
+  EXPECT_EQ(with_interface("mcastport: 70000"),
+            "t.conf:4: totem.interface.mcastport: 70000 is out of range [1, 65535]");
   EXPECT_EQ(with_interface("ttl: 0"), "t.conf:4: totem.interface.ttl: 0 is out of range [1, 255] hops");
   EXPECT_EQ(with_interface("mtu: 1500"), "t.conf:4: totem.interface.mtu: unknown key");
-  EXPECT_EQ(with_interface("sub {\n}"), "t.conf:4: unknown section 'totem.interface.sub' (totem.interface holds keys "
-                                        "only)");
+  EXPECT_EQ(with_interface("sub {\n}"),
+            "t.conf:4: unknown section 'totem.interface.sub' (totem.interface holds keys "
+            "only)");
   EXPECT_EQ(error_of(config_text({.totem = "interface {\n}\ninterface {\n}"})),
             "t.conf:5: totem.interface: link 0 is also the interface on line 3 (linknumber tells the links apart; it "
             "is 0 when not given)");
@@ -391,7 +399,6 @@ TEST(DaemonConfigRefusal, MissingRequiredParts) {
   EXPECT_EQ(error_of(config_text({.logging = "to_logfile: yes"})),
             "t.conf:16: logging: to_logfile is on but no logfile is given");
 }
-
 
 // `text` with its first `from` replaced by `to`.
 std::string replaced(std::string text, std::string_view from, std::string_view to) {
@@ -442,10 +449,11 @@ TEST(DaemonConfigRefusal, ClientQueueHoldsOneLargestMessage) {
   EXPECT_EQ(parsed(config_text()).ipc.queue_budget(), 256u << 20);
   EXPECT_EQ(parsed(config_text({.ipc = "client_queue_bytes: 1073741824"})).ipc.queue_budget(), std::size_t{2} << 30);
   // Without an ipc section the default queue is checked too, blaming totem.
-  EXPECT_EQ(error_of("totem {\ncluster_name: a\nmax_message_size: 67108864\n}\nnodelist {\nnode {\nnodeid: 1\n"
-                     "ring0_addr: 10.0.0.1\n}\n}\n"),
-            "t.conf:1: ipc.client_queue_bytes 67108864 cannot hold one event of totem.max_message_size 67108864 (+65536 "
-            "bytes of headers)");
+  EXPECT_EQ(
+      error_of("totem {\ncluster_name: a\nmax_message_size: 67108864\n}\nnodelist {\nnode {\nnodeid: 1\n"
+               "ring0_addr: 10.0.0.1\n}\n}\n"),
+      "t.conf:1: ipc.client_queue_bytes 67108864 cannot hold one event of totem.max_message_size 67108864 (+65536 "
+      "bytes of headers)");
 }
 
 // ---- Corosync's keys: accepted, with a warning --------------------------------------------------
@@ -502,12 +510,13 @@ logging {
 // ---- Which node this daemon is ------------------------------------------------------------------
 
 std::string three_nodes(std::string_view transport) {
-  return fmt::format("totem {{\ncluster_name: trio\ntransport: {}\ninterface {{\nmcastaddr: 239.192.9.9\n"
-                     "mcastport: 6000\nttl: 3\n}}\n}}\nnodelist {{\n"
-                     "node {{\nnodeid: 1\nring0_addr: 10.0.0.1\n}}\n"
-                     "node {{\nnodeid: 2\nring0_addr: 10.0.0.2\n}}\n"
-                     "node {{\nnodeid: 3\nring0_addr: 10.0.0.3\n}}\n}}\n",
-                     transport);
+  return fmt::format(
+      "totem {{\ncluster_name: trio\ntransport: {}\ninterface {{\nmcastaddr: 239.192.9.9\n"
+      "mcastport: 6000\nttl: 3\n}}\n}}\nnodelist {{\n"
+      "node {{\nnodeid: 1\nring0_addr: 10.0.0.1\n}}\n"
+      "node {{\nnodeid: 2\nring0_addr: 10.0.0.2\n}}\n"
+      "node {{\nnodeid: 3\nring0_addr: 10.0.0.3\n}}\n}}\n",
+      transport);
 }
 
 TEST(LocalNode, IsTheOneNodeWithAnAddressOfThisHost) {
@@ -526,8 +535,9 @@ TEST(LocalNode, NodeidChoosesAndMustBeListed) {
   EXPECT_EQ(chosen->nodeid, 3u);
   auto missing = local_node(config, 9u, {});
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().message(), "t.conf: node 9 is not in the nodelist: 1 (10.0.0.1, line 11), "
-                                       "2 (10.0.0.2, line 15), 3 (10.0.0.3, line 19)");
+  EXPECT_EQ(missing.error().message(),
+            "t.conf: node 9 is not in the nodelist: 1 (10.0.0.1, line 11), "
+            "2 (10.0.0.2, line 15), 3 (10.0.0.3, line 19)");
 }
 
 TEST(LocalNode, NoneOrSeveralLocalSuggestNodeid) {
@@ -541,8 +551,9 @@ TEST(LocalNode, NoneOrSeveralLocalSuggestNodeid) {
   const std::vector<InetAddress> two = {address("10.0.0.1"), address("10.0.0.3")};
   auto several = local_node(config, std::nullopt, two);
   ASSERT_FALSE(several.ok());
-  EXPECT_EQ(several.error().message(), "t.conf: several nodes have a ring0_addr of this host (1 (10.0.0.1, line 11), "
-                                       "3 (10.0.0.3, line 19)); pass --nodeid to choose one");
+  EXPECT_EQ(several.error().message(),
+            "t.conf: several nodes have a ring0_addr of this host (1 (10.0.0.1, line 11), "
+            "3 (10.0.0.3, line 19)); pass --nodeid to choose one");
 }
 
 TEST(LocalNode, HostAddressesAreInternetAddresses) {
@@ -607,9 +618,10 @@ TEST(ChooseTransport, RdmaWithoutADeviceFallsBackToUdpMulticastWithOneWarning) {
   auto choice = choose_transport(config, "no RDMA device");
   ASSERT_TRUE(choice.ok()) << choice.error().message();
   EXPECT_EQ(choice->kind, TransportKind::kUdp);
-  EXPECT_EQ(choice->warning, "t.conf: transport rdma: no RDMA device; running on udp multicast 239.192.9.9:6000 "
-                             "instead, in a ring only with nodes on udp: nodes on rdma do not hear this one "
-                             "(with totem.fallback: no it stops instead)");
+  EXPECT_EQ(choice->warning,
+            "t.conf: transport rdma: no RDMA device; running on udp multicast 239.192.9.9:6000 "
+            "instead, in a ring only with nodes on udp: nodes on rdma do not hear this one "
+            "(with totem.fallback: no it stops instead)");
   config.link0().transport = choice->kind;
   auto udp = udp_config_for(config, config.nodes[0]);
   ASSERT_TRUE(udp.ok()) << udp.error().message();
@@ -736,15 +748,38 @@ TEST(ConfigHostileInput, RandomBytesAreRefusedNotCrashedOn) {
 
 TEST(ConfigHostileInput, ShuffledConfigWordsAreHandled) {
   // No ring0_addr among the words: no node is ever complete, so nothing is sent to DNS.
-  constexpr std::string_view kWords[] = {"{", "}", ":", "#", "\n", " ", "\r", "\t", std::string_view("\0", 1), "totem",
-                                         "nodelist", "node", "interface", "logging", "ipc", "quorum", "token",
-                                         "nodeid", "cluster_name", "1", "99999999999999999999", "knet_x", "debug",
-                                         "trace", "on", "\xff"};
+  constexpr std::string_view kWords[] = {"{",
+                                         "}",
+                                         ":",
+                                         "#",
+                                         "\n",
+                                         " ",
+                                         "\r",
+                                         "\t",
+                                         std::string_view("\0", 1),
+                                         "totem",
+                                         "nodelist",
+                                         "node",
+                                         "interface",
+                                         "logging",
+                                         "ipc",
+                                         "quorum",
+                                         "token",
+                                         "nodeid",
+                                         "cluster_name",
+                                         "1",
+                                         "99999999999999999999",
+                                         "knet_x",
+                                         "debug",
+                                         "trace",
+                                         "on",
+                                         "\xff"};
   std::mt19937 rng(7);
   for (int round = 0; round < 3000; ++round) {
     std::string text;
     const auto count = std::uniform_int_distribution<int>(0, 80)(rng);
-    for (int i = 0; i < count; ++i) text += kWords[std::uniform_int_distribution<std::size_t>(0, std::size(kWords) - 1)(rng)];
+    for (int i = 0; i < count; ++i)
+      text += kWords[std::uniform_int_distribution<std::size_t>(0, std::size(kWords) - 1)(rng)];
     expect_handled(text);
   }
 }

@@ -113,7 +113,9 @@ class FakeRing {
   void accept_submits(NodeId id, std::optional<std::size_t> count) { daemon(id).submits_left = count; }
 
   // A message no GroupService wrote, as if `sender` had submitted it.
-  void inject(NodeId sender, Bytes bytes) { daemon(sender).queue.push_back({sender, Delivery::kAgreed, std::move(bytes)}); }
+  void inject(NodeId sender, Bytes bytes) {
+    daemon(sender).queue.push_back({sender, Delivery::kAgreed, std::move(bytes)});
+  }
 
   void sequence() {
     for (auto& [id, d] : daemons_) {
@@ -233,7 +235,7 @@ class FakeRing {
 
   std::size_t max_message_size_;
   std::map<NodeId, Daemon> daemons_;  // node-based: services keep their Daemon's address
-  std::vector<Ring> rings_;  // replaced whole by form(): an old ring's undelivered log ends with it
+  std::vector<Ring> rings_;           // replaced whole by form(): an old ring's undelivered log ends with it
   Seq ring_seq_ = 0;
 };
 
@@ -243,7 +245,8 @@ Records join_list_entries(const std::vector<Bytes>& packets) {
     GroupPacket packet;
     EXPECT_EQ(decode_group_packet(bytes, packet), GroupDecodeError::kNone);
     if (const auto* list = std::get_if<GroupJoinList>(&packet))
-      for (const JoinListEntry& e : list->entries) entries.push_back(std::string(e.group) + "/" + std::to_string(e.pid));
+      for (const JoinListEntry& e : list->entries)
+        entries.push_back(std::string(e.group) + "/" + std::to_string(e.pid));
   }
   return entries;
 }
@@ -327,7 +330,8 @@ TEST(GroupService, ADepartedNodesProcessesLeaveAfterItsLastMessagesOneChangePerG
       "a: members [1:10] joined [] left [3:30 nodedown 3:32 nodedown]",
       "b: members [] joined [] left [3:31 nodedown]",
   };
-  for (NodeId id : {1, 2}) EXPECT_EQ(Records(ring.records(id).begin() + long(before), ring.records(id).end()), expected);
+  for (NodeId id : {1, 2})
+    EXPECT_EQ(Records(ring.records(id).begin() + long(before), ring.records(id).end()), expected);
   EXPECT_EQ(ring.records(3).back(), "a: members [3:30 3:32] joined [] left [1:10 nodedown]");
   EXPECT_EQ(ring.records(3).end()[-2], "a: 3:32 says 'last' agreed");
   EXPECT_EQ(ring.service(1).group_names(), std::vector<std::string>{"a"});
@@ -493,8 +497,13 @@ TEST(GroupService, ARestartedNodesOldProcessesDoNotSurviveItsReturn) {
 TEST(GroupService, AJoinedNodesStaleProcessesAreDroppedAtTheRegularConfiguration) {
   Recorder events;
   std::size_t submitted = 0;
-  GroupService service(1, kMessageSizeMax,
-                       [&](const membership::Gather&, Delivery) { ++submitted; return Status::kOk; }, events);
+  GroupService service(
+      1, kMessageSizeMax,
+      [&](const membership::Gather&, Delivery) {
+        ++submitted;
+        return Status::kOk;
+      },
+      events);
   const std::vector<NodeId> members{1, 3}, joined{3};
   service.on_configuration({.ring_id = {1, 1}, .members = members, .joined = members});
   const Bytes join = [] {
@@ -694,7 +703,8 @@ TEST(GroupWire, AJoinListNotStrictlyIncreasingIsRefused) {
     Bytes bytes{std::byte{kGroupWireVersion}, std::byte(GroupPacketType::kJoinList), std::byte{0},
                 std::byte(entries.size())};
     for (auto [name, pid] : entries)
-      for (std::uint8_t b : {std::uint8_t{1}, std::uint8_t(name), std::uint8_t{0}, std::uint8_t{0}, std::uint8_t{0}, pid})
+      for (std::uint8_t b :
+           {std::uint8_t{1}, std::uint8_t(name), std::uint8_t{0}, std::uint8_t{0}, std::uint8_t{0}, pid})
         bytes.push_back(std::byte{b});
     return bytes;
   };

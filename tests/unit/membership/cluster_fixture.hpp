@@ -55,11 +55,15 @@ struct Host final : NodeEvents, transport::PacketSink {
   void cancel_timer(TimerId timer) override { timers[static_cast<std::size_t>(timer)].reset(); }
   void deliver(const Delivered& m) override {
     delivered.push_back({m.ring_id, m.seq, m.transitional,
-                         std::string(reinterpret_cast<const char*>(m.payload.data()), m.payload.size()), m.sender, now});
+                         std::string(reinterpret_cast<const char*>(m.payload.data()), m.payload.size()), m.sender,
+                         now});
   }
   void configuration(const ConfigChange& c) override {
-    configs.push_back({c.transitional, c.ring_id, {c.members.begin(), c.members.end()},
-                       {c.joined.begin(), c.joined.end()}, {c.left.begin(), c.left.end()}});
+    configs.push_back({c.transitional,
+                       c.ring_id,
+                       {c.members.begin(), c.members.end()},
+                       {c.joined.begin(), c.joined.end()},
+                       {c.left.begin(), c.left.end()}});
   }
   void persist_ring_seq(Seq seq) override {
     EXPECT_GT(seq, persisted) << "node " << id << " persisted a ring seq that is not higher";
@@ -126,8 +130,7 @@ class Cluster {
       now_ = std::max(now_, *next);
       network_.advance_to(now_);
       for (auto& [id, h] : hosts_) {
-        while (h->backend->poll(*h) == transport::kRxBatchMax) {
-        }
+        while (h->backend->poll(*h) == transport::kRxBatchMax) {}
         flush(*h);
       }
       for (auto& [id, h] : hosts_)

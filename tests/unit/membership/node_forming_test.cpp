@@ -73,8 +73,7 @@ struct NodeFormingTest : ::testing::Test {
   void step() {
     now += 10;
     network.advance_to(now);
-    while (b1->poll(feed) == transport::kRxBatchMax) {
-    }
+    while (b1->poll(feed) == transport::kRxBatchMax) {}
     ASSERT_EQ(b1->flush(), Status::kOk);
     network.advance_to(now + 5);
   }
@@ -96,8 +95,7 @@ struct NodeFormingTest : ::testing::Test {
   // Packets of `type` node 2 has received since it was last asked.
   std::size_t received_at_2(PacketType type) {
     Collected got(type);
-    while (b2->poll(got) == transport::kRxBatchMax) {
-    }
+    while (b2->poll(got) == transport::kRxBatchMax) {}
     return got.packets.size();
   }
   // Node 3, a stranger, sends a join while we gather; what our next join names failed.
@@ -110,8 +108,7 @@ struct NodeFormingTest : ::testing::Test {
   // The last join node 2 has received since it was last asked.
   Join last_join_at_2() {
     Collected got(PacketType::kJoin);
-    while (b2->poll(got) == transport::kRxBatchMax) {
-    }
+    while (b2->poll(got) == transport::kRxBatchMax) {}
     Join join;
     EXPECT_FALSE(got.packets.empty());
     if (!got.packets.empty()) {
@@ -269,9 +266,9 @@ TEST_F(NodeFormingTest, InCommitAMembersJoinNamingMoreThanTheConsensusGathers) {
   join_from(*b2, ring.seq, list({1, 2, 3}), list({3}));
   step();
   ASSERT_EQ(node.state(), MemberState::kCommit);
-  join_from(*b2, ring.seq, list({1, 2, 3}), {});  // from before it gave up on node 3, late
-  join_from(*b2, ring.seq, list({1, 2, 3}), list({3}));  // the one it agreed with, resent
-  join_from(*b2, ring.seq - 1, list({1, 2, 3, 4}), {});  // from the round that formed our ring
+  join_from(*b2, ring.seq, list({1, 2, 3}), {});               // from before it gave up on node 3, late
+  join_from(*b2, ring.seq, list({1, 2, 3}), list({3}));        // the one it agreed with, resent
+  join_from(*b2, ring.seq - 1, list({1, 2, 3, 4}), {});        // from the round that formed our ring
   join_from(*b2, ring.seq, list({1, 2, 3, 4}), list({3, 4}));  // the same ring
   step();
   EXPECT_EQ(node.state(), MemberState::kCommit);

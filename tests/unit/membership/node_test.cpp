@@ -65,8 +65,7 @@ struct NodeTest : ::testing::Test {
   void step() {
     now += 10;
     network.advance_to(now);
-    while (b2->poll(feed) == transport::kRxBatchMax) {
-    }
+    while (b2->poll(feed) == transport::kRxBatchMax) {}
     (void)b2->flush();
     network.advance_to(now + 5);
   }
@@ -92,8 +91,7 @@ struct NodeTest : ::testing::Test {
   std::vector<Token> tokens_at_3() { return tokens_at(*b3, 2); }
   std::vector<Token> tokens_at(SimBackend& backend, NodeId sender) {
     Collected got;
-    while (backend.poll(got) == transport::kRxBatchMax) {
-    }
+    while (backend.poll(got) == transport::kRxBatchMax) {}
     std::vector<Token> tokens;
     for (auto& [from, bytes] : got.packets) {
       PacketType type{};
@@ -259,8 +257,7 @@ TEST_F(NodeTest, AHoldCancelThatOvertakesTheTokenSkipsTheNextHold) {
   auto rep_step = [&] {
     now += 10;
     network.advance_to(now);
-    while (b1->poll(rep_feed) == transport::kRxBatchMax) {
-    }
+    while (b1->poll(rep_feed) == transport::kRxBatchMax) {}
     (void)b1->flush();
     network.advance_to(now + 5);
   };
@@ -304,7 +301,7 @@ TEST_F(NodeTest, OnAnIdleRingTheLastSenderHoldsTheToken) {
 }
 
 TEST_F(NodeTest, SubmissionsBeyondTheQueueAreBackPressure) {
-  const std::vector<std::byte> full(piece_max(b2->mtu()));  // a packet each: none packs with another
+  const std::vector<std::byte> full(piece_max(b2->mtu()));              // a packet each: none packs with another
   for (std::uint32_t i = 0; i < config.send_queue_for(b2->mtu()); ++i)  // derived: 1024
     ASSERT_EQ(node.submit(full, Delivery::kAgreed, now), Status::kOk);
   EXPECT_EQ(node.submit(full, Delivery::kAgreed, now), Status::kQueueFull);

@@ -75,9 +75,7 @@ TEST(Packets, NonZeroReservedBytesAreRefused) {
 TEST(Packets, UndefinedFlagBitsAreRefused) {
   for (PacketType type : kAllTypes) {
     // mcast: safe delivery, recovery; token: install_known; the others define none.
-    const unsigned defined = type == PacketType::kMcast   ? 0x03u
-                             : type == PacketType::kToken ? 0x01u
-                                                          : 0u;
+    const unsigned defined = type == PacketType::kMcast ? 0x03u : type == PacketType::kToken ? 0x01u : 0u;
     for (int bit = 0; bit < 8; ++bit) {
       Bytes bytes = sample_bytes(type, false);
       bytes[kFlagsAt] = std::byte(1u << bit);
@@ -109,8 +107,7 @@ TEST(Packets, UnsortedOrDuplicatedNodeListsAreRefused) {
   const std::size_t proc_second = kJoinProcAt + 2 + 4;
   const std::size_t failed_second = kJoinProcAt + 2 + 4 * 3 + 2 + 4;
   const std::pair<std::size_t, std::uint32_t> broken[] = {
-      {proc_second, 1},   {proc_second, 9},   {proc_second, 10},
-      {failed_second, 2}, {failed_second, 1},
+      {proc_second, 1}, {proc_second, 9}, {proc_second, 10}, {failed_second, 2}, {failed_second, 1},
   };
   for (auto [at, id] : broken) {
     Bytes join = encoded(small_join());
@@ -179,7 +176,8 @@ TEST(Packets, OutOfRangeValuesAreRefused) {
     put_be(bytes, kTokenMergeAt, vote.proposer, 4);
     put_be(bytes, kTokenMergeAt + 4, vote.candidate, 4);
     put_be(bytes, kTokenMergeAt + 8, vote.votes, 2);
-    EXPECT_EQ(decode_as(PacketType::kToken, bytes), kBadValue) << vote.proposer << " " << vote.candidate << " " << vote.votes;
+    EXPECT_EQ(decode_as(PacketType::kToken, bytes), kBadValue)
+        << vote.proposer << " " << vote.candidate << " " << vote.votes;
   }
 
   Bytes mcast = encoded(sample_mcast());

@@ -18,16 +18,14 @@ namespace rtotem::membership {
 
 // GoogleTest finds these by argument-dependent lookup: failures print names, not raw bytes.
 inline void PrintTo(DecodeError error, std::ostream* os) { *os << describe(error); }
-inline void PrintTo(const RingId& ring_id, std::ostream* os) {
-  *os << "ring " << ring_id.rep << "/" << ring_id.seq;
-}
+inline void PrintTo(const RingId& ring_id, std::ostream* os) { *os << "ring " << ring_id.rep << "/" << ring_id.seq; }
 
 }  // namespace rtotem::membership
 
 namespace rtotem::membership::packet_samples {
 
 using Bytes = std::vector<std::byte>;
-constexpr std::array kAllTypes{PacketType::kMcast, PacketType::kToken, PacketType::kJoin,
+constexpr std::array kAllTypes{PacketType::kMcast,  PacketType::kToken,       PacketType::kJoin,
                                PacketType::kCommit, PacketType::kMergeDetect, PacketType::kHoldCancel};
 
 // Where the fields the tests corrupt sit, from the layout in packets.hpp.
@@ -68,27 +66,38 @@ inline NodeList full_node_list(NodeId first) {
 }
 
 inline McastHeader sample_mcast() {
-  return {.ring_id = {3, 0x0102030405060708u}, .seq = 0x1122334455667788u, .sender = 7,
-          .delivery = Delivery::kSafe, .recovery = true};
+  return {.ring_id = {3, 0x0102030405060708u},
+          .seq = 0x1122334455667788u,
+          .sender = 7,
+          .delivery = Delivery::kSafe,
+          .recovery = true};
 }
 
 inline Token sample_token(std::size_t rtr_count) {
-  Token token{.ring_id = {2, 99}, .token_seq = 1234567890123u, .seq = 5000, .aru = 4990,
-              .aru_addr = 9, .backlog = 77, .fcc = 12, .install_known = true, .install_seq = 4000,
-              .merge_proposer = 3, .merge_candidate = 11, .merge_votes = 2};
+  Token token{.ring_id = {2, 99},
+              .token_seq = 1234567890123u,
+              .seq = 5000,
+              .aru = 4990,
+              .aru_addr = 9,
+              .backlog = 77,
+              .fcc = 12,
+              .install_known = true,
+              .install_seq = 4000,
+              .merge_proposer = 3,
+              .merge_candidate = 11,
+              .merge_votes = 2};
   token.rtr_count = std::uint16_t(rtr_count);
   for (std::size_t i = 0; i < rtr_count; ++i) token.rtr[i] = 4991 + i;
   return token;
 }
 
 inline Join small_join() {
-  return {.sender = 5, .ring_seq = 0xfedcba9876543210u, .proc_set = node_list({1, 5, 9}),
-          .failed_set = node_list({2, 7})};
+  return {
+      .sender = 5, .ring_seq = 0xfedcba9876543210u, .proc_set = node_list({1, 5, 9}), .failed_set = node_list({2, 7})};
 }
 
 inline Join full_join() {
-  return {.sender = 5, .ring_seq = 8, .proc_set = full_node_list(1),
-          .failed_set = full_node_list(2)};
+  return {.sender = 5, .ring_seq = 8, .proc_set = full_node_list(1), .failed_set = full_node_list(2)};
 }
 
 inline Commit sample_commit(std::size_t count) {
@@ -97,8 +106,8 @@ inline Commit sample_commit(std::size_t count) {
   commit.memb_index = std::uint16_t(count - 1);
   for (std::size_t i = 0; i < count; ++i) {
     const auto n = std::uint32_t(i);
-    commit.members[i] = {.node = 1 + 3 * n, .old_ring = {1 + n % 4, 90 + n}, .aru = 1000 + n,
-                         .high_delivered = 900 + n};
+    commit.members[i] = {
+        .node = 1 + 3 * n, .old_ring = {1 + n % 4, 90 + n}, .aru = 1000 + n, .high_delivered = 900 + n};
   }
   return commit;
 }
@@ -115,15 +124,11 @@ Bytes encoded_into(std::size_t size, Encode encode, const Packet& packet) {
   EXPECT_EQ(encode(packet, out), size);
   return out;
 }
-inline Bytes encoded(const McastHeader& h) {
-  return encoded_into(mcast_header_size(), encode_mcast_header, h);
-}
+inline Bytes encoded(const McastHeader& h) { return encoded_into(mcast_header_size(), encode_mcast_header, h); }
 inline Bytes encoded(const Token& t) { return encoded_into(token_size(t), encode_token, t); }
 inline Bytes encoded(const Join& j) { return encoded_into(join_size(j), encode_join, j); }
 inline Bytes encoded(const Commit& c) { return encoded_into(commit_size(c), encode_commit, c); }
-inline Bytes encoded(const MergeDetect& m) {
-  return encoded_into(merge_detect_size(m), encode_merge_detect, m);
-}
+inline Bytes encoded(const MergeDetect& m) { return encoded_into(merge_detect_size(m), encode_merge_detect, m); }
 inline Bytes encoded(const HoldCancel& c) { return encoded_into(hold_cancel_size(), encode_hold_cancel, c); }
 
 // A valid packet of each type; `full` fills every list to its bound.
@@ -140,8 +145,7 @@ inline Bytes sample_bytes(PacketType type, bool full) {
 }
 
 // Decodes `bytes` as `type`; when accepted, `canonical` is the re-encoding of what was decoded.
-inline DecodeError decode_as(PacketType type, std::span<const std::byte> bytes,
-                             Bytes& canonical) {
+inline DecodeError decode_as(PacketType type, std::span<const std::byte> bytes, Bytes& canonical) {
   DecodeError error = DecodeError::kNone;
   switch (type) {
     case PacketType::kMcast: {
@@ -188,8 +192,6 @@ inline DecodeError decode_as(PacketType type, std::span<const std::byte> bytes) 
   return decode_as(type, bytes, canonical);
 }
 
-inline bool same_ids(const NodeList& a, const NodeList& b) {
-  return std::ranges::equal(a.view(), b.view());
-}
+inline bool same_ids(const NodeList& a, const NodeList& b) { return std::ranges::equal(a.view(), b.view()); }
 
 }  // namespace rtotem::membership::packet_samples

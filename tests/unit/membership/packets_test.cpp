@@ -142,15 +142,15 @@ TEST(Packets, SizesAreExactAndEncodersWriteNothingPastThem) {
   Bytes roomy(4096, std::byte{0xee});
   const std::size_t written = encode_commit(sample_commit(3), roomy);
   EXPECT_EQ(written, commit_size(sample_commit(3)));
-  EXPECT_TRUE(std::all_of(roomy.begin() + long(written), roomy.end(),
-                          [](std::byte b) { return b == std::byte{0xee}; }));
+  EXPECT_TRUE(
+      std::all_of(roomy.begin() + long(written), roomy.end(), [](std::byte b) { return b == std::byte{0xee}; }));
 }
 
 TEST(Packets, PrefixAndFieldsAreBigEndianOnTheWire) {
   Token token = sample_token(0);
   token.ring_id.rep = 0x01020304;
   const Bytes bytes = encoded(token);
-  EXPECT_EQ(bytes[0], std::byte{2});  // PacketType::kToken
+  EXPECT_EQ(bytes[0], std::byte{2});         // PacketType::kToken
   EXPECT_EQ(bytes[kFlagsAt], std::byte{1});  // install_known
   EXPECT_EQ(bytes[2], std::byte{0});
   EXPECT_EQ(bytes[3], std::byte{0});

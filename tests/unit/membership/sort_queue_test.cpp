@@ -66,7 +66,7 @@ TEST_F(SortQueueTest, DuplicatesAreRecognisedAndKeepTheFirstCopy) {
   EXPECT_EQ(queue.find(1)->sender, 2u);
   queue.discard_through(1);
   EXPECT_EQ(queue.insert(1, message()), SortQueue::Insert::kDuplicate);  // already discarded
-  EXPECT_EQ(pool.available(), kBuffers);  // the refused copies went home at once
+  EXPECT_EQ(pool.available(), kBuffers);                                 // the refused copies went home at once
 }
 
 TEST_F(SortQueueTest, MessagesBeyondTheWindowAreDroppedNotStored) {

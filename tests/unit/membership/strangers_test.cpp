@@ -45,7 +45,7 @@ TEST(StrangerLog, AStrangerThatDidNotComeBacksOffDoublingAndOneThatCameStartsAfr
   for (int i = 0; i < 10; ++i) log.installed(attempted, ring, 3000, kBackoff);
   EXPECT_FALSE(log.votes_for(7, 0, ring, 3000 + 64 * kBackoff - 1));  // at most 64 periods
   EXPECT_TRUE(log.votes_for(7, 0, ring, 3000 + 64 * kBackoff));
-  log.installed(attempted, attempted, 4000, kBackoff);  // it came
+  log.installed(attempted, attempted, 4000, kBackoff);   // it came
   log.installed(list_of({1, 2}), ring, 4000, kBackoff);  // not attempted: nothing changes
   EXPECT_TRUE(log.votes_for(7, 0, ring, 4000));
 }
@@ -60,14 +60,14 @@ TEST(StrangerLog, AStrangerThatSaysItDoesNotHearAMemberIsNoCandidateUntilItHears
   log.says_unheard(7, list_of({2}), 1500);
   EXPECT_FALSE(log.votes_for(7, 0, ring, 1000));
   EXPECT_EQ(log.propose(0, 2000, ring, 1000), kNoNode);
-  EXPECT_TRUE(log.votes_for(7, 0, ring, 1500));  // not said again: no longer believed
+  EXPECT_TRUE(log.votes_for(7, 0, ring, 1500));   // not said again: no longer believed
   EXPECT_TRUE(log.votes_for(7, 0, other, 1000));  // a ring without 2 may take it
   log.says_live(7, list_of({1, 7}));              // a join that still leaves 2 out
   EXPECT_FALSE(log.votes_for(7, 0, ring, 1000));
-  log.says_live(7, list_of({1, 2, 7}));           // it hears 2 now
+  log.says_live(7, list_of({1, 2, 7}));  // it hears 2 now
   EXPECT_TRUE(log.votes_for(7, 0, ring, 1000));
   log.says_unheard(7, list_of({2}), 1500);
-  log.says_unheard(7, NodeList{}, 1500);          // its next merge detection names nobody
+  log.says_unheard(7, NodeList{}, 1500);  // its next merge detection names nobody
   EXPECT_EQ(log.propose(0, 2000, ring, 1000), 7u);
   log.says_unheard(8, list_of({2}), 1500);  // kept before it is heard (our ring may still be forming)
   log.heard(8, 1000);

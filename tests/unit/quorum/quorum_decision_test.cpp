@@ -24,7 +24,9 @@ std::vector<NodeVotes> one_vote_each(NodeId count) {
 std::vector<MemberReport> fresh(const QuorumConfig& config, std::vector<NodeId> members) {
   std::vector<MemberReport> reports;
   for (NodeId id : members)
-    reports.push_back({.node = id, .votes = config.votes_of(id), .expected_votes = config.expected_votes,
+    reports.push_back({.node = id,
+                       .votes = config.votes_of(id),
+                       .expected_votes = config.expected_votes,
                        .waiting_for_all = config.wait_for_all});
   return reports;
 }
@@ -142,7 +144,8 @@ TEST(QuorumDecision, TheTieBreakerKeepsTheHalfWithTheLowestNodeOfTheRingItSplitF
 }
 
 TEST(QuorumDecision, TheTieBreakerCanBeTheHighestNode) {
-  const QuorumConfig config = config_of({.auto_tie_breaker = true, .auto_tie_breaker_node = "highest"}, one_vote_each(4));
+  const QuorumConfig config =
+      config_of({.auto_tie_breaker = true, .auto_tie_breaker_node = "highest"}, one_vote_each(4));
   EXPECT_FALSE(decide(config, split_from(config, {1, 2, 3, 4}, {1, 2})).quorate);
   EXPECT_TRUE(decide(config, split_from(config, {1, 2, 3, 4}, {3, 4})).quorate);
 }

@@ -30,7 +30,8 @@ struct Queued {
   membership::Delivery delivery = membership::Delivery::kAgreed;
   // As ring `id` delivers it, in its regular configuration or its transitional one.
   Delivered in(RingId id, bool transitional = false) const {
-    return Delivered{.ring_id = id, .sender = sender, .delivery = delivery, .transitional = transitional, .payload = bytes};
+    return Delivered{
+        .ring_id = id, .sender = sender, .delivery = delivery, .transitional = transitional, .payload = bytes};
   }
 };
 

@@ -17,7 +17,11 @@ Bytes encoded(const QuorumPacket& packet) {
 }
 
 TEST(QuorumWire, EveryPacketTypeDecodesToWhatWasEncoded) {
-  const NodeInfo info{.ring_id = RingId{2, 40}, .votes = 2, .expected_votes = 7, .quorate = true, .waiting_for_all = false,
+  const NodeInfo info{.ring_id = RingId{2, 40},
+                      .votes = 2,
+                      .expected_votes = 7,
+                      .quorate = true,
+                      .waiting_for_all = false,
                       .last_quorate = QuorateRing{RingId{3, 0x1'0000'0002}, {3, 4, 9}}};
   const QuorumDecoded a = decode_quorum_packet(encoded(info));
   ASSERT_EQ(a.error, QuorumDecodeError::kNone);

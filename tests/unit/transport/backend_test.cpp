@@ -31,7 +31,7 @@ class FiniteDeviceBackend final : public Backend {
   std::string_view name() const noexcept override { return "finite"; }
   std::string local_address() const override { return "finite"; }
 
-  std::size_t room = 1'000'000;                   // items the device takes before it is full
+  std::size_t room = 1'000'000;                      // items the device takes before it is full
   std::vector<std::pair<NodeId, std::string>> wire;  // what left, in order
   // Like RDMA: the device reads the bytes after transmit returns, until complete() says it is done.
   bool holds = false;
@@ -208,7 +208,8 @@ TEST(Backend, PartialFlushesKeepOrderAcrossQueueCompaction) {
   int next = 0;
   for (int round = 0; round < 6; ++round) {  // the queue's tail wraps the array: it compacts
     backend->room = 100;
-    for (int i = 0; i < 120; ++i) ASSERT_EQ(backend->unicast(2, message(*backend, std::to_string(next++))), Status::kOk);
+    for (int i = 0; i < 120; ++i)
+      ASSERT_EQ(backend->unicast(2, message(*backend, std::to_string(next++))), Status::kOk);
     (void)backend->flush();
   }
   backend->room = 1'000'000;
@@ -249,7 +250,8 @@ TEST(Backend, SealSlotsAreHeldUntilADeviceThatReadsLaterIsDone) {
   auto backend = FiniteDeviceBackend::make(p);
   backend->holds = true;
   const std::size_t total = kSealBatchMax + 40;
-  for (std::size_t i = 0; i < total; ++i) ASSERT_EQ(backend->unicast(2, message(*backend, std::to_string(i))), Status::kOk);
+  for (std::size_t i = 0; i < total; ++i)
+    ASSERT_EQ(backend->unicast(2, message(*backend, std::to_string(i))), Status::kOk);
   auto unchanged = [&] {
     for (const auto& posted : backend->in_flight)
       if (as_string(posted.bytes) != posted.when_posted) return false;

@@ -94,7 +94,7 @@ TEST_F(LinkMonitorTest, AnUpLinkGoesDownWhenNoPongCameForTheTimeoutPlusTwiceItsL
 // not two.
 TEST_F(LinkMonitorTest, OneLostPingLeavesALinkUpAndTwoTakeItDown) {
   run(0, 500 * kMs, 2, 0, 1 * kMs);  // the last pong at 251 ms
-  tick(500 * kMs);                    // lost
+  tick(500 * kMs);                   // lost
   tick(750 * kMs);
   answer(2, 0, 1 * kMs);
   EXPECT_TRUE(monitor.up(2, 0));

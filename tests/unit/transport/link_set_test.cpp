@@ -83,8 +83,7 @@ class LinkSetTest : public ::testing::Test {
       for (SimNetwork& net : nets_) net.advance_to(now_);
       for (std::size_t i = 0; i < sets_.size(); ++i) {
         (void)sets_[i]->on_timer(now_);
-        while (sets_[i]->poll(sinks_[i]) > 0) {
-        }
+        while (sets_[i]->poll(sinks_[i]) > 0) {}
         (void)sets_[i]->flush();
       }
     }

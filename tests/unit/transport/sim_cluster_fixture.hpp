@@ -75,15 +75,13 @@ class RecordingSink final : public PacketSink {
 // Nodes on one network, each polled into one shared log. Node ids are 1..n, in order.
 class SimCluster {
  public:
-  SimCluster(std::uint64_t seed, SimFaults faults, const std::vector<BackendParams>& nodes)
-      : network(seed, faults) {
+  SimCluster(std::uint64_t seed, SimFaults faults, const std::vector<BackendParams>& nodes) : network(seed, faults) {
     for (const BackendParams& params : nodes) {
       backends.push_back(attach(network, params));
       sinks.push_back(std::make_unique<RecordingSink>(network, params.local_node, log));
     }
   }
-  SimCluster(std::uint64_t seed, SimFaults faults, NodeId count)
-      : SimCluster(seed, faults, nodes_1_to(count)) {}
+  SimCluster(std::uint64_t seed, SimFaults faults, NodeId count) : SimCluster(seed, faults, nodes_1_to(count)) {}
 
   SimBackend& node(NodeId id) { return *backends[id - 1]; }
   RecordingSink& sink(NodeId id) { return *sinks[id - 1]; }
@@ -110,8 +108,7 @@ class SimCluster {
 
   std::vector<Received> received_by(NodeId to) const {
     std::vector<Received> out;
-    std::copy_if(log.begin(), log.end(), std::back_inserter(out),
-                 [to](const Received& r) { return r.to == to; });
+    std::copy_if(log.begin(), log.end(), std::back_inserter(out), [to](const Received& r) { return r.to == to; });
     return out;
   }
 

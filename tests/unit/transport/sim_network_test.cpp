@@ -18,8 +18,8 @@ namespace {
 
 bool accounts_for_every_copy(const SimNetwork& network) {
   const SimNetworkStats& s = network.stats();
-  return s.sent + s.duplicated == s.delivered + s.lost + s.cut + s.no_receiver + s.ring_full +
-                                      s.crashed + network.in_flight();
+  return s.sent + s.duplicated ==
+         s.delivered + s.lost + s.cut + s.no_receiver + s.ring_full + s.crashed + network.in_flight();
 }
 
 // ---- Fan-out ------------------------------------------------------------------------------------
@@ -101,9 +101,7 @@ TEST(SimNetwork, SameSeedReplaysTheSameDeliveryTrace) {
   EXPECT_EQ(first.stats, second.stats);
 }
 
-TEST(SimNetwork, AnotherSeedGivesAnotherTrace) {
-  EXPECT_NE(run_with_faults(1).trace, run_with_faults(2).trace);
-}
+TEST(SimNetwork, AnotherSeedGivesAnotherTrace) { EXPECT_NE(run_with_faults(1).trace, run_with_faults(2).trace); }
 
 // ---- Faults -------------------------------------------------------------------------------------
 
@@ -128,8 +126,7 @@ TEST(SimNetwork, DuplicateOneDeliversEveryCopyTwice) {
   const auto got = cluster.received_by(2);
   ASSERT_EQ(got.size(), 10u);
   for (int i = 0; i < 5; ++i)
-    EXPECT_EQ(std::count_if(got.begin(), got.end(),
-                            [i](const Received& r) { return r.payload == std::to_string(i); }),
+    EXPECT_EQ(std::count_if(got.begin(), got.end(), [i](const Received& r) { return r.payload == std::to_string(i); }),
               2);
   EXPECT_EQ(cluster.network.stats().duplicated, 5u);
   EXPECT_EQ(cluster.network.stats().delivered, 10u);
@@ -308,8 +305,7 @@ TEST(SimNetwork, ACrashedSendersCopiesLandWhenToldToAndCountAfterItsRestart) {
 
 // The heavy tail: a late copy takes late_min..late_max instead of the jitter.
 TEST(SimNetwork, ALateCopyTakesTheLateDelay) {
-  SimCluster late(1, {.delay_min_us = 10, .delay_max_us = 20, .late = 1, .late_min_us = 5000, .late_max_us = 6000},
-                  2);
+  SimCluster late(1, {.delay_min_us = 10, .delay_max_us = 20, .late = 1, .late_min_us = 5000, .late_max_us = 6000}, 2);
   late.unicast(1, 2, "slow");
   late.run();
   ASSERT_EQ(late.log.size(), 1u);

@@ -175,7 +175,7 @@ TEST_F(WireCryptoTest, WindowsArePerSenderAndTheTableIsBounded) {
   const Bytes from4 = seal(node4, clear_packet(8, 1, 4));
   const Bytes from5 = seal(node5, clear_packet(8, 1, 5));
   EXPECT_EQ(open(small, from3, 3).check, OpenCheck::kOk);
-  EXPECT_EQ(open(small, from4, 4).check, OpenCheck::kOk);  // same counter, another sender: not a replay
+  EXPECT_EQ(open(small, from4, 4).check, OpenCheck::kOk);      // same counter, another sender: not a replay
   EXPECT_EQ(open(small, from5, 5).check, OpenCheck::kReplay);  // no room for a third sender
   EXPECT_EQ(open(small, seal(sender, clear_packet(8, 1, 3)), 3).check, OpenCheck::kOk);
 }
@@ -187,7 +187,7 @@ TEST(ReplayWindow, SlidingByAWindowOrMoreForgetsEverything) {
   window.record(1, 1);
   EXPECT_FALSE(window.fresh(1, 1));
   window.record(1, 1 + kReplayWindowBits);
-  EXPECT_FALSE(window.fresh(1, 1));  // left of the window now
+  EXPECT_FALSE(window.fresh(1, 1));                         // left of the window now
   EXPECT_TRUE(window.fresh(1, 2 + kReplayWindowBits / 2));  // inside, never seen: its bit was cleared
   window.record(1, 5 * kReplayWindowBits);
   for (std::uint64_t c = 4 * kReplayWindowBits + 1; c < 5 * kReplayWindowBits; ++c)

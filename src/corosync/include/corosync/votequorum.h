@@ -33,41 +33,42 @@ typedef uint64_t votequorum_handle_t;
 #define VOTEQUORUM_NODESTATE_LEAVING 3
 
 struct votequorum_info {
-	unsigned int node_id;
-	unsigned int node_state;
-	unsigned int node_votes;
-	unsigned int node_expected_votes;
-	unsigned int highest_expected;
-	unsigned int total_votes;
-	unsigned int quorum;
-	unsigned int flags;
-	unsigned int qdevice_votes;
-	char qdevice_name[VOTEQUORUM_QDEVICE_MAX_NAME_LEN];
+  unsigned int node_id;
+  unsigned int node_state;
+  unsigned int node_votes;
+  unsigned int node_expected_votes;
+  unsigned int highest_expected;
+  unsigned int total_votes;
+  unsigned int quorum;
+  unsigned int flags;
+  unsigned int qdevice_votes;
+  char qdevice_name[VOTEQUORUM_QDEVICE_MAX_NAME_LEN];
 };
 
 typedef struct {
-	uint32_t nodeid;
-	uint32_t state;
+  uint32_t nodeid;
+  uint32_t state;
 } votequorum_node_t;
 
 typedef struct {
-	uint32_t nodeid;
-	uint64_t seq;
+  uint32_t nodeid;
+  uint64_t seq;
 } votequorum_ring_id_t;
 
-typedef void (*votequorum_quorum_notification_fn_t)(votequorum_handle_t handle, uint64_t context,
-	uint32_t quorate, uint32_t node_list_entries, votequorum_node_t node_list[]);
+typedef void (*votequorum_quorum_notification_fn_t)(votequorum_handle_t handle, uint64_t context, uint32_t quorate,
+                                                    uint32_t node_list_entries, votequorum_node_t node_list[]);
 
 typedef void (*votequorum_nodelist_notification_fn_t)(votequorum_handle_t handle, uint64_t context,
-	votequorum_ring_id_t ring_id, uint32_t node_list_entries, uint32_t node_list[]);
+                                                      votequorum_ring_id_t ring_id, uint32_t node_list_entries,
+                                                      uint32_t node_list[]);
 
 typedef void (*votequorum_expectedvotes_notification_fn_t)(votequorum_handle_t handle, uint64_t context,
-	uint32_t expected_votes);
+                                                           uint32_t expected_votes);
 
 typedef struct {
-	votequorum_quorum_notification_fn_t votequorum_quorum_notify_fn;
-	votequorum_expectedvotes_notification_fn_t votequorum_expectedvotes_notify_fn;
-	votequorum_nodelist_notification_fn_t votequorum_nodelist_notify_fn;
+  votequorum_quorum_notification_fn_t votequorum_quorum_notify_fn;
+  votequorum_expectedvotes_notification_fn_t votequorum_expectedvotes_notify_fn;
+  votequorum_nodelist_notification_fn_t votequorum_nodelist_notify_fn;
 } votequorum_callbacks_t;
 
 /* callbacks may be NULL. */
@@ -87,7 +88,7 @@ cs_error_t votequorum_qdevice_register(votequorum_handle_t handle, const char *n
 cs_error_t votequorum_qdevice_unregister(votequorum_handle_t handle, const char *name);
 cs_error_t votequorum_qdevice_update(votequorum_handle_t handle, const char *oldname, const char *newname);
 cs_error_t votequorum_qdevice_poll(votequorum_handle_t handle, const char *name, unsigned int cast_vote,
-	votequorum_ring_id_t ring_id);
+                                   votequorum_ring_id_t ring_id);
 cs_error_t votequorum_qdevice_master_wins(votequorum_handle_t handle, const char *name, unsigned int allow);
 
 #ifdef __cplusplus

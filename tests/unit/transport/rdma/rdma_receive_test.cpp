@@ -52,8 +52,7 @@ TEST(RdmaGrh, OwnEchoNeedsOurQpAndOurAddress) {
 }
 
 TEST(RdmaPeerTable, FindsOthersByNodeAndByAddressNotItself) {
-  const std::vector<RdmaPeer> peers = {
-      {3, inet("10.77.0.3")}, {1, inet("10.77.0.1")}, {2, inet("10.77.0.20")}};
+  const std::vector<RdmaPeer> peers = {{3, inet("10.77.0.3")}, {1, inet("10.77.0.1")}, {2, inet("10.77.0.20")}};
   RdmaPeerTable table(peers, 1);
   EXPECT_EQ(table.size(), 2u);
   EXPECT_EQ(table.by_node(1), nullptr);
