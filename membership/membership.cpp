@@ -236,7 +236,6 @@ void Node::heard_foreign(NodeId sender, const RingId& ring, Time now) {
   ++counters_.foreign_heard;
   insert(proc_set_, sender);
   gather_enter(now);
-  RTOTEM_ASSERT(contains(proc_set_, sender));
 }
 
 void Node::check_consensus(Time now) {

@@ -43,7 +43,6 @@ void Node::recovery_enter(Time now) {
   plan.old_high = old_ring_.queue.high_seq();
   // What the plan rests on: we come from the old ring, and what we delivered we held.
   RTOTEM_ASSERT(contains(plan.trans, self_) && contains(ring_.members, self_));
-  RTOTEM_ASSERT(plan.low_aru <= old_ring_.queue.aru() && plan.high_delivered >= old_ring_.delivered_through);
   RTOTEM_ASSERT(plan.next_resend <= plan.old_high + 1);
   RTOTEM_ASSERT(ring_.queue.size() == 0 && ring_.delivered_through == 0);
   RTOTEM_INVARIANT(old_ring_.queue.consistent());
