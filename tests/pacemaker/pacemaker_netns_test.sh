@@ -71,6 +71,15 @@ unmount "an earlier run's mount is still on the host" "${stale[@]}"
 host_mounts_before="$(host_mounts)"
 dir="$(mktemp -d /tmp/rtotem-pcmk.XXXXXX)"  # not under /run: each node mounts its own /run
 chmod 755 "$dir"
+if [[ "$stack" == rtotem ]]; then
+  # Pacemaker's daemons run as hacluster, which may not be able to traverse the checkout (a CI
+  # clone under a 0700 directory, say): they load copies from the scratch dir, which it can read.
+  mkdir "$dir/dropin"
+  cp -L "$dropin"/lib*.so.[0-9] "$dir/dropin/"
+  [[ ! -e "$dropin/../client/librtotem.so.0" ]] || cp -L "$dropin/../client/librtotem.so.0" "$dir/dropin/"
+  chmod -R a+rX "$dir/dropin"
+  dropin="$dir/dropin"
+fi
 namespaces=()
 declare -A holder=()   # node -> pid (on the host) of the node's PID 1
 declare -A unshared=() # node -> pid of the unshare process that made it (reaped on exit)
@@ -314,6 +323,7 @@ step "3 nodes: $stack, then Pacemaker"
 if [[ "$stack" == rtotem ]]; then
   # The non-root daemons load the libraries from LD_LIBRARY_PATH: a directory hacluster cannot
   # read is skipped silently by the loader, and Debian's real libraries would load instead.
+  # Checked even on the copies, so that a loader that still falls back fails here, not later.
   runuser -u hacluster -- env LD_LIBRARY_PATH="$dropin" ldd /usr/lib/pacemaker/pacemaker-controld |
     grep -q "$dropin/libcpg.so.4" ||
     fail "user hacluster does not load the drop-in libraries from $dropin (a directory it cannot read?)"
