@@ -100,8 +100,9 @@ void GroupChecker::record_delivery(Time now, NodeId node, const Delivered& messa
   else if (std::holds_alternative<groups::GroupJoinList>(packet))
     state.delivering = Delivering{.sender = message.sender, .join_list = true};
   if (state.regular && *state.regular == message.ring_id) {
-    ++state.delivered;
-    const PacketKey key{message.ring_id.rep, message.ring_id.seq, message.seq, message.index};
+    const RingId closing = state.closing.value_or(RingId{});
+    if (!state.closing) ++state.delivered;
+    const PacketKey key{message.ring_id.rep, message.ring_id.seq, message.seq, message.index, closing.rep, closing.seq};
     const auto [it, first] = seen_.try_emplace(key, Seen{node, state.views, state.settled});
     if (!first) {
       ++views_compared_;
@@ -127,9 +128,13 @@ void GroupChecker::begin_configuration(Time, NodeId node, const ConfigChange& ch
   const std::size_t at = index_of(node);
   NodeState& state = states_[at];
   state.delivering.reset();  // what a configuration change reports, no packet made
-  if (change.transitional) return;
+  if (change.transitional) {
+    state.closing = change.ring_id;
+    return;
+  }
   state.in_regular_change = true;
   state.regular = change.ring_id;
+  state.closing.reset();
   state.members.assign(change.members.begin(), change.members.end());
   state.came_along.clear();
   std::ranges::set_difference(change.members, change.joined, std::back_inserter(state.came_along));
@@ -220,7 +225,7 @@ void GroupChecker::finish(Time now, std::span<const NodeId> live) {
     for (std::size_t j = i + 1; j < live.size(); ++j) {
       const NodeState& a = states_[index_of(live[i])];
       const NodeState& b = states_[index_of(live[j])];
-      if (!a.regular || !(a.regular == b.regular) || a.delivered != b.delivered) continue;
+      if (!a.regular || !(a.regular == b.regular) || a.closing || b.closing || a.delivered != b.delivered) continue;
       ++views_compared_;
       const std::string differ = difference(live[i], a.views, live[j], b.views, a.settled & b.settled);
       if (!differ.empty())

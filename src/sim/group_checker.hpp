@@ -1,9 +1,12 @@
 // The simulator's judge of process groups (src/services/groups/group_service.hpp): records, per node,
 // the group changes and messages its GroupService reports, interleaved with the ring deliveries
 // and configurations that caused them, and checks what the service promises:
-// - kGroupViews: two nodes about to deliver the same group packet (ring, seq, index) hold the same
-//   members in every group, as far as both know the processes' nodes first-hand (see Settled
-//   below); and each change's members are the last ones plus `joined` minus `left`.
+// - kGroupViews: two nodes about to deliver the same group packet (ring, seq, index) in the same
+//   configuration hold the same members in every group, as far as both know the processes' nodes
+//   first-hand (see Settled below); and each change's members are the last ones plus `joined`
+//   minus `left`. The same configuration: both in the ring's regular one, or both in the same
+//   transitional one. A node delivering in a transitional configuration skips the packets none of
+//   its members received (EVS), so its views there may rightly differ from a regular delivery's.
 // - kGroupSender: a group message comes from a process in the receiver's view of the group, and
 //   every group packet from a node of the receiver's configuration.
 // - kGroupNodeDown: NODEDOWN comes only with a regular configuration, only for processes of nodes
@@ -64,8 +67,9 @@ class GroupChecker {
   // What `node`'s GroupService reported (its GroupEvents).
   void record_change(Time now, NodeId node, const groups::GroupChange& change);
   void record_message(Time now, NodeId node, const groups::GroupMessage& message);
-  // The end of the run: live nodes (sorted) in one regular configuration that delivered as many
-  // group packets in it hold the same views, as far as both are settled.
+  // The end of the run: live nodes (sorted) in one regular configuration, neither past it into a
+  // transitional one, that delivered as many group packets in it hold the same views, as far as
+  // both are settled.
   void finish(Time now, std::span<const NodeId> live);
 
   const std::vector<Violation>& violations() const noexcept { return violations_; }
@@ -84,10 +88,11 @@ class GroupChecker {
   struct NodeState {
     Views views;
     std::optional<RingId> regular;   // the current regular configuration's ring
+    std::optional<RingId> closing;   // the transitional configuration that closes it, once begun
     std::vector<NodeId> members;     // of that configuration
     std::vector<NodeId> came_along;  // its transitional members: those not stale here
     std::uint64_t settled = 0;       // bit i: settled on nodes_[i]
-    std::uint64_t delivered = 0;     // group packets delivered in `regular`
+    std::uint64_t delivered = 0;     // group packets delivered in `regular`, before `closing`
     bool in_regular_change = false;  // between begin_ and end_configuration of a regular one
     // This incarnation's JOINLISTs accepted by its Node, and of them those it delivered itself.
     std::uint64_t lists_submitted = 0;
@@ -102,7 +107,8 @@ class GroupChecker {
     Views views;
     std::uint64_t settled = 0;
   };
-  using PacketKey = std::tuple<NodeId, Seq, Seq, std::uint16_t>;  // ring rep, ring seq, seq, index
+  // Ring rep, ring seq, seq, index; then the transitional configuration's ring, or {} if regular.
+  using PacketKey = std::tuple<NodeId, Seq, Seq, std::uint16_t, NodeId, Seq>;
 
   void report(Property property, Time now, std::vector<NodeId> nodes, std::string detail);
   std::size_t index_of(NodeId node) const;
