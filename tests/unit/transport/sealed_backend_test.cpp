@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/unit/transport/sim_cluster_fixture.hpp"
+#include "tests/unit/transport/sim/sim_cluster_fixture.hpp"
 
 namespace rtotem::transport {
 namespace {

@@ -1,7 +1,7 @@
 // Tests of the simulated transport: fan-out, faults, partitions, replay by seed, and the
 // lifetimes of the buffers a packet in flight holds.
 #include "transport/sim/sim_network.hpp"
-#include "tests/unit/transport/sim_cluster_fixture.hpp"
+#include "tests/unit/transport/sim/sim_cluster_fixture.hpp"
 
 #include <gtest/gtest.h>
 

@@ -86,7 +86,7 @@ InetAddress address(std::string_view host, std::uint16_t port = 0) {
 // relative to the build directory, which is the working directory under `meson test` and an
 // ancestor of this binary.
 fs::path source_root() {
-  const fs::path self = __FILE__;  // <root>/tests/unit/daemon/config_test.cpp
+  const fs::path self = __FILE__;  // <root>/tests/unit/daemon/config/config_test.cpp
   std::error_code ec;
   std::vector<fs::path> bases = {fs::current_path(ec)};
   for (fs::path dir = fs::read_symlink("/proc/self/exe", ec).parent_path(); !dir.empty(); dir = dir.parent_path()) {
@@ -95,7 +95,9 @@ fs::path source_root() {
   }
   for (const fs::path& base : bases) {
     const fs::path candidate = self.is_absolute() ? self : base / self;
-    if (fs::exists(candidate, ec)) return candidate.parent_path().parent_path().parent_path().parent_path();
+    if (!fs::exists(candidate, ec)) continue;
+    for (fs::path root = candidate.parent_path(); !root.empty() && root != root.root_path(); root = root.parent_path())
+      if (fs::exists(root / "meson_options.txt", ec)) return root;
   }
   ADD_FAILURE() << "cannot find " << self << " from the working directory or the test binary";
   return {};
