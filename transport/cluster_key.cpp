@@ -7,6 +7,8 @@
 #include <cstring>
 #include <utility>
 
+#include "transport/hkdf.hpp"
+
 namespace rtotem::transport {
 
 static_assert(kClusterKeySize == crypto_aead_xchacha20poly1305_ietf_KEYBYTES);
@@ -30,6 +32,12 @@ Result<ClusterKey> ClusterKey::from_bytes(std::span<const std::byte> bytes) {
   if (bytes.size() != kClusterKeySize)
     return Error::make("a cluster key is {} bytes, not {}", kClusterKeySize, bytes.size());
   return make([&](unsigned char* key) { std::memcpy(key, bytes.data(), kClusterKeySize); });
+}
+
+Result<ClusterKey> ClusterKey::derive(std::span<const std::byte> secret) {
+  return make([&](unsigned char* key) {
+    hkdf_sha256({}, secret, kDerivedKeyLabel, std::span(reinterpret_cast<std::byte*>(key), kClusterKeySize));
+  });
 }
 
 Result<ClusterKey> ClusterKey::random() {

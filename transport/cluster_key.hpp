@@ -8,13 +8,17 @@
 
 #include <cstddef>
 #include <span>
+#include <string_view>
 
 #include "base/result.hpp"
 
 namespace rtotem::transport {
 
-// XChaCha20-Poly1305's key size; a key file holds exactly this many bytes.
+// XChaCha20-Poly1305's key size, and the size of rtotem-keygen's key files.
 inline constexpr std::size_t kClusterKeySize = 32;
+// The label of the key derived from a longer shared secret (a Corosync authkey): rtotem's own,
+// so the same file never gives the key that another program derives from it.
+inline constexpr std::string_view kDerivedKeyLabel = "rtotem cluster key v1";
 
 // libsodium's one-time initialisation (idempotent, thread-safe); everything here calls it.
 Result<void> sodium_ready();
@@ -23,6 +27,9 @@ class ClusterKey {
  public:
   // A copy of `bytes` (exactly kClusterKeySize of them) in guarded memory.
   static Result<ClusterKey> from_bytes(std::span<const std::byte> bytes);
+  // The key HKDF-SHA256 derives from `secret` (a Corosync authkey's bytes) with kDerivedKeyLabel:
+  // the same secret gives the same key on every node.
+  static Result<ClusterKey> derive(std::span<const std::byte> secret);
   // A fresh key from the system's CSPRNG (libsodium randombytes: getrandom).
   static Result<ClusterKey> random();
 

@@ -20,11 +20,15 @@ using transport::kClusterKeySize;
 
 constexpr const char* kKeygenHint = "make one with rtotem-keygen and copy it to every node";
 
-// The stack copy of a key read from the file, wiped on every path out.
+// The stack copy of the file's bytes, wiped on every path out.
 struct WipedBytes {
-  std::array<std::byte, kClusterKeySize> bytes{};
+  std::array<std::byte, kCorosyncKeyMax> bytes{};
   ~WipedBytes() { sodium_memzero(bytes.data(), bytes.size()); }
 };
+
+bool corosync_key_size(off_t size) {
+  return size >= static_cast<off_t>(kCorosyncKeyMin) && size <= static_cast<off_t>(kCorosyncKeyMax);
+}
 
 Result<void> check_key_stat(const std::string& path, const struct stat& st) {
   if (!S_ISREG(st.st_mode)) return Error::make("key file {}: not a regular file", path);
@@ -33,9 +37,11 @@ Result<void> check_key_stat(const std::string& path, const struct stat& st) {
         "key file {}: permissions {:04o} are too open: a cluster key must not be accessible by "
         "group or others (chmod 0400 {})",
         path, st.st_mode & 07777, path);
-  if (st.st_size != static_cast<off_t>(kClusterKeySize))
-    return Error::make("key file {}: {} bytes; a cluster key is exactly {} bytes ({})", path, st.st_size,
-                       kClusterKeySize, kKeygenHint);
+  if (st.st_size != static_cast<off_t>(kClusterKeySize) && !corosync_key_size(st.st_size))
+    return Error::make(
+        "key file {}: {} bytes; a cluster key is {} bytes (rtotem-keygen's) or a Corosync authkey of {} to {} "
+        "bytes ({})",
+        path, st.st_size, kClusterKeySize, kCorosyncKeyMin, kCorosyncKeyMax, kKeygenHint);
   return {};
 }
 
@@ -90,15 +96,17 @@ Result<ClusterKey> read_key_file(const std::string& path) {
   if (::fstat(fd.get(), &st) != 0) return Error::sys(errno, "key file {}: fstat", path);
   if (auto ok = check_key_stat(path, st); !ok) return ok.error();
   WipedBytes buffer;
+  const auto size = static_cast<std::size_t>(st.st_size);
   std::size_t got = 0;
-  while (got < buffer.bytes.size()) {
-    const ssize_t n = ::read(fd.get(), buffer.bytes.data() + got, buffer.bytes.size() - got);
+  while (got < size) {
+    const ssize_t n = ::read(fd.get(), buffer.bytes.data() + got, size - got);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Error::sys(errno, "read key file {}", path);
     if (n == 0) return Error::make("key file {}: shrank to {} bytes while being read", path, got);
     got += static_cast<std::size_t>(n);
   }
-  return ClusterKey::from_bytes(buffer.bytes);
+  const std::span<const std::byte> bytes(buffer.bytes.data(), size);
+  return size == kClusterKeySize ? ClusterKey::from_bytes(bytes) : ClusterKey::derive(bytes);
 }
 
 Result<void> write_key_file(const std::string& path, bool force) {

@@ -1,6 +1,7 @@
 // rtotemd with totem.crypto on, on loopback: a sealed cluster forms and delivers; a daemon with
 // another key cannot join and is counted as auth failures; a captured datagram sent again is
-// counted as a replay and changes nothing. Keys come from the rtotem-keygen binary ($RTOTEM_KEYGEN).
+// counted as a replay and changes nothing; a Corosync authkey serves as the key. Keys come from the
+// rtotem-keygen binary ($RTOTEM_KEYGEN).
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -119,6 +121,29 @@ TEST_F(CryptoClusterTest, AKilledSealedDaemonRestartsWithANewerEpochAndRejoins) 
       30s))
       << "the restarted node did not rejoin";
   EXPECT_EQ(link_counter(1, "drop_replay"), replay_before);  // nothing of its new start looked old
+}
+
+// An existing Corosync cluster's /etc/corosync/authkey, as corosync-keygen makes it (256 bytes;
+// 256 random bytes where Debian's corosync is absent), is the cluster key as it is: every node
+// derives the same key from it and the sealed ring forms.
+TEST_F(CryptoClusterTest, ACorosyncAuthkeyServesAsTheClusterKey) {
+  const std::string path = keys + "/authkey";
+  std::filesystem::remove(path);
+  const std::string make = ::access("/usr/sbin/corosync-keygen", X_OK) == 0
+                               ? fmt::format("/usr/sbin/corosync-keygen -k '{}' > /dev/null", path)
+                               : fmt::format("head -c 256 /dev/urandom > '{0}' && chmod 0400 '{0}'", path);
+  ASSERT_EQ(std::system(make.c_str()), 0) << make;
+  ASSERT_EQ(std::filesystem::file_size(path), 256u);
+  ASSERT_NO_FATAL_FAILURE(start_three());
+  ASSERT_NO_FATAL_FAILURE(join_all("sealed"));
+  ASSERT_EQ(clients[2]->send("sealed", "from node 3"), 0);
+  ASSERT_TRUE(pump_until(all(), [&] {
+    return std::all_of(clients.begin(), clients.end(), [](const auto& c) { return !c->messages.empty(); });
+  }));
+  for (int n = 1; n <= 3; ++n) {
+    EXPECT_NE(cluster.ctl_json(n, "status").find("\"crypto\": \"on\""), std::string::npos);
+    EXPECT_EQ(link_counter(n, "drop_auth"), 0u) << cluster.ctl_json(n, "stats");
+  }
 }
 
 TEST_F(CryptoClusterTest, ADaemonWithAnotherKeyCannotJoinAndIsCountedAsAuthFailures) {

@@ -1,5 +1,5 @@
 // The key file: written whole with mode 0400, never over an existing key unless forced, and read
-// back only when it is exactly a key and nobody else can access it.
+// back only when it is a key or a Corosync authkey and nobody else can access it.
 #include "src/common/key_file.hpp"
 
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <vector>
 
 namespace rtotem {
@@ -31,8 +32,10 @@ struct KeyFileTest : ::testing::Test {
     for (std::size_t i = 0; i < chars.size(); ++i) out[i] = std::byte(chars[i]);
     return out;
   }
-  void write_raw(std::size_t size, mode_t mode) {
-    std::ofstream(path, std::ios::binary) << std::string(size, 'k');
+  // A file of `bytes` (`size` of 'k' when empty), made anew: an earlier 0400 one is not writable.
+  void write_raw(std::size_t size, mode_t mode, const std::string& bytes = "") {
+    std::filesystem::remove(path);
+    std::ofstream(path, std::ios::binary) << (bytes.empty() ? std::string(size, 'k') : bytes);
     ASSERT_EQ(::chmod(path.c_str(), mode), 0);
   }
   std::string read_error() {
@@ -79,6 +82,27 @@ TEST_F(KeyFileTest, ForceReplacesTheKeyWithAFreshOne) {
   EXPECT_EQ(st.st_mode & 07777, 0400u);
 }
 
+// corosync-keygen's sizes, 128 to 4096 bytes (256 by default): the key is derived from the file's
+// bytes, so the same file gives the same key everywhere, and another file another key.
+TEST_F(KeyFileTest, ACorosyncAuthkeyOfAnySizeCorosyncTakesGivesTheKeyDerivedFromIt) {
+  for (std::size_t size : {128, 256, 4096}) {
+    write_raw(size, 0400);
+    auto key = read_key_file(path);
+    ASSERT_TRUE(key.ok()) << size << ": " << key.error().message();
+    const std::vector<std::byte> file = bytes_of(path);
+    const auto derived = transport::ClusterKey::derive(file);
+    ASSERT_TRUE(derived.ok());
+    EXPECT_TRUE(std::ranges::equal(key->bytes(), derived->bytes())) << size;
+    EXPECT_FALSE(std::ranges::equal(key->bytes(), std::span(file).first(32))) << "not the file's first bytes";
+  }
+  write_raw(256, 0400);
+  const auto one = read_key_file(path);
+  write_raw(256, 0400, std::string(255, 'k') + 'j');
+  const auto other = read_key_file(path);
+  ASSERT_TRUE(one.ok() && other.ok());
+  EXPECT_FALSE(std::ranges::equal(one->bytes(), other->bytes()));
+}
+
 TEST_F(KeyFileTest, AMissingDirectoryIsAnErrorThatNamesThePath) {
   auto written = write_key_file(dir + "/no/such/authkey", false);
   ASSERT_FALSE(written.ok());
@@ -99,12 +123,12 @@ TEST_F(KeyFileTest, ReadRefusesWhatIsNotAPrivateKeyOfTheRightSize) {
   EXPECT_NE(read_error().find("permissions 0402 are too open"), std::string::npos);
   ASSERT_EQ(::chmod(path.c_str(), 0600), 0);
   EXPECT_EQ(read_error(), "<ok>");  // the owner may write it: only others matter
-  write_raw(128, 0400);             // a corosync authkey
-  EXPECT_EQ(read_error(), "key file " + path +
-                              ": 128 bytes; a cluster key is exactly 32 bytes (make one with "
-                              "rtotem-keygen and copy it to every node)");
-  write_raw(31, 0400);
-  EXPECT_NE(read_error().find("31 bytes"), std::string::npos);
+  for (std::size_t size : {31, 33, 64, 127, 4097}) {
+    write_raw(size, 0400);
+    EXPECT_EQ(read_error(), "key file " + path + ": " + std::to_string(size) +
+                                " bytes; a cluster key is 32 bytes (rtotem-keygen's) or a Corosync authkey of 128 "
+                                "to 4096 bytes (make one with rtotem-keygen and copy it to every node)");
+  }
   EXPECT_EQ(read_key_file(dir).ok(), false);  // a directory
 }
 

@@ -130,8 +130,9 @@ TEST_F(ConfigKeyFileTest, AKeyOfTheWrongSizeOrTooOpenIsRefused) {
   std::ofstream(key) << std::string(64, 'x');
   ASSERT_EQ(::chmod(key.c_str(), 0400), 0);
   EXPECT_EQ(load_error(fmt::format("  crypto: on\n  keyfile: {}", key)),
-            fmt::format("t.conf:4: totem.keyfile: key file {}: 64 bytes; a cluster key is exactly 32 bytes (make "
-                        "one with rtotem-keygen and copy it to every node)",
+            fmt::format("t.conf:4: totem.keyfile: key file {}: 64 bytes; a cluster key is 32 bytes (rtotem-keygen's) "
+                        "or a Corosync authkey of 128 to 4096 bytes (make one with rtotem-keygen and copy it to "
+                        "every node)",
                         key));
   std::filesystem::remove(key);
   ASSERT_TRUE(write_key_file(key, false).ok());
