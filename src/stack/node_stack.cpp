@@ -244,8 +244,12 @@ std::optional<control::ReloadOutcome> NodeStack::reload(std::function<void(const
 }
 
 control::ReloadOutcome NodeStack::apply_reload(const config::DaemonConfig& file) {
-  const control::ReloadPlan plan = control::plan_reload(keystore::config_keys(setup_.config, setup_.totem),
-                                                        keystore::config_keys(file, setup_.totem), setup_.self.nodeid);
+  std::set<std::string, std::less<>> kept;
+  for (const config::DaemonConfig* each : {&std::as_const(setup_.config), &file})
+    for (const config::StoredKey& k : each->stored_keys) kept.insert(k.key);
+  const control::ReloadPlan plan =
+      control::plan_reload(keystore::config_keys(setup_.config, setup_.totem),
+                           keystore::config_keys(file, setup_.totem), setup_.self.nodeid, kept);
   auto list = [](const std::vector<std::string>& keys) {
     std::string out;
     for (const std::string& k : keys) out += fmt::format("{}{}", out.empty() ? "" : ", ", k);
@@ -261,6 +265,7 @@ control::ReloadOutcome NodeStack::apply_reload(const config::DaemonConfig& file)
   }
   setup_.config.logging = file.logging;
   setup_.config.ipc.allow = file.ipc.allow;
+  setup_.config.stored_keys = file.stored_keys;
   // Votes as votequorum's runtime changes; one it refuses stays as it was (the next reload tries
   // again), and the answer says so.
   std::string refused;

@@ -405,6 +405,29 @@ TEST(DaemonControl, AReloadAppliesLoggingAndVotesAndNamesWhatNeedsARestart) {
   EXPECT_EQ(ctl_out(cluster, 1, "get logging.debug"), "logging.debug (str) = on\n");  // nothing applied
 }
 
+// Keys rtotem does not use are in the key store under their cmap names, as corosync keeps them;
+// a reload takes their new values, and the keys of a section the file no longer has go.
+TEST(DaemonControl, KeysRtotemDoesNotUseAreKeptAndReloaded) {
+  DaemonCluster cluster(1, 1000, "  cluster_uuid: 6e0f5d2a\n  config_version: 7\n",
+                        "resources {\n  watchdog_timeout: 10\n}\nmyapp {\n  colour: blue\n}\n");
+  cluster.start(1);
+  ASSERT_TRUE(eventually([&] { return ctl_out(cluster, 1, "get myapp.colour") == "myapp.colour (str) = blue\n"; }))
+      << cluster.log(1);
+  EXPECT_EQ(ctl_out(cluster, 1, "get totem.cluster_uuid"), "totem.cluster_uuid (str) = 6e0f5d2a\n");
+  EXPECT_EQ(ctl_out(cluster, 1, "get resources.watchdog_timeout"), "resources.watchdog_timeout (str) = 10\n");
+  EXPECT_EQ(ctl_out(cluster, 1, "get totem.config_version"), "totem.config_version (u64) = 7\n");
+
+  replace_in_file(cluster.config_path(), "  colour: blue\n", "  colour: red\n");
+  replace_in_file(cluster.config_path(), "resources {\n  watchdog_timeout: 10\n}\n", "");
+  std::string out;
+  ASSERT_EQ(cluster.ctl(1, "reload", out), 0) << out << cluster.log(1);
+  EXPECT_NE(out.find("myapp.colour"), std::string::npos) << out;
+  EXPECT_NE(out.find("resources.watchdog_timeout"), std::string::npos) << out;
+  EXPECT_EQ(ctl_out(cluster, 1, "get myapp.colour"), "myapp.colour (str) = red\n");
+  out.clear();
+  EXPECT_NE(cluster.ctl(1, "get resources.watchdog_timeout", out), 0) << out;
+}
+
 // This process and the daemons it starts from now on read `text` at `path` (root only): a file of
 // the test's, bind-mounted over it in a mount namespace of this process's own, whose mounts reach
 // no other; `path` is itself again once this goes. The text may change meanwhile (write()).

@@ -20,6 +20,58 @@ void ParseContext::warn_ignored_section(std::string_view parent, const ConfigSec
        fmt::format("section {}: ignored with all it holds (corosync section rtotem does not support)", path));
 }
 
+void ParseContext::keep(std::string key, const ConfigEntry& entry, bool unknown) {
+  if (unknown) unknown_.emplace_back(key, entry.line);
+  stored_.push_back({std::move(key), entry.value, entry.line});
+}
+
+void ParseContext::keep_section(std::string_view path, const ConfigSection& section, bool unknown) {
+  for (const ConfigEntry& entry : section.entries) keep(fmt::format("{}.{}", path, entry.key), entry, unknown);
+  for (const ConfigSection& inner : section.sections)
+    keep_section(fmt::format("{}.{}", path, inner.name), inner, unknown);
+}
+
+namespace {
+
+// "nodelist.node.N.rest" with N renumbered by `order`; any other key as it is.
+std::string renumber_node(std::string key, std::span<const std::size_t> order) {
+  constexpr std::string_view kNode = "nodelist.node.";
+  if (!key.starts_with(kNode)) return key;
+  std::size_t index = 0;
+  const char* first = key.data() + kNode.size();
+  const auto [end, ec] = std::from_chars(first, key.data() + key.size(), index);
+  if (ec != std::errc{} || *end != '.' || index >= order.size()) return key;
+  return fmt::format("{}{}{}", kNode, order[index], std::string_view(end, key.data() + key.size() - end));
+}
+
+}  // namespace
+
+std::vector<StoredKey> ParseContext::take_stored(std::span<const std::size_t> order) {
+  for (StoredKey& k : stored_) k.key = renumber_node(std::move(k.key), order);
+  for (auto& [key, line] : unknown_) key = renumber_node(std::move(key), order);
+  // Stable: among equal names the file's last stays, as a second cmap set replaces the first.
+  std::stable_sort(stored_.begin(), stored_.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+  std::vector<StoredKey> out;
+  for (StoredKey& k : stored_) {
+    if (!out.empty() && out.back().key == k.key)
+      out.back() = std::move(k);
+    else
+      out.push_back(std::move(k));
+  }
+  stored_.clear();
+  if (!unknown_.empty()) {
+    constexpr std::size_t kNamed = 8;
+    std::string names;
+    for (std::size_t i = 0; i < unknown_.size() && i < kNamed; ++i)
+      names += fmt::format("{}{} (line {})", i == 0 ? "" : ", ", unknown_[i].first, unknown_[i].second);
+    if (unknown_.size() > kNamed) names += fmt::format(" and {} more", unknown_.size() - kNamed);
+    warn(unknown_.front().second,
+         fmt::format("not used by rtotem, kept in the key store as corosync keeps them in cmap: {}", names));
+    unknown_.clear();
+  }
+  return out;
+}
+
 std::vector<std::string> ParseContext::take_warnings() {
   std::stable_sort(warnings_.begin(), warnings_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::string> out;
@@ -40,6 +92,11 @@ Result<void> refuse_sections(const ParseContext& context, const ConfigSection& s
   if (section.sections.empty()) return {};
   const ConfigSection& first = section.sections.front();
   return context.fail(first.line, "unknown section '{}.{}' ({} holds keys only)", path, first.name, path);
+}
+
+void keep_sections(ParseContext& context, const ConfigSection& section, std::string_view path) {
+  for (const ConfigSection& inner : section.sections)
+    context.keep_section(fmt::format("{}.{}", path, inner.name), inner, true);
 }
 
 Result<std::uint32_t> Value::number(std::uint32_t min, std::uint32_t max, std::string_view unit) const {

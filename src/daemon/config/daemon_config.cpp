@@ -9,6 +9,7 @@
 #include <array>
 #include <cerrno>
 #include <filesystem>
+#include <numeric>
 #include <system_error>
 
 #include "src/daemon/config/config_sections.hpp"
@@ -41,7 +42,8 @@ constexpr std::string_view kUidGid = "uidgid";  // any number of them: who may u
 
 using FoundSections = std::array<const ConfigSection*, kSections.size()>;
 
-// Each of rtotem's sections at most once; corosync's others warned about, anything else refused.
+// Each of rtotem's sections at most once; any other kept for the key store (corosync's warned
+// about), but runtime, whose keys are the daemon's own.
 Result<FoundSections> find_sections(ParseContext& context, const ConfigSection& top) {
   if (!top.entries.empty())
     return context.fail(top.entries.front().line, "key '{}' outside any section", top.entries.front().key);
@@ -51,9 +53,11 @@ Result<FoundSections> find_sections(ParseContext& context, const ConfigSection& 
     const auto it =
         std::find_if(kSections.begin(), kSections.end(), [&](const TopSection& s) { return s.name == section.name; });
     if (it == kSections.end()) {
-      if (!matches_any(kCorosyncSections, section.name))
-        return context.fail(section.line, "unknown section '{}'", section.name);
-      context.warn_ignored_section("", section);
+      if (section.name == "runtime")
+        return context.fail(section.line, "section runtime: runtime.* keys are the running daemon's, not the file's");
+      const bool corosync = matches_any(kCorosyncSections, section.name);
+      if (corosync) context.warn_ignored_section("", section);
+      context.keep_section(section.name, section, !corosync);
       continue;
     }
     const ConfigSection*& slot = found[static_cast<std::size_t>(it - kSections.begin())];
@@ -120,6 +124,11 @@ Result<DaemonConfig> parse_config(std::string_view text, std::string_view origin
       if (auto ok = read_uidgid(context, section, config.ipc.allow); !ok) return ok.error();
   const ConfigSection* blamed = (*found)[kIpc] ? (*found)[kIpc] : (*found)[kTotem];
   if (auto ok = check_client_queue(context, config, blamed->line); !ok) return ok.error();
+  // The k-th node section of the file is the k-th node by line; config.nodes is in nodeid order.
+  std::vector<std::size_t> order(config.nodes.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::ranges::sort(order, {}, [&](std::size_t i) { return config.nodes[i].line; });
+  config.stored_keys = context.take_stored(order);
   config.warnings = context.take_warnings();
   return config;
 }

@@ -1,9 +1,11 @@
 // rtotemd's configuration: a corosync.conf-style file read into typed values, checked key by key
 // with the file and line of every refusal, and turned into what the daemon opens.
 //
-// Corosync keys rtotem does not implement (knet, system...) are accepted with a warning, so
-// an existing corosync.conf can be tried as it is; any other unknown key is an error. conf/rtotem.conf
-// documents every key. Plain values: no function here keeps state or is tied to a thread.
+// A corosync.conf loads as it is: a Corosync key rtotem does not implement (knet, system...) is
+// warned about, and every key rtotem does not use, known or not, is kept in the key store as
+// corosync keeps every key in cmap. Only what corosync itself refuses (a bad value, a node without
+// ring0_addr) is an error. conf/rtotem.conf documents every key. Plain values: no function here
+// keeps state or is tied to a thread.
 #pragma once
 
 #include <algorithm>
@@ -34,6 +36,16 @@ enum class TransportKind : std::uint8_t {
   kUdp,   // IP multicast
   kUdpu,  // unicast to every node
   kRdma,
+};
+
+// A key of the file that rtotem does not use, under its cmap name ("totem.cluster_uuid",
+// "nodelist.node.2.foo"; a node's index is its place in nodeid order, as config_keys numbers nodes).
+struct StoredKey {
+  std::string key;
+  std::string value;
+  int line = 0;
+
+  bool operator==(const StoredKey&) const = default;
 };
 
 struct NodeEntry {
@@ -143,7 +155,8 @@ struct DaemonConfig {
   int quorum_line = 0;
   LoggingConfig logging;
   IpcConfig ipc;
-  std::vector<std::string> warnings;  // "file:line: key ...: ignored (corosync key rtotem does not support)"
+  std::vector<StoredKey> stored_keys;  // sorted by key, each once (the file's last value)
+  std::vector<std::string> warnings;   // "file:line: key ...: ignored (corosync key rtotem does not support)"
 
   const LinkConfig& link0() const noexcept { return links.front(); }
   LinkConfig& link0() noexcept { return links.front(); }

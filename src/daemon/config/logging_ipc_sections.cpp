@@ -74,15 +74,23 @@ Result<bool> read_ipc_key(const Value& value, IpcConfig& ipc) {
   return false;
 }
 
+// Where cmap keeps a logging subsection: logger_subsys under its subsys, as corosync does.
+std::string logger_path(const ConfigSection& section) {
+  if (section.name == "logger_subsys")
+    for (const ConfigEntry& entry : section.entries)
+      if (entry.key == "subsys") return fmt::format("logging.logger_subsys.{}", entry.value);
+  return fmt::format("logging.{}", section.name);
+}
+
 }  // namespace
 
 Result<void> read_logging(ParseContext& context, const ConfigSection& logging, DaemonConfig& config) {
   auto read_key = [&](const Value& value) { return read_logging_key(context, value, config.logging); };
   if (auto ok = read_entries(context, logging, "logging", kLoggingCorosyncKeys, read_key); !ok) return ok;
   for (const ConfigSection& section : logging.sections) {
-    if (!matches_any(kLoggingCorosyncSections, section.name))
-      return context.fail(section.line, "unknown section 'logging.{}'", section.name);
-    context.warn_ignored_section("logging", section);
+    const bool corosync = matches_any(kLoggingCorosyncSections, section.name);
+    if (corosync) context.warn_ignored_section("logging", section);
+    context.keep_section(logger_path(section), section, !corosync);
   }
   if (config.logging.to_logfile && config.logging.logfile.empty())
     return context.fail(logging.line, "logging: to_logfile is on but no logfile is given");
@@ -92,7 +100,8 @@ Result<void> read_logging(ParseContext& context, const ConfigSection& logging, D
 Result<void> read_ipc(ParseContext& context, const ConfigSection& ipc, DaemonConfig& config) {
   auto read_key = [&](const Value& value) { return read_ipc_key(value, config.ipc); };
   if (auto ok = read_entries(context, ipc, "ipc", {}, read_key); !ok) return ok;
-  return refuse_sections(context, ipc, "ipc");
+  keep_sections(context, ipc, "ipc");
+  return {};
 }
 
 }  // namespace rtotem::config

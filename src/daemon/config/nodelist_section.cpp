@@ -29,12 +29,15 @@ Result<bool> read_node_key(const Value& value, NodeEntry& node) {
   return false;
 }
 
-Result<NodeEntry> read_node(ParseContext& context, const ConfigSection& section) {
+// `index`: its place among the file's node sections, which names its kept keys until
+// parse_config numbers them in nodeid order.
+Result<NodeEntry> read_node(ParseContext& context, const ConfigSection& section, std::size_t index) {
   NodeEntry node;
   node.line = section.line;
   auto read_key = [&](const Value& value) { return read_node_key(value, node); };
-  if (auto ok = read_entries(context, section, "nodelist.node", {}, read_key); !ok) return ok.error();
-  if (auto ok = refuse_sections(context, section, "nodelist.node"); !ok) return ok.error();
+  const std::string stored = fmt::format("nodelist.node.{}", index);
+  if (auto ok = read_entries(context, section, "nodelist.node", {}, read_key, stored); !ok) return ok.error();
+  keep_sections(context, section, stored);
   // Corosync derives a missing nodeid from an IPv4 ring0_addr; an explicit id cannot change under
   // a renumbered network.
   if (node.nodeid == membership::kNoNode) return context.fail(section.line, "nodelist.node: nodeid is required");
@@ -114,16 +117,17 @@ Result<void> resolve_links(const ParseContext& context, const std::vector<NodeEn
 }  // namespace
 
 Result<void> read_nodelist(ParseContext& context, const ConfigSection& nodelist, DaemonConfig& config) {
-  if (!nodelist.entries.empty())
-    return context.fail(nodelist.entries.front().line, "nodelist.{}: unknown key (nodelist holds node sections)",
-                        nodelist.entries.front().key);
+  for (const ConfigEntry& entry : nodelist.entries) context.keep(fmt::format("nodelist.{}", entry.key), entry, true);
   std::vector<NodeEntry> nodes;
   for (const ConfigSection& section : nodelist.sections) {
-    if (section.name != "node") return context.fail(section.line, "unknown section 'nodelist.{}'", section.name);
+    if (section.name != "node") {
+      context.keep_section(fmt::format("nodelist.{}", section.name), section, true);
+      continue;
+    }
     if (nodes.size() == membership::kMembersMax)
       return context.fail(section.line, "nodelist: more than {} nodes, the most one ring holds",
                           membership::kMembersMax);
-    auto node = read_node(context, section);
+    auto node = read_node(context, section, nodes.size());
     if (!node) return node.error();
     nodes.push_back(std::move(*node));
   }

@@ -69,10 +69,11 @@ Result<void> read_quorum(ParseContext& context, const ConfigSection& section, Da
   auto read_key = [&](const Value& value) { return read_quorum_key(value, quorum); };
   if (auto ok = read_entries(context, section, "quorum", kQuorumCorosyncKeys, read_key); !ok) return ok;
   for (const ConfigSection& inner : section.sections) {
+    // Left out, the device's votes would leave a two-node cluster without quorum after a cut.
     if (matches_any(kQuorumUnsupportedSections, inner.name))
       return context.fail(inner.line, "quorum.{}: quorum devices (corosync-qdevice) are not supported by rtotem",
                           inner.name);
-    return context.fail(inner.line, "unknown section 'quorum.{}'", inner.name);
+    context.keep_section(fmt::format("quorum.{}", inner.name), inner, true);
   }
   // Without a provider corosync has no quorum service at all: the other keys are then unused.
   if (!quorum.provider) {

@@ -199,12 +199,15 @@ Result<bool> read_interface_key(ParseContext& context, const Value& value, Inter
 Result<void> read_interfaces(ParseContext& context, const ConfigSection& totem, DaemonConfig& config) {
   std::vector<LinkConfig> links;
   for (const ConfigSection& section : totem.sections) {
-    if (section.name != "interface") return context.fail(section.line, "unknown section 'totem.{}'", section.name);
+    if (section.name != "interface") {
+      context.keep_section(fmt::format("totem.{}", section.name), section, true);
+      continue;
+    }
     InterfaceSection read;
     read.link.line = section.line;
     auto read_key = [&](const Value& value) { return read_interface_key(context, value, read); };
     if (auto ok = read_entries(context, section, "totem.interface", kInterfaceCorosyncKeys, read_key); !ok) return ok;
-    if (auto ok = refuse_sections(context, section, "totem.interface"); !ok) return ok;
+    keep_sections(context, section, "totem.interface");
     LinkConfig& link = read.link;
     for (const LinkConfig& other : links) {
       if (other.number == link.number)

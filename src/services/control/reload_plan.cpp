@@ -18,7 +18,8 @@ std::optional<std::string> node_prefix(const Keys& keys, membership::NodeId node
 
 }  // namespace
 
-ReloadPlan plan_reload(const KeyList& running_list, const KeyList& file_list, membership::NodeId self) {
+ReloadPlan plan_reload(const KeyList& running_list, const KeyList& file_list, membership::NodeId self,
+                       const std::set<std::string, std::less<>>& kept) {
   const Keys running(running_list.begin(), running_list.end());
   const Keys file(file_list.begin(), file_list.end());
   ReloadPlan plan;
@@ -36,7 +37,9 @@ ReloadPlan plan_reload(const KeyList& running_list, const KeyList& file_list, me
     if (!differs(key)) continue;
     plan.changed.push_back(key);
     const auto now = file.find(key);
-    if (key.starts_with("logging.")) {
+    if (kept.contains(key)) {
+      // Used by nothing in rtotem: the store holds the file's value.
+    } else if (key.starts_with("logging.")) {
       plan.logging = true;
     } else if (key.starts_with("uidgid.config.")) {
       plan.access = true;

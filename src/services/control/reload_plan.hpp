@@ -4,6 +4,7 @@
 // - uidgid.config.*: who may connect, applied to new connections;
 // - this node's nodelist quorum_votes and quorum.expected_votes: applied as votequorum's runtime
 //   changes (set votes, set expected votes), ordered on the ring;
+// - keys rtotem only keeps (`kept`: those of either file): the key store takes the file's values;
 // - anything else (totem timing, transport, crypto, the nodelist's membership, the other quorum
 //   options, ipc): needs a restart. One such key refuses the whole reload, naming every one,
 //   so that the running daemon never half-follows a file.
@@ -11,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +33,7 @@ struct ReloadPlan {
   std::optional<std::uint32_t> expected_votes;  // the new quorum.expected_votes
 };
 
-ReloadPlan plan_reload(const KeyList& running, const KeyList& file, membership::NodeId self);
+ReloadPlan plan_reload(const KeyList& running, const KeyList& file, membership::NodeId self,
+                       const std::set<std::string, std::less<>>& kept = {});
 
 }  // namespace rtotem::control

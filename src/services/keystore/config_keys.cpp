@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
+#include <iterator>
+#include <set>
+
 #include "src/daemon/config/config_sections.hpp"
 
 namespace rtotem::keystore {
@@ -23,6 +28,18 @@ std::string tie_breaker_text(const quorum::QuorumConfig& q) {
     }
     default: return "lowest";
   }
+}
+
+// A kept key as corosync's parser stores it: a string, but totem.config_version, a uint64 that
+// corosync-qdevice and pcs read as one.
+KeyValue kept_value(const config::StoredKey& k) {
+  std::uint64_t number = 0;
+  const char* end = k.value.data() + k.value.size();
+  if (k.key == "totem.config_version") {
+    const auto [ptr, ec] = std::from_chars(k.value.data(), end, number);
+    if (ec == std::errc{} && ptr == end && !k.value.empty()) return KeyValue::u64(number);
+  }
+  return KeyValue::string(k.value);
 }
 
 }  // namespace
@@ -99,7 +116,26 @@ std::vector<std::pair<std::string, KeyValue>> config_keys(const config::DaemonCo
   add("ipc.max_clients", KeyValue::u32(c.ipc.max_clients));
   for (std::uint32_t uid : c.ipc.allow.uids) add(fmt::format("uidgid.config.uid.{}", uid), KeyValue::u8(1));
   for (std::uint32_t gid : c.ipc.allow.gids) add(fmt::format("uidgid.config.gid.{}", gid), KeyValue::u8(1));
+
+  // A kept key is never one of the above, but for a file that names a section as rtotem names a
+  // key ("totem.interface { 0 { mcastaddr: ... } }"): what rtotem uses wins.
+  std::set<std::string_view> used;
+  for (const auto& [key, value] : keys) used.insert(key);
+  std::vector<std::pair<std::string, KeyValue>> kept;
+  for (const config::StoredKey& k : c.stored_keys)
+    if (!used.contains(k.key)) kept.emplace_back(k.key, kept_value(k));
+  std::move(kept.begin(), kept.end(), std::back_inserter(keys));
   return keys;
+}
+
+std::vector<std::string> kept_section_prefixes(const config::DaemonConfig& config) {
+  std::vector<std::string> out;
+  for (const config::StoredKey& k : config.stored_keys) {
+    if (std::ranges::any_of(kConfigPrefixes, [&](std::string_view p) { return k.key.starts_with(p); })) continue;
+    std::string prefix = k.key.substr(0, k.key.find('.') + 1);
+    if (std::ranges::find(out, prefix) == out.end()) out.push_back(std::move(prefix));
+  }
+  return out;
 }
 
 }  // namespace rtotem::keystore

@@ -1,7 +1,8 @@
 // The configuration as key store keys, in corosync's names and types: what the file says under
 // totem.*, nodelist.node.N.*, quorum.*, logging.*, ipc.* (rtotem's own) and uidgid.config.*, and the totem timing in
 // force (defaults and derived values resolved) under runtime.config.totem.*, as corosync-cmapctl
-// shows them. Loaded at start and again at each reload.
+// shows them; and every key of the file rtotem does not use, as a string, as corosync's parser
+// stores it. Loaded at start and again at each reload.
 #pragma once
 
 #include <array>
@@ -19,6 +20,10 @@ namespace rtotem::keystore {
 // The prefixes config_keys() fills: every key under them is the configuration's.
 inline constexpr std::array<std::string_view, 7> kConfigPrefixes{
     "totem.", "nodelist.", "quorum.", "logging.", "ipc.", "uidgid.config.", "runtime.config."};
+
+// "name." of each top-level section outside kConfigPrefixes whose keys the file has rtotem keep
+// (resources., system., or one rtotem does not know): config_keys fills those too.
+std::vector<std::string> kept_section_prefixes(const config::DaemonConfig& config);
 
 std::vector<std::pair<std::string, ipc::KeyValue>> config_keys(const config::DaemonConfig& config,
                                                                const membership::TotemConfig& resolved);

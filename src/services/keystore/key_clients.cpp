@@ -24,13 +24,23 @@ KeyClients::KeyClients(NodeId self, stack::StackHost& host, stack::ClientTable& 
       totem_(totem),
       addresses_(addresses),
       store_([this](const KeyChange& change) { changed(change); }) {
-  store_.assign(kConfigPrefixes, config_keys(config_, totem_));
+  assign_config();
   store_.set_own("runtime.votequorum.this_node_id", KeyValue::u32(self));
 }
 
 void KeyClients::configuration_reloaded() {
-  store_.assign(kConfigPrefixes, config_keys(config_, totem_));
+  assign_config();
   apply_access();
+}
+
+void KeyClients::assign_config() {
+  std::vector<std::string> sections = kept_section_prefixes(config_);
+  std::vector<std::string_view> prefixes(kConfigPrefixes.begin(), kConfigPrefixes.end());
+  for (const auto* list : {&sections, &kept_sections_})
+    for (const std::string& prefix : *list)
+      if (std::ranges::find(prefixes, prefix) == prefixes.end()) prefixes.push_back(prefix);
+  store_.assign(prefixes, config_keys(config_, totem_));
+  kept_sections_ = std::move(sections);
 }
 
 void KeyClients::counter_keys(std::string_view asked) {

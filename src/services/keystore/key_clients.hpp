@@ -45,6 +45,9 @@ class KeyClients {
   // each link's state per node (several links), under runtime.links.<link>.<nodeid>.
   void counter_keys(std::string_view asked);
   void link_keys(std::string_view asked);
+  // The configuration's keys into the store, replacing every key under its prefixes and under
+  // those the running file had before.
+  void assign_config();
 
   stack::StackHost& host_;
   stack::ClientTable& clients_;
@@ -52,7 +55,8 @@ class KeyClients {
   const membership::TotemConfig& totem_;
   const std::map<membership::NodeId, std::string>& addresses_;
   KeyStore store_;
-  std::uint64_t writes_refused_ = 0;  // by key_access: logged at the 1st, 2nd, 4th...
+  std::vector<std::string> kept_sections_;  // kept_section_prefixes of the last assign_config
+  std::uint64_t writes_refused_ = 0;        // by key_access: logged at the 1st, 2nd, 4th...
 };
 
 }  // namespace rtotem::keystore

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "transport/wire_header.hpp"
@@ -364,27 +365,70 @@ TEST(DaemonConfigRefusal, InterfaceValues) {
   EXPECT_EQ(with_interface("mcastport: 70000"),
             "t.conf:4: totem.interface.mcastport: 70000 is out of range [1, 65535]");
   EXPECT_EQ(with_interface("ttl: 0"), "t.conf:4: totem.interface.ttl: 0 is out of range [1, 255] hops");
-  EXPECT_EQ(with_interface("mtu: 1500"), "t.conf:4: totem.interface.mtu: unknown key");
-  EXPECT_EQ(with_interface("sub {\n}"),
-            "t.conf:4: unknown section 'totem.interface.sub' (totem.interface holds keys "
-            "only)");
   EXPECT_EQ(error_of(config_text({.totem = "interface {\n}\ninterface {\n}"})),
             "t.conf:5: totem.interface: link 0 is also the interface on line 3 (linknumber tells the links apart; it "
             "is 0 when not given)");
 }
 
-TEST(DaemonConfigRefusal, UnknownKeysAndSections) {
-  EXPECT_EQ(error_of(config_text({.totem = "tokne: 3000"})), "t.conf:3: totem.tokne: unknown key");
-  EXPECT_EQ(error_of(config_text({.node1 = "address: 10.0.0.9"})), "t.conf:9: nodelist.node.address: unknown key");
-  EXPECT_EQ(error_of(config_text({.logging = "colour: on"})), "t.conf:17: logging.colour: unknown key");
-  EXPECT_EQ(error_of(config_text({.ipc = "crypto_cipher: aes256"})), "t.conf:20: ipc.crypto_cipher: unknown key");
-  EXPECT_EQ(error_of(config_text({.totem = "ring {\n}"})), "t.conf:3: unknown section 'totem.ring'");
-  EXPECT_EQ(error_of(config_text({.logging = "target {\n}"})), "t.conf:17: unknown section 'logging.target'");
-  EXPECT_EQ(error_of("cluster {\n}\n" + config_text()), "t.conf:1: unknown section 'cluster'");
+std::vector<std::pair<std::string, std::string>> kept(const DaemonConfig& config) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const StoredKey& k : config.stored_keys) out.emplace_back(k.key, k.value);
+  return out;
+}
+
+using KeptList = std::vector<std::pair<std::string, std::string>>;
+
+// As corosync stores every key of its file in cmap: pcs's totem.cluster_uuid, a typo, a section
+// of another program's. They load; one warning names them all, with their lines.
+TEST(DaemonConfigKept, KeysRtotemDoesNotUseAreKeptUnderTheirCmapNamesWithOneWarning) {
+  const DaemonConfig config = parsed("cluster {\n  a: b\n}\n" + config_text({.totem = "tokne: 3000",
+                                                                             .node1 = "address: 10.0.0.9",
+                                                                             .logging = "target {\n  x: 1\n}",
+                                                                             .ipc = "crypto_cipher: aes256"}));
+  EXPECT_EQ(kept(config), (KeptList{{"cluster.a", "b"},
+                                    {"ipc.crypto_cipher", "aes256"},
+                                    {"logging.target.x", "1"},
+                                    {"nodelist.node.0.address", "10.0.0.9"},
+                                    {"totem.tokne", "3000"}}));
+  ASSERT_EQ(config.warnings.size(), 1u);
+  EXPECT_EQ(config.warnings[0],
+            "t.conf:2: not used by rtotem, kept in the key store as corosync keeps them in cmap: cluster.a (line 2), "
+            "totem.tokne (line 6), nodelist.node.0.address (line 12), logging.target.x (line 21), ipc.crypto_cipher "
+            "(line 25)");
+  const DaemonConfig clean = parsed(config_text());
+  EXPECT_TRUE(clean.stored_keys.empty());
+  EXPECT_TRUE(clean.warnings.empty());
+}
+
+TEST(DaemonConfigKept, SectionsWithinSectionsKeepTheirPathAndALaterValueWins) {
+  const DaemonConfig config = parsed(config_text({.totem = "ring {\n  depth {\n    k: v\n  }\n}\n"
+                                                           "interface {\n  mtu: 1500\n  member {\n    memberaddr: "
+                                                           "10.0.0.1\n  }\n}"}) +
+                                     "extra {\n  a: 1\n}\nextra {\n  a: 2\n}\n");
+  EXPECT_EQ(kept(config), (KeptList{{"extra.a", "2"},
+                                    {"totem.interface.member.memberaddr", "10.0.0.1"},
+                                    {"totem.interface.mtu", "1500"},
+                                    {"totem.ring.depth.k", "v"}}));
+  EXPECT_EQ(config.warnings.size(), 1u);
+}
+
+// cmap numbers nodes as config_keys does, in nodeid order, whatever the file's order.
+TEST(DaemonConfigKept, ANodesKeysFollowItsPlaceInNodeidOrder) {
+  const DaemonConfig config = parsed(
+      "totem {\n  cluster_name: t\n}\nnodelist {\n"
+      "  node {\n    nodeid: 2\n    ring0_addr: 10.0.0.2\n    second: x\n  }\n"
+      "  node {\n    nodeid: 1\n    ring0_addr: 10.0.0.1\n    first: y\n  }\n"
+      "  flavour: plain\n}\n");
+  EXPECT_EQ(kept(config),
+            (KeptList{{"nodelist.flavour", "plain"}, {"nodelist.node.0.first", "y"}, {"nodelist.node.1.second", "x"}}));
+}
+
+// What corosync refuses too, and the runtime keys that are the daemon's.
+TEST(DaemonConfigRefusal, WhatCorosyncRefusesStaysAnError) {
   EXPECT_EQ(error_of("cluster_name: x\n" + config_text()), "t.conf:1: key 'cluster_name' outside any section");
   EXPECT_EQ(error_of(config_text() + "totem {\n}\n"), "t.conf:22: second totem section (first on line 1)");
-  EXPECT_EQ(error_of("totem {\ncluster_name: a\n}\nnodelist {\n  nodeid: 1\n}\n"),
-            "t.conf:5: nodelist.nodeid: unknown key (nodelist holds node sections)");
+  EXPECT_EQ(error_of(config_text() + "runtime {\n  a: b\n}\n"),
+            "t.conf:22: section runtime: runtime.* keys are the running daemon's, not the file's");
 }
 
 TEST(DaemonConfigRefusal, MissingRequiredParts) {
@@ -705,8 +749,6 @@ TEST(IpcAccess, CorosyncUidgidSectionsAddToTheLists) {
   EXPECT_EQ(config.ipc.allow.uids, (std::vector<std::uint32_t>{1001, 1002}));
   EXPECT_EQ(config.ipc.allow.gids, (std::vector<std::uint32_t>{0}));
   EXPECT_TRUE(config.warnings.empty());
-  EXPECT_EQ(error_of(config_text() + "uidgid {\n  user: x\n}\n"),
-            "t.conf:23: uidgid.user: unknown key (uidgid holds uid and gid)");
 }
 
 // As corosync's /etc/corosync/uidgid.d: one file per package, next to the config file.

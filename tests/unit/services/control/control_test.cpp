@@ -99,5 +99,22 @@ TEST(ReloadPlan, LoggingAndVotesApplyAndAnythingElseRefusesTheWhole) {
   EXPECT_EQ(gone.refused.size(), 2u);
 }
 
+// A key rtotem only keeps (a Corosync key it does not use, or one nobody knows) takes the file's
+// value at a reload; it is never a reason to restart.
+TEST(ReloadPlan, KeysRtotemOnlyKeepsChangeWithoutARestart) {
+  KeyList before = config(1000, "off", 1, 1);
+  before.emplace_back("totem.cluster_uuid", KeyValue::string("a"));
+  KeyList after = config(1000, "off", 1, 1);
+  after.emplace_back("totem.cluster_uuid", KeyValue::string("b"));
+  after.emplace_back("myapp.colour", KeyValue::string("red"));
+  const std::set<std::string, std::less<>> kept = {"totem.cluster_uuid", "myapp.colour"};
+  const ReloadPlan plan = plan_reload(before, after, 1, kept);
+  EXPECT_TRUE(plan.refused.empty());
+  EXPECT_EQ(plan.changed, (std::vector<std::string>{"myapp.colour", "totem.cluster_uuid"}));
+  EXPECT_FALSE(plan.logging);
+  // Not kept: the same change is a key of rtotem's own that it cannot take at run time.
+  EXPECT_EQ(plan_reload(before, after, 1).refused, (std::vector<std::string>{"myapp.colour", "totem.cluster_uuid"}));
+}
+
 }  // namespace
 }  // namespace rtotem::control
