@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "base/cli_args.hpp"
+#include "src/common/corosync_files.hpp"
 
 namespace rtotem::daemon {
 
@@ -38,6 +39,7 @@ Result<DaemonOptions> parse_daemon_options(std::span<char* const> args) {
                                     {"--state-dir", kValue},
                                     {"--nodeid", kValue}};
   DaemonOptions out;
+  bool config_given = false;
   for (CliReader reader(args, kOptions); !reader.done();) {
     auto arg = reader.next();
     if (!arg) return arg.error();
@@ -52,6 +54,7 @@ Result<DaemonOptions> parse_daemon_options(std::span<char* const> args) {
       out.help = true;
     } else if (name == "-c") {
       out.config_path = value;
+      config_given = true;
     } else if (name == "--ipc-name") {
       out.ipc_name = value;
     } else if (name == "--state-dir") {
@@ -62,6 +65,7 @@ Result<DaemonOptions> parse_daemon_options(std::span<char* const> args) {
       out.nodeid = *id;
     }
   }
+  if (!config_given) out.config_path = first_existing({RTOTEM_DEFAULT_CONFIG, kCorosyncConfigFile});
   // Absolute: a detached daemon runs in / (and SIGHUP re-reads the config from there).
   for (std::string* path : {&out.config_path, &out.state_dir}) {
     std::error_code error;

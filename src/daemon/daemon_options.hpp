@@ -12,6 +12,8 @@
 namespace rtotem::daemon {
 
 struct DaemonOptions {
+  // -c, else RTOTEM_DEFAULT_CONFIG where it exists, else /etc/corosync/corosync.conf where that
+  // exists (a node moved from Corosync as it is), else RTOTEM_DEFAULT_CONFIG.
   std::string config_path = RTOTEM_DEFAULT_CONFIG;
   bool foreground = false;
   std::optional<membership::NodeId> nodeid;

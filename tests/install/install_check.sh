@@ -104,6 +104,11 @@ else
   echo "loader config: not checked (needs root, unshare -m and Debian's corosync-quorumtool)"
 fi
 
+# The unit starts rtotemd without -c, so that rtotemd chooses its file: rtotem's own, else Corosync's.
+unit="$root/lib/systemd/system/rtotemd.service"
+grep -qx "ConditionPathExists=|/etc/corosync/corosync.conf" "$unit" && ! grep -E '^Exec' "$unit" | grep -q -- ' -c ' ||
+  fail "rtotemd.service does not start from /etc/corosync/corosync.conf where rtotem's own file is absent"
+
 # Enabling the unit makes corosync.service an alias of it, so Pacemaker's Requires=corosync.service
 # starts rtotemd. systemctl --root works on the scratch tree, without a running systemd.
 if command -v systemctl >/dev/null; then

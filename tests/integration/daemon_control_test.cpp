@@ -15,9 +15,12 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -454,6 +457,65 @@ class FileOverlay {
   std::string ours_;
   bool mounted_ = false;
 };
+
+// A tmpfs over the directory `dir` in this process's mount namespace of its own (made by the
+// first FileOverlay or here), so the test can put files where a host keeps them; gone with this.
+class TmpfsOver {
+ public:
+  explicit TmpfsOver(std::string dir) : dir_(std::move(dir)) {
+    static const bool private_mounts =
+        ::unshare(CLONE_NEWNS) == 0 && ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0;
+    mounted_ = private_mounts && ::mount("tmpfs", dir_.c_str(), "tmpfs", 0, "mode=0755") == 0;
+  }
+  ~TmpfsOver() {
+    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+  }
+  TmpfsOver(const TmpfsOver&) = delete;
+  TmpfsOver& operator=(const TmpfsOver&) = delete;
+  bool mounted() const noexcept { return mounted_; }
+
+ private:
+  std::string dir_;
+  bool mounted_ = false;
+};
+
+std::string command_output(const std::string& command) {
+  std::string out;
+  if (FILE* p = ::popen((command + " 2>&1").c_str(), "r")) {
+    char buffer[4096];
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, p)) > 0;) out.append(buffer, n);
+    ::pclose(p);
+  }
+  return out;
+}
+
+// A node moved from Corosync, with no rtotem.conf and no rtotem key: rtotemd (without -c) reads
+// /etc/corosync/corosync.conf, and its authkey, as they are.
+TEST(DaemonFiles, WithoutItsOwnFilesRtotemdReadsCorosyncs) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root, to mount over /etc/corosync";
+  const char* env = std::getenv("RTOTEMD");
+  const std::string rtotemd = env != nullptr ? env : "rtotemd";
+  // rtotemd's own default, from its usage: "-c CONFIG ... (default PATH)".
+  const std::string usage = command_output(rtotemd + " --help");
+  const auto at = usage.find("(default ", usage.find("-c CONFIG"));
+  ASSERT_NE(at, std::string::npos) << usage;
+  const std::string own = usage.substr(at + 9, usage.find(')', at) - at - 9);
+  std::error_code error;
+  std::filesystem::create_directories("/etc/corosync", error);
+  const std::string own_dir = std::filesystem::path(own).parent_path().string();
+  std::optional<TmpfsOver> own_hidden;
+  if (std::filesystem::exists(own_dir)) own_hidden.emplace(own_dir);
+  const TmpfsOver corosync("/etc/corosync");
+  ASSERT_TRUE(corosync.mounted() && (!own_hidden || own_hidden->mounted()));
+  std::ofstream("/etc/corosync/corosync.conf")
+      << "totem {\n  version: 2\n  cluster_name: moved\n  cluster_uuid: 5d1c\n  transport: knet\n"
+         "  crypto_cipher: aes256\n  crypto_hash: sha256\n}\nnodelist {\n  node {\n    ring0_addr: 127.0.0.1\n"
+         "    name: n1\n    nodeid: 1\n  }\n}\nquorum {\n  provider: corosync_votequorum\n}\n";
+  ASSERT_EQ(std::system("head -c 256 /dev/urandom > /etc/corosync/authkey && chmod 0400 /etc/corosync/authkey"), 0);
+  const std::string checked = command_output(rtotemd + " -t");
+  EXPECT_NE(checked.find("/etc/corosync/corosync.conf: ok: cluster moved"), std::string::npos) << checked;
+  EXPECT_NE(checked.find("crypto on (key /etc/corosync/authkey)"), std::string::npos) << checked;
+}
 
 // A name server that never answers: a UDP socket on port 53 of a loopback address of this
 // process's own, that nobody reads. A lookup sent there waits for the resolver's timeout.

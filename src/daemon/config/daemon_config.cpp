@@ -12,6 +12,7 @@
 #include <numeric>
 #include <system_error>
 
+#include "src/common/corosync_files.hpp"
 #include "src/daemon/config/config_sections.hpp"
 #include "base/fd.hpp"
 
@@ -170,6 +171,8 @@ Result<DaemonConfig> load_config(const std::string& path) {
   if (!text) return text.error();
   auto config = parse_config(*text, path);
   if (!config) return config;
+  // No totem.keyfile: rtotem's own key where it exists, else an existing cluster's Corosync key.
+  if (config->keyfile_line == 0) config->keyfile = first_existing({kDefaultKeyFile, kCorosyncKeyFile});
   if (auto ok = read_uidgid_dir(std::filesystem::path(path).parent_path() / "uidgid.d", config->ipc.allow); !ok)
     return ok.error();
   return config;

@@ -165,7 +165,9 @@ struct DaemonConfig {
 // Parses and checks `text`; `origin` (a file name) opens every message. Resolves each ring0_addr.
 Result<DaemonConfig> parse_config(std::string_view text, std::string_view origin);
 // Reads the file at `path` (at most kConfigBytesMax bytes) and parses it, then every file of the
-// uidgid.d directory next to it (corosync's: uidgid sections only); errors name the file.
+// uidgid.d directory next to it (corosync's: uidgid sections only); errors name the file. Without
+// totem.keyfile the key file is kDefaultKeyFile where it exists, else /etc/corosync/authkey where
+// that exists.
 Result<DaemonConfig> load_config(const std::string& path);
 
 // The node entry this daemon is: `nodeid` if given (it must be in the nodelist), else the one entry

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
+
+#include "src/common/corosync_files.hpp"
 
 namespace rtotem::daemon {
 namespace {
@@ -24,7 +27,11 @@ std::string error_of(std::vector<std::string> words) {
 TEST(DaemonOptions, DefaultsToTheInstalledConfigAndStateDir) {
   auto options = parse({});
   ASSERT_TRUE(options) << options.error().message();
-  EXPECT_EQ(options->config_path, RTOTEM_DEFAULT_CONFIG);
+  // Corosync's file only where rtotem's own is absent, as on a node moved from Corosync
+  // (DaemonFiles.WithoutItsOwnFilesRtotemdReadsCorosyncs makes such a host).
+  const bool corosyncs =
+      !std::filesystem::exists(RTOTEM_DEFAULT_CONFIG) && std::filesystem::exists(std::string(kCorosyncConfigFile));
+  EXPECT_EQ(options->config_path, corosyncs ? std::string(kCorosyncConfigFile) : RTOTEM_DEFAULT_CONFIG);
   EXPECT_EQ(options->state_dir, RTOTEM_DEFAULT_STATE_DIR);
   EXPECT_FALSE(options->foreground || options->check_only || options->version || options->help);
   EXPECT_FALSE(options->nodeid);
