@@ -42,7 +42,6 @@ constexpr TotemNumber kTotemNumbers[] = {
 
 constexpr std::string_view kTotemCorosyncKeys[] = {
     "crypto_model",
-    "secauth",
     "key",
     "ip_version",
     "knet_*",
@@ -85,51 +84,84 @@ Result<bool> read_link_mode(ParseContext& context, const Value& value, DaemonCon
   return true;
 }
 
-// What decided totem.crypto: our own key, or corosync's crypto_cipher and crypto_hash (either not
-// `none` asks for protection; rtotem seals with XChaCha20-Poly1305 whatever they name). Both
-// kinds in one file must agree; our own key decides the line blamed for the key file.
+// totem.crypto, rtotem's own, and Corosync's secauth, crypto_cipher and crypto_hash read as
+// Corosync reads them: secauth on means aes256 and sha256, crypto_cipher and crypto_hash override
+// it, a cipher needs a hash, and either not none protects every packet. rtotem protects packets
+// one way whatever they name: sealed with XChaCha20-Poly1305, so where Corosync would only
+// authenticate (a hash alone) rtotem encrypts too. Both kinds in one file must agree.
+struct CryptoSetting {
+  std::string_view key;  // "totem.crypto", ...
+  std::optional<bool> on;
+  std::string text;
+  int line = 0;
+};
 struct CryptoKeys {
-  std::optional<bool> own_on;
-  int own_line = 0;
-  std::optional<bool> corosync_on;  // any corosync key not none
-  int corosync_line = 0;            // of the key that decided corosync_on
-  std::string corosync_key;
+  CryptoSetting own{"totem.crypto"};
+  CryptoSetting secauth{"totem.secauth"};
+  CryptoSetting cipher{"totem.crypto_cipher"};
+  CryptoSetting hash{"totem.crypto_hash"};
 };
 
-Result<bool> read_crypto(ParseContext& context, const Value& value, DaemonConfig& config, CryptoKeys& keys) {
-  if (value.key() == "crypto") {
+Result<bool> read_crypto(const Value& value, CryptoKeys& keys) {
+  const std::string_view key = value.key();
+  CryptoSetting& slot = key == "crypto"          ? keys.own
+                        : key == "secauth"       ? keys.secauth
+                        : key == "crypto_cipher" ? keys.cipher
+                                                 : keys.hash;
+  slot.line = value.line();
+  slot.text = std::string(value.text());
+  if (&slot == &keys.own || &slot == &keys.secauth) {
     bool on = false;
     if (auto ok = value.read(on); !ok) return ok.error();
-    keys.own_on = on;
-    keys.own_line = value.line();
-    config.crypto = on;
-    config.crypto_key = "totem.crypto";
-    config.crypto_line = value.line();
+    slot.on = on;
     return true;
   }
   if (value.text().empty()) return value.fail("empty value (none, or a cipher or hash name)");
-  const bool on = value.text() != "none";
-  if (on)
-    context.warn(value.line(), fmt::format("totem.{}: {}: rtotem seals packets with XChaCha20-Poly1305 "
-                                           "(crypto on, key from totem.keyfile)",
-                                           value.key(), value.text()));
-  if (!keys.corosync_on || (on && !*keys.corosync_on)) {
-    keys.corosync_line = value.line();
-    keys.corosync_key = fmt::format("totem.{}", value.key());
-  }
-  keys.corosync_on = keys.corosync_on.value_or(false) || on;
-  if (!keys.own_on) {
-    config.crypto = *keys.corosync_on;
-    config.crypto_key = keys.corosync_key;
-    config.crypto_line = keys.corosync_line;
-  }
+  slot.on = value.text() != "none";
   return true;
 }
 
-Result<void> check_crypto_agree(const ParseContext& context, const CryptoKeys& keys) {
-  if (!keys.corosync_on || !keys.own_on || *keys.corosync_on == *keys.own_on) return {};
-  return context.fail(keys.corosync_line, "{}: turns crypto {}, but totem.crypto is {} (line {})", keys.corosync_key,
-                      *keys.corosync_on ? "on" : "off", *keys.own_on ? "on" : "off", keys.own_line);
+void decide(DaemonConfig& config, const CryptoSetting& by, bool on) {
+  config.crypto = on;
+  config.crypto_key = std::string(by.key);
+  config.crypto_line = by.line;
+}
+
+Result<void> resolve_crypto(ParseContext& context, const CryptoKeys& keys, DaemonConfig& config) {
+  const bool secauth = keys.secauth.on.value_or(false);
+  const bool cipher = keys.cipher.on.value_or(secauth);
+  const bool hash = keys.hash.on.value_or(secauth);
+  if (cipher && !hash) {
+    const CryptoSetting& blamed = keys.cipher.on ? keys.cipher : keys.secauth;
+    return context.fail(blamed.line,
+                        "{}: {} asks for a cipher, which needs a crypto_hash other than none (corosync refuses it too)",
+                        blamed.key, blamed.text);
+  }
+  const bool on = cipher || hash;
+  // The Corosync key that decided: the first given that turns protection on (secauth where it
+  // stands for a key not given), else the first given.
+  const CryptoSetting* by = nullptr;
+  if (on) {
+    by = keys.cipher.on.value_or(false) ? &keys.cipher : keys.hash.on.value_or(false) ? &keys.hash : &keys.secauth;
+    for (const CryptoSetting* each : {&keys.secauth, &keys.cipher, &keys.hash})
+      if (each->on.value_or(false) && (each != &keys.secauth || by == each))
+        context.warn(each->line,
+                     fmt::format("{}: {}: rtotem seals packets with XChaCha20-Poly1305 (crypto on, key "
+                                 "from totem.keyfile){}",
+                                 each->key, each->text,
+                                 each == &keys.hash && !cipher ? "; corosync would authenticate them only" : ""));
+  } else {
+    for (const CryptoSetting* each : {&keys.cipher, &keys.hash, &keys.secauth})
+      if (!by && each->on) by = each;
+  }
+  if (by && !keys.own.on) decide(config, *by, on);
+  if (keys.own.on) {
+    if (by && *keys.own.on != on)
+      return context.fail(by->line, "{}: turns crypto {}, but totem.crypto is {} (line {})", by->key, on ? "on" : "off",
+                          *keys.own.on ? "on" : "off", keys.own.line);
+    decide(config, keys.own, *keys.own.on);
+  }
+  return {};
 }
 
 // An address the file names for the whole cluster must parse (a name is resolved now).
@@ -245,8 +277,8 @@ Result<bool> read_totem_key(ParseContext& context, const Value& value, DaemonCon
   if (key == "link_mode") return read_link_mode(context, value, config);
   if (key == "fallback") return known(value.read(config.rdma_fallback));
   if (key == "netmtu") return known(value.read(config.netmtu, transport::kMtuMin, transport::kMtuMax, "bytes"));
-  if (key == "crypto" || key == "crypto_cipher" || key == "crypto_hash")
-    return read_crypto(context, value, config, crypto);
+  if (key == "crypto" || key == "secauth" || key == "crypto_cipher" || key == "crypto_hash")
+    return read_crypto(value, crypto);
   if (key == "keyfile") {
     config.keyfile_line = value.line();
     return known(value.read(config.keyfile));
@@ -262,7 +294,7 @@ Result<void> read_totem(ParseContext& context, const ConfigSection& totem, Daemo
   CryptoKeys crypto;
   auto read_key = [&](const Value& value) { return read_totem_key(context, value, config, crypto); };
   if (auto ok = read_entries(context, totem, "totem", kTotemCorosyncKeys, read_key); !ok) return ok;
-  if (auto ok = check_crypto_agree(context, crypto); !ok) return ok;
+  if (auto ok = resolve_crypto(context, crypto, config); !ok) return ok;
   if (config.cluster_name.empty()) return context.fail(totem.line, "totem: cluster_name is required");
   return read_interfaces(context, totem, config);
 }

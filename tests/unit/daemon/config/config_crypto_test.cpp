@@ -72,15 +72,42 @@ TEST(ConfigCrypto, CorosyncCipherOrHashOtherThanNoneTurnsCryptoOn) {
   EXPECT_EQ(on.warnings[0],
             "t.conf:3: totem.crypto_cipher: aes256: rtotem seals packets with XChaCha20-Poly1305 "
             "(crypto on, key from totem.keyfile)");
-  // Corosync's authentication-only setting asks for protection too.
-  EXPECT_TRUE(parsed("  crypto_cipher: none\n  crypto_hash: sha1").crypto);
-  EXPECT_EQ(parsed("  crypto_cipher: none\n  crypto_hash: sha1").crypto_line, 4);
+  // Corosync's authentication-only setting asks for protection too: rtotem seals, and says so.
+  const DaemonConfig hash_only = parsed("  crypto_cipher: none\n  crypto_hash: sha1");
+  EXPECT_TRUE(hash_only.crypto);
+  EXPECT_EQ(hash_only.crypto_line, 4);
+  ASSERT_EQ(hash_only.warnings.size(), 1u);
+  EXPECT_EQ(hash_only.warnings[0],
+            "t.conf:4: totem.crypto_hash: sha1: rtotem seals packets with XChaCha20-Poly1305 (crypto on, key from "
+            "totem.keyfile); corosync would authenticate them only");
+  // A cipher without a hash: corosync refuses it, so does rtotem.
+  EXPECT_EQ(error_of("  crypto_cipher: aes256"),
+            "t.conf:3: totem.crypto_cipher: aes256 asks for a cipher, which needs a crypto_hash other than none "
+            "(corosync refuses it too)");
+  EXPECT_EQ(error_of("  crypto_cipher: aes256\n  crypto_hash: none"), error_of("  crypto_cipher: aes256"));
   // Our key and corosync's agree, or the file is refused where they part.
-  EXPECT_TRUE(parsed("  crypto: on\n  crypto_cipher: aes256").crypto);
-  EXPECT_EQ(error_of("  crypto: off\n  crypto_cipher: aes256"),
+  EXPECT_TRUE(parsed("  crypto: on\n  crypto_cipher: aes256\n  crypto_hash: sha256").crypto);
+  EXPECT_EQ(error_of("  crypto: off\n  crypto_cipher: aes256\n  crypto_hash: sha256"),
             "t.conf:4: totem.crypto_cipher: turns crypto on, but totem.crypto is off (line 3)");
   EXPECT_EQ(error_of("  crypto_cipher: none\n  crypto: on"),
             "t.conf:3: totem.crypto_cipher: turns crypto off, but totem.crypto is on (line 4)");
+}
+
+// Corosync 2's secauth: on is aes256 with sha256, so a file from that era stays protected;
+// crypto_cipher and crypto_hash, where given, override it.
+TEST(ConfigCrypto, SecauthOnProtectsAsCorosyncsCipherAndHashDo) {
+  const DaemonConfig on = parsed("  secauth: on");
+  EXPECT_TRUE(on.crypto);
+  EXPECT_EQ(on.crypto_key, "totem.secauth");
+  EXPECT_EQ(on.crypto_line, 3);
+  EXPECT_FALSE(parsed("  secauth: off").crypto);
+  EXPECT_FALSE(parsed("  secauth: on\n  crypto_cipher: none\n  crypto_hash: none").crypto);
+  EXPECT_TRUE(parsed("  secauth: on\n  crypto_cipher: none").crypto);  // sha256 from secauth remains
+  EXPECT_EQ(error_of("  secauth: on\n  crypto_hash: none"),
+            "t.conf:3: totem.secauth: on asks for a cipher, which needs a crypto_hash other than none (corosync "
+            "refuses it too)");
+  EXPECT_EQ(error_of("  secauth: maybe"),
+            "t.conf:3: totem.secauth: 'maybe' is not one of: on, yes, true, off, no, false");
 }
 
 struct ConfigKeyFileTest : ::testing::Test {
@@ -137,7 +164,7 @@ TEST_F(ConfigKeyFileTest, AKeyOfTheWrongSizeOrTooOpenIsRefused) {
   std::filesystem::remove(key);
   ASSERT_TRUE(write_key_file(key, false).ok());
   ASSERT_EQ(::chmod(key.c_str(), 0644), 0);
-  EXPECT_EQ(load_error(fmt::format("  crypto_cipher: aes256\n  keyfile: {}", key)),
+  EXPECT_EQ(load_error(fmt::format("  crypto_hash: sha256\n  keyfile: {}", key)),
             fmt::format("t.conf:4: totem.keyfile: key file {}: permissions 0644 are too open: a cluster key must not "
                         "be accessible by group or others (chmod 0400 {})",
                         key, key));
