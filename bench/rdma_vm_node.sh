@@ -23,7 +23,7 @@ write_conf() {  # write_conf TRANSPORT FILE: the cluster's config, only the tran
     # token 5000: emulated CPUs stall for hundreds of ms under load; the ring must not re-form
     # during a run. 512 KiB messages at most, as when BENCHMARKS.md's lab numbers were measured
     # (rtotemd then needed it at rxe's 1024-byte port MTU; it now sizes its pools for 1 MiB).
-    printf 'totem {\n  cluster_name: rdma-vm-bench\n  transport: %s\n  token: 5000\n' "$1"
+    printf 'totem {\n  cluster_name: rdma-vm-bench\n  transport: %s\n  token: 5000\n  token_coefficient: 0\n' "$1"
     printf '  max_message_size: 524288\n'
     [[ $1 == rdma ]] && printf '  fallback: no\n'
     printf '  interface {\n    mcastaddr: 239.192.77.%d\n  }\n}\nnodelist {\n' "$([[ $1 == rdma ]] && echo 1 || echo 2)"

@@ -173,7 +173,7 @@ Result<DaemonSetup> prepare(const DaemonOptions& options, TransportPlan& plan) {
   if (!addresses) return addresses.error();
   auto self = config::local_node(*loaded, options.nodeid, *addresses);
   if (!self) return self.error();
-  auto totem = loaded->totem.resolved();
+  auto totem = loaded->totem_in_force().resolved();
   if (!totem) return Error::make("{}: totem: {}", options.config_path, totem.error().message());
   if (auto links = config::check_links(*loaded, totem->token_timeout_ms); !links) return links.error();
   if (loaded->links.size() > 1) {

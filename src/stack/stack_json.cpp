@@ -2,6 +2,7 @@
 // same document, so scripts and people read one source).
 #include <algorithm>
 
+#include "src/daemon/config/config_sections.hpp"
 #include "src/ipc/json_quote.hpp"
 #include "src/stack/node_stack.hpp"
 #include "transport/links/link_set.hpp"
@@ -61,6 +62,15 @@ std::string link_counters_json(const transport::Backend& backend) {
   return out + "}";
 }
 
+// The timing in force (resolved, token_coefficient applied), in ms, under corosync's key names.
+std::string timing_json(const membership::TotemConfig& totem) {
+  std::string out;
+  for (const config::TotemNumber& t : config::totem_numbers())
+    if (t.unit == std::string_view("ms"))
+      out += fmt::format("{}\"{}\": {}", out.empty() ? "" : ", ", t.key, totem.*t.field);
+  return "{" + out + "}";
+}
+
 }  // namespace
 
 std::string NodeStack::status_json() const {
@@ -71,13 +81,13 @@ std::string NodeStack::status_json() const {
       "{{\"nodeid\": {}, \"cluster_name\": {}, \"transport\": {}, \"crypto\": {}, \"local_address\": {}, "
       "\"state\": {}, "
       "\"ring\": {{\"rep\": {}, \"seq\": {}}}, \"members\": [{}], \"clients\": {}, \"groups\": {}, "
-      "\"configurations\": {}, \"links\": {}, \"link\": {}}}",
+      "\"configurations\": {}, \"totem\": {}, \"links\": {}, \"link\": {}}}",
       setup_.self.nodeid, json_quoted(setup_.config.cluster_name),
       json_quoted(config::describe(setup_.config.link0().transport)),
       json_quoted(host_.backend().sealed() ? "on" : "off"), json_quoted(host_.backend().local_address()),
       json_quoted(membership::describe(node.state())), node.ring_id().rep, node.ring_id().seq, members,
-      clients_->client_count(), groups_->group_names().size(), configurations_, links_json(host_.backend()),
-      counters_object(host_.backend().counters()));
+      clients_->client_count(), groups_->group_names().size(), configurations_, timing_json(setup_.totem),
+      links_json(host_.backend()), counters_object(host_.backend().counters()));
 }
 
 std::string NodeStack::stats_json() const {

@@ -72,7 +72,7 @@ void check_start_up(const DaemonConfig& config) {
     return;
   }
   RTOTEM_ASSERT(udp->peers.size() == config.nodes.size());
-  auto totem = config.totem.resolved();
+  auto totem = config.totem_in_force().resolved();
   if (totem) (void)totem->check(udp->params);
 }
 

@@ -64,6 +64,19 @@ void record(rtotem_t*, std::uint64_t, int event, const char* key, const rtotem_k
   static_cast<std::vector<Change>*>(user)->push_back({event, key, value});
 }
 
+TEST(DaemonKeys, TheTokenInForceGrowsWithTheNodelistAsCorosyncsDoes) {
+  DaemonCluster cluster(3, 1000, "  token_coefficient: 200\n");
+  std::vector<std::unique_ptr<TestClient>> clients;
+  start_ring(cluster, 3, clients);
+  EXPECT_EQ(ctl_out(cluster, 2, "get totem.token"), "totem.token (u32) = 1000\n");
+  EXPECT_EQ(ctl_out(cluster, 2, "get totem.token_coefficient"), "totem.token_coefficient (u32) = 200\n");
+  EXPECT_EQ(ctl_out(cluster, 2, "get runtime.config.totem.token"), "runtime.config.totem.token (u32) = 1200\n");
+  EXPECT_EQ(ctl_out(cluster, 2, "get runtime.config.totem.consensus"), "runtime.config.totem.consensus (u32) = 1440\n");
+  const std::string status = cluster.ctl_json(2, "status");
+  EXPECT_NE(status.find("\"totem\": {\"token\": 1200, "), std::string::npos) << status;
+  EXPECT_NE(status.find("\"consensus\": 1440"), std::string::npos) << status;
+}
+
 TEST(DaemonKeys, TheConfigurationAndTheRingAreKeysAndApplicationKeysAreTracked) {
   DaemonCluster cluster(2);
   std::vector<std::unique_ptr<TestClient>> clients;

@@ -17,7 +17,7 @@ constexpr int kNodes = 3;
 
 std::string rdma_and_udp_links(const DaemonCluster& cluster) {
   std::string text = fmt::format(
-      "totem {{\n  cluster_name: {}\n  transport: rdma\n  token: 1000\n"
+      "totem {{\n  cluster_name: {}\n  transport: rdma\n  token: 1000\n  token_coefficient: 0\n"
       "  interface {{\n    linknumber: 0\n    mcastport: {}\n  }}\n"
       "  interface {{\n    linknumber: 1\n    transport: udpu\n    mcastport: {}\n  }}\n}}\n"
       "logging {{\n  to_stderr: yes\n}}\nnodelist {{\n",

@@ -178,7 +178,7 @@ dropped() {  # dropped NODE: packets the impairment has dropped on NODE's rt0 so
 write_config() {
   local node
   {
-    printf 'totem {\n\tversion: 2\n\tcluster_name: %s\n\ttransport: udpu\n\ttoken: %d\n' "$prefix" "$token_ms"
+    printf 'totem {\n\tversion: 2\n\tcluster_name: %s\n\ttransport: udpu\n\ttoken: %d\n\ttoken_coefficient: 0\n' "$prefix" "$token_ms"
     printf '\tlink_mode: %s\n' "$link_mode"
     printf '\tinterface {\n\t\tmcastport: 5405\n\t}\n}\n'
     printf 'nodelist {\n'

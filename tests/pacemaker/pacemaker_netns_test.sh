@@ -205,6 +205,7 @@ totem {
 	cluster_name: pcmk
 	transport: udpu
 	token: $token_ms
+	token_coefficient: 0
 }
 nodelist {
 $nodes}
@@ -222,7 +223,6 @@ totem {
 	cluster_name: pcmk
 	transport: knet
 	token: $token_ms
-	# Corosync adds token_coefficient (650 ms) per node beyond 2 to the token; rtotem does not.
 	token_coefficient: 0
 	crypto_cipher: none
 	crypto_hash: none

@@ -17,7 +17,7 @@ link1_of() { echo "${RXE_IP%.*.*}.1.$1"; }  # node N's link 1 address: 10.77.1.N
 ip addr add "$(link1_of "$node")/24" dev "$RXE_NETDEV"
 {
   # netmtu 992: what an rxe port of active MTU 1024 carries (an RDMA link must carry netmtu).
-  printf 'totem {\n  cluster_name: vm-links\n  transport: rdma\n  token: 5000\n  netmtu: 992\n'
+  printf 'totem {\n  cluster_name: vm-links\n  transport: rdma\n  token: 5000\n  token_coefficient: 0\n  netmtu: 992\n'
   printf '  interface {\n    linknumber: 0\n    mcastaddr: 239.192.77.6\n  }\n'
   printf '  interface {\n    linknumber: 1\n    transport: udpu\n  }\n}\nnodelist {\n'
   i=1

@@ -18,7 +18,7 @@ write_conf() {
   local file=$1 cluster=$2 group=$3 line ip i=1
   shift 3
   {
-    printf 'totem {\n  cluster_name: %s\n  transport: rdma\n  token: 5000\n' "$cluster"
+    printf 'totem {\n  cluster_name: %s\n  transport: rdma\n  token: 5000\n  token_coefficient: 0\n' "$cluster"
     for line in "$@"; do printf '  %s\n' "$line"; done
     printf '  interface {\n    mcastaddr: %s\n  }\n}\nnodelist {\n' "$group"
     for ip in $RXE_IPS; do printf '  node {\n    nodeid: %d\n    ring0_addr: %s\n  }\n' "$i" "$ip"; i=$((i + 1)); done

@@ -9,7 +9,7 @@
 #   sys_after_kill SYSTEM PID                         remove what a killed daemon leaves in /dev/shm
 #   sys_client SYSTEM I                               the bench client command for node I (words)
 #   sys_version SYSTEM                                one line: the exact build measured
-# Both get the same timeouts: token 1000 ms, consensus 1200 ms (corosync: token_coefficient 0, so
+# Both get the same timeouts: token 1000 ms, consensus 1200 ms (token_coefficient 0 on both, so
 # the token does not grow with the node count). Sourced by compare.sh; defines only.
 # Inputs: CMP_BUILD (rtotem's build dir), CMP_BASELINE (the baseline's, or empty), CMP_PREFIX, and
 # netns.sh's functions.
@@ -86,6 +86,7 @@ totem {
 	cluster_name: $CMP_PREFIX
 	transport: $1
 	token: $CMP_TOKEN_MS
+	token_coefficient: 0
 	consensus: $CMP_CONSENSUS_MS
 $crypto_lines
 ${CMP_NETMTU:+	netmtu: $CMP_NETMTU

@@ -178,6 +178,17 @@ Result<DaemonConfig> load_config(const std::string& path) {
   return config;
 }
 
+membership::TotemConfig DaemonConfig::totem_in_force() const noexcept {
+  membership::TotemConfig in_force = totem;
+  if (nodes.size() > 2) {
+    // In 64 bits, then capped: a nodelist long enough to pass 32 bits means no timeout anyone wants.
+    const std::uint64_t token =
+        std::uint64_t{totem.token_timeout_ms} + (nodes.size() - 2) * std::uint64_t{token_coefficient_ms};
+    in_force.token_timeout_ms = static_cast<std::uint32_t>(std::min<std::uint64_t>(token, UINT32_MAX));
+  }
+  return in_force;
+}
+
 transport::LinkTiming LinkConfig::timing(std::uint32_t token_ms) const noexcept {
   transport::LinkTiming timing;
   timing.pong_count = pong_count;

@@ -128,6 +128,8 @@ struct IpcConfig {
   IpcAccess allow;  // ipc.allow_uid / allow_gid, uidgid sections, uidgid.d files
 };
 
+inline constexpr std::uint32_t kTokenCoefficientDefaultMs = 650;  // corosync's
+
 struct DaemonConfig {
   std::string path;          // the file it came from
   std::string cluster_name;  // required
@@ -136,8 +138,11 @@ struct DaemonConfig {
   // totem.fallback: with transport rdma and no usable RDMA device, run on UDP multicast (true) or
   // refuse to start (false).
   bool rdma_fallback = true;
-  membership::TotemConfig totem;  // NOT resolved(): the daemon resolves and checks it
-  std::uint32_t netmtu = 1400;    // bytes of payload per packet (BackendParams::mtu)
+  membership::TotemConfig totem;  // as the file gives it, NOT resolved(): see totem_in_force()
+  // totem.token_coefficient: ms the token grows by for each node of the nodelist beyond two.
+  std::uint32_t token_coefficient_ms = kTokenCoefficientDefaultMs;
+  bool token_coefficient_given = false;
+  std::uint32_t netmtu = 1400;  // bytes of payload per packet (BackendParams::mtu)
   // Link 0 always; sorted by number, at most kLinksMax. Link 0's transport is totem.transport
   // (rtotemd sets it to the one it runs when RDMA falls back).
   std::vector<LinkConfig> links = {LinkConfig{}};
@@ -160,6 +165,10 @@ struct DaemonConfig {
 
   const LinkConfig& link0() const noexcept { return links.front(); }
   LinkConfig& link0() noexcept { return links.front(); }
+  // The totem timing the node runs with, as corosync computes it: with more than two nodes in the
+  // nodelist, token is the file's token + (nodes - 2) x token_coefficient, and what derives from
+  // the token (retransmit, hold, consensus...) derives from that. Still to be resolved().
+  membership::TotemConfig totem_in_force() const noexcept;
 };
 
 // Parses and checks `text`; `origin` (a file name) opens every message. Resolves each ring0_addr.

@@ -56,7 +56,6 @@ constexpr std::string_view kTotemCorosyncKeys[] = {
     "block_unlisted_ips",
     "threads",
     "vsftype",
-    "token_coefficient",
     "token_warning",
     "cancel_token_hold_on_retransmit",
 };
@@ -273,6 +272,10 @@ Result<bool> read_totem_key(ParseContext& context, const Value& value, DaemonCon
     if (!kind) return kind.error();
     config.totem_transport = *kind;
     return true;
+  }
+  if (key == "token_coefficient") {
+    config.token_coefficient_given = true;
+    return known(value.read(config.token_coefficient_ms, 0, kMsMax, "ms"));
   }
   if (key == "link_mode") return read_link_mode(context, value, config);
   if (key == "fallback") return known(value.read(config.rdma_fallback));

@@ -73,6 +73,7 @@ std::vector<std::pair<std::string, KeyValue>> config_keys(const config::DaemonCo
         KeyValue::u32(static_cast<std::uint32_t>(timing.ping_timeout / 1000)));
   }
   // The file's totem numbers (0: not given, derived), then what is in force.
+  if (c.token_coefficient_given) add("totem.token_coefficient", KeyValue::u32(c.token_coefficient_ms));
   for (const config::TotemNumber& t : config::totem_numbers()) {
     if (c.totem.*t.field != 0) add(fmt::format("totem.{}", t.key), KeyValue::u32(c.totem.*t.field));
     add(fmt::format("runtime.config.totem.{}", t.key), KeyValue::u32(resolved.*t.field));

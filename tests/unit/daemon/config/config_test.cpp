@@ -565,6 +565,31 @@ std::string three_nodes(std::string_view transport) {
       transport);
 }
 
+// As corosync's totemconfig: token + (nodes - 2) x token_coefficient past two nodes, and what
+// derives from the token derives from the sum; the file's own totem.token stays as written.
+TEST(DaemonConfig, TokenGrowsByTheCoefficientForEachNodeBeyondTwoAsInCorosync) {
+  const DaemonConfig three = parsed(three_nodes("udpu"));
+  EXPECT_EQ(three.totem.token_timeout_ms, 3000u);
+  auto in_force = three.totem_in_force().resolved();
+  ASSERT_TRUE(in_force.ok());
+  EXPECT_EQ(in_force->token_timeout_ms, 3650u);
+  EXPECT_EQ(in_force->consensus_ms, 4380u);                                          // 1.2 x 3650
+  EXPECT_EQ(in_force->token_retransmit_ms, static_cast<std::uint32_t>(3650 / 4.2));  // 869
+
+  std::string text = three_nodes("udpu");
+  text.replace(text.find("transport: udpu\n"), 16,
+               "transport: udpu\ntoken: 1000\ntoken_coefficient: 100\nconsensus: 5000\n");
+  const DaemonConfig given = parsed(text);
+  EXPECT_EQ(given.totem_in_force().token_timeout_ms, 1100u);
+  EXPECT_EQ(given.totem_in_force().consensus_ms, 5000u);  // given, not derived
+  text.replace(text.find("token_coefficient: 100"), 22, "token_coefficient: 0  ");
+  EXPECT_EQ(parsed(text).totem_in_force().token_timeout_ms, 1000u);
+
+  std::string two = three_nodes("udpu");
+  two.erase(two.find("node {\nnodeid: 3"), std::string_view("node {\nnodeid: 3\nring0_addr: 10.0.0.3\n}\n").size());
+  EXPECT_EQ(parsed(two).totem_in_force().token_timeout_ms, 3000u);
+}
+
 TEST(LocalNode, IsTheOneNodeWithAnAddressOfThisHost) {
   const DaemonConfig config = parsed(three_nodes("udpu"));
   const std::vector<InetAddress> host = {address("127.0.0.1"), address("10.0.0.2"), address("fe80::1")};
