@@ -91,6 +91,23 @@ Result<void> Node::rebind(transport::Backend& backend, Time now) {
   return {};
 }
 
+void Node::set_timing(const TotemConfig& timing) {
+  RTOTEM_ASSERT(timing.token_retransmit_ms > 0 && timing.token_retransmit_ms < timing.token_timeout_ms);  // resolved()
+  RTOTEM_ASSERT(timing.token_hold_ms > 0 && timing.token_hold_ms < timing.token_retransmit_ms);
+  RTOTEM_ASSERT(timing.join_ms > 0 && timing.consensus_ms > 2 * (timing.join_ms + timing.send_join_ms));
+  RTOTEM_ASSERT(timing.fail_recv_ms > 0);
+  config_.token_timeout_ms = timing.token_timeout_ms;
+  config_.token_retransmits_before_loss = timing.token_retransmits_before_loss;
+  config_.token_retransmit_ms = timing.token_retransmit_ms;
+  config_.token_hold_ms = timing.token_hold_ms;
+  config_.join_ms = timing.join_ms;
+  config_.send_join_ms = timing.send_join_ms;
+  config_.consensus_ms = timing.consensus_ms;
+  config_.merge_ms = timing.merge_ms;
+  config_.fail_recv_const = timing.fail_recv_const;
+  config_.fail_recv_ms = timing.fail_recv_ms;
+}
+
 void Node::start(Time now) {
   RTOTEM_ASSERT(!started_);
   started_ = true;

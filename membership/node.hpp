@@ -114,6 +114,12 @@ class Node {
   // needed. Refused (nothing changes) when `backend` carries less than the node was sized for.
   Result<void> rebind(transport::Backend& backend, Time now);
 
+  // The protocol's timing changed (a reload of every node, applied at one place in the order):
+  // token, its retransmits, hold, join, send_join, consensus, merge and fail_recv from `timing`
+  // (resolved()); flow control and sizes stay. Each timer armed from now on runs with it; one
+  // already armed keeps its deadline.
+  void set_timing(const TotemConfig& timing);
+
   // A batch of received packets: multicasts first, then tokens (tocssrp95: the messages received
   // before a token are handled before it). Moves out the `hold` of packets it keeps.
   void on_packets(std::span<transport::InboundPacket> batch, Time now);
@@ -126,6 +132,7 @@ class Node {
     return submit(Gather{message, {}}, delivery, now);
   }
   std::size_t max_message_size() const noexcept;
+  const TotemConfig& config() const noexcept { return config_; }
   NodeId id() const noexcept { return self_; }
   MemberState state() const noexcept { return state_; }
   bool operational() const noexcept { return state_ == MemberState::kOperational; }

@@ -336,12 +336,17 @@ RTOTEM_API int rtotem_shutdown_reply(rtotem_t *, int agree); /* 0; -ENOENT: no s
  * request is queued for the ring (the node acts when the ring delivers it); -ENOENT: not a member
  * of the ring; -EAGAIN: the ring's back-pressure, retry; -EPERM. */
 RTOTEM_API int rtotem_kill_node(rtotem_t *, uint32_t nodeid, const char *reason);
-/* Re-reads this node's config file: logging, uidgid, this node's quorum_votes and the expected
- * votes change at run time. Returns once the file is read and applied (its host and user names
- * are looked up meanwhile, off the daemon's ring). -ENOTSUP: another key changed, which needs a
- * restart (nothing is applied); -EBADMSG: the file does not load; -ERANGE: votequorum refused
- * the new votes (the rest applied); -EBUSY: another reload is under way; -EPERM. `message` (may
- * be NULL) gets what changed, or why nothing did. */
+/* Reloads every node of the ring, each from its own config file, as corosync-cfgtool -R does:
+ * logging, uidgid, the nodes' quorum_votes, the expected votes and the totem timing (token,
+ * token_coefficient, consensus, join...) change at run time, on every member at one place in the
+ * ring's order, or on none. Returns once every member has reported on its file and the reload
+ * applied everywhere or nowhere (names are looked up meanwhile, off the daemons' rings).
+ * -ENOTSUP: a member's file changes a key that needs a restart; -EBADMSG: a member's file does
+ * not load; -EINVAL: the members' files differ in the nodelist or the timing; -EAGAIN: the ring
+ * changed before every member reported, or no ring yet; -EBUSY: another reload is under way
+ * (nothing is applied in all of these); -ERANGE: votequorum refused this node's new votes (the
+ * rest applied); -EPERM. `message` (may be NULL) gets a line per node: what changed, or why
+ * nothing did. */
 RTOTEM_API int rtotem_reload(rtotem_t *, char *message, size_t len);
 /* Reopens the daemon's log file (after logrotate moved it), as SIGHUP does. 0; -EPERM. */
 RTOTEM_API int rtotem_reopen_logs(rtotem_t *);

@@ -1,5 +1,6 @@
 // rtotemctl's node control commands, in corosync-cfgtool's manner: addresses, reload, shutdown, kill.
 #include <cerrno>
+#include <vector>
 
 #include "base/cli_args.hpp"
 #include "src/client/rtotemctl_common.hpp"
@@ -36,10 +37,10 @@ int addresses(const Options& o, std::uint32_t node) {
 int reload(const Options& o) {
   const Handle h = connect(o);
   if (!h) return kExitFailed;
-  char message[4096];
-  const int rc = rtotem_reload(h.get(), message, sizeof message);
+  std::vector<char> message(std::size_t{1} << 20);  // a line per node
+  const int rc = rtotem_reload(h.get(), message.data(), message.size());
   if (rc < 0 && message[0] == '\0') return refused("reload", rc);
-  fmt::print(rc < 0 ? stderr : stdout, "{}{}\n", rc < 0 ? "rtotemctl: reload: " : "", message);
+  fmt::print(rc < 0 ? stderr : stdout, "{}{}\n", rc < 0 ? "rtotemctl: reload: " : "", message.data());
   return rc < 0 ? kExitFailed : kExitOk;
 }
 

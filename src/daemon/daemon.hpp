@@ -73,6 +73,7 @@ class Daemon final : private RingListener, private stack::StackHost {
   // StackHost
   Status submit(const membership::Gather& message, membership::Delivery delivery) override;
   const membership::Node& node() const override { return ring_->node(); }
+  void set_timing(const membership::TotemConfig& timing) override { ring_->set_timing(timing); }
   const transport::Backend& backend() const override { return ring_->backend(); }
   membership::Time now() const override { return monotonic_now(); }
   void arm_timer(std::optional<membership::Time> deadline) override;

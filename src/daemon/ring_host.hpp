@@ -47,6 +47,7 @@ class RingHost final : private membership::NodeEvents, private transport::Packet
   // A submission from the service above; the packets it causes go out at once.
   Status submit(const membership::Gather& message, membership::Delivery delivery);
   const membership::Node& node() const noexcept { return *node_; }
+  void set_timing(const membership::TotemConfig& timing) { node_->set_timing(timing); }
   const transport::Backend& backend() const noexcept { return *backend_; }
   // Sends what is queued and closes the backend (at shutdown).
   void close();

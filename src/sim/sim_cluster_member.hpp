@@ -165,6 +165,7 @@ class SimCluster::Member final : public membership::NodeEvents,
       return status;
     }
     const membership::Node& node() const override { return *m_.node; }
+    void set_timing(const membership::TotemConfig& timing) override { m_.node->set_timing(timing); }
     const transport::Backend& backend() const override { return *m_.backend; }
     Time now() const override { return m_.now(); }
     void arm_timer(std::optional<Time> deadline) override { m_.stack_deadline = deadline; }

@@ -27,7 +27,7 @@ std::string node_list_text(std::span<const NodeId> nodes) {
 }  // namespace
 
 NodeStack::NodeStack(StackSetup setup, StackHost& host, StackObserver* observer)
-    : setup_(std::move(setup)), host_(host), observer_(observer) {}
+    : setup_(std::move(setup)), host_(host), observer_(observer), links_token_ms_(setup_.totem.token_timeout_ms) {}
 
 NodeStack::~NodeStack() = default;
 
@@ -70,7 +70,7 @@ Result<std::unique_ptr<NodeStack>> NodeStack::create(StackSetup setup, StackHost
   s->keys_ = std::make_unique<keystore::KeyClients>(self, host, *s->clients_, c.config, c.totem, s->addresses_);
   s->control_ = std::make_unique<control::NodeControl>(
       self, host, *s->clients_, s->addresses_,
-      [raw](std::function<void(const control::ReloadOutcome&)> done) { return raw->reload(std::move(done)); });
+      [raw](std::function<void(control::PreparedReload)> done) { return raw->read_own_file(std::move(done)); });
   s->keys_->apply_access();  // uidgid.* keys: none yet, but one place decides who may connect
   return s;
 }
@@ -108,6 +108,7 @@ void NodeStack::configuration(const membership::ConfigChange& change) {
            node_list_text(change.joined).c_str());
   }
   groups_->on_configuration(change);
+  control_->configuration(change);
   if (!change.transitional) keys_->ring_changed(change);
   if (quorum_ && !change.transitional) {
     quorum_->on_configuration(change, host_.now());
@@ -146,7 +147,7 @@ void NodeStack::on_time(membership::Time now) {
 
 void NodeStack::arm_timer() {
   std::optional<membership::Time> next = quorum_ ? quorum_->next_deadline() : std::nullopt;
-  if (const auto shutdown = control_->deadline()) next = std::min(next.value_or(*shutdown), *shutdown);
+  if (const auto control = control_->deadline()) next = std::min(next.value_or(*control), *control);
   if (next == armed_) return;
   armed_ = next;
   host_.arm_timer(next);
@@ -198,7 +199,7 @@ int NodeStack::request(LocalClient& client, const IpcRequest& request, ipc::Body
       case RequestId::kShutdownTrack: return control_->shutdown_track(client, request.flag == 1);
       case RequestId::kShutdownReply: return control_->shutdown_reply(client, request.flag == 1);
       case RequestId::kKillNode: return control_->kill_node(client, request);
-      case RequestId::kReload: return control_->reload(client, reply);
+      case RequestId::kReload: return control_->reload(client);
       case RequestId::kReopenLogs:
         if (!privileged(client)) return -EPERM;
         qb_log(LOG_NOTICE, "log file reopened, asked by pid %d", static_cast<int>(client.pid));
@@ -234,31 +235,81 @@ void NodeStack::quorum_changed(const quorum::QuorumState& state) {
 }
 
 std::optional<control::ReloadOutcome> NodeStack::reload(std::function<void(const control::ReloadOutcome&)> done) {
-  if (host_.loading()) return control::ReloadOutcome{-EBUSY, "nothing changed: another reload is under way"};
+  if (host_.loading() || control_->reload_under_way())
+    return control::ReloadOutcome{-EBUSY, "nothing changed: another reload is under way"};
   auto started = host_.load_config([this, done = std::move(done)](Result<config::DaemonConfig> file) {
-    done(file ? apply_reload(*file)
-              : control::ReloadOutcome{-EBADMSG, fmt::format("nothing changed: {}", file.error().message())});
+    control::PreparedReload prepared = prepare_reload(file, false);
+    done(prepared.apply ? prepared.apply() : control::ReloadOutcome{prepared.report.error, prepared.report.summary});
   });
   if (!started) return control::ReloadOutcome{-EAGAIN, fmt::format("nothing changed: {}", started.error().message())};
   return std::nullopt;
 }
 
-control::ReloadOutcome NodeStack::apply_reload(const config::DaemonConfig& file) {
-  std::set<std::string, std::less<>> kept;
-  for (const config::DaemonConfig* each : {&std::as_const(setup_.config), &file})
-    for (const config::StoredKey& k : each->stored_keys) kept.insert(k.key);
-  const control::ReloadPlan plan =
-      control::plan_reload(keystore::config_keys(setup_.config, setup_.totem),
-                           keystore::config_keys(file, setup_.totem), setup_.self.nodeid, kept);
-  auto list = [](const std::vector<std::string>& keys) {
-    std::string out;
-    for (const std::string& k : keys) out += fmt::format("{}{}", out.empty() ? "" : ", ", k);
-    return out;
+bool NodeStack::read_own_file(std::function<void(control::PreparedReload)> done) {
+  if (host_.loading()) return false;
+  auto started = host_.load_config([this, done](Result<config::DaemonConfig> file) {
+    // The ring may have ended the reload while the file was read: ClusterReload drops it then.
+    done(prepare_reload(file, true));
+  });
+  if (!started)
+    host_.post([done, why = started.error().message()] {
+      done({{0, -EAGAIN, fmt::format("nothing changed: {}", why), {}}, nullptr});
+    });
+  return true;
+}
+
+namespace {
+
+std::string key_list(const std::vector<std::string>& keys) {
+  std::string out;
+  for (const std::string& k : keys) out += fmt::format("{}{}", out.empty() ? "" : ", ", k);
+  return out;
+}
+
+}  // namespace
+
+control::PreparedReload NodeStack::prepare_reload(const Result<config::DaemonConfig>& loaded, bool cluster_wide) {
+  control::PreparedReload prepared;
+  control::ReloadReport& report = prepared.report;
+  report.node = setup_.self.nodeid;
+  auto refuse = [&](int error, std::string why) {
+    report.error = error;
+    report.summary = std::move(why);
+    return std::move(prepared);
   };
-  if (!plan.refused.empty())
-    return {-ENOTSUP, fmt::format("nothing changed: {} differ(s) from the running configuration and need(s) a restart",
-                                  list(plan.refused))};
-  if (plan.changed.empty()) return {0, "no change"};
+  if (!loaded) return refuse(-EBADMSG, fmt::format("nothing changed: {}", loaded.error().message()));
+  auto file = std::make_shared<const config::DaemonConfig>(*loaded);
+  auto timing = file->totem_in_force().resolved();
+  if (!timing)
+    return refuse(-EBADMSG, fmt::format("nothing changed: {}: totem: {}", file->path, timing.error().message()));
+  std::set<std::string, std::less<>> kept;
+  for (const config::DaemonConfig* each : {&std::as_const(setup_.config), file.get()})
+    for (const config::StoredKey& k : each->stored_keys) kept.insert(k.key);
+  const auto file_keys = keystore::config_keys(*file, *timing, links_token_ms_);
+  auto plan = std::make_shared<const control::ReloadPlan>(
+      control::plan_reload(keystore::config_keys(setup_.config, setup_.totem, links_token_ms_), file_keys,
+                           setup_.self.nodeid, kept, cluster_wide));
+  report.cluster = control::cluster_part(file_keys);
+  if (!plan->refused.empty())
+    return refuse(-ENOTSUP,
+                  fmt::format("nothing changed: {} differ(s) from the running configuration and need(s) a restart",
+                              key_list(plan->refused)));
+  if (!plan->cluster_only.empty())
+    return refuse(-ENOTSUP,
+                  fmt::format("nothing changed: {} change(s) only in a reload of every node (rtotemctl reload, "
+                              "corosync-cfgtool -R), at one place in the ring's order",
+                              key_list(plan->cluster_only)));
+  report.summary = plan->changed.empty() ? "no change" : key_list(plan->changed);
+  if (plan->changed.empty()) {
+    prepared.apply = [] { return control::ReloadOutcome{0, "no change"}; };
+    return prepared;
+  }
+  prepared.apply = [this, file, plan, timing = *timing] { return apply_reload(*file, *plan, timing); };
+  return prepared;
+}
+
+control::ReloadOutcome NodeStack::apply_reload(const config::DaemonConfig& file, const control::ReloadPlan& plan,
+                                               const membership::TotemConfig& timing) {
   if (plan.logging) {
     if (auto applied = host_.apply_logging(file.logging); !applied)
       return {-EBADMSG, fmt::format("nothing changed: logging: {}", applied.error().message())};
@@ -266,6 +317,14 @@ control::ReloadOutcome NodeStack::apply_reload(const config::DaemonConfig& file)
   setup_.config.logging = file.logging;
   setup_.config.ipc.allow = file.ipc.allow;
   setup_.config.stored_keys = file.stored_keys;
+  if (plan.timing) {
+    // Every member takes it here, where the reload's last report is delivered.
+    host_.set_timing(timing);
+    setup_.config.totem = file.totem;
+    setup_.config.token_coefficient_ms = file.token_coefficient_ms;
+    setup_.config.token_coefficient_given = file.token_coefficient_given;
+    setup_.totem = host_.node().config();
+  }
   // Votes as votequorum's runtime changes; one it refuses stays as it was (the next reload tries
   // again), and the answer says so.
   std::string refused;
@@ -286,7 +345,7 @@ control::ReloadOutcome NodeStack::apply_reload(const config::DaemonConfig& file)
   }
   keys_->configuration_reloaded();
   arm_timer();
-  const std::string done = fmt::format("reloaded {}: {}{}", setup_.config.path, list(plan.changed), refused);
+  const std::string done = fmt::format("reloaded {}: {}{}", setup_.config.path, key_list(plan.changed), refused);
   qb_log(refused.empty() ? LOG_NOTICE : LOG_WARNING, "%s", done.c_str());
   return {refused.empty() ? 0 : -ERANGE, done};
 }

@@ -17,6 +17,7 @@
 
 #include "src/daemon/config/daemon_config.hpp"
 #include "src/services/control/node_control.hpp"
+#include "src/services/control/reload_plan.hpp"
 #include "src/services/groups/group_clients.hpp"
 #include "src/services/groups/group_service.hpp"
 #include "src/services/keystore/key_clients.hpp"
@@ -72,7 +73,8 @@ class NodeStack final : private RequestHandler, private groups::GroupEvents, pri
   int accept_client() const noexcept { return ring_formed_ ? 0 : -EAGAIN; }
   const StackSetup& setup() const noexcept { return setup_; }
   // Re-reads the configuration file (host.load_config) and applies what may change at run time
-  // (reload_plan.hpp): rtotemctl reload and SIGHUP.
+  // on this node alone (reload_plan.hpp): SIGHUP. rtotemctl reload reloads every node
+  // (cluster_reload.hpp).
   std::optional<control::ReloadOutcome> reload(std::function<void(const control::ReloadOutcome&)> done);
   // The logging section in force again (SIGHUP after logrotate reopens the file).
   void reopen_logging();
@@ -98,7 +100,12 @@ class NodeStack final : private RequestHandler, private groups::GroupEvents, pri
   bool ring_in_sync() const noexcept { return !quorum_ || quorum_->state().synced; }
   // The earliest of the services' deadlines, to the host.
   void arm_timer();
-  control::ReloadOutcome apply_reload(const config::DaemonConfig& file);
+  // A reload's file read (ReadOwnFile) and what it would change; `cluster_wide`: in a reload of
+  // every node, where the totem timing may change too.
+  bool read_own_file(std::function<void(control::PreparedReload)> done);
+  control::PreparedReload prepare_reload(const Result<config::DaemonConfig>& file, bool cluster_wide);
+  control::ReloadOutcome apply_reload(const config::DaemonConfig& file, const control::ReloadPlan& plan,
+                                      const membership::TotemConfig& timing);
   // stack_json.cpp
   std::string status_json() const;
   std::string stats_json() const;
@@ -107,6 +114,7 @@ class NodeStack final : private RequestHandler, private groups::GroupEvents, pri
   StackHost& host_;
   StackObserver* observer_;
   std::map<membership::NodeId, std::string> addresses_;  // each node's ring0_addr, resolved at start
+  std::uint32_t links_token_ms_;                         // the token the links' ping timing derives from
   std::unique_ptr<ClientTable> clients_;
   std::unique_ptr<groups::GroupService> groups_;
   std::unique_ptr<staging::McastStaging> staging_;

@@ -37,6 +37,8 @@ class StackHost {
   // The ring below: the stack's submissions, and what status and the key store read of it.
   virtual Status submit(const membership::Gather& message, membership::Delivery delivery) = 0;
   virtual const membership::Node& node() const = 0;
+  // New protocol timing for the Node (Node::set_timing), from a reload of every node.
+  virtual void set_timing(const membership::TotemConfig& timing) = 0;
   virtual const transport::Backend& backend() const = 0;
   virtual membership::Time now() const = 0;  // the Node's clock, in microseconds
   // The stack's next deadline (its quorum window, a shutdown vote), replacing any before;

@@ -511,8 +511,8 @@ TEST(DaemonNotify, ReadyAtTheFirstRingStoppingOnSigterm) {
   close(s);
 }
 
-// SIGHUP reloads as rtotemctl reload does (daemon_control_test.cpp) and reopens the log file; a
-// config broken meanwhile is reported and changes nothing.
+// SIGHUP reloads this node alone (rtotemctl reload reloads every node: daemon_control_test.cpp) and
+// reopens the log file; a config broken meanwhile is reported and changes nothing.
 TEST(DaemonReload, SighupReloadsAndSurvivesABrokenFile) {
   DaemonCluster cluster(1);
   cluster.start(1);

@@ -397,7 +397,7 @@ TEST(DaemonControl, AReloadAppliesLoggingAndVotesAndNamesWhatNeedsARestart) {
       eventually([&] { return ctl_out(cluster, 1, "--json quorum").find("\"quorate\": true") != std::string::npos; }));
   std::string out;
   ASSERT_EQ(cluster.ctl(1, "reload", out), 0) << out;
-  EXPECT_EQ(out, "no change\n");
+  EXPECT_EQ(out, "node 1: no change\n");
 
   replace_in_file(cluster.config_path(), "  debug: off\n", "  debug: on\n");
   replace_in_file(cluster.config_path(), "    nodeid: 1\n", "    nodeid: 1\n    quorum_votes: 3\n");
@@ -413,12 +413,76 @@ TEST(DaemonControl, AReloadAppliesLoggingAndVotesAndNamesWhatNeedsARestart) {
 
   // A key that needs a restart refuses the whole reload, and says which.
   replace_in_file(cluster.config_path(), "  debug: on\n", "  debug: off\n");
-  replace_in_file(cluster.config_path(), "  token: 1000\n", "  token: 2000\n");
+  replace_in_file(cluster.config_path(), fmt::format("    mcastport: {}\n", cluster.port()),
+                  fmt::format("    mcastport: {}\n", cluster.port() + 7));
   out.clear();
   EXPECT_EQ(cluster.ctl(1, "reload", out), 1) << out;
-  EXPECT_NE(out.find("totem.token differ(s) from the running configuration and need(s) a restart"), std::string::npos)
+  EXPECT_NE(out.find("node 1: nothing changed: totem.interface.0.mcastport differ(s) from the running configuration "
+                     "and need(s) a restart"),
+            std::string::npos)
       << out;
   EXPECT_EQ(ctl_out(cluster, 1, "get logging.debug"), "logging.debug (str) = on\n");  // nothing applied
+
+  // SIGHUP reloads this node alone: the timing, which every member must take at once, is refused.
+  replace_in_file(cluster.config_path(), fmt::format("    mcastport: {}\n", cluster.port() + 7),
+                  fmt::format("    mcastport: {}\n", cluster.port()));
+  replace_in_file(cluster.config_path(), "  token: 1000\n", "  token: 2000\n");
+  cluster.signal(1, SIGHUP);
+  EXPECT_TRUE(eventually([&] {
+    return cluster.log(1).find("totem.token change(s) only in a reload of every node") != std::string::npos;
+  })) << cluster.log(1);
+  EXPECT_EQ(ctl_out(cluster, 1, "get runtime.config.totem.token"), "runtime.config.totem.token (u32) = 1000\n");
+}
+
+// rtotemctl reload reloads every member, each from its own file: a new token is in force on all
+// three with no ring change; files that disagree about it change nothing anywhere, and say where.
+TEST(DaemonControl, AReloadOfEveryNodeChangesTheTokenEverywhereAtOnePlace) {
+  DaemonCluster cluster(3);
+  const std::string own = cluster.dir() + "/node3.conf";
+  std::ofstream(own) << read_file(cluster.config_path());
+  cluster.use_config(3, own);
+  std::vector<std::unique_ptr<TestClient>> clients;
+  ASSERT_NO_FATAL_FAILURE(start_ring(cluster, 3, clients));
+  ASSERT_NO_FATAL_FAILURE(join_group(clients, "g"));
+  const auto rings = [&] {
+    std::uint64_t sum = 0;
+    for (int n = 1; n <= 3; ++n) sum += json_counter(cluster.ctl_json(n, "stats"), "rings_installed");
+    return sum;
+  };
+  const std::uint64_t rings_before = rings();
+  const auto token_everywhere = [&](int ms) {
+    for (int n = 1; n <= 3; ++n) {
+      if (cluster.ctl_json(n, "status").find(fmt::format("\"totem\": {{\"token\": {}, ", ms)) == std::string::npos)
+        return false;
+      if (ctl_out(cluster, n, "get runtime.config.totem.token") !=
+          fmt::format("runtime.config.totem.token (u32) = {}\n", ms))
+        return false;
+    }
+    return true;
+  };
+
+  replace_in_file(cluster.config_path(), "  token: 1000\n", "  token: 2000\n");  // nodes 1 and 2 only
+  std::string out;
+  EXPECT_EQ(cluster.ctl(2, "reload", out), 1) << out;
+  EXPECT_NE(out.find("nothing changed on any node: the nodes' files disagree about runtime.config.totem.consensus, "
+                     "runtime.config.totem.fail_recv_ms, runtime.config.totem.hold, runtime.config.totem.token and 1 "
+                     "more: node 1 reads runtime.config.totem.consensus=2400, "),
+            std::string::npos)
+      << out;
+  EXPECT_TRUE(token_everywhere(1000));
+
+  replace_in_file(own, "  token: 1000\n", "  token: 2000\n");
+  out.clear();
+  ASSERT_EQ(cluster.ctl(2, "reload", out), 0) << out;
+  for (int n = 1; n <= 3; ++n)
+    EXPECT_NE(out.find(fmt::format("node {}: runtime.config.totem.consensus, ", n)), std::string::npos) << out;
+  EXPECT_TRUE(token_everywhere(2000));
+  EXPECT_EQ(ctl_out(cluster, 3, "get runtime.config.totem.consensus"), "runtime.config.totem.consensus (u32) = 2400\n");
+  EXPECT_EQ(rings(), rings_before) << "the ring re-formed for a reload";
+  ASSERT_EQ(clients[0]->send("g", "after"), 0);
+  ASSERT_TRUE(pump_until(raw(clients), [&] { return clients[2]->messages.size() == 1; }));
+  for (int n = 1; n <= 3; ++n)
+    EXPECT_NE(cluster.log(n).find("reload of every node asked by node 2"), std::string::npos) << cluster.log(n);
 }
 
 // Keys rtotem does not use are in the key store under their cmap names, as corosync keeps them;

@@ -13,8 +13,12 @@ namespace rtotem::control {
 using membership::NodeId;
 
 NodeControl::NodeControl(NodeId self, stack::StackHost& host, stack::ClientTable& clients,
-                         const std::map<NodeId, std::string>& addresses, Reload reload)
-    : self_(self), host_(host), clients_(clients), addresses_(addresses), reload_(std::move(reload)) {}
+                         const std::map<NodeId, std::string>& addresses, ReadOwnFile read)
+    : self_(self),
+      host_(host),
+      clients_(clients),
+      addresses_(addresses),
+      reload_(self, host, clients, std::move(read)) {}
 
 int NodeControl::node_addresses(std::uint32_t node, ipc::BodyWriter& reply) const {
   const auto found = addresses_.find(node == 0 ? self_ : node);
@@ -77,11 +81,13 @@ void NodeControl::client_gone(const LocalClient& client) {
 }
 
 std::optional<membership::Time> NodeControl::deadline() const noexcept {
-  if (!shutdown_) return std::nullopt;
-  return shutdown_->deadline;
+  std::optional<membership::Time> soonest = reload_.deadline();
+  if (shutdown_ && (!soonest || shutdown_->deadline < *soonest)) soonest = shutdown_->deadline;
+  return soonest;
 }
 
 void NodeControl::on_time(membership::Time now) {
+  reload_.on_time(now);
   if (shutdown_ && now >= shutdown_->deadline) decided(shutdown_->vote.timed_out());
 }
 
@@ -118,7 +124,7 @@ int NodeControl::kill_node(LocalClient& client, const IpcRequest& request) {
 
 bool NodeControl::deliver(const membership::Delivered& message) {
   const std::optional<KillNode> kill = decode_kill(message.payload);
-  if (!kill) return false;
+  if (!kill) return reload_.deliver(message.payload);
   if (kill->target != self_) {
     qb_log(LOG_NOTICE, "node %u is killed by node %u (pid %u): %s", kill->target, kill->from, kill->pid,
            kill->reason.c_str());
@@ -130,25 +136,11 @@ bool NodeControl::deliver(const membership::Delivered& message) {
   return true;
 }
 
-// Answered once the file is loaded and applied, if the asker is still there.
-int NodeControl::reload(const LocalClient& client, ipc::BodyWriter& reply) {
+// Answered once every member has reported on its file and the reload applied everywhere or nowhere.
+int NodeControl::reload(const LocalClient& client) {
   if (!stack::privileged(client)) return -EPERM;
-  qb_log(LOG_NOTICE, "reload asked by pid %d", static_cast<int>(client.pid));
-  const auto logged = [](const ReloadOutcome& outcome) {
-    if (outcome.error != 0) qb_log(LOG_WARNING, "reload: %s", outcome.message.c_str());
-  };
-  const auto refused = reload_([this, logged, asker = client.generation](const ReloadOutcome& outcome) {
-    logged(outcome);
-    LocalClient* waiting = clients_.find_generation(asker);
-    if (waiting == nullptr) return;
-    ipc::BodyWriter body;
-    body.string(outcome.message);
-    clients_.answer(*waiting, ipc::RequestId::kReload, outcome.error, body.data());
-  });
-  if (!refused) return stack::kAnswerLater;
-  logged(*refused);
-  reply.string(refused->message);
-  return refused->error;
+  qb_log(LOG_NOTICE, "reload of every node asked by pid %d", static_cast<int>(client.pid));
+  return reload_.ask(client);
 }
 
 }  // namespace rtotem::control

@@ -5,9 +5,12 @@
 // - this node's nodelist quorum_votes and quorum.expected_votes: applied as votequorum's runtime
 //   changes (set votes, set expected votes), ordered on the ring;
 // - keys rtotem only keeps (`kept`: those of either file): the key store takes the file's values;
-// - anything else (totem timing, transport, crypto, the nodelist's membership, the other quorum
-//   options, ipc): needs a restart. One such key refuses the whole reload, naming every one,
-//   so that the running daemon never half-follows a file.
+// - totem timing (token, token_coefficient, consensus, join...: kTimingKeys, as given and as in
+//   force): applied in a reload of every node only (`cluster_wide`), where every member takes the
+//   new timing at one place in the ring's order; alone, a node refuses it (`cluster_only`);
+// - anything else (transport, crypto, the nodelist's membership, the other quorum options, ipc):
+//   needs a restart. One such key refuses the whole reload, naming every one, so that the running
+//   daemon never half-follows a file.
 #pragma once
 
 #include <cstdint>
@@ -25,15 +28,21 @@ namespace rtotem::control {
 using KeyList = std::vector<std::pair<std::string, ipc::KeyValue>>;
 
 struct ReloadPlan {
-  std::vector<std::string> changed;  // every key that differs (added, changed or gone), sorted
-  std::vector<std::string> refused;  // those that need a restart; not empty: apply nothing
+  std::vector<std::string> changed;       // every key that differs (added, changed or gone), sorted
+  std::vector<std::string> refused;       // those that need a restart; not empty: apply nothing
+  std::vector<std::string> cluster_only;  // timing, in a reload of this node alone; not empty: apply nothing
   bool logging = false;
+  bool timing = false;  // the totem timing changes (cluster_wide only)
   bool access = false;
   std::optional<std::uint32_t> own_votes;       // this node's new quorum_votes
   std::optional<std::uint32_t> expected_votes;  // the new quorum.expected_votes
 };
 
 ReloadPlan plan_reload(const KeyList& running, const KeyList& file, membership::NodeId self,
-                       const std::set<std::string, std::less<>>& kept = {});
+                       const std::set<std::string, std::less<>>& kept = {}, bool cluster_wide = false);
+
+// The part of a file's keys every member of a ring must read alike for a reload of every node to
+// apply: the nodelist and the totem timing in force, as sorted "key=value" lines.
+std::string cluster_part(const KeyList& file);
 
 }  // namespace rtotem::control

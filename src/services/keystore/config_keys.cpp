@@ -45,7 +45,8 @@ KeyValue kept_value(const config::StoredKey& k) {
 }  // namespace
 
 std::vector<std::pair<std::string, KeyValue>> config_keys(const config::DaemonConfig& c,
-                                                          const membership::TotemConfig& resolved) {
+                                                          const membership::TotemConfig& resolved,
+                                                          std::uint32_t links_token_ms) {
   std::vector<std::pair<std::string, KeyValue>> keys;
   auto add = [&](std::string key, KeyValue value) { keys.emplace_back(std::move(key), std::move(value)); };
 
@@ -66,7 +67,7 @@ std::vector<std::pair<std::string, KeyValue>> config_keys(const config::DaemonCo
     add(prefix + "knet_link_priority", KeyValue::u8(link.priority));
     add(prefix + "knet_pong_count", KeyValue::u32(link.pong_count));
     // As corosync's: what is in force, derived from the token where the file gives none.
-    const transport::LinkTiming timing = link.timing(resolved.token_timeout_ms);
+    const transport::LinkTiming timing = link.timing(links_token_ms);
     add(fmt::format("runtime.config.{}knet_ping_interval", prefix),
         KeyValue::u32(static_cast<std::uint32_t>(timing.ping_interval / 1000)));
     add(fmt::format("runtime.config.{}knet_ping_timeout", prefix),

@@ -25,7 +25,10 @@ inline constexpr std::array<std::string_view, 7> kConfigPrefixes{
 // (resources., system., or one rtotem does not know): config_keys fills those too.
 std::vector<std::string> kept_section_prefixes(const config::DaemonConfig& config);
 
+// `resolved`: the totem timing in force; `links_token_ms`: the token the links' ping timing was
+// derived from when they opened (a reload that changes the token leaves their timing as it is).
 std::vector<std::pair<std::string, ipc::KeyValue>> config_keys(const config::DaemonConfig& config,
-                                                               const membership::TotemConfig& resolved);
+                                                               const membership::TotemConfig& resolved,
+                                                               std::uint32_t links_token_ms);
 
 }  // namespace rtotem::keystore

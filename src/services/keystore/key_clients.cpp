@@ -22,6 +22,7 @@ KeyClients::KeyClients(NodeId self, stack::StackHost& host, stack::ClientTable& 
       clients_(clients),
       config_(config),
       totem_(totem),
+      links_token_ms_(totem.token_timeout_ms),
       addresses_(addresses),
       store_([this](const KeyChange& change) { changed(change); }) {
   assign_config();
@@ -39,7 +40,7 @@ void KeyClients::assign_config() {
   for (const auto* list : {&sections, &kept_sections_})
     for (const std::string& prefix : *list)
       if (std::ranges::find(prefixes, prefix) == prefixes.end()) prefixes.push_back(prefix);
-  store_.assign(prefixes, config_keys(config_, totem_));
+  store_.assign(prefixes, config_keys(config_, totem_, links_token_ms_));
   kept_sections_ = std::move(sections);
 }
 

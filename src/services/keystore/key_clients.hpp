@@ -22,7 +22,8 @@ using stack::LocalClient;
 class KeyClients {
  public:
   // `config`, `totem`: the running configuration, whose keys the store holds (and a reload
-  // replaces); `addresses`: each node's ring0 address, for runtime.members.
+  // replaces; the links keep the ping timing of the token `totem` has now); `addresses`: each node's ring0 address, for
+  // runtime.members.
   KeyClients(membership::NodeId self, stack::StackHost& host, stack::ClientTable& clients,
              const config::DaemonConfig& config, const membership::TotemConfig& totem,
              const std::map<membership::NodeId, std::string>& addresses);
@@ -53,6 +54,7 @@ class KeyClients {
   stack::ClientTable& clients_;
   const config::DaemonConfig& config_;
   const membership::TotemConfig& totem_;
+  std::uint32_t links_token_ms_;
   const std::map<membership::NodeId, std::string>& addresses_;
   KeyStore store_;
   std::vector<std::string> kept_sections_;  // kept_section_prefixes of the last assign_config

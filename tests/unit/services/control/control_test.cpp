@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "src/services/control/kill_wire.hpp"
+#include "src/services/control/reload_round.hpp"
 #include "src/services/control/reload_plan.hpp"
 #include "src/services/control/shutdown_vote.hpp"
 
@@ -62,6 +63,77 @@ TEST(KillWire, ReadsBackAndRefusesAnythingElse) {
   EXPECT_FALSE(decode_kill(other));
 }
 
+TEST(ReloadWire, EachMessageReadsBackAndAnythingElseIsRefused) {
+  const ReloadId id{2, 7};
+  const std::vector<ReloadMessage> messages = {
+      ReloadStart{id}, ReloadReportMessage{id, {3, -ENOTSUP, "totem.netmtu needs a restart", "nodelist.x=1\n"}},
+      ReloadAbort{id, "not every member reported"}};
+  for (const ReloadMessage& message : messages) {
+    const std::vector<std::byte> packet = encode_reload(message);
+    const auto back = decode_reload(packet);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->index(), message.index());
+    for (std::size_t n = 0; n < packet.size(); ++n) EXPECT_FALSE(decode_reload(std::span(packet).first(n))) << n;
+    std::vector<std::byte> longer = packet;
+    longer.push_back(std::byte{0});
+    EXPECT_FALSE(decode_reload(longer));
+  }
+  const auto report = std::get<ReloadReportMessage>(*decode_reload(encode_reload(messages[1])));
+  EXPECT_EQ(report.id, id);
+  EXPECT_EQ(report.report.node, 3u);
+  EXPECT_EQ(report.report.error, -ENOTSUP);
+  EXPECT_EQ(report.report.summary, "totem.netmtu needs a restart");
+  EXPECT_EQ(report.report.cluster, "nodelist.x=1\n");
+  EXPECT_FALSE(decode_kill(encode_reload(messages[0])));  // the two kinds never mix
+  EXPECT_FALSE(decode_reload(encode_kill({3, 1, 4242, "fenced"})));
+  std::vector<std::byte> positive = encode_reload(messages[1]);
+  const std::size_t error_at = 1 + 1 + 4 + 8 + 4;
+  for (std::size_t i = 0; i < 4; ++i)
+    positive[error_at + i] = i == 3 ? std::byte{1} : std::byte{0};  // +1: only 0 or -errno
+  EXPECT_FALSE(decode_reload(positive));
+}
+
+TEST(ReloadRound, AppliesOnceEveryMemberReportedAndAllAgree) {
+  ReloadRound round({1, 1}, {3, 1, 2});
+  EXPECT_FALSE(round.report({1, 0, "logging.debug", "a=1\n"}));
+  EXPECT_FALSE(round.report({1, 0, "again", "a=1\n"}));     // a second report changes nothing
+  EXPECT_FALSE(round.report({9, 0, "stranger", "a=1\n"}));  // nor one from a node that is no member
+  EXPECT_FALSE(round.report({3, 0, "no change", "a=1\n"}));
+  const auto decided = round.report({2, 0, "logging.debug", "a=1\n"});
+  ASSERT_TRUE(decided);
+  EXPECT_TRUE(decided->apply);
+  EXPECT_EQ(decided->error, 0);
+  EXPECT_EQ(decided->text, "node 1: logging.debug\nnode 2: logging.debug\nnode 3: no change\n");
+}
+
+TEST(ReloadRound, OneMemberThatCannotOrFilesThatDisagreeApplyNothing) {
+  ReloadRound failing({1, 1}, {1, 2});
+  EXPECT_FALSE(failing.report({1, 0, "logging.debug", "a=1\n"}));
+  const auto refused = failing.report({2, -EBADMSG, "nothing changed: t.conf:3: bad", ""});
+  ASSERT_TRUE(refused);
+  EXPECT_FALSE(refused->apply);
+  EXPECT_EQ(refused->error, -EBADMSG);
+  EXPECT_EQ(refused->text, "nothing changed on any node:\nnode 2: nothing changed: t.conf:3: bad\n");
+
+  ReloadRound disagreeing({2, 5}, {1, 2, 3});
+  EXPECT_FALSE(disagreeing.report({1, 0, "x", "nodelist.node.0.nodeid=1\nruntime.config.totem.token=1000\n"}));
+  EXPECT_FALSE(disagreeing.report({2, 0, "x", "nodelist.node.0.nodeid=1\nruntime.config.totem.token=1000\n"}));
+  const auto split = disagreeing.report({3, 0, "x", "nodelist.node.0.nodeid=1\nruntime.config.totem.token=2000\n"});
+  ASSERT_TRUE(split);
+  EXPECT_FALSE(split->apply);
+  EXPECT_EQ(split->error, -EINVAL);
+  EXPECT_NE(split->text.find("disagree about runtime.config.totem.token: node 1 reads runtime.config.totem.token=1000; "
+                             "node 3 reads runtime.config.totem.token=2000"),
+            std::string::npos)
+      << split->text;
+
+  ReloadRound cut({1, 2}, {1, 2, 3});
+  EXPECT_FALSE(cut.report({2, 0, "x", ""}));
+  const ReloadDecision ended = cut.ended("the ring changed");
+  EXPECT_FALSE(ended.apply);
+  EXPECT_EQ(ended.text, "nothing changed on any node: the ring changed (no report yet from node(s) 1 3)\n");
+}
+
 KeyList config(std::uint32_t token, const char* debug, std::uint32_t votes1, std::uint32_t votes2) {
   return {{"totem.token", KeyValue::u32(token)},        {"logging.debug", KeyValue::string(debug)},
           {"nodelist.node.0.nodeid", KeyValue::u32(1)}, {"nodelist.node.0.quorum_votes", KeyValue::u32(votes1)},
@@ -78,8 +150,12 @@ TEST(ReloadPlan, LoggingAndVotesApplyAndAnythingElseRefusesTheWhole) {
   EXPECT_EQ(ok.own_votes, 2u);  // node 2's are node 2's to apply
   EXPECT_EQ(ok.changed.size(), 3u);
 
-  const ReloadPlan refused = plan_reload(config(1000, "off", 1, 1), config(2000, "on", 1, 1), 1);
-  EXPECT_EQ(refused.refused, std::vector<std::string>{"totem.token"});
+  KeyList other_port = config(1000, "off", 1, 1);
+  other_port.emplace_back("totem.interface.0.mcastport", KeyValue::u32(5405));
+  KeyList port = config(1000, "on", 1, 1);
+  port.emplace_back("totem.interface.0.mcastport", KeyValue::u32(5409));
+  const ReloadPlan refused = plan_reload(other_port, port, 1);
+  EXPECT_EQ(refused.refused, std::vector<std::string>{"totem.interface.0.mcastport"});
 
   KeyList with_expected = config(1000, "off", 1, 1);
   with_expected.emplace_back("quorum.expected_votes", KeyValue::u32(5));
@@ -97,6 +173,28 @@ TEST(ReloadPlan, LoggingAndVotesApplyAndAnythingElseRefusesTheWhole) {
   fewer.resize(4);  // node 2 gone from the nodelist: a membership change needs a restart
   const ReloadPlan gone = plan_reload(config(1000, "off", 1, 1), fewer, 1);
   EXPECT_EQ(gone.refused.size(), 2u);
+}
+
+// The totem timing changes in a reload of every node, never in one node's alone.
+TEST(ReloadPlan, TimingChangesOnlyInAReloadOfEveryNode) {
+  KeyList before = config(1000, "off", 1, 1);
+  before.emplace_back("runtime.config.totem.token", KeyValue::u32(1000));
+  KeyList after = config(2000, "off", 1, 1);
+  after.emplace_back("runtime.config.totem.token", KeyValue::u32(2000));
+  after.emplace_back("totem.token_coefficient", KeyValue::u32(0));
+  const ReloadPlan alone = plan_reload(before, after, 1);
+  EXPECT_TRUE(alone.refused.empty());
+  EXPECT_EQ(alone.cluster_only,
+            (std::vector<std::string>{"runtime.config.totem.token", "totem.token", "totem.token_coefficient"}));
+  EXPECT_FALSE(alone.timing);
+  const ReloadPlan everywhere = plan_reload(before, after, 1, {}, true);
+  EXPECT_TRUE(everywhere.refused.empty());
+  EXPECT_TRUE(everywhere.cluster_only.empty());
+  EXPECT_TRUE(everywhere.timing);
+  // What every member must read alike: the nodelist and the timing in force, not the rest.
+  EXPECT_EQ(cluster_part(after),
+            "nodelist.node.0.nodeid=1\nnodelist.node.0.quorum_votes=1\nnodelist.node.1.nodeid=2\n"
+            "nodelist.node.1.quorum_votes=1\nruntime.config.totem.token=2000\n");
 }
 
 // A key rtotem only keeps (a Corosync key it does not use, or one nobody knows) takes the file's

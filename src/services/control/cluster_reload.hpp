@@ -1,0 +1,78 @@
+// A reload of every node, ordered on the ring (corosync-cfgtool -R, corosync_cfg_reload_config,
+// rtotemctl reload): the asking node puts a start on the ring; each member, where the start is
+// delivered, reads its own file and puts its report on the ring; once every member's report is
+// delivered, each applies its own file's changes or none does (reload_round.hpp decides, the
+// same at every member), and the asker is answered with a line per node. One at a time in the
+// cluster: a start delivered while another is open is answered -EBUSY. The asker aborts through
+// the ring a reload whose reports have not all come within kReloadReportTimeoutMs (a member
+// that runs an older rtotemd never reports), so that every member ends it at the same place.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+
+#include "src/services/control/reload_round.hpp"
+#include "src/stack/client_table.hpp"
+#include "src/stack/stack_host.hpp"
+
+namespace rtotem::control {
+
+inline constexpr std::uint64_t kReloadReportTimeoutMs = 30'000;  // a file read waits on name lookups
+
+// What a reload did on one node: 0 and what changed; or -EBADMSG (the file does not load),
+// -ENOTSUP (a key that needs a restart changed: nothing applied), -ERANGE (votequorum refused new
+// votes; the rest applied), -EBUSY (another reload is under way) or -EAGAIN (it could not start):
+// nothing done; and why.
+struct ReloadOutcome {
+  int error = 0;
+  std::string message;
+};
+
+// This node's file, read for one reload: the report it puts on the ring, and how it applies its
+// changes once every member agrees (null when report.error is not 0).
+struct PreparedReload {
+  ReloadReport report;
+  std::function<ReloadOutcome()> apply;
+};
+// Starts reading this node's file; `done` gets it on a later turn. false: it cannot start (this
+// node is reading its file already, for a reload of its own).
+using ReadOwnFile = std::function<bool(std::function<void(PreparedReload)> done)>;
+
+class ClusterReload {
+ public:
+  ClusterReload(membership::NodeId self, stack::StackHost& host, stack::ClientTable& clients, ReadOwnFile read);
+
+  // kReload of a client allowed to ask: answered later, once decided.
+  int ask(const stack::LocalClient& client);
+  // A node control message the ring delivered: false if it is no reload message.
+  bool deliver(std::span<const std::byte> payload);
+  // Every configuration change, as delivered: an open reload ends with nothing applied.
+  void configuration(std::span<const membership::NodeId> members);
+  bool under_way() const noexcept { return round_.has_value(); }
+
+  std::optional<membership::Time> deadline() const noexcept { return abort_at_; }
+  void on_time(membership::Time now);
+
+ private:
+  void started(const ReloadId& id);
+  void read(const ReloadId& id, PreparedReload prepared);
+  void finish(const ReloadDecision& decision);
+  void answer(std::uint64_t serial, int error, const std::string& text);
+  Status submit(const ReloadMessage& message);
+
+  membership::NodeId self_;
+  stack::StackHost& host_;
+  stack::ClientTable& clients_;
+  ReadOwnFile read_;
+  std::vector<membership::NodeId> members_;  // of the last configuration delivered
+  std::optional<ReloadRound> round_;
+  std::function<ReloadOutcome()> apply_;  // this node's changes for round_, once read
+  std::optional<membership::Time> abort_at_;
+  std::uint64_t asked_ = 0;                        // this node's reloads started, the serial of the last
+  std::map<std::uint64_t, std::uint64_t> askers_;  // serial -> waiting client's generation
+};
+
+}  // namespace rtotem::control
