@@ -51,6 +51,11 @@ Backend::Backend(const BackendParams& params, BufferArena arena, const BufferLay
 
 Backend::~Backend() = default;
 
+void Backend::rekey(std::shared_ptr<const ClusterKey> seal_with, std::shared_ptr<const ClusterKey> also_open) noexcept {
+  RTOTEM_ASSERT(crypto_ != nullptr);
+  crypto_->set_keys(std::move(seal_with), std::move(also_open));
+}
+
 Status Backend::acquire(SendBufferRef& out) noexcept {
   const Status status = send_pool_->acquire(header_template_, out);
   if (status == Status::kPoolExhausted) ++counters_.tx_pool_exhausted;

@@ -156,6 +156,9 @@ class Backend {
     return kNoTimer;
   }
   static constexpr std::uint64_t kNoTimer = ~std::uint64_t{0};
+  // The cluster key changes with no ring change (WireCrypto::set_keys): seal with `seal_with`,
+  // open what it or `also_open` sealed. Only on a backend opened with a key (sealed()).
+  virtual void rekey(std::shared_ptr<const ClusterKey> seal_with, std::shared_ptr<const ClusterKey> also_open) noexcept;
   // A backend over several links (LinkSet) tells each link's state per peer; the others: null.
   virtual const class LinkSet* link_set() const noexcept { return nullptr; }
   // Another backend's buffer region (a LinkSet's), whose buffers this one is then given to send

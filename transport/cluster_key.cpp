@@ -44,6 +44,16 @@ Result<ClusterKey> ClusterKey::random() {
   return make([](unsigned char* key) { randombytes_buf(key, kClusterKeySize); });
 }
 
+std::string ClusterKey::fingerprint() const {
+  constexpr std::string_view kLabel = "rtotem key fingerprint v1";
+  unsigned char hash[8];
+  crypto_generichash(hash, sizeof hash, reinterpret_cast<const unsigned char*>(kLabel.data()), kLabel.size(), key_,
+                     kClusterKeySize);
+  std::string hex;
+  for (unsigned char b : hash) hex += "0123456789abcdef"[b >> 4], hex += "0123456789abcdef"[b & 15];
+  return hex;
+}
+
 ClusterKey::ClusterKey(ClusterKey&& other) noexcept : key_(std::exchange(other.key_, nullptr)) {}
 
 ClusterKey& ClusterKey::operator=(ClusterKey&& other) noexcept {

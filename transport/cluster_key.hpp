@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "base/result.hpp"
@@ -40,6 +41,9 @@ class ClusterKey {
   ~ClusterKey();
 
   std::span<const std::byte, kClusterKeySize> bytes() const noexcept;
+  // 16 hex digits that tell keys apart without telling anything of the key: a keyed BLAKE2b
+  // hash of a fixed label. Nodes compare it to agree on a new key.
+  std::string fingerprint() const;
   // Locks the key's pages in memory again (and out of core dumps): a child of fork(), such as
   // daemon()'s, does not inherit memory locks, so the key could be swapped out there.
   Result<void> lock_in_memory() const;

@@ -55,6 +55,13 @@ std::span<const std::byte> WireCrypto::seal(std::span<const std::byte> packet, s
   return out.first(packet.size() + kSealOverhead);
 }
 
+void WireCrypto::set_keys(std::shared_ptr<const ClusterKey> seal_with,
+                          std::shared_ptr<const ClusterKey> also_open) noexcept {
+  RTOTEM_ASSERT(seal_with != nullptr && seal_with != also_open);
+  key_ = std::move(seal_with);
+  also_open_ = std::move(also_open);
+}
+
 OpenCheck WireCrypto::open(std::span<std::byte> packet, NodeId sender, std::uint32_t& payload_len) noexcept {
   RTOTEM_ASSERT(packet.size() >= kWireHeaderSize);
   std::byte* header = packet.data();
@@ -69,8 +76,20 @@ OpenCheck WireCrypto::open(std::span<std::byte> packet, NodeId sender, std::uint
   // Cheap refusals first: a replay or an unknown sender with no room is not worth a decryption.
   ReplayWindow* window = replay_.find(sender);
   if (window != nullptr ? !window->fresh(epoch, counter) : replay_.full()) return OpenCheck::kReplay;
+  const unsigned char* key = key_->data();
+  if (also_open_ != nullptr) {
+    // A failed decryption wipes its output, here the packet itself: check which key first.
+    const auto verifies = [&](const ClusterKey& k) {
+      return crypto_aead_xchacha20poly1305_ietf_decrypt_detached(nullptr, nullptr, uc(cipher), plain_len, uc(tag),
+                                                                 uc(header), kWireHeaderSize, uc(nonce), k.data()) == 0;
+    };
+    if (!verifies(*key_)) {
+      if (!verifies(*also_open_)) return OpenCheck::kAuth;
+      key = also_open_->data();
+    }
+  }
   if (crypto_aead_xchacha20poly1305_ietf_decrypt_detached(uc(cipher), nullptr, uc(cipher), plain_len, uc(tag),
-                                                          uc(header), kWireHeaderSize, uc(nonce), key_->data()) != 0)
+                                                          uc(header), kWireHeaderSize, uc(nonce), key) != 0)
     return OpenCheck::kAuth;
   if (window == nullptr) window = replay_.add(sender);
   RTOTEM_ASSERT(window != nullptr);

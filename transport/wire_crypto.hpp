@@ -71,11 +71,18 @@ class WireCrypto {
   // holds its length; otherwise nothing is recorded and the bytes are not to be read.
   OpenCheck open(std::span<std::byte> packet, NodeId sender, std::uint32_t& payload_len) noexcept;
 
+  // A key change with no ring change (reload_round.hpp's rotation): seal with `seal_with` from
+  // now on, and open what either it or `also_open` (null: none) sealed. Nonces and replay
+  // windows go on across the change: they do not depend on the key.
+  void set_keys(std::shared_ptr<const ClusterKey> seal_with, std::shared_ptr<const ClusterKey> also_open) noexcept;
+  bool opens_two_keys() const noexcept { return also_open_ != nullptr; }
+
   std::uint64_t epoch() const noexcept { return epoch_; }
   std::uint64_t sealed_count() const noexcept { return counter_; }
 
  private:
   std::shared_ptr<const ClusterKey> key_;
+  std::shared_ptr<const ClusterKey> also_open_;
   std::uint64_t epoch_;
   std::uint64_t salt_;
   std::uint64_t counter_ = 0;  // the next packet's

@@ -29,7 +29,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(EventLoop& loop, DaemonSetup setup
   d->loader_ = std::move(loader).value();
   d->stack_timer_ = std::make_unique<LoopTimer>(loop, [self] { self->stack_->on_time(monotonic_now()); });
   d->clients_retry_ = std::make_unique<LoopTimer>(loop, [self] { self->stack_->retry_clients(); });
-  auto stack = stack::NodeStack::create({d->setup_.config, d->setup_.totem, d->setup_.self}, *self);
+  auto stack = stack::NodeStack::create({d->setup_.config, d->setup_.totem, d->setup_.self, d->setup_.key}, *self);
   if (!stack) return stack.error();
   d->stack_ = std::move(stack).value();
   auto seq_file = RingSeqFile::in(d->setup_.state_dir);

@@ -27,6 +27,7 @@ struct DaemonSetup {
   config::NodeEntry self;
   std::string ipc_name;
   std::string state_dir;
+  std::shared_ptr<const transport::ClusterKey> key;  // the cluster key; null: crypto off
 };
 
 class Daemon final : private RingListener, private stack::StackHost {
@@ -74,6 +75,10 @@ class Daemon final : private RingListener, private stack::StackHost {
   Status submit(const membership::Gather& message, membership::Delivery delivery) override;
   const membership::Node& node() const override { return ring_->node(); }
   void set_timing(const membership::TotemConfig& timing) override { ring_->set_timing(timing); }
+  void rekey(std::shared_ptr<const transport::ClusterKey> seal_with,
+             std::shared_ptr<const transport::ClusterKey> also_open) override {
+    ring_->rekey(std::move(seal_with), std::move(also_open));
+  }
   const transport::Backend& backend() const override { return ring_->backend(); }
   membership::Time now() const override { return monotonic_now(); }
   void arm_timer(std::optional<membership::Time> deadline) override;

@@ -48,6 +48,10 @@ class RingHost final : private membership::NodeEvents, private transport::Packet
   Status submit(const membership::Gather& message, membership::Delivery delivery);
   const membership::Node& node() const noexcept { return *node_; }
   void set_timing(const membership::TotemConfig& timing) { node_->set_timing(timing); }
+  void rekey(std::shared_ptr<const transport::ClusterKey> seal_with,
+             std::shared_ptr<const transport::ClusterKey> also_open) {
+    backend_->rekey(std::move(seal_with), std::move(also_open));
+  }
   const transport::Backend& backend() const noexcept { return *backend_; }
   // Sends what is queued and closes the backend (at shutdown).
   void close();

@@ -199,7 +199,7 @@ Result<DaemonSetup> prepare(const DaemonOptions& options, TransportPlan& plan) {
                                                             : plan.udp.params;
   if (auto fits = check_totem(options, *loaded, *totem, sent_with); !fits) return fits.error();
   std::string ipc_name = !options.ipc_name.empty() ? options.ipc_name : loaded->ipc.name;
-  return DaemonSetup{std::move(loaded).value(), *totem, *self, std::move(ipc_name), options.state_dir};
+  return DaemonSetup{std::move(loaded).value(), *totem, *self, std::move(ipc_name), options.state_dir, *key};
 }
 
 void log_transport(const transport::Backend& backend, const membership::TotemConfig& totem) {

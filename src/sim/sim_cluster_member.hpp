@@ -166,6 +166,10 @@ class SimCluster::Member final : public membership::NodeEvents,
     }
     const membership::Node& node() const override { return *m_.node; }
     void set_timing(const membership::TotemConfig& timing) override { m_.node->set_timing(timing); }
+    void rekey(std::shared_ptr<const transport::ClusterKey> seal_with,
+               std::shared_ptr<const transport::ClusterKey> also_open) override {
+      m_.backend->rekey(std::move(seal_with), std::move(also_open));
+    }
     const transport::Backend& backend() const override { return *m_.backend; }
     Time now() const override { return m_.now(); }
     void arm_timer(std::optional<Time> deadline) override { m_.stack_deadline = deadline; }

@@ -290,6 +290,18 @@ control::PreparedReload NodeStack::prepare_reload(const Result<config::DaemonCon
       control::plan_reload(keystore::config_keys(setup_.config, setup_.totem, links_token_ms_), file_keys,
                            setup_.self.nodeid, kept, cluster_wide));
   report.cluster = control::cluster_part(file_keys);
+  // The key: every member must read the same one; another than the one in force changes it.
+  std::shared_ptr<const transport::ClusterKey> key;
+  if (file->crypto && setup_.key) {
+    auto read = config::load_cluster_key(*file);
+    if (!read) return refuse(-EBADMSG, fmt::format("nothing changed: {}", read.error().message()));
+    key = std::move(read).value();
+    report.cluster += fmt::format("totem.key_fingerprint={}\n", key->fingerprint());
+    if (key->fingerprint() != setup_.key->fingerprint()) {
+      prepared.old_key = setup_.key;
+      prepared.new_key = key;
+    }
+  }
   if (!plan->refused.empty())
     return refuse(-ENOTSUP,
                   fmt::format("nothing changed: {} differ(s) from the running configuration and need(s) a restart",
@@ -299,12 +311,18 @@ control::PreparedReload NodeStack::prepare_reload(const Result<config::DaemonCon
                   fmt::format("nothing changed: {} change(s) only in a reload of every node (rtotemctl reload, "
                               "corosync-cfgtool -R), at one place in the ring's order",
                               key_list(plan->cluster_only)));
-  report.summary = plan->changed.empty() ? "no change" : key_list(plan->changed);
-  if (plan->changed.empty()) {
+  std::vector<std::string> changed = plan->changed;
+  if (prepared.new_key) changed.emplace_back("the cluster key");
+  report.summary = changed.empty() ? "no change" : key_list(changed);
+  if (changed.empty()) {
     prepared.apply = [] { return control::ReloadOutcome{0, "no change"}; };
     return prepared;
   }
-  prepared.apply = [this, file, plan, timing = *timing] { return apply_reload(*file, *plan, timing); };
+  prepared.apply = [this, file, plan, timing = *timing, key = prepared.new_key] {
+    if (key) setup_.key = key;  // ClusterReload changes the backend's keys in its steps
+    if (plan->changed.empty()) return control::ReloadOutcome{0, "the cluster key"};
+    return apply_reload(*file, *plan, timing);
+  };
   return prepared;
 }
 
@@ -317,6 +335,7 @@ control::ReloadOutcome NodeStack::apply_reload(const config::DaemonConfig& file,
   setup_.config.logging = file.logging;
   setup_.config.ipc.allow = file.ipc.allow;
   setup_.config.stored_keys = file.stored_keys;
+  setup_.config.keyfile = file.keyfile;
   if (plan.timing) {
     // Every member takes it here, where the reload's last report is delivered.
     host_.set_timing(timing);

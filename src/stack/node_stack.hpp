@@ -33,6 +33,7 @@ struct StackSetup {
   config::DaemonConfig config;
   membership::TotemConfig totem;  // resolved and checked against the backend
   config::NodeEntry self;
+  std::shared_ptr<const transport::ClusterKey> key;  // what packets are sealed with; null: crypto off
 };
 
 // What a simulator's checkers watch besides what clients are told: each service's decisions at

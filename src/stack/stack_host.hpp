@@ -39,6 +39,9 @@ class StackHost {
   virtual const membership::Node& node() const = 0;
   // New protocol timing for the Node (Node::set_timing), from a reload of every node.
   virtual void set_timing(const membership::TotemConfig& timing) = 0;
+  // A key change with no ring change (Backend::rekey), from a reload of every node.
+  virtual void rekey(std::shared_ptr<const transport::ClusterKey> seal_with,
+                     std::shared_ptr<const transport::ClusterKey> also_open) = 0;
   virtual const transport::Backend& backend() const = 0;
   virtual membership::Time now() const = 0;  // the Node's clock, in microseconds
   // The stack's next deadline (its quorum window, a shutdown vote), replacing any before;

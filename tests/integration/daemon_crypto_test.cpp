@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "tests/integration/daemon_cluster.hpp"
 #include "tests/tools/spoofed_udp.hpp"
@@ -179,6 +180,78 @@ TEST_F(CryptoClusterTest, ADaemonWithAnotherKeyCannotJoinAndIsCountedAsAuthFailu
       << "node 4 keeps trying, and keeps failing";
   EXPECT_GT(link_counter(4, "drop_auth"), 0u) << cluster.ctl_json(4, "stats");  // the three are noise to it
   EXPECT_EQ(link_counter(4, "drop_replay"), 0u);
+}
+
+// A key change with no ring change: node 1's client sends about 1,000 messages a second while
+// rtotemctl reload takes every node to a new key file. Every message reaches every node, in one
+// order; no ring forms; no packet fails to open. Afterwards a node with the old key is refused,
+// and one with the new key, which missed the change, joins.
+TEST_F(CryptoClusterTest, AKeyChangesWithNoRingChangeWhileMessagesFlowThenTheOldKeyIsRefused) {
+  ASSERT_NO_FATAL_FAILURE(start_three());
+  ASSERT_NO_FATAL_FAILURE(join_all("flow"));
+  ASSERT_EQ(keygen(keys + "/newkey"), 0);
+  const std::string old_config = cluster.dir() + "/old-key.conf";
+  std::ofstream(old_config) << read_file(cluster.config_path());
+  std::vector<std::size_t> rings_before;
+  for (const auto& c : clients) rings_before.push_back(c->rings.size());
+  std::string config = read_file(cluster.config_path());
+  const std::string key_line = fmt::format("keyfile: {}/authkey", keys);
+  ASSERT_NE(config.find(key_line), std::string::npos);
+  config.replace(config.find(key_line), key_line.size(), fmt::format("keyfile: {}/newkey", keys));
+  std::ofstream(cluster.config_path()) << config;
+
+  std::string reload_out;
+  int reload_rc = -1;
+  std::thread reload;
+  int sent = 0;
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < 3s) {
+    if (reload.get_id() == std::thread::id{} && std::chrono::steady_clock::now() - start > 1s)
+      reload = std::thread([&] { reload_rc = cluster.ctl(2, "reload", reload_out); });
+    ASSERT_EQ(clients[0]->send("flow", std::to_string(sent)), 0);
+    ++sent;
+    for (auto& c : clients) c->dispatch();
+    std::this_thread::sleep_for(1ms);
+  }
+  reload.join();
+  EXPECT_EQ(reload_rc, 0) << reload_out;
+  EXPECT_NE(reload_out.find("key changed on every node; the old key is refused"), std::string::npos) << reload_out;
+  for (int n = 1; n <= 3; ++n)
+    EXPECT_NE(reload_out.find(fmt::format("node {}: totem.keyfile, the cluster key", n)), std::string::npos)
+        << reload_out;
+  ASSERT_TRUE(pump_until(all(),
+                         [&] {
+                           return std::all_of(clients.begin(), clients.end(), [&](const auto& c) {
+                             return c->messages.size() >= static_cast<std::size_t>(sent);
+                           });
+                         }))
+      << clients[0]->messages.size() << " " << clients[1]->messages.size() << " " << clients[2]->messages.size();
+  for (auto& c : clients) {
+    ASSERT_EQ(c->messages.size(), static_cast<std::size_t>(sent));
+    for (int i = 0; i < sent; ++i) ASSERT_EQ(c->messages[i].text, std::to_string(i)) << i;
+  }
+  for (std::size_t i = 0; i < clients.size(); ++i)
+    EXPECT_EQ(clients[i]->rings.size(), rings_before[i]) << "the ring changed (client " << i + 1 << ")";
+  for (int n = 1; n <= 3; ++n) EXPECT_EQ(link_counter(n, "drop_auth"), 0u) << cluster.ctl_json(n, "stats");
+
+  // Node 4 with the old key: every packet it sends fails to open, and the three stay three.
+  cluster.use_config(4, old_config);
+  cluster.start(4);
+  EXPECT_TRUE(eventually([&] { return link_counter(1, "drop_auth") > 0; })) << cluster.ctl_json(1, "stats");
+  EXPECT_EQ(clients[0]->rings.back(), (std::vector<std::uint32_t>{1, 2, 3}));
+  cluster.kill(4, SIGTERM);
+  // Node 4 with the new key, as its file says after the change: it joins.
+  cluster.use_config(4, cluster.config_path());
+  cluster.start(4);
+  EXPECT_TRUE(pump_until(
+      all(),
+      [&] {
+        return std::all_of(clients.begin(), clients.end(), [](const auto& c) {
+          return c->rings.back() == std::vector<std::uint32_t>{1, 2, 3, 4};
+        });
+      },
+      30s))
+      << cluster.log(4);
 }
 
 // A socket on node 4's address (no daemon there) hears the three's multicasts, as anyone on the

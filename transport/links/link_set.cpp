@@ -123,6 +123,11 @@ LinkSet::~LinkSet() {
   for (Staged& staged : staged_) staged.packet.hold.reset();
 }
 
+void LinkSet::rekey(std::shared_ptr<const ClusterKey> seal_with, std::shared_ptr<const ClusterKey> also_open) noexcept {
+  for (const std::unique_ptr<Backend>& link : links_)
+    if (link && link->sealed()) link->rekey(seal_with, also_open);
+}
+
 std::string LinkSet::local_address() const {
   std::string out;
   for (std::size_t i = 0; i < links_.size(); ++i) {

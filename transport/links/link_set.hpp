@@ -84,6 +84,9 @@ class LinkSet final : public Backend, private LinkEvents {
   std::uint64_t on_timer(std::uint64_t now_us) noexcept override;
 
   const LinkSet* link_set() const noexcept override { return this; }
+  // Each link seals what it carries: each takes the keys.
+  void rekey(std::shared_ptr<const ClusterKey> seal_with,
+             std::shared_ptr<const ClusterKey> also_open) noexcept override;
   const LinkMonitor& monitor() const noexcept { return monitor_; }
   std::size_t link_count() const noexcept { return links_.size(); }
   // Null for a link this node is missing.

@@ -2,6 +2,7 @@
 
 #include <qb/qblog.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "src/services/staging/mcast_staging.hpp"
@@ -35,18 +36,20 @@ bool ClusterReload::deliver(std::span<const std::byte> payload) {
   } else if (const auto* sent = std::get_if<ReloadReportMessage>(&*message)) {
     if (round_ && round_->id() == sent->id)
       if (auto decision = round_->report(sent->report)) finish(*decision);
+  } else if (const auto* abort = std::get_if<ReloadAbort>(&*message)) {
+    if (round_ && round_->id() == abort->id) finish(round_->ended(abort->reason));
   } else {
-    const auto& abort = std::get<ReloadAbort>(*message);
-    if (round_ && round_->id() == abort.id) finish(round_->ended(abort.reason));
+    key_step(std::get<ReloadKeyStep>(*message));
   }
   return true;
 }
 
 void ClusterReload::started(const ReloadId& id) {
-  if (round_) {  // every member sees this start inside the open one: the asker alone answers
+  if (under_way()) {  // every member sees this start inside the open one: the asker alone answers
     if (id.origin == self_)
       answer(id.serial, -EBUSY,
-             fmt::format("nothing changed: node {}'s reload of every node is under way\n", round_->id().origin));
+             fmt::format("nothing changed: node {}'s reload of every node is under way\n",
+                         round_ ? round_->id().origin : rotation_->id.origin));
     return;
   }
   round_.emplace(id, members_);
@@ -60,6 +63,8 @@ void ClusterReload::read(const ReloadId& id, PreparedReload prepared) {
   if (!round_ || round_->id() != id) return;  // ended while the file was read
   prepared.report.node = self_;
   apply_ = std::move(prepared.apply);
+  old_key_ = std::move(prepared.old_key);
+  new_key_ = std::move(prepared.new_key);
   if (const Status sent = submit(ReloadReportMessage{id, std::move(prepared.report)}); sent != Status::kOk) {
     // The asker's timeout ends it everywhere; this node's report did not get into the send queue.
     const std::string_view why = describe(sent);
@@ -70,10 +75,29 @@ void ClusterReload::read(const ReloadId& id, PreparedReload prepared) {
 
 void ClusterReload::configuration(std::span<const NodeId> members) {
   if (round_) finish(round_->ended("the ring changed"));
+  if (rotation_) {
+    // Every member of this ring is here too, in the same step: all seal with the new key from
+    // now on, and still open the old one (a member of step 1 may have sent with it).
+    Rotation r = std::move(*rotation_);
+    rotation_.reset();
+    step_retry_at_.reset();
+    host_.rekey(r.new_key, r.old_key);
+    const std::string why =
+        "the ring changed while the key changed: every node seals with the new key, and the old one is still "
+        "accepted until rtotemd restarts";
+    qb_log(LOG_WARNING, "key change: %s", why.c_str());
+    if (r.id.origin == self_) answer(r.id.serial, -EAGAIN, fmt::format("{}{}\n", r.text, why));
+  }
   members_.assign(members.begin(), members.end());
 }
 
+std::optional<membership::Time> ClusterReload::deadline() const noexcept {
+  if (abort_at_ && step_retry_at_) return std::min(*abort_at_, *step_retry_at_);
+  return abort_at_ ? abort_at_ : step_retry_at_;
+}
+
 void ClusterReload::on_time(membership::Time now) {
+  if (step_retry_at_ && now >= *step_retry_at_) send_key_step();
   if (!abort_at_ || now < *abort_at_) return;
   RTOTEM_ASSERT(round_ && round_->id().origin == self_);  // only the asker of the open reload times it
   abort_at_ = now + 1'000'000;  // again in a second if the abort does not get into the send queue
@@ -94,11 +118,52 @@ void ClusterReload::finish(const ReloadDecision& decision) {
       error = own.error;
       text += fmt::format("node {}: {}\n", self_, own.message);
     }
+    if (new_key_) {  // every member's file names the same new key (the cluster part agreed)
+      std::vector<NodeId> members = members_;
+      std::ranges::sort(members);
+      rotation_ = Rotation{id, std::move(members), 1, {}, old_key_, new_key_, error, text};
+      host_.rekey(old_key_, new_key_);
+      qb_log(LOG_NOTICE, "key change: this node opens packets sealed with the new key too");
+      send_key_step();
+    }
   } else {
     qb_log(LOG_WARNING, "reload of every node: %s", decision.text.c_str());
   }
   apply_ = nullptr;
-  if (id.origin == self_) answer(id.serial, error, text);
+  old_key_.reset();
+  new_key_.reset();
+  if (id.origin == self_ && !rotation_) answer(id.serial, error, text);
+}
+
+void ClusterReload::send_key_step() {
+  step_retry_at_.reset();
+  if (!rotation_) return;
+  if (submit(ReloadKeyStep{rotation_->id, self_, rotation_->step}) != Status::kOk)
+    step_retry_at_ = host_.now() + 100'000;  // the send queue is full: again shortly
+}
+
+void ClusterReload::key_step(const ReloadKeyStep& step) {
+  if (!rotation_ || rotation_->id != step.id || rotation_->step != step.step) return;
+  Rotation& r = *rotation_;
+  if (!std::ranges::binary_search(r.members, step.node) || std::ranges::find(r.stepped, step.node) != r.stepped.end())
+    return;
+  r.stepped.push_back(step.node);
+  if (r.stepped.size() < r.members.size()) return;
+  if (r.step == 1) {  // every member opens the new key: seal with it
+    r.step = 2;
+    r.stepped.clear();
+    host_.rekey(r.new_key, r.old_key);
+    qb_log(LOG_NOTICE, "key change: this node seals with the new key");
+    send_key_step();
+    return;
+  }
+  // Every member seals with the new key: the old one opens nothing from now on.
+  host_.rekey(r.new_key, nullptr);
+  qb_log(LOG_NOTICE, "key change: done on every node; the old key is refused from now on");
+  const Rotation done = std::move(r);
+  rotation_.reset();
+  if (done.id.origin == self_)
+    answer(done.id.serial, done.error, fmt::format("{}key changed on every node; the old key is refused\n", done.text));
 }
 
 void ClusterReload::answer(std::uint64_t serial, int error, const std::string& text) {

@@ -6,6 +6,13 @@
 // cluster: a start delivered while another is open is answered -EBUSY. The asker aborts through
 // the ring a reload whose reports have not all come within kReloadReportTimeoutMs (a member
 // that runs an older rtotemd never reports), so that every member ends it at the same place.
+//
+// A new cluster key takes two more rounds of the ring, with no ring change: where the reload
+// applies, every member opens packets sealed with either key (still sealing with the old) and
+// says so (key step 1); once every member has, each seals with the new key and says so (step 2);
+// once every member has, each refuses the old key. At no point does a member seal with a key
+// another cannot open. A ring change in between leaves every member sealing with the new key and
+// still opening the old one, until a restart; the asker is told.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +43,9 @@ struct ReloadOutcome {
 struct PreparedReload {
   ReloadReport report;
   std::function<ReloadOutcome()> apply;
+  // Set when the file names another key than the one in force: the key change that follows.
+  std::shared_ptr<const transport::ClusterKey> old_key;
+  std::shared_ptr<const transport::ClusterKey> new_key;
 };
 // Starts reading this node's file; `done` gets it on a later turn. false: it cannot start (this
 // node is reading its file already, for a reload of its own).
@@ -51,15 +61,30 @@ class ClusterReload {
   bool deliver(std::span<const std::byte> payload);
   // Every configuration change, as delivered: an open reload ends with nothing applied.
   void configuration(std::span<const membership::NodeId> members);
-  bool under_way() const noexcept { return round_.has_value(); }
+  bool under_way() const noexcept { return round_.has_value() || rotation_.has_value(); }
 
-  std::optional<membership::Time> deadline() const noexcept { return abort_at_; }
+  std::optional<membership::Time> deadline() const noexcept;
   void on_time(membership::Time now);
 
  private:
+  // A key change under way, after its reload applied: the members that take part, the step
+  // they are at, and those of them whose step message is delivered.
+  struct Rotation {
+    ReloadId id;
+    std::vector<membership::NodeId> members;
+    std::uint8_t step = 1;
+    std::vector<membership::NodeId> stepped;
+    std::shared_ptr<const transport::ClusterKey> old_key;
+    std::shared_ptr<const transport::ClusterKey> new_key;
+    int error = 0;  // the reload's answer, once the key has changed
+    std::string text;
+  };
+
   void started(const ReloadId& id);
   void read(const ReloadId& id, PreparedReload prepared);
   void finish(const ReloadDecision& decision);
+  void key_step(const ReloadKeyStep& step);
+  void send_key_step();
   void answer(std::uint64_t serial, int error, const std::string& text);
   Status submit(const ReloadMessage& message);
 
@@ -69,8 +94,12 @@ class ClusterReload {
   ReadOwnFile read_;
   std::vector<membership::NodeId> members_;  // of the last configuration delivered
   std::optional<ReloadRound> round_;
-  std::function<ReloadOutcome()> apply_;  // this node's changes for round_, once read
+  std::function<ReloadOutcome()> apply_;                  // this node's changes for round_, once read
+  std::shared_ptr<const transport::ClusterKey> old_key_;  // and the key change they bring
+  std::shared_ptr<const transport::ClusterKey> new_key_;
+  std::optional<Rotation> rotation_;
   std::optional<membership::Time> abort_at_;
+  std::optional<membership::Time> step_retry_at_;  // this node's key step did not get into the send queue
   std::uint64_t asked_ = 0;                        // this node's reloads started, the serial of the last
   std::map<std::uint64_t, std::uint64_t> askers_;  // serial -> waiting client's generation
 };

@@ -69,7 +69,7 @@ ReloadPlan plan_reload(const KeyList& running_list, const KeyList& file_list, me
       // Used by nothing in rtotem: the store holds the file's value.
     } else if (key.starts_with("logging.")) {
       plan.logging = true;
-    } else if (timing_key(key)) {
+    } else if (timing_key(key) || key == "totem.keyfile") {  // the key file's key: the node stack compares it
       if (cluster_wide)
         plan.timing = true;
       else

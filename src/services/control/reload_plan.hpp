@@ -6,8 +6,9 @@
 //   changes (set votes, set expected votes), ordered on the ring;
 // - keys rtotem only keeps (`kept`: those of either file): the key store takes the file's values;
 // - totem timing (token, token_coefficient, consensus, join...: kTimingKeys, as given and as in
-//   force): applied in a reload of every node only (`cluster_wide`), where every member takes the
-//   new timing at one place in the ring's order; alone, a node refuses it (`cluster_only`);
+//   force) and totem.keyfile: applied in a reload of every node only (`cluster_wide`), where every
+//   member takes the new timing at one place in the ring's order (and a new key in the steps of
+//   cluster_reload.hpp); alone, a node refuses them (`cluster_only`);
 // - anything else (transport, crypto, the nodelist's membership, the other quorum options, ipc):
 //   needs a restart. One such key refuses the whole reload, naming every one, so that the running
 //   daemon never half-follows a file.

@@ -10,6 +10,7 @@ namespace {
 constexpr std::uint8_t kReloadStart = 2;  // 1 is kill_wire.cpp's
 constexpr std::uint8_t kReloadReport = 3;
 constexpr std::uint8_t kReloadAbort = 4;
+constexpr std::uint8_t kReloadKeyStep = 5;
 
 void open(ipc::BodyWriter& out, std::uint8_t kind, const ReloadId& id) {
   out.u8(static_cast<std::uint8_t>(RingService::kNodeControl));
@@ -31,10 +32,14 @@ std::vector<std::byte> encode_reload(const ReloadMessage& message) {
     out.u32(static_cast<std::uint32_t>(r.error));
     out.string(std::string_view(r.summary).substr(0, kReloadSummaryMax));
     out.string(r.cluster);
+  } else if (const auto* abort = std::get_if<ReloadAbort>(&message)) {
+    open(out, kReloadAbort, abort->id);
+    out.string(std::string_view(abort->reason).substr(0, ipc::kReasonMax));
   } else {
-    const auto& abort = std::get<ReloadAbort>(message);
-    open(out, kReloadAbort, abort.id);
-    out.string(std::string_view(abort.reason).substr(0, ipc::kReasonMax));
+    const auto& step = std::get<ReloadKeyStep>(message);
+    open(out, kReloadKeyStep, step.id);
+    out.u32(step.node);
+    out.u8(step.step);
   }
   return std::move(out.data());
 }
@@ -63,6 +68,11 @@ std::optional<ReloadMessage> decode_reload(std::span<const std::byte> message) {
     if (!cluster || !in.at_end()) return std::nullopt;
     r.cluster = std::string(*cluster);
     return ReloadReportMessage{id, std::move(r)};
+  }
+  if (kind == kReloadKeyStep) {
+    ReloadKeyStep step{id, in.get_u32(), in.get_u8()};
+    if (in.short_read() || !in.at_end() || (step.step != 1 && step.step != 2)) return std::nullopt;
+    return step;
   }
   if (kind == kReloadAbort) {
     const auto reason = ipc::read_string(in, ipc::kReasonMax);

@@ -1,9 +1,12 @@
 // The ring messages of a reload of every node (corosync-cfgtool -R, rtotemctl reload): its start,
 // each member's report on the file it read, and its abort. Every member sees them in one order,
 // so every member decides the same from them (reload_round.hpp).
+// A reload that changes the cluster key goes on with two key steps from every member
+// (cluster_reload.hpp).
 // Wire form: u8 RingService::kNodeControl, u8 kind (kReloadStart 2, kReloadReport 3,
-// kReloadAbort 4), u32 origin, u64 serial; then for a report: u32 node, i32 error, summary
-// (u32 length, bytes), cluster part (u32 length, bytes); for an abort: reason (u32 length, bytes).
+// kReloadAbort 4, kReloadKeyStep 5), u32 origin, u64 serial; then for a report: u32 node, i32
+// error, summary (u32 length, bytes), cluster part (u32 length, bytes); for an abort: reason
+// (u32 length, bytes); for a key step: u32 node, u8 step (1 or 2).
 #pragma once
 
 #include <compare>
@@ -45,7 +48,12 @@ struct ReloadAbort {
   ReloadId id;
   std::string reason;
 };
-using ReloadMessage = std::variant<ReloadStart, ReloadReportMessage, ReloadAbort>;
+struct ReloadKeyStep {
+  ReloadId id;
+  membership::NodeId node = 0;
+  std::uint8_t step = 0;  // 1: this node opens the new key too; 2: it seals with the new key
+};
+using ReloadMessage = std::variant<ReloadStart, ReloadReportMessage, ReloadAbort, ReloadKeyStep>;
 
 inline constexpr std::size_t kReloadSummaryMax = 4096;      // a longer summary is cut
 inline constexpr std::size_t kReloadClusterMax = 1u << 20;  // a nodelist of thousands of nodes

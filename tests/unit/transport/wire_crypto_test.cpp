@@ -117,6 +117,35 @@ TEST_F(WireCryptoTest, AnotherKeyCannotOpen) {
   EXPECT_EQ(open(receiver, seal(sender, clear)).check, OpenCheck::kOk);
 }
 
+// A key rotation: while both keys open, a packet of either opens to exactly its clear bytes (a
+// failed try with the other key must not have wiped it); once the old one is retired, its
+// packets are refused, and the replay window went on across the change.
+TEST_F(WireCryptoTest, DuringAKeyChangeEitherKeyOpensThenOnlyTheNewOne) {
+  const auto next = make_key();
+  const Bytes clear = clear_packet(200);
+  const Bytes old_sealed = seal(sender, clear);
+  receiver.set_keys(key, next);
+  EXPECT_TRUE(receiver.opens_two_keys());
+  sender.set_keys(next, key);
+  const Bytes new_sealed = seal(sender, clear);
+  const Bytes late_old = [&] {
+    WireCrypto old_only{key, 1000};
+    return seal(old_only, clear_packet(200, 0x11, 4));
+  }();
+  for (const Bytes* sealed : {&new_sealed, &old_sealed}) {
+    const Opened opened = open(receiver, *sealed);
+    ASSERT_EQ(opened.check, OpenCheck::kOk);
+    EXPECT_EQ(opened.packet, clear);
+  }
+  EXPECT_EQ(open(receiver, new_sealed).check, OpenCheck::kReplay);
+  WireCrypto stranger{make_key(), 9};
+  EXPECT_EQ(open(receiver, seal(stranger, clear_packet(200, 0x22, 5)), 5).check, OpenCheck::kAuth);
+  receiver.set_keys(next, nullptr);
+  EXPECT_FALSE(receiver.opens_two_keys());
+  EXPECT_EQ(open(receiver, late_old, 4).check, OpenCheck::kAuth);
+  EXPECT_EQ(open(receiver, seal(sender, clear)).check, OpenCheck::kOk);
+}
+
 TEST_F(WireCryptoTest, UnsealedAndShortPacketsAreRefused) {
   EXPECT_EQ(open(receiver, clear_packet(100)).check, OpenCheck::kUnsealed);
   Bytes sealed = seal(sender, clear_packet(0));

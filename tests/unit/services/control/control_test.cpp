@@ -67,7 +67,7 @@ TEST(ReloadWire, EachMessageReadsBackAndAnythingElseIsRefused) {
   const ReloadId id{2, 7};
   const std::vector<ReloadMessage> messages = {
       ReloadStart{id}, ReloadReportMessage{id, {3, -ENOTSUP, "totem.netmtu needs a restart", "nodelist.x=1\n"}},
-      ReloadAbort{id, "not every member reported"}};
+      ReloadAbort{id, "not every member reported"}, ReloadKeyStep{id, 3, 2}};
   for (const ReloadMessage& message : messages) {
     const std::vector<std::byte> packet = encode_reload(message);
     const auto back = decode_reload(packet);
@@ -84,6 +84,12 @@ TEST(ReloadWire, EachMessageReadsBackAndAnythingElseIsRefused) {
   EXPECT_EQ(report.report.error, -ENOTSUP);
   EXPECT_EQ(report.report.summary, "totem.netmtu needs a restart");
   EXPECT_EQ(report.report.cluster, "nodelist.x=1\n");
+  const auto step = std::get<ReloadKeyStep>(*decode_reload(encode_reload(messages[3])));
+  EXPECT_EQ(step.node, 3u);
+  EXPECT_EQ(step.step, 2u);
+  std::vector<std::byte> third = encode_reload(messages[3]);
+  third.back() = std::byte{3};  // steps 1 and 2 only
+  EXPECT_FALSE(decode_reload(third));
   EXPECT_FALSE(decode_kill(encode_reload(messages[0])));  // the two kinds never mix
   EXPECT_FALSE(decode_reload(encode_kill({3, 1, 4242, "fenced"})));
   std::vector<std::byte> positive = encode_reload(messages[1]);
