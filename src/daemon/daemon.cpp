@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "src/common/process_memory.hpp"
+#include "transport/udp/udp_backend.hpp"
 #ifdef RTOTEM_ALLOC_COUNTER
 #include "src/common/alloc_counter.hpp"
 #endif
@@ -94,6 +95,24 @@ void Daemon::arm_client_retry() {
 }
 
 // The IPC server starts with the configuration's; the stack's first word comes before it exists.
+Result<void> Daemon::can_change_nodes(const config::DaemonConfig& file) const {
+  if (dynamic_cast<const transport::UdpBackend*>(&ring_->backend()) == nullptr)
+    return Error::make("the nodelist changes at run time on UDP with one link; on {} it needs a restart of every node",
+                       ring_->backend().name());
+  if (auto fits = membership::check_ring_fits(file.nodes.size(), ring_->backend().params()); !fits) return fits;
+  auto udp = config::udp_config_for(file, setup_.self);
+  if (!udp) return udp.error();
+  return {};
+}
+
+void Daemon::change_nodes(const config::DaemonConfig& file) {
+  auto* udp = dynamic_cast<transport::UdpBackend*>(&ring_->backend());
+  auto config = config::udp_config_for(file, setup_.self);
+  RTOTEM_ASSERT(udp != nullptr && config.ok());  // can_change_nodes() said so, for this file
+  if (auto taken = udp->set_peers(config->peers); !taken)
+    qb_log(LOG_ERR, "nodelist: %s", taken.error().message().c_str());
+}
+
 void Daemon::set_access(std::vector<std::uint32_t> uids, std::vector<std::uint32_t> gids) {
   if (ipc_) ipc_->set_access(std::move(uids), std::move(gids));
 }

@@ -75,6 +75,8 @@ class Daemon final : private RingListener, private stack::StackHost {
   Status submit(const membership::Gather& message, membership::Delivery delivery) override;
   const membership::Node& node() const override { return ring_->node(); }
   void set_timing(const membership::TotemConfig& timing) override { ring_->set_timing(timing); }
+  Result<void> can_change_nodes(const config::DaemonConfig& file) const override;
+  void change_nodes(const config::DaemonConfig& file) override;
   void rekey(std::shared_ptr<const transport::ClusterKey> seal_with,
              std::shared_ptr<const transport::ClusterKey> also_open) override {
     ring_->rekey(std::move(seal_with), std::move(also_open));

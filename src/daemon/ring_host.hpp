@@ -53,6 +53,7 @@ class RingHost final : private membership::NodeEvents, private transport::Packet
     backend_->rekey(std::move(seal_with), std::move(also_open));
   }
   const transport::Backend& backend() const noexcept { return *backend_; }
+  transport::Backend& backend() noexcept { return *backend_; }
   // Sends what is queued and closes the backend (at shutdown).
   void close();
   // Goes on over `next` (the backend's link failed for good): the Node moves to it and gathers a

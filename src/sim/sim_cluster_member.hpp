@@ -166,6 +166,10 @@ class SimCluster::Member final : public membership::NodeEvents,
     }
     const membership::Node& node() const override { return *m_.node; }
     void set_timing(const membership::TotemConfig& timing) override { m_.node->set_timing(timing); }
+    Result<void> can_change_nodes(const config::DaemonConfig&) const override {
+      return Error::make("the simulator's nodes are fixed");
+    }
+    void change_nodes(const config::DaemonConfig&) override {}
     void rekey(std::shared_ptr<const transport::ClusterKey> seal_with,
                std::shared_ptr<const transport::ClusterKey> also_open) override {
       m_.backend->rekey(std::move(seal_with), std::move(also_open));

@@ -311,6 +311,9 @@ control::PreparedReload NodeStack::prepare_reload(const Result<config::DaemonCon
                   fmt::format("nothing changed: {} change(s) only in a reload of every node (rtotemctl reload, "
                               "corosync-cfgtool -R), at one place in the ring's order",
                               key_list(plan->cluster_only)));
+  if (!plan->nodes_added.empty() || !plan->nodes_removed.empty())
+    if (auto can = host_.can_change_nodes(*file); !can)
+      return refuse(-ENOTSUP, fmt::format("nothing changed: nodelist: {}", can.error().message()));
   std::vector<std::string> changed = plan->changed;
   if (prepared.new_key) changed.emplace_back("the cluster key");
   report.summary = changed.empty() ? "no change" : key_list(changed);
@@ -344,9 +347,42 @@ control::ReloadOutcome NodeStack::apply_reload(const config::DaemonConfig& file,
     setup_.config.token_coefficient_given = file.token_coefficient_given;
     setup_.totem = host_.node().config();
   }
+  std::string refused;
+  if (!plan.nodes_added.empty() || !plan.nodes_removed.empty()) {
+    // Every member takes the new nodelist here: from now on the transport sends to and hears
+    // from those nodes, and votequorum counts them.
+    host_.change_nodes(file);
+    const NodeId self = setup_.self.nodeid;
+    std::uint32_t own_votes = setup_.self.quorum_votes;
+    for (const config::NodeEntry& entry : setup_.config.nodes)
+      if (entry.nodeid == self) own_votes = entry.quorum_votes;
+    setup_.config.nodes = file.nodes;
+    for (config::NodeEntry& entry : setup_.config.nodes)
+      if (entry.nodeid == self) entry.quorum_votes = own_votes;  // as votequorum has it: plan.own_votes below
+    addresses_.clear();
+    for (const config::NodeEntry& entry : file.nodes) {
+      auto address = config::resolve_ring_addr(file.path, entry, 0, 0);
+      addresses_[entry.nodeid] = address ? address->host_string() : entry.ring0_addr();
+    }
+    if (quorum_) {
+      std::vector<quorum::NodeVotes> votes;
+      std::uint32_t sum = 0;
+      for (const config::NodeEntry& entry : file.nodes) {
+        votes.push_back({entry.nodeid, entry.quorum_votes});
+        sum += entry.quorum_votes;
+      }
+      quorum_->set_nodelist(std::move(votes));
+      const bool given = file.quorum && file.quorum->expected_votes_configured;
+      if (!given && !plan.expected_votes) {
+        if (const int rc = quorum_->set_expected(sum); rc != 0)
+          refused += fmt::format("; expected votes {} (the nodelist's): {}", sum,
+                                 rc == -EAGAIN ? "the ring is not in sync yet" : "refused by votequorum's rule");
+      }
+    }
+    qb_log(LOG_NOTICE, "nodelist: %zu node(s) added, %zu removed", plan.nodes_added.size(), plan.nodes_removed.size());
+  }
   // Votes as votequorum's runtime changes; one it refuses stays as it was (the next reload tries
   // again), and the answer says so.
-  std::string refused;
   auto why = [](int rc) { return rc == -EAGAIN ? "the ring is not in sync yet" : "refused by votequorum's rule"; };
   const int votes_rc = plan.own_votes && quorum_ ? quorum_->set_votes(setup_.self.nodeid, *plan.own_votes) : 0;
   const bool votes_ok = votes_rc == 0;

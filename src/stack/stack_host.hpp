@@ -39,6 +39,10 @@ class StackHost {
   virtual const membership::Node& node() const = 0;
   // New protocol timing for the Node (Node::set_timing), from a reload of every node.
   virtual void set_timing(const membership::TotemConfig& timing) = 0;
+  // Whether the transport can take the nodelist of `file` while it runs (UDP on one link can), and
+  // taking it: from then on the node sends to and hears from exactly those nodes.
+  virtual Result<void> can_change_nodes(const config::DaemonConfig& file) const = 0;
+  virtual void change_nodes(const config::DaemonConfig& file) = 0;
   // A key change with no ring change (Backend::rekey), from a reload of every node.
   virtual void rekey(std::shared_ptr<const transport::ClusterKey> seal_with,
                      std::shared_ptr<const transport::ClusterKey> also_open) = 0;

@@ -485,6 +485,76 @@ TEST(DaemonControl, AReloadOfEveryNodeChangesTheTokenEverywhereAtOnePlace) {
     EXPECT_NE(cluster.log(n).find("reload of every node asked by node 2"), std::string::npos) << cluster.log(n);
 }
 
+// Grow and shrink with no restart: the three add node 4 to their files and reload, keeping their
+// ring until node 4 joins; votequorum expects its vote from then on. Node 4 stops (its own
+// leave), the three take it out of their files and reload: expected votes follow, with no ring
+// change; started again, node 4 is no longer heard.
+TEST(DaemonControl, ANodeIsAddedAndRemovedWithAReloadOfEveryNode) {
+  DaemonCluster cluster(4, 1000, "", "quorum {\n  provider: corosync_votequorum\n}\n");
+  const std::string four = read_file(cluster.config_path());
+  const std::string node4 = "  node {\n    nodeid: 4\n    ring0_addr: 127.0.0.4\n  }\n";
+  ASSERT_NE(four.find(node4), std::string::npos);
+  std::string three_text = four;
+  three_text.erase(three_text.find(node4), node4.size());
+  const std::string three = cluster.dir() + "/three.conf";
+  std::ofstream(three) << three_text;
+  for (int n = 1; n <= 3; ++n) cluster.use_config(n, three);
+  std::vector<std::unique_ptr<TestClient>> clients;
+  ASSERT_NO_FATAL_FAILURE(start_ring(cluster, 3, clients));
+  const auto expected = [&](int n) { return ctl_out(cluster, n, "get runtime.votequorum.expected_votes"); };
+  ASSERT_TRUE(eventually([&] { return expected(1) == "runtime.votequorum.expected_votes (u32) = 3\n"; }))
+      << expected(1);
+  const auto rings = [&] {
+    std::uint64_t sum = 0;
+    for (int n = 1; n <= 3; ++n) sum += json_counter(cluster.ctl_json(n, "stats"), "rings_installed");
+    return sum;
+  };
+  const std::uint64_t rings_before = rings();
+
+  std::ofstream(three) << four;
+  std::string out;
+  ASSERT_EQ(cluster.ctl(1, "reload", out), 0) << out;
+  for (int n = 1; n <= 3; ++n)
+    EXPECT_NE(out.find(fmt::format("node {}: nodelist: node 4 added", n)), std::string::npos) << out;
+  for (int n = 1; n <= 3; ++n)
+    EXPECT_TRUE(eventually([&] { return expected(n) == "runtime.votequorum.expected_votes (u32) = 4\n"; }))
+        << n << ": " << expected(n);
+  EXPECT_EQ(ctl_out(cluster, 2, "get nodelist.node.3.nodeid"), "nodelist.node.3.nodeid (u32) = 4\n");
+  EXPECT_EQ(rings(), rings_before) << "the three re-formed for a reload";
+  EXPECT_NE(ctl_out(cluster, 1, "--json quorum").find("\"quorate\": true"), std::string::npos);
+
+  cluster.use_config(4, cluster.config_path());
+  cluster.start(4);
+  const auto ring_of = [&](const std::vector<std::uint32_t>& members) {
+    return pump_until(
+        raw(clients),
+        [&] {
+          return std::all_of(clients.begin(), clients.end(), [&](const auto& c) { return c->rings.back() == members; });
+        },
+        30s);
+  };
+  ASSERT_TRUE(ring_of({1, 2, 3, 4})) << cluster.log(4);
+
+  cluster.kill(4, SIGTERM);
+  ASSERT_TRUE(ring_of({1, 2, 3}));
+  const std::uint64_t rings_three = rings();
+  std::ofstream(three) << three_text;
+  out.clear();
+  ASSERT_EQ(cluster.ctl(3, "reload", out), 0) << out;
+  EXPECT_NE(out.find("node 1: nodelist: node 4 removed"), std::string::npos) << out;
+  for (int n = 1; n <= 3; ++n)
+    EXPECT_TRUE(eventually([&] { return expected(n) == "runtime.votequorum.expected_votes (u32) = 3\n"; }))
+        << n << ": " << expected(n);
+  EXPECT_EQ(rings(), rings_three) << "a ring change besides node 4's own leave";
+
+  cluster.start(4);  // with its old file, naming the four: the three no longer hear it
+  const auto until = std::chrono::steady_clock::now() + 3s;
+  (void)pump_until(
+      raw(clients), [&] { return std::chrono::steady_clock::now() >= until; }, 10s);
+  EXPECT_EQ(rings(), rings_three) << "node 4 got back in";
+  EXPECT_EQ(clients[0]->rings.back(), (std::vector<std::uint32_t>{1, 2, 3}));
+}
+
 // Keys rtotem does not use are in the key store under their cmap names, as corosync keeps them;
 // a reload takes their new values, and the keys of a section the file no longer has go.
 TEST(DaemonControl, KeysRtotemDoesNotUseAreKeptAndReloaded) {

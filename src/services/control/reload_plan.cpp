@@ -36,15 +36,76 @@ bool timing_key(std::string_view key) {
   return false;
 }
 
-// The nodelist.node.N prefix of the entry whose nodeid is `node`, if any.
-std::optional<std::string> node_prefix(const Keys& keys, membership::NodeId node) {
-  for (const auto& [key, value] : keys)
-    if (key.starts_with("nodelist.node.") && key.ends_with(".nodeid") && value.bits == node)
-      return key.substr(0, key.size() - std::string_view("nodeid").size());
-  return std::nullopt;
+// The nodelist's entries by node id: each entry's fields ("ring0_addr" -> value) and its key
+// prefix ("nodelist.node.N."), N being its place in nodeid order.
+struct NodeEntryKeys {
+  std::string prefix;
+  std::map<std::string, ipc::KeyValue, std::less<>> fields;
+};
+std::map<membership::NodeId, NodeEntryKeys> nodes_of(const Keys& keys) {
+  std::map<std::string, NodeEntryKeys, std::less<>> by_prefix;
+  for (const auto& [key, value] : keys) {
+    if (!key.starts_with("nodelist.node.")) continue;
+    const std::size_t dot = key.find('.', std::string_view("nodelist.node.").size());
+    if (dot == std::string::npos) continue;
+    NodeEntryKeys& entry = by_prefix[key.substr(0, dot + 1)];
+    entry.prefix = key.substr(0, dot + 1);
+    entry.fields.emplace(key.substr(dot + 1), value);
+  }
+  std::map<membership::NodeId, NodeEntryKeys> nodes;
+  for (auto& [prefix, entry] : by_prefix)
+    if (const auto id = entry.fields.find("nodeid"); id != entry.fields.end())
+      nodes.emplace(static_cast<membership::NodeId>(id->second.bits), std::move(entry));
+  return nodes;
 }
 
 }  // namespace
+
+// The nodelist, node by node (an entry's place, and so its keys' N, moves as others come and go):
+// an entry's votes change at run time (this node's applied here, another's by that node), a node
+// comes or goes in a reload of every node, and any other change of an entry needs a restart.
+void plan_nodelist(const std::map<membership::NodeId, NodeEntryKeys>& running,
+                   const std::map<membership::NodeId, NodeEntryKeys>& file, membership::NodeId self, bool cluster_wide,
+                   ReloadPlan& plan) {
+  for (const auto& [node, entry] : file) {
+    const auto before = running.find(node);
+    if (before == running.end()) {
+      const std::string what = fmt::format("nodelist: node {} added", node);
+      plan.changed.push_back(what);
+      if (cluster_wide)
+        plan.nodes_added.push_back(node);
+      else
+        plan.cluster_only.push_back(what);
+      continue;
+    }
+    std::set<std::string, std::less<>> fields;
+    for (const auto* each : {&entry.fields, &before->second.fields})
+      for (const auto& [field, value] : *each) fields.insert(field);
+    for (const std::string& field : fields) {
+      const auto now = entry.fields.find(field);
+      const auto was = before->second.fields.find(field);
+      if (now != entry.fields.end() && was != before->second.fields.end() && now->second == was->second) continue;
+      const std::string key = (now != entry.fields.end() ? entry.prefix : before->second.prefix) + field;
+      plan.changed.push_back(key);
+      if (field == "quorum_votes" && now != entry.fields.end() && was != before->second.fields.end()) {
+        if (node == self) plan.own_votes = static_cast<std::uint32_t>(now->second.bits);
+      } else {
+        plan.refused.push_back(key);
+      }
+    }
+  }
+  for (const auto& [node, entry] : running) {
+    if (file.contains(node)) continue;
+    const std::string what = fmt::format("nodelist: node {} removed", node);
+    plan.changed.push_back(what);
+    if (node == self)
+      plan.refused.push_back(fmt::format("{} (this node: stop it instead)", what));
+    else if (cluster_wide)
+      plan.nodes_removed.push_back(node);
+    else
+      plan.cluster_only.push_back(what);
+  }
+}
 
 ReloadPlan plan_reload(const KeyList& running_list, const KeyList& file_list, membership::NodeId self,
                        const std::set<std::string, std::less<>>& kept, bool cluster_wide) {
@@ -59,10 +120,8 @@ ReloadPlan plan_reload(const KeyList& running_list, const KeyList& file_list, me
   std::map<std::string, bool> keys;
   for (const auto& [key, value] : running) keys[key] = true;
   for (const auto& [key, value] : file) keys[key] = true;
-  const std::optional<std::string> own_before = node_prefix(running, self);
-  const std::optional<std::string> own_after = node_prefix(file, self);
   for (const auto& [key, unused] : keys) {
-    if (!differs(key)) continue;
+    if (key.starts_with("nodelist.node.") || !differs(key)) continue;  // the nodelist: by node, below
     plan.changed.push_back(key);
     const auto now = file.find(key);
     if (kept.contains(key)) {
@@ -70,24 +129,20 @@ ReloadPlan plan_reload(const KeyList& running_list, const KeyList& file_list, me
     } else if (key.starts_with("logging.")) {
       plan.logging = true;
     } else if (timing_key(key) || key == "totem.keyfile") {  // the key file's key: the node stack compares it
-      if (cluster_wide)
-        plan.timing = true;
-      else
+      if (!cluster_wide)
         plan.cluster_only.push_back(key);
+      else if (key != "totem.keyfile")
+        plan.timing = true;
     } else if (key.starts_with("uidgid.config.")) {
       plan.access = true;
     } else if (key == "quorum.expected_votes" && now != file.end()) {
       plan.expected_votes = static_cast<std::uint32_t>(now->second.bits);
-    } else if (key.ends_with(".quorum_votes") && own_before && own_before == own_after &&
-               key == *own_after + "quorum_votes" && now != file.end()) {
-      plan.own_votes = static_cast<std::uint32_t>(now->second.bits);
-    } else if (key.starts_with("nodelist.") && key.ends_with(".quorum_votes") && now != file.end() &&
-               running.contains(key)) {
-      // Another node's votes: that node applies them when it reloads its own file.
     } else {
       plan.refused.push_back(key);
     }
   }
+  plan_nodelist(nodes_of(running), nodes_of(file), self, cluster_wide, plan);
+  std::ranges::sort(plan.changed);
   return plan;
 }
 

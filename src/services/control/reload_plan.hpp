@@ -3,7 +3,11 @@
 // - logging.*: applied;
 // - uidgid.config.*: who may connect, applied to new connections;
 // - this node's nodelist quorum_votes and quorum.expected_votes: applied as votequorum's runtime
-//   changes (set votes, set expected votes), ordered on the ring;
+//   changes (set votes, set expected votes), ordered on the ring; another node's votes are that
+//   node's to apply;
+// - nodes added to or removed from the nodelist (compared by node id): in a reload of every node
+//   only, as the timing below; this node's own entry removed, or an entry's address or name
+//   changed: a restart;
 // - keys rtotem only keeps (`kept`: those of either file): the key store takes the file's values;
 // - totem timing (token, token_coefficient, consensus, join...: kTimingKeys, as given and as in
 //   force) and totem.keyfile: applied in a reload of every node only (`cluster_wide`), where every
@@ -33,7 +37,9 @@ struct ReloadPlan {
   std::vector<std::string> refused;       // those that need a restart; not empty: apply nothing
   std::vector<std::string> cluster_only;  // timing, in a reload of this node alone; not empty: apply nothing
   bool logging = false;
-  bool timing = false;  // the totem timing changes (cluster_wide only)
+  bool timing = false;                            // the totem timing changes (cluster_wide only)
+  std::vector<membership::NodeId> nodes_added;    // new in the nodelist (cluster_wide only)
+  std::vector<membership::NodeId> nodes_removed;  // gone from it (cluster_wide only; never this node)
   bool access = false;
   std::optional<std::uint32_t> own_votes;       // this node's new quorum_votes
   std::optional<std::uint32_t> expected_votes;  // the new quorum.expected_votes

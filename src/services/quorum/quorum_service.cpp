@@ -290,6 +290,11 @@ int QuorumService::set_votes(NodeId node, std::uint32_t votes) {
   return 0;
 }
 
+void QuorumService::set_nodelist(std::vector<NodeVotes> nodes) {
+  std::ranges::sort(nodes, {}, &NodeVotes::node);
+  config_.nodes = std::move(nodes);
+}
+
 int QuorumService::set_expected(std::uint32_t expected_votes) {
   if (!state_.synced) return -EAGAIN;
   const std::uint32_t total = state_.decision.total_votes;

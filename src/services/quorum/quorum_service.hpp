@@ -94,6 +94,10 @@ class QuorumService {
   // changed first) is dropped and counted: changes_dropped().
   int set_votes(NodeId node, std::uint32_t votes);
   int set_expected(std::uint32_t expected_votes);
+  // Nodes added to or removed from the nodelist (a reload of every node, applied by every member
+  // at one place in the order): who is listed and with how many votes. The expected votes follow
+  // through set_expected, where the file does not give them.
+  void set_nodelist(std::vector<NodeVotes> nodes);
 
   // What votequorum_getinfo says of one node: a member of the ring, or a node of the nodelist (or
   // one heard before) that is not in it.

@@ -176,9 +176,35 @@ TEST(ReloadPlan, LoggingAndVotesApplyAndAnythingElseRefusesTheWhole) {
             std::vector<std::string>{"quorum.expected_votes"});
 
   KeyList fewer = config(1000, "off", 1, 1);
-  fewer.resize(4);  // node 2 gone from the nodelist: a membership change needs a restart
+  fewer.resize(4);  // node 2 gone from the nodelist: only in a reload of every node
   const ReloadPlan gone = plan_reload(config(1000, "off", 1, 1), fewer, 1);
-  EXPECT_EQ(gone.refused.size(), 2u);
+  EXPECT_TRUE(gone.refused.empty());
+  EXPECT_EQ(gone.cluster_only, std::vector<std::string>{"nodelist: node 2 removed"});
+  const ReloadPlan gone_everywhere = plan_reload(config(1000, "off", 1, 1), fewer, 1, {}, true);
+  EXPECT_TRUE(gone_everywhere.refused.empty() && gone_everywhere.cluster_only.empty());
+  EXPECT_EQ(gone_everywhere.nodes_removed, std::vector<membership::NodeId>{2});
+  // This node itself cannot go by a reload.
+  EXPECT_EQ(plan_reload(config(1000, "off", 1, 1), fewer, 2, {}, true).refused,
+            std::vector<std::string>{"nodelist: node 2 removed (this node: stop it instead)"});
+}
+
+// Nodes compare by node id, whatever their place: node 2 added ahead of node 3 moves node 3's keys
+// to nodelist.node.2, which is no change of node 3; an address that changes needs a restart.
+TEST(ReloadPlan, TheNodelistComparesByNodeId) {
+  const KeyList before = {{"nodelist.node.0.nodeid", KeyValue::u32(1)},
+                          {"nodelist.node.0.ring0_addr", KeyValue::string("10.0.0.1")},
+                          {"nodelist.node.1.nodeid", KeyValue::u32(3)},
+                          {"nodelist.node.1.ring0_addr", KeyValue::string("10.0.0.3")}};
+  KeyList after = {
+      {"nodelist.node.0.nodeid", KeyValue::u32(1)}, {"nodelist.node.0.ring0_addr", KeyValue::string("10.0.0.1")},
+      {"nodelist.node.1.nodeid", KeyValue::u32(2)}, {"nodelist.node.1.ring0_addr", KeyValue::string("10.0.0.2")},
+      {"nodelist.node.2.nodeid", KeyValue::u32(3)}, {"nodelist.node.2.ring0_addr", KeyValue::string("10.0.0.3")}};
+  const ReloadPlan added = plan_reload(before, after, 1, {}, true);
+  EXPECT_TRUE(added.refused.empty());
+  EXPECT_EQ(added.nodes_added, std::vector<membership::NodeId>{2});
+  EXPECT_EQ(added.changed, std::vector<std::string>{"nodelist: node 2 added"});
+  after.back().second = KeyValue::string("10.0.0.33");
+  EXPECT_EQ(plan_reload(before, after, 1, {}, true).refused, std::vector<std::string>{"nodelist.node.2.ring0_addr"});
 }
 
 // The totem timing changes in a reload of every node, never in one node's alone.
