@@ -53,6 +53,8 @@ void Daemon::stop() {
 }
 
 Result<void> Daemon::switch_transport(std::unique_ptr<transport::Backend> backend, config::TransportKind kind) {
+  // Opened with the key of the start: a reload may have changed it since.
+  if (backend->sealed() && stack_->setup().key) backend->rekey(stack_->setup().key, nullptr);
   if (auto switched = ring_->switch_backend(std::move(backend)); !switched) return switched;
   stack_->set_transport(kind);  // what status reports
   return {};

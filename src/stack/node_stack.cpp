@@ -87,7 +87,10 @@ void NodeStack::deliver(const membership::Delivered& message) {
       }
       break;  // a node with quorum on beside one with it off: the cluster's configs differ
     case RingService::kNodeControl:
-      if (control_->deliver(message)) return;
+      if (control_->deliver(message)) {
+        arm_timer();  // a reload's abort, a report or key step to send again
+        return;
+      }
       break;
   }
   if (ring_messages_unknown_++ == 0)
@@ -109,6 +112,7 @@ void NodeStack::configuration(const membership::ConfigChange& change) {
   }
   groups_->on_configuration(change);
   control_->configuration(change);
+  arm_timer();
   if (!change.transitional) keys_->ring_changed(change);
   if (quorum_ && !change.transitional) {
     quorum_->on_configuration(change, host_.now());
@@ -296,8 +300,14 @@ control::PreparedReload NodeStack::prepare_reload(const Result<config::DaemonCon
     auto read = config::load_cluster_key(*file);
     if (!read) return refuse(-EBADMSG, fmt::format("nothing changed: {}", read.error().message()));
     key = std::move(read).value();
-    report.cluster += fmt::format("totem.key_fingerprint={}\n", key->fingerprint());
+    // The key in force too: members that agree on it agree on whether the key changes.
+    report.cluster +=
+        fmt::format("totem.key_fingerprint={}\ntotem.key_in_force={}\n", key->fingerprint(), setup_.key->fingerprint());
     if (key->fingerprint() != setup_.key->fingerprint()) {
+      if (!cluster_wide)
+        return refuse(-ENOTSUP,
+                      "nothing changed: the cluster key changes only in a reload of every node (rtotemctl reload, "
+                      "corosync-cfgtool -R)");
       prepared.old_key = setup_.key;
       prepared.new_key = key;
     }
@@ -331,11 +341,15 @@ control::PreparedReload NodeStack::prepare_reload(const Result<config::DaemonCon
 
 control::ReloadOutcome NodeStack::apply_reload(const config::DaemonConfig& file, const control::ReloadPlan& plan,
                                                const membership::TotemConfig& timing) {
+  std::string refused;
+  // Where every member applies at once, a log file this node cannot open keeps its logging as it
+  // was and applies the rest: the timing, the nodes and the key must change on all or none.
   if (plan.logging) {
-    if (auto applied = host_.apply_logging(file.logging); !applied)
-      return {-EBADMSG, fmt::format("nothing changed: logging: {}", applied.error().message())};
+    if (auto applied = host_.apply_logging(file.logging); applied)
+      setup_.config.logging = file.logging;
+    else
+      refused += fmt::format("; logging kept as it was: {}", applied.error().message());
   }
-  setup_.config.logging = file.logging;
   setup_.config.ipc.allow = file.ipc.allow;
   setup_.config.stored_keys = file.stored_keys;
   setup_.config.keyfile = file.keyfile;
@@ -347,7 +361,6 @@ control::ReloadOutcome NodeStack::apply_reload(const config::DaemonConfig& file,
     setup_.config.token_coefficient_given = file.token_coefficient_given;
     setup_.totem = host_.node().config();
   }
-  std::string refused;
   if (!plan.nodes_added.empty() || !plan.nodes_removed.empty()) {
     // Every member takes the new nodelist here: from now on the transport sends to and hears
     // from those nodes, and votequorum counts them.

@@ -186,6 +186,28 @@ TEST_F(UnicastTrio, UnicastReachesOnlyItsDestination) {
   EXPECT_EQ(nodes[0]->unicast(9, make_message(*nodes[0], "nobody")), Status::kUnknownNode);
 }
 
+// The nodelist changes while packets wait to go: what is queued goes to the new peers only, a
+// unicast to a node taken out goes nowhere, and one put back is heard again.
+TEST_F(UnicastTrio, PeersChangedWhileSendsWaitGoToTheNewPeersOnly) {
+  ASSERT_EQ(nodes[0]->unicast(3, make_message(*nodes[0], "to 3")), Status::kOk);
+  ASSERT_EQ(nodes[0]->multicast(make_message(*nodes[0], "all")), Status::kOk);
+  ASSERT_TRUE(nodes[0]->set_peers(std::vector<UdpPeer>{peers[0], peers[1]}).ok());
+  ASSERT_EQ(nodes[0]->flush(), Status::kOk);
+  ASSERT_TRUE(wait([&] { return !sinks[1].got.empty(); }));
+  EXPECT_EQ(sinks[1].got[0].payload, "all");
+  EXPECT_FALSE(wait([&] { return !sinks[2].got.empty(); }, kQuiet));
+  EXPECT_EQ(nodes[0]->unicast(3, make_message(*nodes[0], "gone")), Status::kUnknownNode);
+  EXPECT_EQ(nodes[0]->send_pool().available(), nodes[0]->send_pool().capacity());
+
+  ASSERT_TRUE(nodes[0]->set_peers(peers).ok());
+  ASSERT_EQ(nodes[0]->multicast(make_message(*nodes[0], "back")), Status::kOk);
+  ASSERT_EQ(nodes[0]->flush(), Status::kOk);
+  ASSERT_TRUE(wait([&] { return !sinks[2].got.empty(); }));
+  EXPECT_EQ(sinks[2].got[0].payload, "back");
+  const std::vector<UdpPeer> twice = {peers[1], peers[1]};
+  EXPECT_FALSE(nodes[0]->set_peers(twice).ok());
+}
+
 TEST_F(UnicastTrio, HeldReceiveBuffersAreBackPressureAndNothingIsLost) {
   sinks[1].keep = true;  // node 2's protocol holds every buffer it gets
   const std::size_t ring = 256;

@@ -47,14 +47,16 @@ bool UdpBackend::peer_at(NodeId node, const sockaddr_storage& address) const noe
 }
 
 std::size_t UdpBackend::dests_of(const TxItem& item) const noexcept {
-  if (item.dest != kNoNode || config_.mode == UdpMode::kMulticast) return 1;
+  // A unicast queued to a node that set_peers() has since removed goes nowhere.
+  if (item.dest != kNoNode) return find_peer(item.dest) != nullptr ? 1 : 0;
+  if (config_.mode == UdpMode::kMulticast) return 1;
   return others_.size();  // unicast mode: a multicast is one datagram per other node
 }
 
 const InetAddress& UdpBackend::dest_address(const TxItem& item, std::size_t dest) const noexcept {
   if (item.dest != kNoNode) {
     const UdpPeer* peer = find_peer(item.dest);
-    RTOTEM_ASSERT(peer);  // checked by knows() when queued
+    RTOTEM_ASSERT(peer);  // dests_of() is 0 otherwise: never asked
     return peer->address;
   }
   if (config_.mode == UdpMode::kMulticast) return config_.group;

@@ -21,25 +21,30 @@ Status ClusterReload::submit(const ReloadMessage& message) {
 
 int ClusterReload::ask(const stack::LocalClient& client) {
   if (members_.empty()) return -EAGAIN;  // no ring yet
-  const std::uint64_t serial = ++asked_;
+  // Above any serial of this node's earlier runs (the clock since boot), so no id comes twice.
+  const std::uint64_t serial = asked_ = std::max(asked_ + 1, static_cast<std::uint64_t>(host_.now()));
   const int rc = staging::errno_of(submit(ReloadStart{{self_, serial}}));
   if (rc != 0) return rc;
   askers_[serial] = client.generation;
   return stack::kAnswerLater;
 }
 
-bool ClusterReload::deliver(std::span<const std::byte> payload) {
-  const std::optional<ReloadMessage> message = decode_reload(payload);
+bool ClusterReload::deliver(const membership::Delivered& delivered) {
+  const std::optional<ReloadMessage> message = decode_reload(delivered.payload);
   if (!message) return false;
   if (const auto* start = std::get_if<ReloadStart>(&*message)) {
-    started(start->id);
+    if (start->id.origin == delivered.sender) started(start->id);
   } else if (const auto* sent = std::get_if<ReloadReportMessage>(&*message)) {
-    if (round_ && round_->id() == sent->id)
+    // A member reports on its own file only.
+    if (round_ && round_->id() == sent->id && sent->report.node == delivered.sender)
       if (auto decision = round_->report(sent->report)) finish(*decision);
   } else if (const auto* abort = std::get_if<ReloadAbort>(&*message)) {
+    if (abort->id.origin != delivered.sender) return true;
     if (round_ && round_->id() == abort->id) finish(round_->ended(abort->reason));
+    if (rotation_ && rotation_->id == abort->id) end_rotation(abort->reason);
   } else {
-    key_step(std::get<ReloadKeyStep>(*message));
+    const auto& step = std::get<ReloadKeyStep>(*message);
+    if (step.node == delivered.sender) key_step(step);
   }
   return true;
 }
@@ -62,47 +67,73 @@ void ClusterReload::started(const ReloadId& id) {
 void ClusterReload::read(const ReloadId& id, PreparedReload prepared) {
   if (!round_ || round_->id() != id) return;  // ended while the file was read
   prepared.report.node = self_;
+  if (prepared.report.cluster.size() > kReloadClusterMax) {
+    prepared.report = {self_, -EMSGSIZE, "nothing changed: the nodelist is too large to compare through the ring", {}};
+    prepared.apply = nullptr;
+  }
   apply_ = std::move(prepared.apply);
   old_key_ = std::move(prepared.old_key);
   new_key_ = std::move(prepared.new_key);
-  if (const Status sent = submit(ReloadReportMessage{id, std::move(prepared.report)}); sent != Status::kOk) {
-    // The asker's timeout ends it everywhere; this node's report did not get into the send queue.
-    const std::string_view why = describe(sent);
-    qb_log(LOG_WARNING, "reload of every node: this node's report was not sent (%.*s)", static_cast<int>(why.size()),
-           why.data());
+  unsent_ = ReloadReportMessage{id, std::move(prepared.report)};
+  send_unsent();
+}
+
+void ClusterReload::send_unsent() {
+  retry_at_.reset();
+  if (!unsent_) return;
+  if (submit(*unsent_) == Status::kOk) {
+    unsent_.reset();
+    return;
   }
+  retry_at_ = host_.now() + 100'000;  // the send queue is full: again shortly
 }
 
 void ClusterReload::configuration(std::span<const NodeId> members) {
+  unsent_.reset();  // what it was for ends here
+  retry_at_.reset();
   if (round_) finish(round_->ended("the ring changed"));
-  if (rotation_) {
-    // Every member of this ring is here too, in the same step: all seal with the new key from
-    // now on, and still open the old one (a member of step 1 may have sent with it).
-    Rotation r = std::move(*rotation_);
-    rotation_.reset();
-    step_retry_at_.reset();
-    host_.rekey(r.new_key, r.old_key);
-    const std::string why =
-        "the ring changed while the key changed: every node seals with the new key, and the old one is still "
-        "accepted until rtotemd restarts";
-    qb_log(LOG_WARNING, "key change: %s", why.c_str());
-    if (r.id.origin == self_) answer(r.id.serial, -EAGAIN, fmt::format("{}{}\n", r.text, why));
-  }
+  if (rotation_) end_rotation("the ring changed while the key changed");
   members_.assign(members.begin(), members.end());
 }
 
+// A key change that cannot finish: every member of this ring is here too, at the same step. Each
+// keeps opening both keys; at step 2 each seals with the new one, as every member may already
+// do; at step 1 none does, and one that missed the reload (it left before the last report) still
+// opens what they seal. Two sides of a split that ended at different steps still open each
+// other's packets: a side that finished went through step 2, where every member seals new.
+void ClusterReload::end_rotation(const std::string& why) {
+  Rotation r = std::move(*rotation_);
+  rotation_.reset();
+  unsent_.reset();
+  retry_at_.reset();
+  abort_at_.reset();
+  if (r.step == 2)
+    host_.rekey(r.new_key, r.old_key);
+  else
+    host_.rekey(r.old_key, r.new_key);
+  const std::string text =
+      fmt::format("{}: this node seals with the {} key and opens both until rtotemd restarts; reload again to finish",
+                  why, r.step == 2 ? "new" : "old");
+  qb_log(LOG_WARNING, "key change: %s", text.c_str());
+  if (r.id.origin == self_) answer(r.id.serial, -EAGAIN, fmt::format("{}{}\n", r.text, text));
+}
+
 std::optional<membership::Time> ClusterReload::deadline() const noexcept {
-  if (abort_at_ && step_retry_at_) return std::min(*abort_at_, *step_retry_at_);
-  return abort_at_ ? abort_at_ : step_retry_at_;
+  if (abort_at_ && retry_at_) return std::min(*abort_at_, *retry_at_);
+  return abort_at_ ? abort_at_ : retry_at_;
 }
 
 void ClusterReload::on_time(membership::Time now) {
-  if (step_retry_at_ && now >= *step_retry_at_) send_key_step();
+  if (retry_at_ && now >= *retry_at_) send_unsent();
   if (!abort_at_ || now < *abort_at_) return;
-  RTOTEM_ASSERT(round_ && round_->id().origin == self_);  // only the asker of the open reload times it
+  // Only the asker times its reload or key change.
+  const ReloadId id = round_ ? round_->id() : rotation_->id;
+  RTOTEM_ASSERT(id.origin == self_);
   abort_at_ = now + 1'000'000;  // again in a second if the abort does not get into the send queue
-  const std::string why = fmt::format("not every member reported within {} s", kReloadReportTimeoutMs / 1000);
-  if (submit(ReloadAbort{round_->id(), why}) == Status::kOk) abort_at_.reset();
+  const std::string why = round_
+                              ? fmt::format("not every member reported within {} s", kReloadReportTimeoutMs / 1000)
+                              : fmt::format("not every member took the key within {} s", kReloadReportTimeoutMs / 1000);
+  if (submit(ReloadAbort{id, why}) == Status::kOk) abort_at_.reset();
 }
 
 void ClusterReload::finish(const ReloadDecision& decision) {
@@ -111,20 +142,25 @@ void ClusterReload::finish(const ReloadDecision& decision) {
   abort_at_.reset();
   std::string text = decision.text;
   int error = decision.error;
-  if (decision.apply) {
-    RTOTEM_ASSERT(apply_);  // this node reported no error, so it has its changes
+  if (decision.apply && !apply_) {
+    // Every member reported no error, this one too, so it has its changes: not here only if a
+    // member put a report on the ring in another's name, which deliver() refuses.
+    qb_log(LOG_ERR, "reload of every node: applied elsewhere, but this node has no changes to apply");
+  } else if (decision.apply) {
     const ReloadOutcome own = apply_();
-    if (own.error != 0) {  // applied, but votequorum refused this node's votes: the asker hears it
+    if (own.error != 0) {  // applied, but (say) votequorum refused this node's votes: the asker hears it
       error = own.error;
       text += fmt::format("node {}: {}\n", self_, own.message);
     }
-    if (new_key_) {  // every member's file names the same new key (the cluster part agreed)
+    if (new_key_) {  // every member's file names the same new key over the same old one (cluster part)
       std::vector<NodeId> members = members_;
       std::ranges::sort(members);
       rotation_ = Rotation{id, std::move(members), 1, {}, old_key_, new_key_, error, text};
       host_.rekey(old_key_, new_key_);
       qb_log(LOG_NOTICE, "key change: this node opens packets sealed with the new key too");
-      send_key_step();
+      if (id.origin == self_) abort_at_ = host_.now() + kReloadReportTimeoutMs * 1000;
+      unsent_ = ReloadKeyStep{id, self_, 1};
+      send_unsent();
     }
   } else {
     qb_log(LOG_WARNING, "reload of every node: %s", decision.text.c_str());
@@ -133,13 +169,6 @@ void ClusterReload::finish(const ReloadDecision& decision) {
   old_key_.reset();
   new_key_.reset();
   if (id.origin == self_ && !rotation_) answer(id.serial, error, text);
-}
-
-void ClusterReload::send_key_step() {
-  step_retry_at_.reset();
-  if (!rotation_) return;
-  if (submit(ReloadKeyStep{rotation_->id, self_, rotation_->step}) != Status::kOk)
-    step_retry_at_ = host_.now() + 100'000;  // the send queue is full: again shortly
 }
 
 void ClusterReload::key_step(const ReloadKeyStep& step) {
@@ -154,7 +183,8 @@ void ClusterReload::key_step(const ReloadKeyStep& step) {
     r.stepped.clear();
     host_.rekey(r.new_key, r.old_key);
     qb_log(LOG_NOTICE, "key change: this node seals with the new key");
-    send_key_step();
+    unsent_ = ReloadKeyStep{r.id, self_, 2};
+    send_unsent();
     return;
   }
   // Every member seals with the new key: the old one opens nothing from now on.
@@ -162,6 +192,7 @@ void ClusterReload::key_step(const ReloadKeyStep& step) {
   qb_log(LOG_NOTICE, "key change: done on every node; the old key is refused from now on");
   const Rotation done = std::move(r);
   rotation_.reset();
+  abort_at_.reset();
   if (done.id.origin == self_)
     answer(done.id.serial, done.error, fmt::format("{}key changed on every node; the old key is refused\n", done.text));
 }

@@ -6,13 +6,16 @@
 // cluster: a start delivered while another is open is answered -EBUSY. The asker aborts through
 // the ring a reload whose reports have not all come within kReloadReportTimeoutMs (a member
 // that runs an older rtotemd never reports), so that every member ends it at the same place.
+// Where a split cuts the reload, the members that delivered every report apply it and the others
+// do not: each side's members decide alike, and the asker is told of the ring change.
 //
 // A new cluster key takes two more rounds of the ring, with no ring change: where the reload
 // applies, every member opens packets sealed with either key (still sealing with the old) and
 // says so (key step 1); once every member has, each seals with the new key and says so (step 2);
 // once every member has, each refuses the old key. At no point does a member seal with a key
-// another cannot open. A ring change in between leaves every member sealing with the new key and
-// still opening the old one, until a restart; the asker is told.
+// another cannot open. A ring change or the asker's abort in between leaves every member opening
+// both keys, sealing with the one its step allows (end_rotation), until a restart; the asker is
+// told.
 #pragma once
 
 #include <cstdint>
@@ -30,9 +33,9 @@ namespace rtotem::control {
 inline constexpr std::uint64_t kReloadReportTimeoutMs = 30'000;  // a file read waits on name lookups
 
 // What a reload did on one node: 0 and what changed; or -EBADMSG (the file does not load),
-// -ENOTSUP (a key that needs a restart changed: nothing applied), -ERANGE (votequorum refused new
-// votes; the rest applied), -EBUSY (another reload is under way) or -EAGAIN (it could not start):
-// nothing done; and why.
+// -ENOTSUP (a key that needs a restart changed: nothing applied), -ERANGE (a part refused here:
+// votequorum's rule for new votes, a log file that does not open; the rest applied), -EBUSY (another reload is under
+// way) or -EAGAIN (it could not start): nothing done; and why.
 struct ReloadOutcome {
   int error = 0;
   std::string message;
@@ -57,8 +60,9 @@ class ClusterReload {
 
   // kReload of a client allowed to ask: answered later, once decided.
   int ask(const stack::LocalClient& client);
-  // A node control message the ring delivered: false if it is no reload message.
-  bool deliver(std::span<const std::byte> payload);
+  // A node control message the ring delivered: false if it is no reload message. One that names
+  // another node than its sender as its author is ignored.
+  bool deliver(const membership::Delivered& message);
   // Every configuration change, as delivered: an open reload ends with nothing applied.
   void configuration(std::span<const membership::NodeId> members);
   bool under_way() const noexcept { return round_.has_value() || rotation_.has_value(); }
@@ -84,7 +88,8 @@ class ClusterReload {
   void read(const ReloadId& id, PreparedReload prepared);
   void finish(const ReloadDecision& decision);
   void key_step(const ReloadKeyStep& step);
-  void send_key_step();
+  void end_rotation(const std::string& why);
+  void send_unsent();
   void answer(std::uint64_t serial, int error, const std::string& text);
   Status submit(const ReloadMessage& message);
 
@@ -98,8 +103,9 @@ class ClusterReload {
   std::shared_ptr<const transport::ClusterKey> old_key_;  // and the key change they bring
   std::shared_ptr<const transport::ClusterKey> new_key_;
   std::optional<Rotation> rotation_;
-  std::optional<membership::Time> abort_at_;
-  std::optional<membership::Time> step_retry_at_;  // this node's key step did not get into the send queue
+  std::optional<membership::Time> abort_at_;       // the asker's: its reload or key change ends here
+  std::optional<ReloadMessage> unsent_;            // this node's report or key step, refused by the send queue
+  std::optional<membership::Time> retry_at_;       // when it goes again
   std::uint64_t asked_ = 0;                        // this node's reloads started, the serial of the last
   std::map<std::uint64_t, std::uint64_t> askers_;  // serial -> waiting client's generation
 };

@@ -124,7 +124,7 @@ int NodeControl::kill_node(LocalClient& client, const IpcRequest& request) {
 
 bool NodeControl::deliver(const membership::Delivered& message) {
   const std::optional<KillNode> kill = decode_kill(message.payload);
-  if (!kill) return reload_.deliver(message.payload);
+  if (!kill) return reload_.deliver(message);
   if (kill->target != self_) {
     qb_log(LOG_NOTICE, "node %u is killed by node %u (pid %u): %s", kill->target, kill->from, kill->pid,
            kill->reason.c_str());
