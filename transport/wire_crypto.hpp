@@ -75,7 +75,6 @@ class WireCrypto {
   // now on, and open what either it or `also_open` (null: none) sealed. Nonces and replay
   // windows go on across the change: they do not depend on the key.
   void set_keys(std::shared_ptr<const ClusterKey> seal_with, std::shared_ptr<const ClusterKey> also_open) noexcept;
-  bool opens_two_keys() const noexcept { return also_open_ != nullptr; }
 
   std::uint64_t epoch() const noexcept { return epoch_; }
   std::uint64_t sealed_count() const noexcept { return counter_; }

@@ -18,6 +18,21 @@ using membership::NodeId;
 
 namespace {
 
+// Each node's ring0 address as text, resolved once (the file resolved it when it was read).
+std::map<NodeId, std::string> ring_addresses(const config::DaemonConfig& config) {
+  std::map<NodeId, std::string> addresses;
+  for (const config::NodeEntry& entry : config.nodes) {
+    auto address = config::resolve_ring_addr(config.path, entry, 0, 0);
+    addresses[entry.nodeid] = address ? address->host_string() : entry.ring0_addr();
+  }
+  return addresses;
+}
+
+// Why votequorum did not take a runtime change.
+std::string_view quorum_refusal(int rc) {
+  return rc == -EAGAIN ? "the ring is not in sync yet" : "refused by votequorum's rule";
+}
+
 std::string node_list_text(std::span<const NodeId> nodes) {
   std::string text;
   for (NodeId n : nodes) text += fmt::format("{}{}", text.empty() ? "" : " ", n);
@@ -38,10 +53,7 @@ Result<std::unique_ptr<NodeStack>> NodeStack::create(StackSetup setup, StackHost
   std::unique_ptr<NodeStack> s(new NodeStack(std::move(setup), host, observer));
   const StackSetup& c = s->setup_;
   const NodeId self = c.self.nodeid;
-  for (const config::NodeEntry& entry : c.config.nodes) {
-    auto address = config::resolve_ring_addr(c.config.path, entry, 0, 0);  // it resolved when the file was read
-    s->addresses_[entry.nodeid] = address ? address->host_string() : entry.ring0_addr();
-  }
+  s->addresses_ = ring_addresses(c.config);
   const std::size_t buffer_bytes = c.totem.max_message_size + ipc::kBufferOverhead;
   const ClientLimits limits{buffer_bytes, c.config.ipc.client_queue_bytes, c.config.ipc.queue_budget(),
                             c.config.ipc.max_clients};
@@ -372,11 +384,7 @@ control::ReloadOutcome NodeStack::apply_reload(const config::DaemonConfig& file,
     setup_.config.nodes = file.nodes;
     for (config::NodeEntry& entry : setup_.config.nodes)
       if (entry.nodeid == self) entry.quorum_votes = own_votes;  // as votequorum has it: plan.own_votes below
-    addresses_.clear();
-    for (const config::NodeEntry& entry : file.nodes) {
-      auto address = config::resolve_ring_addr(file.path, entry, 0, 0);
-      addresses_[entry.nodeid] = address ? address->host_string() : entry.ring0_addr();
-    }
+    addresses_ = ring_addresses(file);
     if (quorum_) {
       std::vector<quorum::NodeVotes> votes;
       std::uint32_t sum = 0;
@@ -388,21 +396,20 @@ control::ReloadOutcome NodeStack::apply_reload(const config::DaemonConfig& file,
       const bool given = file.quorum && file.quorum->expected_votes_configured;
       if (!given && !plan.expected_votes) {
         if (const int rc = quorum_->set_expected(sum); rc != 0)
-          refused += fmt::format("; expected votes {} (the nodelist's): {}", sum,
-                                 rc == -EAGAIN ? "the ring is not in sync yet" : "refused by votequorum's rule");
+          refused += fmt::format("; expected votes {} (the nodelist's): {}", sum, quorum_refusal(rc));
       }
     }
     qb_log(LOG_NOTICE, "nodelist: %zu node(s) added, %zu removed", plan.nodes_added.size(), plan.nodes_removed.size());
   }
   // Votes as votequorum's runtime changes; one it refuses stays as it was (the next reload tries
   // again), and the answer says so.
-  auto why = [](int rc) { return rc == -EAGAIN ? "the ring is not in sync yet" : "refused by votequorum's rule"; };
   const int votes_rc = plan.own_votes && quorum_ ? quorum_->set_votes(setup_.self.nodeid, *plan.own_votes) : 0;
   const bool votes_ok = votes_rc == 0;
-  if (!votes_ok) refused += fmt::format("; this node's votes {}: {}", *plan.own_votes, why(votes_rc));
+  if (!votes_ok) refused += fmt::format("; this node's votes {}: {}", *plan.own_votes, quorum_refusal(votes_rc));
   const int expected_rc = plan.expected_votes && quorum_ ? quorum_->set_expected(*plan.expected_votes) : 0;
   const bool expected_ok = expected_rc == 0;
-  if (!expected_ok) refused += fmt::format("; expected votes {}: {}", *plan.expected_votes, why(expected_rc));
+  if (!expected_ok)
+    refused += fmt::format("; expected votes {}: {}", *plan.expected_votes, quorum_refusal(expected_rc));
   for (config::NodeEntry& entry : setup_.config.nodes)
     for (const config::NodeEntry& now : file.nodes)
       if (entry.nodeid == now.nodeid && (entry.nodeid != setup_.self.nodeid || votes_ok))
