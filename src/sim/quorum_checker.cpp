@@ -49,7 +49,10 @@ void QuorumChecker::record_state(Time now, NodeId node, const quorum::QuorumStat
   NodeView& view = views_[index_of(node)];
   if (!view.up) return;  // stopped: its last packets still land, but it holds nothing any more
   ++states_;
-  if (!(view.ring_id == state.ring_id)) view.decisions = 0;
+  if (!(view.ring_id == state.ring_id)) {
+    view.decisions = 0;
+    view.early.reset();
+  }
   view.ring_id = state.ring_id;
   view.members = state.members;
   view.quorate = state.decision.quorate;
@@ -59,6 +62,8 @@ void QuorumChecker::record_state(Time now, NodeId node, const quorum::QuorumStat
     if (state.members == nodes_) view.seen_all = true;
     for (NodeId member : state.members) view.seen_all = view.seen_all || views_[index_of(member)].seen_all;
     check_agreement(now, node, view, state);
+  } else if (state.early) {
+    view.early = state.decision;
   }
   if (!view.quorate) return;
   quorate_rings_[{state.ring_id.seq, state.ring_id.rep}] = true;
@@ -85,6 +90,11 @@ void QuorumChecker::check_split(Time now, NodeId node, const NodeView& view) {
 void QuorumChecker::check_agreement(Time now, NodeId node, NodeView& view, const quorum::QuorumState& state) {
   std::vector<quorum::Decision>& decided = ring_decisions_[{state.ring_id.seq, state.ring_id.rep}];
   const std::uint32_t n = view.decisions++;
+  if (n == 0 && view.early && state.silent.empty()) ++early_compared_;
+  if (n == 0 && view.early && state.silent.empty() && !(*view.early == state.decision))
+    report(Property::kQuorumAgreement, now, {node},
+           fmt::format("decided early in {}: {}, then in sync: {}", ring_text(state.ring_id, state.members),
+                       decision_text(*view.early), decision_text(state.decision)));
   if (n == decided.size()) {
     decided.push_back(state.decision);
     return;

@@ -7,7 +7,8 @@
 //   newer one. Exempt: two_node in force on both sides, which is quorate on both sides by design
 //   (votequorum.5: fencing decides).
 // - kQuorumAgreement: the members of one ring reach the same decisions (quorate, votes, expected
-//   votes, quorum, flags) in the same order once the ring is in sync.
+//   votes, quorum, flags) in the same order once the ring is in sync; a decision taken early, at
+//   the configuration, is the first one taken in sync (unless a member was silent).
 // - kQuorumWaitForAll: with wait_for_all, an incarnation of a node is quorate only once it has
 //   been in sync in a ring of every node, or in a ring with a node that had (transitively).
 //
@@ -16,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
@@ -42,6 +44,7 @@ class QuorumChecker {
   const std::vector<Violation>& violations() const noexcept { return violations_; }
   std::uint64_t states() const noexcept { return states_; }
   std::uint64_t decisions_compared() const noexcept { return decisions_compared_; }
+  std::uint64_t early_compared() const noexcept { return early_compared_; }  // early decisions checked
   std::uint64_t quorate_rings() const noexcept { return quorate_rings_.size(); }
   std::uint64_t synced_rings() const noexcept { return ring_decisions_.size(); }
   // Rings decided by the sync timeout, without a member that had not reported.
@@ -55,7 +58,8 @@ class QuorumChecker {
     bool seen_all = false;  // this incarnation, for wait_for_all
     RingId ring_id;
     std::vector<NodeId> members;
-    std::uint32_t decisions = 0;  // synced decisions recorded in ring_id
+    std::uint32_t decisions = 0;            // synced decisions recorded in ring_id
+    std::optional<quorum::Decision> early;  // taken in ring_id before it was in sync
   };
   using RingKey = std::tuple<Seq, NodeId>;  // (seq, representative)
 
@@ -72,6 +76,7 @@ class QuorumChecker {
   std::map<RingKey, bool> silent_rings_;
   std::uint64_t states_ = 0;
   std::uint64_t decisions_compared_ = 0;
+  std::uint64_t early_compared_ = 0;
   std::uint64_t violation_count_ = 0;
   std::vector<Violation> violations_;
 };

@@ -83,6 +83,7 @@ struct Totals {
   std::uint64_t clients_cut_off = 0;
   std::uint64_t quorum_states = 0;  // --quorum: what the QuorumChecker judged
   std::uint64_t quorum_decisions_compared = 0;
+  std::uint64_t quorum_early_compared = 0;
   std::uint64_t quorate_rings = 0;
   std::uint64_t synced_rings = 0;
   std::uint64_t silent_rings = 0;
@@ -133,8 +134,10 @@ void print_summary(const RunParams& params, const SimResult& r) {
   if (params.links > 1) fmt::print("  links: {}, {} link cuts\n", params.links, r.link_cuts);
   if (!params.quorum.empty())
     fmt::print(
-        "  quorum: {} states, {} rings in sync ({} by the sync timeout), {} quorate, {} decisions compared{}\n",
+        "  quorum: {} states, {} rings in sync ({} by the sync timeout), {} quorate, {} decisions compared ({} "
+        "early){}\n",
         r.quorum_states, r.synced_rings, r.silent_rings, r.quorate_rings, r.quorum_decisions_compared,
+        r.quorum_early_compared,
         changes_text(params.vote_changes, r.quorum_changes_asked, r.quorum_changes_refused, r.quorum_changes_dropped));
 }
 
@@ -214,6 +217,7 @@ bool run_one(const SimOptions& options, std::uint64_t seed, Totals& totals) {
   totals.clients_cut_off += result.clients_cut_off;
   totals.quorum_states += result.quorum_states;
   totals.quorum_decisions_compared += result.quorum_decisions_compared;
+  totals.quorum_early_compared += result.quorum_early_compared;
   totals.quorate_rings += result.quorate_rings;
   totals.synced_rings += result.synced_rings;
   totals.silent_rings += result.silent_rings;
@@ -272,10 +276,12 @@ int main(int argc, char** argv) {
         totals.client_offers, totals.client_deliveries, totals.client_pieced, totals.clients_cut_off,
         totals.group_changes, totals.group_messages, totals.group_views_compared);
   if (options->range && !options->quorum.empty())
-    fmt::print("quorum: {} states, {} rings in sync ({} by the sync timeout), {} quorate, {} decisions compared{}\n",
-               totals.quorum_states, totals.synced_rings, totals.silent_rings, totals.quorate_rings,
-               totals.quorum_decisions_compared,
-               changes_text(options->vote_changes, totals.quorum_changes_asked, totals.quorum_changes_refused,
-                            totals.quorum_changes_dropped));
+    fmt::print(
+        "quorum: {} states, {} rings in sync ({} by the sync timeout), {} quorate, {} decisions compared ({} "
+        "early){}\n",
+        totals.quorum_states, totals.synced_rings, totals.silent_rings, totals.quorate_rings,
+        totals.quorum_decisions_compared, totals.quorum_early_compared,
+        changes_text(options->vote_changes, totals.quorum_changes_asked, totals.quorum_changes_refused,
+                     totals.quorum_changes_dropped));
   return totals.failed == 0 ? kExitHeld : kExitViolated;
 }

@@ -509,6 +509,7 @@ SimResult SimCluster::result() const {
   if (clients) keep(clients->violations());
   r.quorum_states = quorum_checker_.states();
   r.quorum_decisions_compared = quorum_checker_.decisions_compared();
+  r.quorum_early_compared = quorum_checker_.early_compared();
   r.quorate_rings = quorum_checker_.quorate_rings();
   r.synced_rings = quorum_checker_.synced_rings();
   r.silent_rings = quorum_checker_.rings_with_silent();

@@ -229,6 +229,7 @@ struct SimResult {
   std::uint64_t clients_cut_off = 0;            // connections the stack cut off for not reading
   std::uint64_t quorum_states = 0;              // spec.quorum: quorum states recorded, at all nodes
   std::uint64_t quorum_decisions_compared = 0;  // a ring's decision compared between two members
+  std::uint64_t quorum_early_compared = 0;      // a decision taken at the configuration, with the synced one
   std::uint64_t quorate_rings = 0;              // rings some member was quorate in
   std::uint64_t synced_rings = 0;               // rings some member had every member's NODEINFO in
   std::uint64_t silent_rings = 0;               // of those, decided by the sync timeout without some

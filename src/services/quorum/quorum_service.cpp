@@ -79,9 +79,23 @@ std::vector<MemberReport> QuorumService::cached_reports() const {
   return reports;
 }
 
+// Whether every member of the new ring holds, of itself, what this node holds of it, so that the
+// ring's decision can be taken before their reports: all of them come from this node's ring (EVS:
+// they delivered the same messages of it), which was in sync here, quorate, with no one silent,
+// and ordered no runtime change, LMS_EXPIRED or SYNC_EXPIRED: a member may have delivered those in
+// its transitional configuration, which takes them otherwise. A member that was not in sync there reports its own votes
+// as it did there, expected votes no higher than this node's, and no later quorate ring: the same
+// decision. A ring that only lost members thereby tells its quorum at the configuration, as soon
+// as Pacemaker learns of the loss.
+bool QuorumService::holds_what_members_hold(const membership::ConfigChange& change) const {
+  return change.joined.empty() && state_.synced && state_.silent.empty() && state_.decision.quorate &&
+         !changes_in_ring_;
+}
+
 void QuorumService::on_configuration(const membership::ConfigChange& change, Time now) {
   now_ = now;
   if (change.transitional) return;  // the regular configuration that follows decides
+  const bool decide_now = holds_what_members_hold(change);
   someone_left_ = std::ranges::any_of(state_.members,
                                       [&](NodeId node) { return !std::ranges::binary_search(change.members, node); });
   state_.ring_id = change.ring_id;
@@ -98,10 +112,19 @@ void QuorumService::on_configuration(const membership::ConfigChange& change, Tim
   expected_set_in_ring_.reset();
   state_.votes.clear();
   for (NodeId node : state_.members) state_.votes.push_back(votes_known(node));
+  changes_in_ring_ = false;
 
-  // Until every member reports, quorum may only be lost: kept if the new members, as this node
-  // last knew them, still hold it.
-  if (state_.decision.quorate && !decide(config_, cached_reports()).quorate) {
+  // A ring that keeps quorum says so at once; the reports that follow confirm it (the simulator's
+  // quorum checker checks that they do). Quorum lost is told at once too, but not decided early:
+  // how a ring waits for all (wait_for_all) then rests on flags the members report.
+  const Decision cached = decide(config_, cached_reports());
+  state_.early = decide_now && cached.quorate;
+  if (state_.early) {
+    state_.decision = cached;
+    events_.quorum_changed(state_);
+  } else if (state_.decision.quorate && !cached.quorate) {
+    // Until every member reports, quorum may only be lost: kept if the new members, as this node
+    // last knew them, still hold it.
     state_.decision.quorate = false;
     state_.decision.tie_broken = false;
     waiting_for_all_ = config_.wait_for_all;
@@ -123,6 +146,7 @@ void QuorumService::on_deliver(const membership::Delivered& message) {
     return;
   }
   if (!(message.ring_id == state_.ring_id)) return;  // ordered by a ring this node no longer holds
+  changes_in_ring_ = changes_in_ring_ || !std::holds_alternative<NodeInfo>(decoded.packet);
   if (const auto* set_votes = std::get_if<SetVotes>(&decoded.packet)) return on_set_votes(*set_votes, message);
   if (const auto* set_expected = std::get_if<SetExpected>(&decoded.packet))
     return on_set_expected(*set_expected, message);

@@ -7,7 +7,9 @@
 //   delivered in that ring, the ring is in sync and every member decides (quorum_decision.hpp)
 //   from the same reports, and tells its clients, with the ring's id.
 // - Before that a member may only lose quorum: at the configuration it checks the new members
-//   against what it last knew of them, and drops quorum at once if they cannot hold it.
+//   against what it last knew of them, and drops quorum at once if they cannot hold it. A ring
+//   that only lost members of a ring in sync decides at once, from what its members held there:
+//   their reports confirm it.
 // - A member that has not reported after config.sync_timeout_ms (its config lacks quorum { }, or
 //   it is stuck) would hold the ring out of sync for ever: each node's timer multicasts
 //   SYNC_EXPIRED, and where the first is delivered every member decides without the silent ones
@@ -47,8 +49,11 @@ struct QuorumState {
   std::vector<NodeId> members;       // sorted
   std::vector<std::uint32_t> votes;  // one per member, as last reported or set
   bool synced = false;               // every member's NODEINFO for this ring delivered, or SYNC_EXPIRED
-  std::vector<NodeId> silent;        // members that had not reported when SYNC_EXPIRED was delivered
-  Decision decision;                 // decision.quorate: the quorate flag
+  // Decided at the configuration, before the reports, from what every member holds alike (a ring
+  // that only lost members: quorum_service.cpp); the decision once synced is the same.
+  bool early = false;
+  std::vector<NodeId> silent;  // members that had not reported when SYNC_EXPIRED was delivered
+  Decision decision;           // decision.quorate: the quorate flag
 };
 
 class QuorumEvents {
@@ -115,6 +120,7 @@ class QuorumService {
   std::uint64_t changes_dropped() const noexcept { return changes_dropped_; }
 
  private:
+  bool holds_what_members_hold(const membership::ConfigChange& change) const;
   void on_node_info(NodeId sender, const NodeInfo& info);
   void on_set_votes(const SetVotes& packet, const membership::Delivered& message);
   void on_set_expected(const SetExpected& packet, const membership::Delivered& message);
@@ -147,8 +153,9 @@ class QuorumService {
   QuorumState state_;
   std::vector<std::optional<MemberReport>> reports_;  // one per member of state_.ring_id
   std::size_t reports_missing_ = 0;
-  bool someone_left_ = false;  // a member of the previous ring is not in this one
-  bool lms_applied_ = false;   // LMS_EXPIRED already lowered this ring's expected votes
+  bool someone_left_ = false;     // a member of the previous ring is not in this one
+  bool lms_applied_ = false;      // LMS_EXPIRED already lowered this ring's expected votes
+  bool changes_in_ring_ = false;  // a runtime change, LMS_EXPIRED or SYNC_EXPIRED delivered in this ring
   Time now_ = 0;
   std::optional<Time> lms_deadline_;
   std::optional<Time> sync_deadline_;            // the ring's members have until then to report

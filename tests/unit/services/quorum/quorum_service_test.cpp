@@ -67,9 +67,10 @@ class Ring {
   RingId install(std::vector<NodeId> members, membership::Seq seq, Time now = 0) {
     const RingId id{members.front(), seq};
     for (NodeId node : members) {
-      ConfigChange regular{.transitional = false, .ring_id = id, .members = members};
+      const std::vector<NodeId> came = joined(node, members);
       at(node).on_configuration(ConfigChange{.transitional = true, .ring_id = id, .members = members}, now);
-      at(node).on_configuration(regular, now);
+      at(node).on_configuration(ConfigChange{.transitional = false, .ring_id = id, .members = members, .joined = came},
+                                now);
     }
     return id;
   }
@@ -101,9 +102,11 @@ class Ring {
   RingId split(std::vector<NodeId> members, membership::Seq seq, std::optional<Delivered> late = {}) {
     const RingId id{members.front(), seq};
     for (NodeId node : members) {
+      const std::vector<NodeId> came = joined(node, members);
       at(node).on_configuration(ConfigChange{.transitional = true, .ring_id = id, .members = members}, 0);
       if (late) at(node).on_deliver(*late);
-      at(node).on_configuration(ConfigChange{.transitional = false, .ring_id = id, .members = members}, 0);
+      at(node).on_configuration(ConfigChange{.transitional = false, .ring_id = id, .members = members, .joined = came},
+                                0);
     }
     return id;
   }
@@ -114,7 +117,19 @@ class Ring {
   }
 
  private:
+  // Who of `members` joins `node` in its next ring (EVS: those not of its ring before); from then
+  // on `node` is in `members`.
+  std::vector<NodeId> joined(NodeId node, const std::vector<NodeId>& members) {
+    std::vector<NodeId>& before = rings_[node];
+    std::vector<NodeId> came;
+    for (NodeId member : members)
+      if (member != node && !std::ranges::binary_search(before, member)) came.push_back(member);
+    before = members;
+    return came;
+  }
+
   std::map<NodeId, std::unique_ptr<Host>> hosts_;
+  std::map<NodeId, std::vector<NodeId>> rings_;  // each node's ring, as install() and split() left it
   std::map<NodeId, std::unique_ptr<QuorumService>> services_;
   std::vector<Queued> queue_;
   bool refusing_ = false;
@@ -147,13 +162,65 @@ TEST(QuorumService, TheMinorityLosesQuorumAtItsConfigurationAndTheMajorityNeverD
   ASSERT_EQ(ring.host(3).changes.size(), 2U);
   EXPECT_FALSE(ring.host(3).changes.back().synced);
   EXPECT_TRUE(ring.decision(1).quorate);
-  EXPECT_EQ(ring.host(1).changes.size(), 1U) << "no change to tell yet";
+  ASSERT_EQ(ring.host(1).changes.size(), 2U) << "only lost a member: tells its quorum at once";
+  EXPECT_TRUE(ring.host(1).changes.back().early);
   ring.order(RingId{1, 8}, {1, 2});
   ring.order(RingId{3, 8}, {3});
   EXPECT_TRUE(ring.decision(1).quorate);
   EXPECT_TRUE(ring.decision(2).quorate);
   EXPECT_FALSE(ring.decision(3).quorate);
   for (const QuorumState& state : ring.host(1).changes) EXPECT_TRUE(state.decision.quorate);
+}
+
+// What Pacemaker waits for after a node fails: the quorum of the ring left, told at its
+// configuration from the votes every member held, then confirmed by their reports.
+TEST(QuorumService, ARingThatOnlyLostMembersTellsItsQuorumAtOnceAndTheReportsConfirmIt) {
+  Ring ring({}, 5);
+  ring.form({1, 2, 3, 4, 5}, 4);
+  const RingId left = ring.install({1, 2, 3}, 8);
+  for (NodeId node : {1, 2, 3}) {
+    ASSERT_EQ(ring.host(node).changes.size(), 2U) << node;
+    const QuorumState& early = ring.host(node).changes.back();
+    EXPECT_TRUE(early.early);
+    EXPECT_FALSE(early.synced);
+    EXPECT_EQ(early.ring_id, left);
+    EXPECT_EQ(early.members, (std::vector<NodeId>{1, 2, 3}));
+    EXPECT_TRUE(early.decision.quorate);
+    EXPECT_EQ(early.decision.total_votes, 3U);
+    EXPECT_EQ(early.decision.expected_votes, 5U);
+    EXPECT_FALSE(ring.at(node).state().synced) << "client multicasts still wait for the reports";
+  }
+  ring.order(left, {1, 2, 3});
+  for (NodeId node : {1, 2, 3}) {
+    ASSERT_EQ(ring.host(node).changes.size(), 3U) << node;
+    EXPECT_TRUE(ring.host(node).changes.back().synced);
+    EXPECT_EQ(ring.host(node).changes.back().decision, ring.host(node).changes[1].decision) << node;
+  }
+}
+
+// Where a member may hold something else of the ring before, the ring waits for the reports.
+TEST(QuorumService, ARingDecidesEarlyOnlyWhereEveryMemberHoldsTheSame) {
+  {
+    Ring ring({}, 3);
+    ring.form({1, 2}, 4);
+    ring.install({1, 2, 3}, 8);
+    EXPECT_EQ(ring.host(1).changes.size(), 1U) << "3 joined: its report is news";
+  }
+  {
+    Ring ring({}, 3);
+    ring.install({1, 2, 3}, 4);
+    ring.install({1, 2}, 8);
+    EXPECT_TRUE(ring.host(1).changes.empty()) << "the ring before was never in sync";
+  }
+  {
+    Ring ring({}, 3);
+    const RingId all = ring.form({1, 2, 3}, 4);
+    ASSERT_EQ(ring.at(1).set_expected(3), 0);
+    ring.order(all, {1, 2, 3});
+    const std::size_t told = ring.host(1).changes.size();
+    ring.install({1, 2}, 8);
+    EXPECT_EQ(ring.host(1).changes.size(), told) << "a change ordered there: a member may have taken it otherwise";
+  }
 }
 
 TEST(QuorumService, ARestartedNodeJoinsTheQuorumOfARunningClusterUnderWaitForAll) {
