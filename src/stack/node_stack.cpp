@@ -371,7 +371,9 @@ control::ReloadOutcome NodeStack::apply_reload(const config::DaemonConfig& file,
     setup_.config.totem = file.totem;
     setup_.config.token_coefficient_ms = file.token_coefficient_ms;
     setup_.config.token_coefficient_given = file.token_coefficient_given;
-    setup_.totem = host_.node().config();
+    // As the file resolves it, as at start: the node's own copy has what its backend sizes filled
+    // in (send_queue_max), which the next reload would take for a change that needs a restart.
+    setup_.totem = timing;
   }
   if (!plan.nodes_added.empty() || !plan.nodes_removed.empty()) {
     // Every member takes the new nodelist here: from now on the transport sends to and hears

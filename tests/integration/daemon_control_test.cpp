@@ -478,6 +478,11 @@ TEST(DaemonControl, AReloadOfEveryNodeChangesTheTokenEverywhereAtOnePlace) {
     EXPECT_NE(out.find(fmt::format("node {}: runtime.config.totem.consensus, ", n)), std::string::npos) << out;
   EXPECT_TRUE(token_everywhere(2000));
   EXPECT_EQ(ctl_out(cluster, 3, "get runtime.config.totem.consensus"), "runtime.config.totem.consensus (u32) = 2400\n");
+  // What is in force after a change is what the next reload compares with: the same files
+  // change nothing, and need no restart.
+  out.clear();
+  EXPECT_EQ(cluster.ctl(1, "reload", out), 0) << out;
+  EXPECT_EQ(out.find("need(s) a restart"), std::string::npos) << out;
   EXPECT_EQ(rings(), rings_before) << "the ring re-formed for a reload";
   ASSERT_EQ(clients[0]->send("g", "after"), 0);
   ASSERT_TRUE(pump_until(raw(clients), [&] { return clients[2]->messages.size() == 1; }));
