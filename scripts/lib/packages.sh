@@ -10,6 +10,7 @@ RTOTEM_PACKAGES=(
   libcpg-dev  # cpg-bench: the Corosync side of bench/compare, built by CI so it cannot rot
   corosync  # its tools, unmodified, run on the drop-in libraries (corosync-tools); its daemon never runs
   pacemaker pacemaker-cli-utils resource-agents  # the Pacemaker test, unmodified, on the drop-ins
+  pcs crmsh  # the switch test: pcs writes the cluster's files; both tools' status commands are checked
   clang-14 libclang-rt-14-dev  # the fuzz targets (scripts/fuzz): clang with libFuzzer
   clang-format-14  # the tree follows .clang-format (tests/docs/check_format.sh)
   iproute2 nftables  # nftables: the netns test's packet loss where the kernel has no netem
@@ -42,7 +43,7 @@ rtotem_install_packages() {
   fi
   echo "rtotem: installing ${missing[*]}"
   "${as_root[@]}" apt-get update
-  # Packages with a daemon (corosync, pacemaker: tests start them themselves) must not start it: a policy-rc.d
+  # Packages with a daemon (corosync, pacemaker, pcsd: tests start what they use themselves) must not start it: a policy-rc.d
   # forbids starts during the install (unless the machine has its own), and the unit is disabled.
   local policy=/usr/sbin/policy-rc.d own_policy=0
   if [[ ! -e "$policy" ]]; then
@@ -53,10 +54,14 @@ rtotem_install_packages() {
   local rc=0
   "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" || rc=$?
   ((own_policy)) && "${as_root[@]}" rm -f "$policy"
-  if [[ -d /run/systemd/system ]]; then
-    for pkg in corosync pacemaker; do
+  # systemctl disables offline too (it edits links): a machine without systemd running, a CI
+  # container say, must not boot into them either.
+  if command -v systemctl >/dev/null 2>&1; then
+    local -A units=([corosync]=corosync.service [pacemaker]=pacemaker.service [pcs]="pcsd.service pcsd-ruby.service")
+    for pkg in "${!units[@]}"; do
       if [[ " ${missing[*]} " == *" $pkg "* ]]; then
-        "${as_root[@]}" systemctl disable "$pkg.service" >/dev/null 2>&1 || true
+        # shellcheck disable=SC2086  # a list of units
+        "${as_root[@]}" systemctl disable ${units[$pkg]} >/dev/null 2>&1 || true
       fi
     done
   fi

@@ -24,16 +24,26 @@ switch_port() {  # switch_port L NODE: node NODE's port on network L's bridge: p
 }
 
 switch_link() {  # switch_link L SUBNET NODE...: bridge brL in the switch, veth rtL = SUBNET.N/24
-  local link=$1 net=$2 node port
+  local link=$1 net=$2 node
   shift 2
   ip -n "$(ns sw)" link add "br$link" type bridge 2>/dev/null || skip "no bridge support (ip link add type bridge)"
   ip -n "$(ns sw)" link set "br$link" up
-  for node; do
-    port=$(switch_port "$link" "$node")
-    ip -n "$(ns "$node")" link add "rt$link" type veth peer name "$port" netns "$(ns sw)"
-    ip -n "$(ns "$node")" addr add "$net.$node/24" dev "rt$link"
-    ip -n "$(ns "$node")" link set "rt$link" up
-    ip -n "$(ns sw)" link set "$port" master "br$link"
-    ip -n "$(ns sw)" link set "$port" up
-  done
+  for node; do switch_plug "$link" "$net" "$node"; done
+}
+
+switch_plug() {  # switch_plug L SUBNET NODE: node NODE's veth rtL = SUBNET.NODE/24 into brL
+  local link=$1 net=$2 node=$3 port
+  port=$(switch_port "$link" "$node")
+  ip -n "$(ns "$node")" link add "rt$link" type veth peer name "$port" netns "$(ns sw)"
+  ip -n "$(ns "$node")" addr add "$net.$node/24" dev "rt$link"
+  ip -n "$(ns "$node")" link set "rt$link" up
+  ip -n "$(ns sw)" link set "$port" master "br$link"
+  ip -n "$(ns sw)" link set "$port" up
+}
+
+switch_add_node() {  # switch_add_node NODE: a node more on network 0 of a running switch
+  ip netns add "$(ns "$1")"
+  namespaces+=("$(ns "$1")")
+  ip -n "$(ns "$1")" link set lo up
+  switch_plug 0 "$subnet" "$1"
 }
