@@ -307,6 +307,14 @@ typedef void (*rtotem_key_changed_fn)(rtotem_t *, uint64_t track, int event, con
 RTOTEM_API int rtotem_key_track(rtotem_t *, const char *key, int flags, rtotem_key_changed_fn changed, void *user,
                                 uint64_t *track);
 RTOTEM_API int rtotem_key_untrack(rtotem_t *, uint64_t track); /* 0; -ENOENT */
+/* Which map this handle's key calls use from now on (cmap_initialize_map's): the key store, or the
+ * statistics, corosync's stats.* keys (read-only; rtotemd refreshes them at each call and, while
+ * they are tracked, every 1.5 s). 0; -EINVAL; -EBUSY while the handle tracks keys of the other. */
+enum rtotem_key_map {
+  RTOTEM_KEY_MAP_DEFAULT = 0,
+  RTOTEM_KEY_MAP_STATS = 1,
+};
+RTOTEM_API int rtotem_key_map(rtotem_t *, enum rtotem_key_map map);
 
 /* Node control (corosync's cfg). */
 /* Node `nodeid`'s addresses as text ("10.0.0.1"; 0: this node), up to `max`: 0 and *count, or -ENOENT. */

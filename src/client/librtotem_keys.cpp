@@ -137,6 +137,15 @@ int rtotem_key_track(rtotem_t* h, const char* key, int flags, rtotem_key_changed
   return 0;
 }
 
+int rtotem_key_map(rtotem_t* h, enum rtotem_key_map map) {
+  if (h == nullptr || (map != RTOTEM_KEY_MAP_DEFAULT && map != RTOTEM_KEY_MAP_STATS)) return -EINVAL;
+  rtotem::ipc::BodyWriter& body = h->request;
+  body.clear();
+  body.u8(static_cast<std::uint8_t>(map));
+  Reply reply;
+  return rtotem::client::call(h, RequestId::kKeyMap, body.data(), reply);
+}
+
 int rtotem_key_untrack(rtotem_t* h, uint64_t track) {
   if (h == nullptr) return -EINVAL;
   rtotem::ipc::BodyWriter& body = h->request;

@@ -95,7 +95,13 @@ enum class RequestId : std::int32_t {
   // than this request keeps them; one that reports none asks for 0, and its descriptor then wakes
   // only for what it reports. 0.
   kRingTrack = 29,
+  // u8 kKeyMapDefault or kKeyMapStats: the map this connection's key requests (kKeyGet..kKeyUntrack)
+  // use from now on, as cmap_initialize_map chooses one. 0; -EBUSY while it tracks keys of the
+  // other (cmap's CS_ERR_BUSY).
+  kKeyMap = 30,
 };
+inline constexpr std::uint8_t kKeyMapDefault = 0;       // the key store
+inline constexpr std::uint8_t kKeyMapStats = 1;         // the statistics, under stats.* (cmap's CMAP_MAP_STATS)
 inline constexpr std::uint8_t kShutdownRequest = 0;     // vetoable by clients that track shutdown
 inline constexpr std::uint8_t kShutdownRegardless = 1;  // clients are asked, but cannot veto
 inline constexpr std::uint8_t kShutdownImmediate = 2;   // no one is asked

@@ -135,6 +135,7 @@ class ClientTable {
   void evict(LocalClient& client, const char* why);
 
   std::uint64_t clients_evicted() const noexcept { return evicted_; }
+  std::uint64_t connections_made() const noexcept { return generations_; }  // since start, closed ones too
   // Memory held by the clients' event queues now (what total_queue_bytes bounds), and the most
   // it ever held.
   std::size_t queue_memory() const noexcept { return queue_storage_ + shared_bytes_; }

@@ -34,7 +34,8 @@ struct IpcRequest {
   std::uint64_t track_id = 0;     // kKeyUntrack
   std::uint32_t node = 0;         // kNodeAddresses, kKillNode
   std::string_view reason;        // kKillNode
-  std::uint8_t flag = 0;          // kShutdown's flags; kShutdownTrack's and kRingTrack's on; kShutdownReply's agree
+  std::uint8_t flag =
+      0;  // kShutdown's flags; kShutdownTrack's and kRingTrack's on; kShutdownReply's agree; kKeyMap's map
 };
 
 // Decodes one whole message: false if it is not a request this daemon knows, in its wire form

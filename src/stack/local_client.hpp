@@ -51,6 +51,7 @@ struct LocalClient {
   bool staged_listed = false;                         // in the table's list of clients with staged multicasts
   bool closing = false;                               // disconnected or being cut off: no more events
   bool tracks_rings = true;                           // kRingChange events, unless it asked for none (kRingTrack)
+  std::uint8_t key_map = ipc::kKeyMapDefault;         // where its key requests go (kKeyMap)
   std::uint8_t quorum_track = ipc::kQuorumTrackStop;  // the kQuorumChange events it asked for
   QuorumTold quorum_told;        // the quorum as its last kQuorumChange (sent or not, by its mode) had it
   bool tracks_shutdown = false;  // asked for kShutdownQuery events

@@ -158,12 +158,14 @@ void NodeStack::on_time(membership::Time now) {
   armed_.reset();  // the host's timer has fired
   if (quorum_) quorum_->on_time(now);
   control_->on_time(now);
+  keys_->on_time(now);
   arm_timer();
 }
 
 void NodeStack::arm_timer() {
   std::optional<membership::Time> next = quorum_ ? quorum_->next_deadline() : std::nullopt;
-  if (const auto control = control_->deadline()) next = std::min(next.value_or(*control), *control);
+  for (const auto due : {control_->deadline(), keys_->deadline()})
+    if (due) next = std::min(next.value_or(*due), *due);
   if (next == armed_) return;
   armed_ = next;
   host_.arm_timer(next);
@@ -209,7 +211,8 @@ int NodeStack::request(LocalClient& client, const IpcRequest& request, ipc::Body
       case RequestId::kKeyDelete:
       case RequestId::kKeyList:
       case RequestId::kKeyTrack:
-      case RequestId::kKeyUntrack: return keys_->request(client, request, reply);
+      case RequestId::kKeyUntrack:
+      case RequestId::kKeyMap: return keys_->request(client, request, reply);
       case RequestId::kNodeAddresses: return control_->node_addresses(request.node, reply);
       case RequestId::kShutdown: return control_->shutdown(client, request);
       case RequestId::kShutdownTrack: return control_->shutdown_track(client, request.flag == 1);

@@ -17,6 +17,9 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -52,6 +55,39 @@ class CorosyncTools : public ::testing::Test {
 // the daemon sends a handle for it waits there, and a dispatch finds it.
 bool counts_votes(const DaemonCluster& cluster, int node, unsigned votes) {
   return eventually([&] { return json_counter(cluster.ctl_json(node, "quorum"), "total_votes") == votes; });
+}
+
+// Runs `corosync-cmapctl ARGS` on node `node` as a tracker (-t or -T: its stdin a fifo it waits on),
+// makes the changes, and stops it with "q" once its output holds `until`: its output in `out`.
+void track_with_cmapctl(DaemonCluster& cluster, int node, const std::string& args, const std::function<void()>& changes,
+                        const std::string& until, std::string& out) {
+  static int trackers = 0;
+  const std::string fifo = fmt::format("{}/track-stdin-{}", cluster.dir(), ++trackers);
+  const std::string track_out = fmt::format("{}/track-out-{}", cluster.dir(), trackers);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const pid_t tracker = fork();
+  ASSERT_GE(tracker, 0);
+  if (tracker == 0) {
+    std::string ignored;
+    _exit(corosync_tool(cluster, node, fmt::format("stdbuf -oL corosync-cmapctl {} < {} > {}", args, fifo, track_out),
+                        ignored));
+  }
+  ChildReaper reaper(tracker);
+  FILE* stdin_of_tracker = std::fopen(fifo.c_str(), "w");
+  ASSERT_NE(stdin_of_tracker, nullptr);
+  ASSERT_TRUE(eventually([&] { return contains(read_file(track_out), "Type \"q\" to finish"); }))
+      << read_file(track_out);
+  changes();
+  const bool seen = eventually([&] { return contains(read_file(track_out), until); });
+  std::fputs("q\n", stdin_of_tracker);
+  std::fclose(stdin_of_tracker);
+  out = read_file(track_out);
+  ASSERT_TRUE(seen) << until << " not in\n" << out;
+  int status = 0;
+  ASSERT_TRUE(eventually([&] { return waitpid(tracker, &status, WNOHANG) == tracker; }));
+  reaper.pid = 0;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  out = read_file(track_out);
 }
 
 // The ring id rtotemctl reports for node `node`'s quorum state, as corosync prints ring ids.
@@ -176,37 +212,81 @@ TEST_F(CorosyncTools, CmapctlGetsSetsDeletesAndTracksKeys) {
   EXPECT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl no.such.prefix", out), 1) << out;
   EXPECT_EQ(out, "");
 
-  // Tracking: -T waits on the library's fd. Its stdin stays open until the changes are seen.
-  const std::string fifo = cluster.dir() + "/track-stdin";
-  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  const std::string track_out = cluster.dir() + "/track-out";
-  const pid_t tracker = fork();
-  ASSERT_GE(tracker, 0);
-  if (tracker == 0) {
-    std::string ignored;
-    _exit(corosync_tool(cluster, 1, fmt::format("stdbuf -oL corosync-cmapctl -T test. < {} > {}", fifo, track_out),
-                        ignored));
-  }
-  ChildReaper reaper(tracker);
-  FILE* stdin_of_tracker = std::fopen(fifo.c_str(), "w");
-  ASSERT_NE(stdin_of_tracker, nullptr);
-  ASSERT_TRUE(eventually([&] { return contains(read_file(track_out), "Type \"q\" to finish"); }))
-      << read_file(track_out);
-  for (const char* change : {"-s test.new u32 42", "-s test.new u32 43", "-d test.new"}) {
-    out.clear();
-    EXPECT_EQ(corosync_tool(cluster, 1, fmt::format("corosync-cmapctl {}", change), out), 0) << out;
-  }
-  ASSERT_TRUE(eventually([&] { return contains(read_file(track_out), "delete>"); })) << read_file(track_out);
-  std::fputs("q\n", stdin_of_tracker);
-  std::fclose(stdin_of_tracker);
-  int status = 0;
-  ASSERT_TRUE(eventually([&] { return waitpid(tracker, &status, WNOHANG) == tracker; }));
-  reaper.pid = 0;
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  EXPECT_TRUE(contains(read_file(track_out),
+  // Tracking: -T waits on the library's fd.
+  std::string tracked;
+  ASSERT_NO_FATAL_FAILURE(track_with_cmapctl(
+      cluster, 1, "-T test.",
+      [&] {
+        for (const char* change : {"-s test.new u32 42", "-s test.new u32 43", "-d test.new"}) {
+          out.clear();
+          EXPECT_EQ(corosync_tool(cluster, 1, fmt::format("corosync-cmapctl {}", change), out), 0) << out;
+        }
+      },
+      "delete>", tracked));
+  EXPECT_TRUE(contains(tracked,
                        "create> test.new (u32) = 42\nmodify> test.new (u32) = 43\n"
                        "delete> test.new (u32) = 43\n"))
-      << read_file(track_out);
+      << tracked;
+}
+
+// Two links on UDP and a client: corosync-cmapctl -m stats shows Corosync's statistics keys where
+// rtotem has the fact (docs/corosync-api.md lists them), refuses writes as Corosync's does, and
+// tells a tracker of a counter that moved; the default map holds none of them.
+TEST_F(CorosyncTools, CmapctlShowsTheStatisticsMapAndTracksACounter) {
+  DaemonCluster cluster(2, 1000, "", kVotequorum);
+  std::string links = fmt::format(
+      "totem {{\n  cluster_name: {}\n  transport: udpu\n  token: 1000\n"
+      "  interface {{\n    linknumber: 0\n    mcastport: {}\n  }}\n"
+      "  interface {{\n    linknumber: 1\n    mcastport: {}\n  }}\n}}\n"
+      "logging {{\n  to_stderr: yes\n}}\n{}nodelist {{\n",
+      cluster.cluster_name(), cluster.port(), cluster.port() + 1, kVotequorum);
+  for (int n = 1; n <= 2; ++n)
+    links += fmt::format("  node {{\n    nodeid: {}\n    ring0_addr: 127.0.0.{}\n    ring1_addr: 127.0.1.{}\n  }}\n", n,
+                         n, n);
+  const std::string path = cluster.dir() + "/links.conf";
+  std::ofstream(path) << links + "}\n";
+  for (int n = 1; n <= 2; ++n) cluster.use_config(n, path);
+  std::vector<std::unique_ptr<TestClient>> clients;
+  ASSERT_NO_FATAL_FAILURE(start_ring(cluster, 2, clients));
+  ASSERT_NO_FATAL_FAILURE(join_group(clients, "g"));
+  ASSERT_EQ(clients[0]->send("g", "one"), 0);
+  ASSERT_TRUE(pump_until(raw(clients), [&] { return clients[1]->messages.size() == 1; }));
+  // Each link's pings say whether it is up: both are, once the first pongs came back.
+  ASSERT_TRUE(eventually([&] {
+    std::string stats;
+    return corosync_tool(cluster, 1, "corosync-cmapctl -m stats stats.knet.node2.link1.connected", stats) == 0 &&
+           contains(stats, "stats.knet.node2.link1.connected (u8) = 1");
+  }));
+
+  std::string out;
+  ASSERT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl -m stats", out), 0) << out;
+  for (const char* key :
+       {"stats.srp.mcast_tx (u64) = ", "stats.srp.mcast_rx (u64) = ", "stats.srp.orf_token_rx (u64) = ",
+        "stats.srp.operational_entered (u64) = ", "stats.knet.node1.link0.connected (u8) = 1\n",
+        "stats.knet.node2.link1.enabled (u8) = 1\n", "stats.knet.node2.link0.connected (u8) = 1\n",
+        "stats.knet.node2.link0.latency_ave (u32) = ", "stats.knet.node2.link1.mtu (u32) = ",
+        // cmapctl's own connection and node 1's client
+        "stats.ipcs.global.active (u64) = 2\n", "stats.ipcs.global.closed (u64) = "})
+    EXPECT_TRUE(contains(out, key)) << key << " in\n" << out;
+  EXPECT_FALSE(contains(out, "runtime.")) << out;
+  EXPECT_FALSE(contains(out, "stats.knet.node1.link1.")) << out;  // this node: link 0, as knet's loopback
+  EXPECT_GT(json_counter(cluster.ctl_json(1, "stats"), "messages_sent"), 0u);
+  out.clear();
+  EXPECT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl stats.", out), 1) << out;  // not in the default map
+  EXPECT_EQ(out, "");
+  out.clear();
+  EXPECT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl -m stats -s stats.srp.mcast_tx u64 0", out), 1) << out;
+  EXPECT_TRUE(contains(out, "Failed to set key stats.srp.mcast_tx. Error CS_ERR_ACCESS")) << out;
+
+  // -t: polled every 1.5 s, as Corosync's; node 1's client sends, and its count moves.
+  std::string tracked;
+  ASSERT_NO_FATAL_FAILURE(track_with_cmapctl(
+      cluster, 1, "-m stats -t stats.srp.mcast_tx",
+      [&] {
+        ASSERT_EQ(clients[0]->send("g", "two"), 0);
+        ASSERT_TRUE(pump_until(raw(clients), [&] { return clients[1]->messages.size() == 2; }));
+      },
+      "modify> stats.srp.mcast_tx (u64) = ", tracked));
 }
 
 TEST_F(CorosyncTools, CfgtoolShowsNodesLinksAndAddressesAndKillsANode) {

@@ -169,11 +169,11 @@ cs_error_t add_to(cmap_handle_t handle, const char* key, int delta) {
 
 CS_EXPORT cs_error_t cmap_initialize_map(cmap_handle_t* handle, cmap_map_t map) {
   if (handle == nullptr) return CS_ERR_INVALID_PARAM;
-  // Corosync's statistics map has no counterpart: rtotemd keeps its counters in the one map,
-  // under runtime.totem.*.
-  if (map != CMAP_MAP_DEFAULT) return CS_ERR_NOT_SUPPORTED;
+  if (map != CMAP_MAP_DEFAULT && map != CMAP_MAP_STATS) return CS_ERR_NOT_EXIST;  // as Corosync's service answers
   auto c = std::make_shared<Cmap>();
   if (cs_error_t rc = c->connection.open(nullptr, nullptr); rc != CS_OK) return rc;
+  if (map == CMAP_MAP_STATS)
+    if (cs_error_t rc = cs_error(rtotem_key_map(c->connection.handle(), RTOTEM_KEY_MAP_STATS)); rc != CS_OK) return rc;
   *handle = handles().add(std::move(c));
   return CS_OK;
 }

@@ -18,13 +18,15 @@ using membership::NodeId;
 KeyClients::KeyClients(NodeId self, stack::StackHost& host, stack::ClientTable& clients,
                        const config::DaemonConfig& config, const membership::TotemConfig& totem,
                        const std::map<NodeId, std::string>& addresses)
-    : host_(host),
+    : self_(self),
+      host_(host),
       clients_(clients),
       config_(config),
       totem_(totem),
       links_token_ms_(totem.token_timeout_ms),
       addresses_(addresses),
-      store_([this](const KeyChange& change) { changed(change); }) {
+      store_([this](const KeyChange& change) { changed(change); }),
+      stats_([this](const KeyChange& change) { changed(change); }) {
   assign_config();
   store_.set_own("runtime.votequorum.this_node_id", KeyValue::u32(self));
 }
@@ -139,27 +141,45 @@ void KeyClients::changed(const KeyChange& change) {
   clients_.send_event(*client, ipc::EventId::kKeyChange, body.data());
 }
 
+int KeyClients::read(const KeyStore& store, const IpcRequest& request, ipc::BodyWriter& reply) {
+  if (request.id == ipc::RequestId::kKeyGet) {
+    const KeyValue* value = store.get(request.key);
+    if (value == nullptr) return -ENOENT;
+    ipc::put_value(reply, *value);
+    return 0;
+  }
+  std::uint32_t count = 0;
+  reply.u32(0);  // the count, filled in below
+  store.for_each(request.key, [&](std::string_view key, const KeyValue& value) {
+    reply.string(key);
+    ipc::put_value(reply, value);
+    ++count;
+  });
+  for (int i = 0; i < 4; ++i) reply.data()[i] = std::byte(count >> (8 * (3 - i)));
+  return 0;
+}
+
+int KeyClients::track(KeyStore& store, const LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
+  std::uint64_t id = 0;
+  const int rc =
+      store.track({client.generation, client.uid, stack::privileged(client)}, request.key, request.track_flags, id);
+  if (rc == 0) reply.u64(id);
+  return rc;
+}
+
 int KeyClients::request(LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
+  if (request.id == ipc::RequestId::kKeyMap) {
+    // A connection's trackers are all in one map, so that their ids say which.
+    if (request.flag != client.key_map &&
+        (client.key_map == ipc::kKeyMapStats ? stats_ : store_).tracks_for(client.generation))
+      return -EBUSY;
+    client.key_map = request.flag;
+    return 0;
+  }
+  if (client.key_map == ipc::kKeyMapStats) return stats_request(client, request, reply);
   switch (request.id) {
-    case ipc::RequestId::kKeyGet: {
-      counter_keys(request.key);
-      const KeyValue* value = store_.get(request.key);
-      if (value == nullptr) return -ENOENT;
-      ipc::put_value(reply, *value);
-      return 0;
-    }
-    case ipc::RequestId::kKeyList: {
-      counter_keys(request.key);
-      std::uint32_t count = 0;
-      reply.u32(0);  // the count, filled in below
-      store_.for_each(request.key, [&](std::string_view key, const KeyValue& value) {
-        reply.string(key);
-        ipc::put_value(reply, value);
-        ++count;
-      });
-      for (int i = 0; i < 4; ++i) reply.data()[i] = std::byte(count >> (8 * (3 - i)));
-      return 0;
-    }
+    case ipc::RequestId::kKeyGet:
+    case ipc::RequestId::kKeyList: counter_keys(request.key); return read(store_, request, reply);
     case ipc::RequestId::kKeySet:
     case ipc::RequestId::kKeyDelete: {
       std::string_view why;
@@ -186,13 +206,7 @@ int KeyClients::request(LocalClient& client, const IpcRequest& request, ipc::Bod
       }
       return rc;
     }
-    case ipc::RequestId::kKeyTrack: {
-      std::uint64_t id = 0;
-      const int rc = store_.track({client.generation, client.uid, stack::privileged(client)}, request.key,
-                                  request.track_flags, id);
-      if (rc == 0) reply.u64(id);
-      return rc;
-    }
+    case ipc::RequestId::kKeyTrack: return track(store_, client, request, reply);
     case ipc::RequestId::kKeyUntrack: return store_.untrack(client.generation, request.track_id);
     default: return -EINVAL;
   }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,9 +29,16 @@ class KeyClients {
              const config::DaemonConfig& config, const membership::TotemConfig& totem,
              const std::map<membership::NodeId, std::string>& addresses);
 
-  // kKeyGet, kKeySet, kKeyDelete, kKeyList, kKeyTrack, kKeyUntrack.
+  // kKeyGet, kKeySet, kKeyDelete, kKeyList, kKeyTrack, kKeyUntrack, on the map the client chose
+  // with kKeyMap: the key store, or the statistics (stats_map.cpp).
   int request(LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply);
-  void client_gone(const LocalClient& client) { store_.untrack_all(client.generation); }
+  void client_gone(const LocalClient& client) {
+    store_.untrack_all(client.generation);
+    stats_.untrack_all(client.generation);
+  }
+  // The statistics map's next refresh for its trackers (corosync polls every 1.5 s), if any tracks.
+  std::optional<membership::Time> deadline() const;
+  void on_time(membership::Time now);
   // The configuration's keys again (a reload), and who may connect.
   void configuration_reloaded();
   void apply_access();
@@ -41,7 +49,14 @@ class KeyClients {
   const KeyStore& store() const noexcept { return store_; }
 
  private:
-  void changed(const KeyChange& change);  // to the tracker's owner
+  static constexpr std::uint32_t kStatsPollMs = 1500;  // corosync's stats timer
+
+  void changed(const KeyChange& change);                                                      // to the tracker's owner
+  static int read(const KeyStore& store, const IpcRequest& request, ipc::BodyWriter& reply);  // kKeyGet, kKeyList
+  static int track(KeyStore& store, const LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply);
+  int stats_request(LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply);
+  std::vector<std::pair<std::string, KeyValue>> stats_keys() const;
+  void refresh_stats();
   // Counters change on every packet: copied in when a client reads under runtime.totem; so is
   // each link's state per node (several links), under runtime.links.<link>.<nodeid>.
   void counter_keys(std::string_view asked);
@@ -50,6 +65,7 @@ class KeyClients {
   // those the running file had before.
   void assign_config();
 
+  membership::NodeId self_;
   stack::StackHost& host_;
   stack::ClientTable& clients_;
   const config::DaemonConfig& config_;
@@ -57,6 +73,8 @@ class KeyClients {
   std::uint32_t links_token_ms_;
   const std::map<membership::NodeId, std::string>& addresses_;
   KeyStore store_;
+  KeyStore stats_;  // the statistics map: stats.* only
+  membership::Time stats_refreshed_ = 0;
   std::vector<std::string> kept_sections_;  // kept_section_prefixes of the last assign_config
   std::uint64_t writes_refused_ = 0;        // by key_access: logged at the 1st, 2nd, 4th...
 };

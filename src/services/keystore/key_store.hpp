@@ -97,6 +97,8 @@ class KeyStore {
   void untrack_all(std::uint64_t owner);
 
   std::size_t size() const noexcept { return keys_.size(); }
+  std::size_t tracker_count() const noexcept { return trackers_.size(); }
+  bool tracks_for(std::uint64_t owner) const noexcept { return tracks_of_owner_.contains(owner); }
   std::size_t bytes() const noexcept { return bytes_; }
 
  private:

@@ -1,0 +1,113 @@
+// The statistics map (cmap's CMAP_MAP_STATS): corosync's stats.* keys, under its names where rtotem
+// has the same fact, built from the node's counters, its links and its clients. A store of its own,
+// refreshed before each request on it and, while it has trackers, every kStatsPollMs as corosync's
+// stats timer does: trackers hear of a key added, changed or gone at a refresh.
+#include <fmt/format.h>
+
+#include "src/services/keystore/key_clients.hpp"
+#include "transport/links/link_set.hpp"
+
+namespace rtotem::keystore {
+
+using ipc::KeyValue;
+using membership::NodeId;
+
+namespace {
+
+// corosync's stats.srp.<name> and the counter of rtotem's that counts the same thing.
+struct SrpKey {
+  std::string_view name;
+  std::uint64_t membership::NodeCounters::*counter;
+};
+constexpr SrpKey kSrpKeys[] = {
+    {"orf_token_rx", &membership::NodeCounters::tokens_received},
+    {"mcast_tx", &membership::NodeCounters::messages_sent},
+    {"mcast_retx", &membership::NodeCounters::retransmits_sent},
+    {"mcast_rx", &membership::NodeCounters::mcasts_received},
+    {"memb_join_tx", &membership::NodeCounters::joins_sent},
+    {"memb_merge_detect_tx", &membership::NodeCounters::merge_detects_sent},
+    {"token_hold_cancel_tx", &membership::NodeCounters::hold_cancels_sent},
+    {"operational_entered", &membership::NodeCounters::rings_installed},
+    {"operational_token_lost", &membership::NodeCounters::token_losses},
+    {"gather_entered", &membership::NodeCounters::gathers},
+    {"consensus_timeouts", &membership::NodeCounters::consensus_timeouts},
+};
+
+}  // namespace
+
+std::vector<std::pair<std::string, KeyValue>> KeyClients::stats_keys() const {
+  std::vector<std::pair<std::string, KeyValue>> keys;
+  const membership::NodeCounters& srp = host_.node().counters();
+  for (const SrpKey& k : kSrpKeys)
+    keys.emplace_back(fmt::format("stats.srp.{}", k.name), KeyValue::u64(srp.*k.counter));
+
+  // stats.knet.node<N>.link<M>: each node of the nodelist on each link, as corosync adds them. With
+  // several links, what the link's pings say; with one, a member of the ring is connected.
+  const transport::Backend& backend = host_.backend();
+  const transport::LinkSet* set = backend.link_set();
+  const std::size_t links = set != nullptr ? set->link_count() : 1;
+  const auto members = host_.node().members();
+  for (const auto& [node, address] : addresses_) {
+    for (std::size_t l = 0; l < (node == self_ ? 1 : links); ++l) {  // this node: its link 0, as knet's loopback
+      const std::string prefix = fmt::format("stats.knet.node{}.link{}.", node, l);
+      const auto link = static_cast<transport::LinkId>(l);
+      const transport::LinkStatus* status =
+          set != nullptr && node != self_ ? set->monitor().status(node, link) : nullptr;
+      const bool member = std::ranges::find(members, node) != members.end();
+      const bool connected = node == self_ || (status != nullptr ? status->up : member);
+      const transport::Backend* carrier = set != nullptr ? set->link(link) : &backend;
+      keys.emplace_back(prefix + "connected", KeyValue::u8(connected ? 1 : 0));
+      keys.emplace_back(prefix + "enabled", KeyValue::u8(carrier != nullptr ? 1 : 0));
+      keys.emplace_back(prefix + "mtu", KeyValue::u32(carrier != nullptr ? carrier->mtu() : 0));
+      if (status != nullptr) {
+        keys.emplace_back(prefix + "latency_ave", KeyValue::u32(static_cast<std::uint32_t>(status->latency)));
+        keys.emplace_back(prefix + "down_count", KeyValue::u32(static_cast<std::uint32_t>(status->went_down)));
+      }
+    }
+  }
+
+  keys.emplace_back("stats.ipcs.global.active", KeyValue::u64(clients_.client_count()));
+  keys.emplace_back("stats.ipcs.global.closed", KeyValue::u64(clients_.connections_made() - clients_.client_count()));
+  std::ranges::sort(keys, {}, &std::pair<std::string, KeyValue>::first);
+  return keys;
+}
+
+void KeyClients::refresh_stats() {
+  constexpr std::string_view kPrefixes[] = {"stats."};
+  stats_.assign(kPrefixes, stats_keys());
+  stats_refreshed_ = host_.now();
+}
+
+std::optional<membership::Time> KeyClients::deadline() const {
+  if (stats_.tracker_count() == 0) return std::nullopt;
+  return stats_refreshed_ + membership::Time{kStatsPollMs} * 1000;
+}
+
+void KeyClients::on_time(membership::Time now) {
+  if (const auto due = deadline(); due && now >= *due) refresh_stats();
+}
+
+// Reads and tracking as on the key store; writes refused as corosync refuses them (stats.clear.*,
+// which zeroes corosync's counters, is not implemented: rtotem's counters only grow).
+int KeyClients::stats_request(LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
+  switch (request.id) {
+    case ipc::RequestId::kKeyGet:
+    case ipc::RequestId::kKeyList: refresh_stats(); return read(stats_, request, reply);
+    case ipc::RequestId::kKeySet:
+    case ipc::RequestId::kKeyDelete: return request.key.starts_with("stats.clear.") ? -ENOTSUP : -EACCES;
+    case ipc::RequestId::kKeyTrack: {
+      // As corosync's: a prefix tracker must ask for adds and deletes, and is told of nothing else.
+      IpcRequest asked = request;
+      if ((asked.track_flags & kTrackPrefix) != 0) {
+        if ((asked.track_flags & kTrackAdd) == 0 || (asked.track_flags & kTrackDelete) == 0) return -ENOTSUP;
+        asked.track_flags &= ~kTrackModify;
+      }
+      if (stats_.tracker_count() == 0) refresh_stats();  // what the first tracker compares with
+      return track(stats_, client, asked, reply);
+    }
+    case ipc::RequestId::kKeyUntrack: return stats_.untrack(client.generation, request.track_id);
+    default: return -EINVAL;
+  }
+}
+
+}  // namespace rtotem::keystore
