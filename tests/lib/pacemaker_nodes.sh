@@ -19,6 +19,7 @@ ns() { echo "$prefix-$1"; }  # ns 1..N | ns sw
 namespaces=()
 declare -A holder=()   # node -> pid (on the host) of the node's PID 1
 declare -A unshared=() # node -> pid of the unshare process that made it (reaped on exit)
+nodes_booted=0
 pcmk_env=(PATH=/usr/sbin:/usr/bin:/sbin:/bin)
 [[ -n "${RTOTEM_PCMK_DEBUG:-}" ]] && pcmk_env+=("PCMK_debug=$RTOTEM_PCMK_DEBUG")
 
@@ -113,14 +114,16 @@ in_node() { local n=$1; shift; nsenter -t "${holder[$n]}" -m -u -n -p --wd=/ -- 
 
 show_logs() {
   local n
-  for n in $(printf '%s\n' "${!holder[@]}" | sort -n); do
+  for n in $(find "$dir" -maxdepth 1 -name 'node*' -printf '%f\n' | sed 's/^node//' | sort -n); do
     echo "--- node$n: cluster daemon (tail) ---"
     tail -n 15 "$dir/node$n/clusterd.log" 2>/dev/null
     echo "--- node$n: pacemaker.log, errors (tail) ---"
     grep -E 'error|crit|warning|authentic|evicted|duplicate local pid|quorum is not configured|Lost connection' \
       "$dir/node$n/log-pacemaker/pacemaker.log" 2>/dev/null | tail -n 15
-    echo "--- node$n: crm_mon -1 ---"
-    in_node "$n" timeout 10 env -i "${pcmk_env[@]}" crm_mon -1 2>&1 | head -n 20
+    if [[ -n "${holder[$n]:-}" ]]; then
+      echo "--- node$n: crm_mon -1 ---"
+      in_node "$n" timeout 10 env -i "${pcmk_env[@]}" crm_mon -1 2>&1 | head -n 20
+    fi
   done
 }
 
@@ -140,7 +143,12 @@ node_up() {  # node_up N: the node's PID 1 and its mounts; a node that was down 
     kill -0 "${unshared[$n]}" 2>/dev/null || break
     sleep 0.1
   done
-  [[ -n "$init" ]] || skip "unshare --pid --mount-proc refused here"
+  # The first node tells whether this host can make nodes at all; a later one that fails, fails.
+  if [[ -z "$init" ]]; then
+    ((nodes_booted == 0)) || fail "node$n: its PID 1 did not start (unshare)"
+    skip "unshare --pid --mount-proc refused here"
+  fi
+  nodes_booted=$((nodes_booted + 1))
   [[ "$(readlink "/proc/$init/ns/mnt")" != "$(readlink /proc/self/ns/mnt)" ]] ||
     fail "node$n: its PID 1 ($init) shares the host's mount namespace"
   holder[$n]=$init

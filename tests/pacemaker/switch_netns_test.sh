@@ -67,14 +67,17 @@ pcmk_env=("PATH=$dir/bin:/usr/sbin:/usr/bin:/sbin:/bin" "${pcmk_env[@]:1}")
 
 # ---------------------------------------------------------------- the files pcs writes
 
-# node_files NODES...: pcs's corosync.conf for those nodes, in $dir/pcs/corosync.conf
+# node_files NODES...: pcs's corosync.conf for those nodes, in $dir/pcs/corosync.conf. pcs makes a
+# new cluster_uuid each time; node add and remove keep the cluster's, and so does this.
 node_files() {
-  local args=() n
+  local args=() n uuid=""
   for n; do args+=("node$n" "addr=$subnet.$n"); done
+  [[ ! -e "$dir/pcs/corosync.conf" ]] || uuid="$(sed -n 's/^ *cluster_uuid: *//p' "$dir/pcs/corosync.conf")"
   rm -f "$dir/pcs/corosync.conf"
   env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin pcs cluster setup pcmk "${args[@]}" totem token=1000 \
     --corosync_conf "$dir/pcs/corosync.conf" >"$dir/pcs/setup.out" 2>&1 ||
     fail "pcs cluster setup: $(cat "$dir/pcs/setup.out")"
+  [[ -z "$uuid" ]] || sed -i "s/^\( *cluster_uuid: *\).*/\1$uuid/" "$dir/pcs/corosync.conf"
 }
 # install_files N: node N's /etc/corosync gets pcs's file (0644, as pcs writes it) and the key
 install_files() {
@@ -128,7 +131,25 @@ ring_of() {  # ring_of N: node N's ring id (representative/seq), as rtotemctl st
   in_node "$1" "$rtotemctl" --json status | grep -o '"ring": {"rep": [0-9]*, "seq": [0-9]*}' | tr -dc '0-9 ' |
     awk '{ print $1 "/" $2 }'
 }
-ring_moved() { [[ "$(ring_of "$1")" != "$2" ]]; }  # ring_moved N RING: node N is no longer in RING
+# the_ring NODES...: the one ring id all of NODES report, the same again a second later
+the_ring() {
+  local n id first=""
+  for n; do
+    id="$(ring_of "$n")" || return 1
+    [[ -n "$id" && ( -z "$first" || "$id" == "$first" ) ]] || return 1
+    first=$id
+  done
+  sleep 1
+  for n; do id="$(ring_of "$n")" && [[ "$id" == "$first" ]] || return 1; done
+  echo "$first"
+}
+settle() {  # settle NODES...: waits up to 60 s for the_ring; it is then in $ring
+  local end=$((SECONDS + 60))
+  until ring="$(the_ring "$@")"; do
+    ((SECONDS < end)) || fail "nodes $*: no ring they all report, settled"
+    sleep 0.5
+  done
+}
 expected_votes() {  # expected_votes N: votequorum's expected votes at node N
   in_node "$1" env -i "${pcmk_env[@]}" corosync-quorumtool -s | sed -n 's/^Expected votes: *//p'
 }
@@ -138,43 +159,51 @@ expected_votes() {  # expected_votes N: votequorum's expected votes at node N
 # tool N CMD...: CMD's output at node N, and its exit status where that is not 0
 tool() { in_node "$1" timeout 60 env -i "${pcmk_env[@]}" "${@:2}" 2>&1 || echo "(exit $?)"; }
 
-# pick PREFIX EREGEX: the lines of stdin matching EREGEX, trimmed, without what may differ from
-# one start of the cluster to the next (who is DC, Pacemaker's version, "(local)"), as "PREFIX: LINE"
+# pick PREFIX EREGEX: the lines of stdin matching EREGEX, and an "(exit N)" line (tool's), trimmed,
+# without what may differ from one start of the cluster to the next (who is DC, Pacemaker's
+# version, "(local)"), as "PREFIX: LINE"
 pick() {
-  { grep -E "$2" || true; } |
+  { grep -E "$2|^\(exit [0-9]+\)$" || true; } |
     sed -E 's/^[[:space:]]+//; s/[[:space:]]+/ /g; s/ $//; s/Current DC: [^ ]+ \(version [^)]*\) /Current DC: /; s/ \(local\)//' |
     sed "s/^/$1: /"
 }
 
+# ask N FILE EREGEX CMD...: CMD's output at node N kept in $dir/tools.STACK/FILE; its facts (pick)
+ask() {
+  local n=$1 file=$2 regex=$3 out
+  shift 3
+  out="$(tool "$n" "$@")"
+  echo "$out" >"$dir/tools.$stack/$file"
+  pick "$*" "$regex" <<<"$out"
+}
+
 # facts N: what pcs and crmsh say on node N that does not depend on the cluster layer, one per
-# line. Each command's whole output is kept in $dir/tools.STACK.
+# line. Every command must give some.
+crm_mon_facts='Stack:|Current DC:|nodes configured|\* (Online|OFFLINE):|ocf:pacemaker:Dummy'
+quorum_facts='^(Nodes|Quorate|Expected votes|Highest expected|Total votes|Quorum|Flags):|^[[:space:]]*[0-9]+[[:space:]]+[0-9]+[[:space:]]+([A-Z]+[[:space:]]+)?node[0-9]'
 facts() {
   local n=$1 out
   mkdir -p "$dir/tools.$stack"
-  out="$(tool "$n" pcs status)"; echo "$out" >"$dir/tools.$stack/pcs-status"
-  pick "pcs status" '^Cluster name:|Stack:|Current DC:|nodes configured|resource instance|\* (Online|OFFLINE):|ocf:pacemaker:Dummy' <<<"$out"
-  out="$(tool "$n" pcs status corosync)"; echo "$out" >"$dir/tools.$stack/pcs-status-corosync"
-  pick "pcs status corosync" '^[[:space:]]*[0-9]+[[:space:]]+[0-9]+[[:space:]]+node[0-9]' <<<"$out"
-  out="$(tool "$n" pcs quorum status)"; echo "$out" >"$dir/tools.$stack/pcs-quorum-status"
-  pick "pcs quorum status" '^(Nodes|Quorate|Expected votes|Highest expected|Total votes|Quorum|Flags):|^[[:space:]]*[0-9]+[[:space:]]+[0-9]+[[:space:]]+[A-Z]*[[:space:]]*node[0-9]' <<<"$out"
-  out="$(tool "$n" pcs cluster corosync)"; echo "$out" >"$dir/tools.$stack/pcs-cluster-corosync"
+  ask "$n" pcs-status "^Cluster name:|resource instance|$crm_mon_facts" pcs status
+  ask "$n" pcs-status-corosync '^[[:space:]]*[0-9]+[[:space:]]+[0-9]+[[:space:]]+node[0-9]' pcs status corosync
+  ask "$n" pcs-quorum-status "$quorum_facts" pcs quorum status
+  out="$(tool "$n" pcs cluster corosync)"
+  echo "$out" >"$dir/tools.$stack/pcs-cluster-corosync"
   if diff -q <(echo "$out") "$dir/node$n/etc-corosync/corosync.conf" >/dev/null; then
     echo "pcs cluster corosync: /etc/corosync/corosync.conf as it is"
   else
     echo "pcs cluster corosync: NOT /etc/corosync/corosync.conf"
   fi
-  out="$(tool "$n" crm status)"; echo "$out" >"$dir/tools.$stack/crm-status"
-  pick "crm status" 'Stack:|Current DC:|nodes configured|\* (Online|OFFLINE):|ocf:pacemaker:Dummy' <<<"$out"
+  ask "$n" crm-status "$crm_mon_facts" crm status
   # crmsh's ring status is corosync-cfgtool -s: the transport's name differs (rtotem has no knet),
   # what each node's link is does not.
-  out="$(tool "$n" crm corosync status)"; echo "$out" >"$dir/tools.$stack/crm-corosync-status"
-  pick "crm corosync status" '^Local node ID [0-9]+|addr[[:space:]]*=|nodeid:[[:space:]]*[0-9]+:[[:space:]]*[a-z]+' <<<"$out" |
-    sed -E 's/(Local node ID [0-9]+).*/\1/'
-  out="$(tool "$n" crm corosync status quorum)"; echo "$out" >"$dir/tools.$stack/crm-corosync-status-quorum"
-  pick "crm corosync status quorum" '^(Nodes|Quorate|Expected votes|Highest expected|Total votes|Quorum|Flags):|^[[:space:]]*[0-9]+[[:space:]]+[0-9]+[[:space:]]+node[0-9]|^node[0-9]' <<<"$out"
-  out="$(tool "$n" crm status quorum)"; echo "$out" >"$dir/tools.$stack/crm-status-quorum"
-  pick "crm status quorum" 'Stack:|Current DC:|nodes configured|\* (Online|OFFLINE):|ocf:pacemaker:Dummy' <<<"$out"
+  ask "$n" crm-corosync-status '^Local node ID [0-9]+|addr[[:space:]]*=|nodeid:[[:space:]]*[0-9]+:[[:space:]]*[a-z]+' \
+    crm corosync status | sed -E 's/(Local node ID [0-9]+).*/\1/'
+  ask "$n" crm-corosync-status-quorum "$quorum_facts|^node[0-9]" crm corosync status quorum
+  ask "$n" crm-status-quorum "$crm_mon_facts" crm status quorum
 }
+# commands FACTS_FILE: the commands that gave facts in it, one per line
+commands() { sed 's/: .*//' "$1" | sort -u; }
 
 # ---------------------------------------------------------------- the scenario
 
@@ -194,6 +223,9 @@ wait_for 30 d_on_one_of 3 node1 node2 node3 || fail "node3 does not see d runnin
 facts 3 >"$dir/facts.corosync"
 grep -q "pcs status: \* Online: \[ node1 node2 node3 \]" "$dir/facts.corosync" ||
   fail "pcs status on Corosync does not show 3 online: $(cat "$dir/tools.corosync/pcs-status")"
+[[ "$(commands "$dir/facts.corosync" | wc -l)" == 8 ]] ||
+  fail "not every pcs and crmsh command gave facts on Corosync: $(commands "$dir/facts.corosync" | tr '\n' ',')"
+! grep -q '(exit ' "$dir/facts.corosync" || fail "a pcs or crmsh command failed on Corosync: $(grep '(exit ' "$dir/facts.corosync")"
 echo "check: Corosync runs Pacemaker from pcs's files; d on $(where_d 1); $(wc -l <"$dir/facts.corosync") facts from pcs and crmsh"
 
 step "stop Pacemaker, then Corosync, on every node"
@@ -209,7 +241,7 @@ install -d "$dir/ld.so.conf.d"
 cp /etc/ld.so.conf.d/*.conf "$dir/ld.so.conf.d/"
 echo "$dropin" >"$dir/ld.so.conf.d/00-rtotem-corosync.conf"
 echo "include $dir/ld.so.conf.d/*.conf" >"$dir/ld.so.conf"
-ldconfig -f "$dir/ld.so.conf" -C "$dir/ld.so.cache"
+ldconfig -X -f "$dir/ld.so.conf" -C "$dir/ld.so.cache"  # -X: no links made in the host's library dirs
 for n in 1 2 3; do in_node "$n" mount --bind "$dir/ld.so.cache" /etc/ld.so.cache; done
 in_node 1 ldd /usr/sbin/corosync-quorumtool | grep -q "$dropin/libcmap.so.4" ||
   fail "node1: corosync-quorumtool does not load the drop-ins through /etc/ld.so.cache"
@@ -218,9 +250,9 @@ for n in 1 2 3; do wait_for 60 quorate "$n" || fail "node$n: rtotemd is not quor
 for n in 1 2 3; do
   grep -q "/etc/corosync/corosync.conf" "$dir/node$n/clusterd.log" ||
     fail "node$n: rtotemd's log does not name /etc/corosync/corosync.conf"
-  in_node "$n" "$rtotemd" -t 2>&1 | grep -q "crypto on" || fail "node$n: rtotemd -t does not say its packets are sealed"
+  in_node "$n" "$rtotemctl" --json status | grep -q '"crypto": "on"' || fail "node$n: rtotemd does not seal its packets"
 done
-echo "check: rtotemd read /etc/corosync/corosync.conf and sealed its packets with the authkey"
+echo "check: rtotemd read /etc/corosync/corosync.conf; its packets are sealed, with the key from pcs's authkey"
 for n in 1 2 3; do start_pacemaker "$n"; done
 for n in 1 2 3; do
   wait_for 240 cluster_is "$n" "node1 node2 node3" quorate || fail "node$n: not 3 nodes online with quorum on rtotem"
@@ -240,11 +272,11 @@ if ! diff -u "$dir/facts.corosync" "$dir/facts.rtotem"; then
   diff <(grep -v Dummy "$dir/facts.corosync") <(grep -v Dummy "$dir/facts.rtotem") >/dev/null ||
     fail "pcs or crmsh show other facts on rtotem (above; outputs in $dir/tools.*)"
 fi
-echo "check: $(wc -l <"$dir/facts.rtotem") facts the same: pcs status, pcs status corosync, pcs quorum status, pcs cluster corosync, crm status, crm corosync status, crm status quorum"
+echo "check: $(wc -l <"$dir/facts.rtotem") facts the same from: $(commands "$dir/facts.rtotem" | paste -sd, | sed 's/,/, /g')"
 
 step "add node4: the new file on every node, then corosync-cfgtool -R on node1"
-declare -A ring_before=()
-for n in 1 2 3; do ring_before[$n]="$(ring_of "$n")"; done
+settle 1 2 3
+before=$ring
 switch_add_node 4
 node_files 1 2 3 4
 node_dirs 4
@@ -252,10 +284,9 @@ for n in 1 2 3; do install_files "$n"; done
 reload="$(tool 1 corosync-cfgtool -R)"
 [[ "$reload" != *"(exit "* ]] || fail "corosync-cfgtool -R: $reload"
 echo "$reload"
-sleep 3  # a ring change, if the reload made one, would be done by now
-for n in 1 2 3; do
-  [[ "$(ring_of "$n")" == "${ring_before[$n]}" ]] || fail "node$n: the reload changed the ring (${ring_before[$n]} -> $(ring_of "$n"))"
-done
+sleep 2  # a ring change the reload made would be under way by now
+settle 1 2 3
+[[ "$ring" == "$before" ]] || fail "the reload changed the ring ($before -> $ring)"
 node_up 4
 start_rtotemd 4
 wait_for 60 quorate 4 || fail "node4: rtotemd did not join"
@@ -264,19 +295,19 @@ for n in 1 2 3 4; do
   wait_for 240 cluster_is "$n" "node1 node2 node3 node4" quorate || fail "node$n: crm_mon does not show 4 online"
 done
 for n in 1 2 3 4; do [[ "$(expected_votes "$n")" == 4 ]] || fail "node$n: expected votes $(expected_votes "$n"), not 4"; done
-echo "check: the three kept ring ${ring_before[1]} until node4 started; crm_mon shows 4 online; expected votes 4"
+echo "check: the three kept ring $before until node4 started; crm_mon shows 4 online; expected votes 4"
 
 step "remove node4: stop its cluster, the file without it on the others, a reload, crm_node -R"
 stop_daemon 4 pacemakerd.pid pacemakerd
 for n in 1 2 3; do
   wait_for 120 cluster_is "$n" "node1 node2 node3" quorate || fail "node$n: did not see node4's Pacemaker stop"
 done
-for n in 1 2 3; do ring_before[$n]="$(ring_of "$n")"; done
+settle 1 2 3 4
+before=$ring
 stop_daemon 4 clusterd.pid rtotemd
-for n in 1 2 3; do
-  wait_for 60 ring_moved "$n" "${ring_before[$n]}" || fail "node$n: no ring change after node4 stopped"
-  ring_before[$n]="$(ring_of "$n")"
-done
+settle 1 2 3
+[[ "$ring" != "$before" ]] || fail "no ring change after node4 stopped"
+before=$ring
 node_files 1 2 3
 for n in 1 2 3; do install_files "$n"; done
 reload="$(tool 1 corosync-cfgtool -R)"
@@ -284,9 +315,10 @@ reload="$(tool 1 corosync-cfgtool -R)"
 echo "$reload"
 out="$(tool 1 crm_node --force -R node4)"
 [[ "$out" != *"(exit "* ]] || fail "crm_node --force -R node4: $out"
-sleep 3
+sleep 2
+settle 1 2 3
+[[ "$ring" == "$before" ]] || fail "the reload changed the ring ($before -> $ring)"
 for n in 1 2 3; do
-  [[ "$(ring_of "$n")" == "${ring_before[$n]}" ]] || fail "node$n: the reload changed the ring (${ring_before[$n]} -> $(ring_of "$n"))"
   [[ "$(expected_votes "$n")" == 3 ]] || fail "node$n: expected votes $(expected_votes "$n") after the removal, not 3"
 done
 three_configured() { cluster_is "$1" "node1 node2 node3" quorate && mon "$1" | grep -q '3 nodes configured'; }
