@@ -5,6 +5,7 @@
 RTOTEM_PACKAGES=(
   build-essential g++ meson ninja-build pkg-config ccache
   libfmt-dev libqb-dev libsystemd-dev libibverbs-dev librdmacm-dev
+  libqb-tools  # qb-blackbox: corosync-blackbox reads rtotemd's flight data with it
   libsodium-dev  # the cluster key and packet sealing (totem.crypto)
   libgtest-dev libgmock-dev
   libcpg-dev  # cpg-bench: the Corosync side of bench/compare, built by CI so it cannot rot

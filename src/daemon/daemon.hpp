@@ -13,6 +13,7 @@
 #include "src/daemon/config_loader.hpp"
 #include "src/daemon/event_loop.hpp"
 #include "src/daemon/ipc_server.hpp"
+#include "src/daemon/logging.hpp"
 #include "src/daemon/ring_host.hpp"
 #include "src/stack/node_stack.hpp"
 
@@ -90,6 +91,7 @@ class Daemon final : private RingListener, private stack::StackHost {
   bool loading() const override { return loader_->busy(); }
   Result<void> load_config(std::function<void(Result<config::DaemonConfig>)> done) override;
   Result<void> apply_logging(const config::LoggingConfig& logging) override;
+  Result<std::string> dump_flight_data() override { return logging_dump_flight_data(); }
   void exit(int code) override;
   stack::HostStats host_stats() const override;
 

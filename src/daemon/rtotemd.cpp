@@ -358,6 +358,7 @@ int run(const DaemonOptions& options) {
     qb_log(LOG_ERR, "%s", made.error().message().c_str());
     return kExitFailed;
   }
+  logging_flight_data_file(setup->state_dir + "/fdata");
   if (plan.sealed()) {
     auto epoch = next_seal_epoch(setup->state_dir, wall_clock_ns());
     if (!epoch) {

@@ -185,6 +185,7 @@ class SimCluster::Member final : public membership::NodeEvents,
       return Error::make("the simulator has no configuration file to read again");
     }
     Result<void> apply_logging(const config::LoggingConfig&) override { return {}; }
+    Result<std::string> dump_flight_data() override { return Error::make("the simulator keeps no flight recorder"); }
     void exit(int code) override { m_.exit_code = code; }
     stack::HostStats host_stats() const override { return {}; }
 

@@ -84,7 +84,25 @@ Result<std::unique_ptr<NodeStack>> NodeStack::create(StackSetup setup, StackHost
       self, host, *s->clients_, s->addresses_,
       [raw](std::function<void(control::PreparedReload)> done) { return raw->read_own_file(std::move(done)); });
   s->keys_->apply_access();  // uidgid.* keys: none yet, but one place decides who may connect
+  s->keys_->on_dump_state([raw] {
+    log_state("status", raw->status_json());
+    log_state("stats", raw->stats_json());
+    if (raw->quorum_clients_) log_state("quorum", raw->quorum_clients_->json());
+  });
   return s;
+}
+
+// runtime.blackbox.dump_state's lines: `json` in pieces, as libqb's flight recorder drops a line
+// longer than QB_LOG_MAX_LEN (512 bytes). Each piece its own string: the recorder stores a %s
+// argument whole, whatever precision the format gives it.
+void NodeStack::log_state(std::string_view what, std::string_view json) {
+  constexpr std::size_t kPiece = 400;
+  const std::size_t pieces = (json.size() + kPiece - 1) / kPiece;
+  const std::string name(what);
+  for (std::size_t i = 0; i < pieces; ++i) {
+    const std::string piece(json.substr(i * kPiece, kPiece));
+    qb_log(LOG_INFO, "state: %s %zu/%zu: %s", name.c_str(), i + 1, pieces, piece.c_str());
+  }
 }
 
 // Each service's messages to it, by the byte that names the service (ring_service.hpp).

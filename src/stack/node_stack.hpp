@@ -110,6 +110,7 @@ class NodeStack final : private RequestHandler, private groups::GroupEvents, pri
   // stack_json.cpp
   std::string status_json() const;
   std::string stats_json() const;
+  static void log_state(std::string_view what, std::string_view json);
 
   StackSetup setup_;
   StackHost& host_;

@@ -63,6 +63,9 @@ class StackHost {
   virtual Result<void> load_config(std::function<void(Result<config::DaemonConfig>)> done) = 0;
   // The logging section a reload brings (and, with the one in force, a reopened log file).
   virtual Result<void> apply_logging(const config::LoggingConfig& logging) = 0;
+  // The flight recorder's recent log lines to its file (runtime.blackbox.dump_flight_data, as
+  // corosync-blackbox asks): the file's path, or why not.
+  virtual Result<std::string> dump_flight_data() = 0;
   // The node must go: an agreed shutdown (0) or killed by another node (kExitKilled). After the
   // turn under way.
   virtual void exit(int code) = 0;

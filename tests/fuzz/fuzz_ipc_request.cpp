@@ -69,6 +69,7 @@ std::vector<std::byte> encode_body(const IpcRequest& request) {
     case RequestId::kShutdown:
     case RequestId::kShutdownTrack:
     case RequestId::kRingTrack:
+    case RequestId::kKeyMap:
     case RequestId::kShutdownReply: body.u8(request.flag); break;
     case RequestId::kKillNode:
       body.u32(request.node);

@@ -280,6 +280,9 @@ void ipc_seeds() {
   ipc::BodyWriter ring_track;
   ring_track.u8(0);
   write("fuzz_ipc_request", "ring_track_off", request(RequestId::kRingTrack, ring_track));
+  ipc::BodyWriter key_map;
+  key_map.u8(ipc::kKeyMapStats);
+  write("fuzz_ipc_request", "key_map_stats", request(RequestId::kKeyMap, key_map));
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// libcmap.so.4 over librtotem's key store (rtotem_key_*): the same keys `rtotemctl get/list`
-// shows. Strings are stored by rtotemd without their terminator; here, as in cmap, a string's
-// length counts it.
+// libcmap.so.4 over librtotem's key store (rtotem_key_*), or its statistics map (CMAP_MAP_STATS,
+// rtotem_key_map): the default map's keys are the ones `rtotemctl get/list` shows. Strings are stored by rtotemd
+// without their terminator; here, as in cmap, a string's length counts it.
 #include <corosync/cmap.h>
 
 #include <cerrno>

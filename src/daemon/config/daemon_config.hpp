@@ -98,6 +98,7 @@ struct LoggingConfig {
   std::string syslog_facility = "daemon";
   bool debug = false;
   bool timestamp = true;
+  bool blackbox = true;  // libqb's flight recorder, as corosync's logging.blackbox
 };
 
 // Who may connect besides root and the daemon's own user (sorted, unique). Checked against the

@@ -8,7 +8,10 @@ namespace rtotem::config {
 namespace {
 
 constexpr std::string_view kLoggingCorosyncKeys[] = {
-    "fileline", "function_name", "logfile_priority", "syslog_priority", "blackbox",
+    "fileline",
+    "function_name",
+    "logfile_priority",
+    "syslog_priority",
 };
 constexpr std::string_view kLoggingCorosyncSections[] = {"logger_subsys"};
 constexpr std::string_view kFacilities[] = {
@@ -45,6 +48,7 @@ Result<bool> read_logging_key(ParseContext& context, const Value& value, Logging
     logging.syslog_facility = std::string(kFacilities[*index]);
     return true;
   }
+  if (key == "blackbox") return known(value.read(logging.blackbox));
   if (key == "debug") return read_boolean_or(context, value, "trace", "rtotem has no trace level", logging.debug);
   if (key == "timestamp")
     return read_boolean_or(context, value, "hires", "rtotem's timestamps have one precision", logging.timestamp);

@@ -111,6 +111,7 @@ std::vector<std::pair<std::string, KeyValue>> config_keys(const config::DaemonCo
   add("logging.syslog_facility", KeyValue::string(l.syslog_facility));
   add("logging.debug", KeyValue::string(on_off(l.debug)));
   add("logging.timestamp", KeyValue::string(on_off(l.timestamp)));
+  add("logging.blackbox", KeyValue::string(on_off(l.blackbox)));
 
   add("ipc.name", KeyValue::string(c.ipc.name));
   add("ipc.client_queue_bytes", KeyValue::u32(c.ipc.client_queue_bytes));

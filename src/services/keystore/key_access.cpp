@@ -9,6 +9,12 @@ namespace rtotem::keystore {
 int check_write(std::string_view key, bool root, std::string_view* why) noexcept {
   constexpr std::array<std::string_view, 7> kFromFile{"totem.", "nodelist.",      "quorum.", "logging.",
                                                       "ipc.",   "uidgid.config.", "runtime."};
+  // What corosync-blackbox writes to have the flight data dumped: root's, as a shutdown is.
+  if (key == "runtime.blackbox.dump_flight_data" || key == "runtime.blackbox.dump_state") {
+    if (root) return 0;
+    if (why != nullptr) *why = "only root may dump the flight recorder (runtime.blackbox.*)";
+    return -EACCES;
+  }
   for (std::string_view prefix : kFromFile) {
     if (!key.starts_with(prefix)) continue;
     if (why != nullptr)

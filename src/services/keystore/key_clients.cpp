@@ -26,7 +26,9 @@ KeyClients::KeyClients(NodeId self, stack::StackHost& host, stack::ClientTable& 
       links_token_ms_(totem.token_timeout_ms),
       addresses_(addresses),
       store_([this](const KeyChange& change) { changed(change); }),
-      stats_([this](const KeyChange& change) { changed(change); }) {
+      // Its tracker ids from the top half: a connection that untracks one and switches maps
+      // never gets an id again whose late event is still on its way.
+      stats_([this](const KeyChange& change) { changed(change); }, std::uint64_t{1} << 63) {
   assign_config();
   store_.set_own("runtime.votequorum.this_node_id", KeyValue::u32(self));
 }
@@ -127,6 +129,21 @@ void KeyClients::apply_access() {
   host_.set_access(std::move(uids), std::move(gids));
 }
 
+// corosync-blackbox's two writes: dump_state logs the node's state (so that the flight data holds
+// it), dump_flight_data writes the flight recorder's file for qb-blackbox.
+void KeyClients::blackbox(const LocalClient& client, std::string_view key) {
+  if (key == "runtime.blackbox.dump_state") {
+    if (dump_state_) dump_state_();
+    return;
+  }
+  const auto written = host_.dump_flight_data();
+  if (written)
+    qb_log(LOG_NOTICE, "flight data written to %s, asked by pid %d", written->c_str(), static_cast<int>(client.pid));
+  else
+    qb_log(LOG_WARNING, "flight data not written (asked by pid %d): %s", static_cast<int>(client.pid),
+           written.error().message().c_str());
+}
+
 void KeyClients::changed(const KeyChange& change) {
   LocalClient* client = clients_.find_generation(change.owner);
   if (client == nullptr) return;
@@ -160,6 +177,11 @@ int KeyClients::read(const KeyStore& store, const IpcRequest& request, ipc::Body
 }
 
 int KeyClients::track(KeyStore& store, const LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
+  // The bounds over both maps (each store applies them to its own trackers).
+  if (store_.tracker_count() + stats_.tracker_count() >= kTracksMax) return -ENOSPC;
+  if (!stack::privileged(client) &&
+      store_.tracks_of_user(client.uid) + stats_.tracks_of_user(client.uid) >= kTracksPerUserMax)
+    return -ENOSPC;
   std::uint64_t id = 0;
   const int rc =
       store.track({client.generation, client.uid, stack::privileged(client)}, request.key, request.track_flags, id);
@@ -169,7 +191,7 @@ int KeyClients::track(KeyStore& store, const LocalClient& client, const IpcReque
 
 int KeyClients::request(LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
   if (request.id == ipc::RequestId::kKeyMap) {
-    // A connection's trackers are all in one map, so that their ids say which.
+    // A connection's trackers are all in one map: untracking goes to the store that holds them.
     if (request.flag != client.key_map &&
         (client.key_map == ipc::kKeyMapStats ? stats_ : store_).tracks_for(client.generation))
       return -EBUSY;
@@ -198,6 +220,7 @@ int KeyClients::request(LocalClient& client, const IpcRequest& request, ipc::Bod
                          : store_.set(request.key,
                                       KeyValue{request.value_type, request.value_bits, std::string(request.value_data)},
                                       stack::privileged(client));
+      if (rc == 0 && request.key.starts_with("runtime.blackbox.")) blackbox(client, request.key);
       if (rc == 0 && request.key.starts_with("uidgid.")) {
         apply_access();
         qb_log(LOG_NOTICE, "key store: pid %d %s %.*s: who may connect changes", static_cast<int>(client.pid),

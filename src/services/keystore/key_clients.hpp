@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -47,16 +48,20 @@ class KeyClients {
   void quorum_changed(const quorum::QuorumState& state);      // runtime.votequorum.*
 
   const KeyStore& store() const noexcept { return store_; }
+  // What runtime.blackbox.dump_state logs: the node stack's state, which this does not see.
+  void on_dump_state(std::function<void()> dump) { dump_state_ = std::move(dump); }
 
  private:
   static constexpr std::uint32_t kStatsPollMs = 1500;  // corosync's stats timer
 
-  void changed(const KeyChange& change);                                                      // to the tracker's owner
+  void changed(const KeyChange& change);                           // to the tracker's owner
+  void blackbox(const LocalClient& client, std::string_view key);  // a runtime.blackbox.* write
   static int read(const KeyStore& store, const IpcRequest& request, ipc::BodyWriter& reply);  // kKeyGet, kKeyList
-  static int track(KeyStore& store, const LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply);
+  int track(KeyStore& store, const LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply);
   int stats_request(LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply);
   std::vector<std::pair<std::string, KeyValue>> stats_keys() const;
   void refresh_stats();
+  int clear_stats(const LocalClient& client, std::string_view what);  // stats.clear.<what>
   // Counters change on every packet: copied in when a client reads under runtime.totem; so is
   // each link's state per node (several links), under runtime.links.<link>.<nodeid>.
   void counter_keys(std::string_view asked);
@@ -74,9 +79,11 @@ class KeyClients {
   const std::map<membership::NodeId, std::string>& addresses_;
   KeyStore store_;
   KeyStore stats_;  // the statistics map: stats.* only
+  std::function<void()> dump_state_;
   membership::Time stats_refreshed_ = 0;
-  std::vector<std::string> kept_sections_;  // kept_section_prefixes of the last assign_config
-  std::uint64_t writes_refused_ = 0;        // by key_access: logged at the 1st, 2nd, 4th...
+  std::map<std::string, std::uint64_t, std::less<>> stats_cleared_;  // each counter's value at its last clear
+  std::vector<std::string> kept_sections_;                           // kept_section_prefixes of the last assign_config
+  std::uint64_t writes_refused_ = 0;                                 // by key_access: logged at the 1st, 2nd, 4th...
 };
 
 }  // namespace rtotem::keystore

@@ -63,7 +63,9 @@ struct KeyChange {
 class KeyStore {
  public:
   using Notify = std::function<void(const KeyChange&)>;
-  explicit KeyStore(Notify notify) : notify_(std::move(notify)) {}
+  // `first_track`: the first tracker id; two stores a connection may use give ids apart.
+  explicit KeyStore(Notify notify, std::uint64_t first_track = 1)
+      : notify_(std::move(notify)), next_track_(first_track) {}
 
   const KeyValue* get(std::string_view key) const;
   // Adds or changes `key` and tells its trackers; setting the value it holds tells no one.
@@ -99,6 +101,10 @@ class KeyStore {
   std::size_t size() const noexcept { return keys_.size(); }
   std::size_t tracker_count() const noexcept { return trackers_.size(); }
   bool tracks_for(std::uint64_t owner) const noexcept { return tracks_of_owner_.contains(owner); }
+  std::size_t tracks_of_user(std::uint32_t uid) const noexcept {
+    const auto it = tracks_of_user_.find(uid);
+    return it != tracks_of_user_.end() ? it->second : 0;
+  }
   std::size_t bytes() const noexcept { return bytes_; }
 
  private:
@@ -126,7 +132,7 @@ class KeyStore {
   std::map<std::uint64_t, std::size_t> tracks_of_owner_;  // owners with trackers
   std::map<std::uint32_t, std::size_t> tracks_of_user_;   // unprivileged users with trackers
   std::size_t tracks_unprivileged_ = 0;
-  std::uint64_t next_track_ = 1;
+  std::uint64_t next_track_;
 };
 
 }  // namespace rtotem::keystore

@@ -4,6 +4,9 @@
 // stats timer does: trackers hear of a key added, changed or gone at a refresh.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "src/services/keystore/key_clients.hpp"
 #include "transport/links/link_set.hpp"
 
@@ -32,6 +35,24 @@ constexpr SrpKey kSrpKeys[] = {
     {"gather_entered", &membership::NodeCounters::gathers},
     {"consensus_timeouts", &membership::NodeCounters::consensus_timeouts},
 };
+
+// A counter, which a clear zeroes (the rest are states: connected, mtu, latency, active).
+bool counts(std::string_view key) {
+  return key.starts_with("stats.srp.") || key.ends_with(".down_count") || key.ends_with(".up_count") ||
+         key.ends_with(".latency_samples") || key == "stats.ipcs.global.closed";
+}
+
+// What corosync's stats.clear.<what> zeroes, matched by prefix as corosync matches it; nullopt:
+// no such clear. schedmiss clears nothing here: rtotemd records no scheduling misses.
+std::optional<std::vector<std::string_view>> cleared_by(std::string_view what) {
+  using List = std::vector<std::string_view>;
+  if (what.starts_with("totem")) return List{"stats.srp."};
+  if (what.starts_with("knet")) return List{"stats.knet."};
+  if (what.starts_with("ipc")) return List{"stats.ipcs."};
+  if (what.starts_with("schedmiss")) return List{};
+  if (what.starts_with("all")) return List{"stats."};
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -62,20 +83,40 @@ std::vector<std::pair<std::string, KeyValue>> KeyClients::stats_keys() const {
       if (status != nullptr) {
         keys.emplace_back(prefix + "latency_ave", KeyValue::u32(static_cast<std::uint32_t>(status->latency)));
         keys.emplace_back(prefix + "down_count", KeyValue::u32(static_cast<std::uint32_t>(status->went_down)));
+        keys.emplace_back(prefix + "up_count", KeyValue::u32(static_cast<std::uint32_t>(status->went_up)));
+        keys.emplace_back(prefix + "latency_samples", KeyValue::u32(status->samples));
       }
     }
   }
 
-  keys.emplace_back("stats.ipcs.global.active", KeyValue::u64(clients_.client_count()));
-  keys.emplace_back("stats.ipcs.global.closed", KeyValue::u64(clients_.connections_made() - clients_.client_count()));
+  std::uint64_t active = 0;  // not those closing, whose connection has gone already
+  clients_.for_each_client([&](const LocalClient&) { ++active; });
+  keys.emplace_back("stats.ipcs.global.active", KeyValue::u64(active));
+  keys.emplace_back("stats.ipcs.global.closed", KeyValue::u64(clients_.connections_made() - active));
   std::ranges::sort(keys, {}, &std::pair<std::string, KeyValue>::first);
   return keys;
 }
 
 void KeyClients::refresh_stats() {
   constexpr std::string_view kPrefixes[] = {"stats."};
-  stats_.assign(kPrefixes, stats_keys());
+  auto keys = stats_keys();
+  for (auto& [key, value] : keys)  // rtotemd's counters only grow: a clear counts from where it was
+    if (const auto base = stats_cleared_.find(key); base != stats_cleared_.end())
+      value.bits -= std::min(value.bits, base->second);
+  stats_.assign(kPrefixes, std::move(keys));
   stats_refreshed_ = host_.now();
+}
+
+int KeyClients::clear_stats(const LocalClient& client, std::string_view what) {
+  const auto prefixes = cleared_by(what);
+  if (!prefixes) return -ENOTSUP;
+  // Monitoring reads these: a user the configuration lets in may not hide what they show.
+  if (!stack::privileged(client)) return -EACCES;
+  for (const auto& [key, value] : stats_keys())
+    for (std::string_view prefix : *prefixes)
+      if (key.starts_with(prefix) && counts(key)) stats_cleared_[key] = value.bits;
+  refresh_stats();
+  return 0;
 }
 
 std::optional<membership::Time> KeyClients::deadline() const {
@@ -87,13 +128,16 @@ void KeyClients::on_time(membership::Time now) {
   if (const auto due = deadline(); due && now >= *due) refresh_stats();
 }
 
-// Reads and tracking as on the key store; writes refused as corosync refuses them (stats.clear.*,
-// which zeroes corosync's counters, is not implemented: rtotem's counters only grow).
+// Reads and tracking as on the key store; writes refused as corosync refuses them, but
+// stats.clear.*, which zeroes the counters.
 int KeyClients::stats_request(LocalClient& client, const IpcRequest& request, ipc::BodyWriter& reply) {
   switch (request.id) {
     case ipc::RequestId::kKeyGet:
     case ipc::RequestId::kKeyList: refresh_stats(); return read(stats_, request, reply);
     case ipc::RequestId::kKeySet:
+      if (constexpr std::string_view kClear = "stats.clear."; request.key.starts_with(kClear))
+        return clear_stats(client, request.key.substr(kClear.size()));
+      return -EACCES;
     case ipc::RequestId::kKeyDelete: return request.key.starts_with("stats.clear.") ? -ENOTSUP : -EACCES;
     case ipc::RequestId::kKeyTrack: {
       // As corosync's: a prefix tracker must ask for adds and deletes, and is told of nothing else.
@@ -102,7 +146,7 @@ int KeyClients::stats_request(LocalClient& client, const IpcRequest& request, ip
         if ((asked.track_flags & kTrackAdd) == 0 || (asked.track_flags & kTrackDelete) == 0) return -ENOTSUP;
         asked.track_flags &= ~kTrackModify;
       }
-      if (stats_.tracker_count() == 0) refresh_stats();  // what the first tracker compares with
+      refresh_stats();  // what this tracker compares with, as corosync takes it at track_add
       return track(stats_, client, asked, reply);
     }
     case ipc::RequestId::kKeyUntrack: return stats_.untrack(client.generation, request.track_id);

@@ -147,6 +147,16 @@ TEST(IpcRequest, TrackingAsksForAModeOfQuorumChangesAndRingsOnOrOff) {
   EXPECT_FALSE(decode_request(message(RequestId::kRingTrack, ipc::BodyWriter{}), request)) << "empty";
 }
 
+TEST(IpcRequest, AKeyMapIsTheStoreOrTheStatistics) {
+  IpcRequest request;
+  for (std::uint8_t map : {ipc::kKeyMapDefault, ipc::kKeyMapStats}) {
+    ASSERT_TRUE(decode_request(message(RequestId::kKeyMap, u8_body(map)), request));
+    EXPECT_EQ(request.flag, map);
+  }
+  EXPECT_FALSE(decode_request(message(RequestId::kKeyMap, u8_body(ipc::kKeyMapStats + 1)), request));
+  EXPECT_FALSE(decode_request(message(RequestId::kKeyMap, ipc::BodyWriter{}), request)) << "empty";
+}
+
 TEST(IpcRequest, RefusesBrokenFraming) {
   IpcRequest request;
   const Bytes good = message(RequestId::kJoin, group_body("g"));

@@ -237,6 +237,7 @@ logging {
   syslog_facility: local3
   debug: on
   timestamp: no
+  blackbox: off
 }
 ipc {
   name: rtotem-2
@@ -280,6 +281,7 @@ ipc {
   EXPECT_EQ(config.logging.syslog_facility, "local3");
   EXPECT_TRUE(config.logging.debug);
   EXPECT_FALSE(config.logging.timestamp);
+  EXPECT_FALSE(config.logging.blackbox);
   EXPECT_EQ(config.ipc.name, "rtotem-2");
   EXPECT_EQ(config.ipc.client_queue_bytes, 1048576u);
   EXPECT_EQ(config.ipc.queue_budget(), 3000000u);

@@ -139,6 +139,12 @@ TEST(KeyAccess, TheFileAndTheDaemonOwnTheirKeysAndOnlyRootChangesWhoConnects) {
   EXPECT_EQ(check_write("uidgid.gid.189", false), -EACCES);
   EXPECT_EQ(check_write("uidgid.gid.189", true), 0);
   EXPECT_EQ(check_write("pacemaker.anything", false), 0);
+  // corosync-blackbox's writes, root's only; the rest of runtime.blackbox is the daemon's.
+  EXPECT_EQ(check_write("runtime.blackbox.dump_flight_data", true), 0);
+  EXPECT_EQ(check_write("runtime.blackbox.dump_state", true), 0);
+  EXPECT_EQ(check_write("runtime.blackbox.dump_flight_data", false, &why), -EACCES);
+  EXPECT_NE(why.find("only root"), std::string_view::npos);
+  EXPECT_EQ(check_write("runtime.blackbox.other", true), -EACCES);
   EXPECT_EQ(uidgid_of("uidgid.gid.189")->id, 189u);
   EXPECT_TRUE(uidgid_of("uidgid.gid.189")->group);
   EXPECT_FALSE(uidgid_of("uidgid.uid.5")->group);
