@@ -247,6 +247,35 @@ RTOTEM_API int rtotem_quorum_get(rtotem_t *, uint32_t nodeid, struct rtotem_quor
 RTOTEM_API int rtotem_quorum_set_votes(rtotem_t *, uint32_t nodeid, uint32_t votes);
 RTOTEM_API int rtotem_quorum_set_expected(rtotem_t *, uint32_t expected_votes);
 
+/* This node's quorum device (votequorum's qdevice calls, as corosync-qdevice makes them; the config
+ * needs quorum { device { model: ... } }). The device's votes count in a ring once a member's device
+ * polls for that ring with its vote cast; a device that does not poll within quorum.device.timeout
+ * (sync_timeout after a ring change) loses its vote. Root's or the daemon's user's. 0; -EACCES: no
+ * quorum.device configured; -EEXIST: a device of another name is registered; -ENOENT: none is;
+ * -EINVAL: `name` (1..254 bytes) is not the registered one; -ESTALE: the poll names a ring that is
+ * not this node's (the device polls with the ring of its last notification); -EPERM; -ENOTSUP: no
+ * quorum configured. */
+RTOTEM_API int rtotem_quorum_device_register(rtotem_t *, const char *name);
+RTOTEM_API int rtotem_quorum_device_unregister(rtotem_t *, const char *name);
+RTOTEM_API int rtotem_quorum_device_update(rtotem_t *, const char *old_name, const char *new_name);
+RTOTEM_API int rtotem_quorum_device_poll(rtotem_t *, const char *name, int cast_vote, uint32_t rep_nodeid,
+                                         uint64_t ring_seq);
+RTOTEM_API int rtotem_quorum_device_master_wins(rtotem_t *, const char *name, int allow);
+enum rtotem_quorum_device_flags {
+  RTOTEM_QUORUM_DEVICE_REGISTERED = 1,
+  RTOTEM_QUORUM_DEVICE_ALIVE = 2,     /* polled within its timeout */
+  RTOTEM_QUORUM_DEVICE_CAST_VOTE = 4, /* its vote given to the ring */
+  RTOTEM_QUORUM_DEVICE_MASTER_WINS = 8,
+};
+#define RTOTEM_QUORUM_DEVICE_NAME_MAX 255 /* its NUL included */
+struct rtotem_quorum_device_info {
+  uint32_t flags; /* enum rtotem_quorum_device_flags, of node `nodeid`'s device as it last reported it */
+  uint32_t votes; /* the device's votes (quorum.device.votes); 0: no device configured */
+  char name[RTOTEM_QUORUM_DEVICE_NAME_MAX]; /* this node's device ("": none registered) */
+};
+/* Node `nodeid`'s device (0: this node's). 0; -ENOENT: no such node; -ENOTSUP: no quorum. */
+RTOTEM_API int rtotem_quorum_device_get(rtotem_t *, uint32_t nodeid, struct rtotem_quorum_device_info *info);
+
 /* Key store (corosync's cmap): typed values under dotted names, local to the node. The types are
  * cmap's CMAP_VALUETYPE_* numbers. See rtotemctl(8) for the keys rtotemd keeps. */
 enum rtotem_key_type {

@@ -12,6 +12,7 @@ RTOTEM_PACKAGES=(
   corosync  # its tools, unmodified, run on the drop-in libraries (corosync-tools); its daemon never runs
   pacemaker pacemaker-cli-utils resource-agents  # the Pacemaker test, unmodified, on the drop-ins
   pcs crmsh  # the switch test: pcs writes the cluster's files; both tools' status commands are checked
+  corosync-qdevice corosync-qnetd  # the quorum device test: two nodes and qnetd, unmodified
   clang-14 libclang-rt-14-dev  # the fuzz targets (scripts/fuzz): clang with libFuzzer
   clang-format-14  # the tree follows .clang-format (tests/docs/check_format.sh)
   iproute2 nftables  # nftables: the netns test's packet loss where the kernel has no netem
@@ -44,7 +45,7 @@ rtotem_install_packages() {
   fi
   echo "rtotem: installing ${missing[*]}"
   "${as_root[@]}" apt-get update
-  # Packages with a daemon (corosync, pacemaker, pcsd: tests start what they use themselves) must not start it: a policy-rc.d
+  # Packages with a daemon (corosync, pacemaker, pcsd, qdevice, qnetd: tests start what they use themselves) must not start it: a policy-rc.d
   # forbids starts during the install (unless the machine has its own), and the unit is disabled.
   local policy=/usr/sbin/policy-rc.d own_policy=0
   if [[ ! -e "$policy" ]]; then
@@ -58,7 +59,8 @@ rtotem_install_packages() {
   # systemctl disables offline too (it edits links): a machine without systemd running, a CI
   # container say, must not boot into them either.
   if command -v systemctl >/dev/null 2>&1; then
-    local -A units=([corosync]=corosync.service [pacemaker]=pacemaker.service [pcs]="pcsd.service pcsd-ruby.service")
+    local -A units=([corosync]=corosync.service [pacemaker]=pacemaker.service [pcs]="pcsd.service pcsd-ruby.service"
+      [corosync-qdevice]=corosync-qdevice.service [corosync-qnetd]=corosync-qnetd.service)
     for pkg in "${!units[@]}"; do
       if [[ " ${missing[*]} " == *" $pkg "* ]]; then
         # shellcheck disable=SC2086  # a list of units

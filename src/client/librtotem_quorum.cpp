@@ -20,6 +20,29 @@ int quorum_set(rtotem_t* h, std::uint8_t what, std::uint32_t node, std::uint32_t
   return rtotem::client::call(h, RequestId::kQuorumSet, body.data(), reply);
 }
 
+// A kQuorumDevice request of op `op` and the names; `tail` writes what follows them.
+template <class Tail>
+int device_call(rtotem_t* h, std::uint8_t op, const char* name, const char* new_name, Tail tail) {
+  if (h == nullptr || name == nullptr) return -EINVAL;
+  const std::string_view n(name);
+  if (n.empty() || n.size() > rtotem::ipc::kDeviceNameMax) return -EINVAL;
+  rtotem::ipc::BodyWriter& body = h->request;
+  body.clear();
+  body.u8(op);
+  body.string(n);
+  if (op == rtotem::ipc::kDeviceUpdate) {
+    if (new_name == nullptr) return -EINVAL;
+    const std::string_view nn(new_name);
+    if (nn.empty() || nn.size() > rtotem::ipc::kDeviceNameMax) return -EINVAL;
+    body.string(nn);
+  }
+  tail(body);
+  Reply reply;
+  return rtotem::client::call(h, RequestId::kQuorumDevice, body.data(), reply);
+}
+
+void nothing_more(rtotem::ipc::BodyWriter&) {}
+
 // The quorum state as kQuorumChange carries it; q.nodes points into `nodes`.
 int read_quorum(rtotem::WireReader& in, rtotem_quorum& q, std::vector<rtotem_quorum_node>& nodes) {
   q = {};
@@ -97,4 +120,52 @@ int rtotem_quorum_set_votes(rtotem_t* h, uint32_t nodeid, uint32_t votes) {
 
 int rtotem_quorum_set_expected(rtotem_t* h, uint32_t expected_votes) {
   return quorum_set(h, rtotem::ipc::kQuorumSetExpected, 0, expected_votes);
+}
+
+int rtotem_quorum_device_register(rtotem_t* h, const char* name) {
+  return device_call(h, rtotem::ipc::kDeviceRegister, name, nullptr, nothing_more);
+}
+
+int rtotem_quorum_device_unregister(rtotem_t* h, const char* name) {
+  return device_call(h, rtotem::ipc::kDeviceUnregister, name, nullptr, nothing_more);
+}
+
+int rtotem_quorum_device_update(rtotem_t* h, const char* old_name, const char* new_name) {
+  return device_call(h, rtotem::ipc::kDeviceUpdate, old_name, new_name, nothing_more);
+}
+
+int rtotem_quorum_device_poll(rtotem_t* h, const char* name, int cast_vote, uint32_t rep_nodeid, uint64_t ring_seq) {
+  return device_call(h, rtotem::ipc::kDevicePoll, name, nullptr, [&](rtotem::ipc::BodyWriter& body) {
+    body.u8(cast_vote != 0 ? 1 : 0);
+    body.u32(rep_nodeid);
+    body.u64(ring_seq);
+  });
+}
+
+int rtotem_quorum_device_master_wins(rtotem_t* h, const char* name, int allow) {
+  return device_call(h, rtotem::ipc::kDeviceMasterWins, name, nullptr,
+                     [&](rtotem::ipc::BodyWriter& body) { body.u8(allow != 0 ? 1 : 0); });
+}
+
+int rtotem_quorum_device_get(rtotem_t* h, uint32_t nodeid, struct rtotem_quorum_device_info* info) {
+  if (h == nullptr || info == nullptr) return -EINVAL;
+  static_assert(RTOTEM_QUORUM_DEVICE_REGISTERED == rtotem::ipc::kDeviceFlagRegistered &&
+                RTOTEM_QUORUM_DEVICE_ALIVE == rtotem::ipc::kDeviceFlagAlive &&
+                RTOTEM_QUORUM_DEVICE_CAST_VOTE == rtotem::ipc::kDeviceFlagCastVote &&
+                RTOTEM_QUORUM_DEVICE_MASTER_WINS == rtotem::ipc::kDeviceFlagMasterWins &&
+                RTOTEM_QUORUM_DEVICE_NAME_MAX == rtotem::ipc::kDeviceNameMax + 1);
+  rtotem::ipc::BodyWriter& body = h->request;
+  body.clear();
+  body.u8(rtotem::ipc::kDeviceInfo);
+  body.u32(nodeid);
+  Reply reply;
+  if (const int rc = rtotem::client::call(h, RequestId::kQuorumDevice, body.data(), reply); rc < 0) return rc;
+  rtotem::WireReader in(reply.body);
+  *info = {};
+  info->flags = in.get_u32();
+  info->votes = in.get_u32();
+  const auto name = rtotem::ipc::read_string(in, rtotem::ipc::kDeviceNameMax);
+  if (in.short_read() || !name || !in.at_end()) return -EPROTO;
+  name->copy(info->name, name->size());
+  return 0;
 }

@@ -58,6 +58,11 @@ std::optional<QuorumText> quorum_text(std::string_view json) {
     flags += fmt::format("{}{}", flags.empty() ? "" : " ", flag_list.substr(at + 1, end - at - 1));
     at = end + 1;
   }
+  // As corosync-quorumtool: a Qdevice column once any member's device registered, and the device's row.
+  const std::size_t device_at = json.find("\"device\": {\"model\"");
+  const bool show_device =
+      device_at != std::string_view::npos && (json.find("\"device\": \"A") != std::string_view::npos ||
+                                              json.find("\"device\": \"NA") != std::string_view::npos);
   std::string members;
   std::size_t count = 0;
   for (std::size_t at = nodes_at; (at = json.find("{\"nodeid\": ", at)) != std::string_view::npos; ++at) {
@@ -65,10 +70,22 @@ std::optional<QuorumText> quorum_text(std::string_view json) {
     const auto votes = field(json, "votes", at);
     const auto name = field(json, "name", at);
     const auto local = field(json, "local", at);
-    if (!id || !votes || !name || !local) return std::nullopt;
-    members += fmt::format("{:>10} {:>10} {}{}\n", *id, *votes, name->empty() ? fmt::format("node{}", *id) : *name,
-                           *local == "true" ? " (local)" : "");
+    const auto device = field(json, "device", at);
+    if (!id || !votes || !name || !local || !device) return std::nullopt;
+    members += fmt::format("{:>10} {:>10} {}{}{}\n", *id, *votes,
+                           show_device ? fmt::format("{:>10} ", *device) : std::string(),
+                           name->empty() ? fmt::format("node{}", *id) : *name, *local == "true" ? " (local)" : "");
     ++count;
+  }
+  std::string header = "    Nodeid      Votes Name\n";
+  if (show_device) {
+    const auto votes = field(json, "votes", device_at);
+    const auto name = field(json, "name", device_at);
+    const auto counted = field(json, "counted", device_at);
+    if (!votes || !name || !counted) return std::nullopt;
+    header = "    Nodeid      Votes    Qdevice Name\n";
+    members += fmt::format("{:>10} {:>10}            {}{}\n", 0, *counted == "true" ? *votes : "0", *name,
+                           *counted == "true" ? "" : fmt::format(" (votes {})", *votes));
   }
   const std::time_t now = std::time(nullptr);
   char date[64];
@@ -79,9 +96,9 @@ std::optional<QuorumText> quorum_text(std::string_view json) {
       "Ring ID:          {}.{}\nQuorate:          {}{}\n\n"
       "Votequorum information\n----------------------\n"
       "Expected votes:   {}\nHighest expected: {}\nTotal votes:      {}\nQuorum:           {}\nFlags:            {}\n\n"
-      "Membership information\n----------------------\n    Nodeid      Votes Name\n{}",
+      "Membership information\n----------------------\n{}{}",
       date, count, *nodeid, *rep, *seq, yes_no(*quorate), *synced == "true" ? "" : " (ring not in sync yet)", *expected,
-      *highest, *total, *quorum, flags, members);
+      *highest, *total, *quorum, flags, header, members);
   return out;
 }
 

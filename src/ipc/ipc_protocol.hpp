@@ -99,7 +99,30 @@ enum class RequestId : std::int32_t {
   // use from now on, as cmap_initialize_map chooses one. 0; -EBUSY while it tracks keys of the
   // other (cmap's CS_ERR_BUSY).
   kKeyMap = 30,
+  // This node's quorum device (votequorum's qdevice calls; root's or the daemon's user's, but
+  // kDeviceInfo): u8 kDevice*, then
+  //   kDeviceRegister, kDeviceUnregister: name; kDeviceUpdate: old name, new name;
+  //   kDevicePoll: name, u8 cast vote, u32 rep, u64 seq (the ring it votes for);
+  //   kDeviceMasterWins: name, u8 allow;
+  //   kDeviceInfo: u32 node id (0: this node) -> u32 kDeviceFlag* as that node last reported its
+  //   device in this ring, u32 the device's votes, this node's device name (empty: none).
+  // Names are 1..kDeviceNameMax bytes. 0; -EACCES: no quorum.device configured; -EEXIST: another
+  // device is registered; -ENOENT: none is (kDeviceInfo: no such node); -EINVAL: not the
+  // registered name; -ESTALE: a poll for a ring that is not this node's; -ENOTSUP: no quorum.
+  kQuorumDevice = 31,
 };
+inline constexpr std::uint8_t kDeviceRegister = 1;
+inline constexpr std::uint8_t kDeviceUnregister = 2;
+inline constexpr std::uint8_t kDeviceUpdate = 3;
+inline constexpr std::uint8_t kDevicePoll = 4;
+inline constexpr std::uint8_t kDeviceMasterWins = 5;
+inline constexpr std::uint8_t kDeviceInfo = 6;
+inline constexpr std::size_t kDeviceNameMax = 254;  // votequorum's 255 bytes, its NUL included
+// kDeviceInfo's flags, as RTOTEM_QUORUM_DEVICE_* in rtotem.h.
+inline constexpr std::uint32_t kDeviceFlagRegistered = 1;
+inline constexpr std::uint32_t kDeviceFlagAlive = 2;
+inline constexpr std::uint32_t kDeviceFlagCastVote = 4;
+inline constexpr std::uint32_t kDeviceFlagMasterWins = 8;
 inline constexpr std::uint8_t kKeyMapDefault = 0;       // the key store
 inline constexpr std::uint8_t kKeyMapStats = 1;         // the statistics, under stats.* (cmap's CMAP_MAP_STATS)
 inline constexpr std::uint8_t kShutdownRequest = 0;     // vetoable by clients that track shutdown

@@ -76,6 +76,46 @@ bool read_flag(WireReader& body, IpcRequest& out, std::uint8_t max) {
 
 bool at_end(const WireReader& body) { return !body.short_read() && body.at_end(); }
 
+std::optional<std::string_view> read_device_name(WireReader& body) {
+  const auto name = ipc::read_string(body, ipc::kDeviceNameMax);
+  if (!name || name->empty() || name->find('\0') != std::string_view::npos) return std::nullopt;
+  return name;
+}
+
+// u8 op, then what it needs (ipc_protocol.hpp: kQuorumDevice), nothing after.
+bool read_quorum_device(WireReader& body, IpcRequest& out) {
+  out.device_op = body.get_u8();
+  if (body.short_read()) return false;
+  if (out.device_op == ipc::kDeviceInfo) {
+    out.node = body.get_u32();
+    return at_end(body);
+  }
+  if (out.device_op < ipc::kDeviceRegister || out.device_op > ipc::kDeviceMasterWins) return false;
+  const auto name = read_device_name(body);
+  if (!name) return false;
+  out.device_name = *name;
+  switch (out.device_op) {
+    case ipc::kDeviceUpdate: {
+      const auto new_name = read_device_name(body);
+      if (!new_name) return false;
+      out.device_new_name = *new_name;
+      break;
+    }
+    case ipc::kDevicePoll:
+      out.flag = body.get_u8();
+      out.device_ring.rep = body.get_u32();
+      out.device_ring.seq = body.get_u64();
+      if (out.flag > 1) return false;
+      break;
+    case ipc::kDeviceMasterWins:
+      out.flag = body.get_u8();
+      if (out.flag > 1) return false;
+      break;
+    default: break;
+  }
+  return at_end(body);
+}
+
 }  // namespace
 
 bool decode_request(std::span<const std::byte> message, IpcRequest& out) noexcept {
@@ -129,6 +169,7 @@ bool decode_request(std::span<const std::byte> message, IpcRequest& out) noexcep
     }
     case RequestId::kReload:
     case RequestId::kReopenLogs: return true;
+    case RequestId::kQuorumDevice: return read_quorum_device(body, out);
   }
   return false;  // an id this daemon does not know
 }

@@ -36,6 +36,12 @@ struct IpcRequest {
   std::string_view reason;        // kKillNode
   std::uint8_t flag =
       0;  // kShutdown's flags; kShutdownTrack's and kRingTrack's on; kShutdownReply's agree; kKeyMap's map
+  // kQuorumDevice: its op, the names, the ring a poll votes for; its cast vote or allow in `flag`,
+  // kDeviceInfo's node in `node`.
+  std::uint8_t device_op = 0;
+  std::string_view device_name;
+  std::string_view device_new_name;
+  membership::RingId device_ring;
 };
 
 // Decodes one whole message: false if it is not a request this daemon knows, in its wire form

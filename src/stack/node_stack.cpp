@@ -174,7 +174,11 @@ void NodeStack::after_turn() {
 
 void NodeStack::on_time(membership::Time now) {
   armed_.reset();  // the host's timer has fired
-  if (quorum_) quorum_->on_time(now);
+  if (quorum_) {
+    const bool device_alive = quorum_->node(setup_.self.nodeid)->device.alive;
+    quorum_->on_time(now);
+    if (device_alive && !quorum_->node(setup_.self.nodeid)->device.alive) quorum_clients_->device_expired();
+  }
   control_->on_time(now);
   keys_->on_time(now);
   arm_timer();
@@ -224,6 +228,8 @@ int NodeStack::request(LocalClient& client, const IpcRequest& request, ipc::Body
         return quorum_clients_ ? quorum_clients_->track(client, request.quorum_track) : -ENOTSUP;
       case RequestId::kRingTrack: return ring_track(client, request.flag == 1);
       case RequestId::kQuorumNode: return quorum_clients_ ? quorum_clients_->node(request.node, reply) : -ENOTSUP;
+      case RequestId::kQuorumDevice:
+        return quorum_clients_ ? quorum_clients_->device(client, request, host_.now(), reply) : -ENOTSUP;
       case RequestId::kKeyGet:
       case RequestId::kKeySet:
       case RequestId::kKeyDelete:

@@ -1,6 +1,6 @@
-// libvotequorum.so.8 over librtotem's quorum calls: getinfo (rtotem_quorum_get), the runtime
-// changes (rtotem_quorum_set_*), and tracking. rtotem has no quorum device: the qdevice calls are
-// refused with CS_ERR_NOT_SUPPORTED, and no node ever shows a registered device.
+// libvotequorum.so.8 over librtotem's quorum calls: getinfo (rtotem_quorum_get and
+// rtotem_quorum_device_get), the runtime changes (rtotem_quorum_set_*), tracking, and the quorum
+// device's calls (rtotem_quorum_device_*), which corosync-qdevice makes.
 #include <corosync/votequorum.h>
 
 #include <cerrno>
@@ -131,6 +131,15 @@ CS_EXPORT cs_error_t votequorum_getinfo(votequorum_handle_t handle, unsigned int
   info->total_votes = state.total_votes;
   info->quorum = state.quorum;
   info->flags = info_flags(state);
+  rtotem_quorum_device_info device{};
+  if (const int rc = rtotem_quorum_device_get(s->connection.handle(), nodeid, &device); rc < 0) return cs_error(rc);
+  info->flags |= ((device.flags & RTOTEM_QUORUM_DEVICE_REGISTERED) != 0 ? VOTEQUORUM_INFO_QDEVICE_REGISTERED : 0) |
+                 ((device.flags & RTOTEM_QUORUM_DEVICE_ALIVE) != 0 ? VOTEQUORUM_INFO_QDEVICE_ALIVE : 0) |
+                 ((device.flags & RTOTEM_QUORUM_DEVICE_CAST_VOTE) != 0 ? VOTEQUORUM_INFO_QDEVICE_CAST_VOTE : 0) |
+                 ((device.flags & RTOTEM_QUORUM_DEVICE_MASTER_WINS) != 0 ? VOTEQUORUM_INFO_QDEVICE_MASTER_WINS : 0);
+  info->qdevice_votes = device.votes;
+  static_assert(sizeof info->qdevice_name == sizeof device.name);
+  std::memcpy(info->qdevice_name, device.name, sizeof device.name);
   return CS_OK;
 }
 
@@ -188,24 +197,48 @@ CS_EXPORT cs_error_t votequorum_context_set(votequorum_handle_t handle, void* co
   return rtotem::corosync::context_set(handles(), handle, context);
 }
 
-// No quorum device in rtotem: each qdevice call checks its handle, then refuses.
 namespace {
-cs_error_t no_qdevice(votequorum_handle_t handle) {
-  return handles().get(handle) ? CS_ERR_NOT_SUPPORTED : CS_ERR_BAD_HANDLE;
+
+// A qdevice call on the handle's connection, with votequorum's answers: CS_ERR_MESSAGE_ERROR for a
+// poll of another ring, CS_ERR_ACCESS for a caller rtotemd does not let decide the quorum.
+template <class Call>
+cs_error_t qdevice_call(votequorum_handle_t handle, Call call) {
+  auto s = handles().get(handle);
+  if (!s) return CS_ERR_BAD_HANDLE;
+  std::lock_guard lock(s->connection.mutex());
+  const int rc = call(s->connection.handle());
+  if (rc == -ESTALE) return CS_ERR_MESSAGE_ERROR;
+  if (rc == -EPERM) return CS_ERR_ACCESS;
+  return cs_error(rc);
 }
+
 }  // namespace
 
-CS_EXPORT cs_error_t votequorum_qdevice_register(votequorum_handle_t handle, const char*) { return no_qdevice(handle); }
-CS_EXPORT cs_error_t votequorum_qdevice_unregister(votequorum_handle_t handle, const char*) {
-  return no_qdevice(handle);
+CS_EXPORT cs_error_t votequorum_qdevice_register(votequorum_handle_t handle, const char* name) {
+  if (name == nullptr) return CS_ERR_INVALID_PARAM;
+  return qdevice_call(handle, [&](rtotem_t* h) { return rtotem_quorum_device_register(h, name); });
 }
-CS_EXPORT cs_error_t votequorum_qdevice_update(votequorum_handle_t handle, const char*, const char*) {
-  return no_qdevice(handle);
+
+CS_EXPORT cs_error_t votequorum_qdevice_unregister(votequorum_handle_t handle, const char* name) {
+  if (name == nullptr) return CS_ERR_INVALID_PARAM;
+  return qdevice_call(handle, [&](rtotem_t* h) { return rtotem_quorum_device_unregister(h, name); });
 }
-CS_EXPORT cs_error_t votequorum_qdevice_poll(votequorum_handle_t handle, const char*, unsigned int,
-                                             votequorum_ring_id_t) {
-  return no_qdevice(handle);
+
+CS_EXPORT cs_error_t votequorum_qdevice_update(votequorum_handle_t handle, const char* oldname, const char* newname) {
+  if (oldname == nullptr || newname == nullptr) return CS_ERR_INVALID_PARAM;
+  return qdevice_call(handle, [&](rtotem_t* h) { return rtotem_quorum_device_update(h, oldname, newname); });
 }
-CS_EXPORT cs_error_t votequorum_qdevice_master_wins(votequorum_handle_t handle, const char*, unsigned int) {
-  return no_qdevice(handle);
+
+CS_EXPORT cs_error_t votequorum_qdevice_poll(votequorum_handle_t handle, const char* name, unsigned int cast_vote,
+                                             votequorum_ring_id_t ring_id) {
+  if (name == nullptr) return CS_ERR_INVALID_PARAM;
+  return qdevice_call(handle, [&](rtotem_t* h) {
+    return rtotem_quorum_device_poll(h, name, cast_vote != 0 ? 1 : 0, ring_id.nodeid, ring_id.seq);
+  });
+}
+
+CS_EXPORT cs_error_t votequorum_qdevice_master_wins(votequorum_handle_t handle, const char* name, unsigned int allow) {
+  if (name == nullptr) return CS_ERR_INVALID_PARAM;
+  return qdevice_call(handle,
+                      [&](rtotem_t* h) { return rtotem_quorum_device_master_wins(h, name, allow != 0 ? 1 : 0); });
 }

@@ -10,9 +10,7 @@ constexpr std::uint32_t kWindowMaxMs = 3'600'000;
 constexpr std::string_view kProviders[] = {"corosync_votequorum"};
 // quorum.votes is for a cluster without a nodelist, which rtotem always has: its quorum_votes decide.
 constexpr std::string_view kQuorumCorosyncKeys[] = {"votes"};
-// corosync's keys whose behaviour rtotem does not have: refused when turned on, since a cluster
-// that relies on them would get another quorum than it asked for.
-constexpr std::string_view kQuorumUnsupportedSections[] = {"device"};
+constexpr std::uint32_t kDeviceTimeoutMaxMs = 3'600'000;
 
 // votequorum's switches are numbers, 0 or 1, in corosync.conf; yes/no as elsewhere reads too.
 Result<void> read_switch(const Value& value, bool& out) {
@@ -61,6 +59,33 @@ Result<bool> read_quorum_key(const Value& value, QuorumSection& quorum) {
   return false;
 }
 
+// quorum.device { }: what votequorum counts is read here; every key (net { }, heuristics { } and
+// the rest, which corosync-qdevice reads from cmap) is kept in the key store as well.
+Result<void> read_device(ParseContext& context, const ConfigSection& device, quorum::QuorumOptions& o) {
+  auto read_key = [&](const Value& value) -> Result<bool> {
+    const std::string_view key = value.key();
+    Result<void> read;
+    if (key == "model") read = value.read(o.device_model);
+    if (key == "votes") {
+      std::uint32_t votes = 0;
+      read = value.read(votes, 1, kVotesMax, "");
+      o.device_votes = votes;
+    }
+    if (key == "timeout") read = value.read(o.device_timeout_ms, 1, kDeviceTimeoutMaxMs, "ms");
+    if (key == "sync_timeout") read = value.read(o.device_sync_timeout_ms, 1, kDeviceTimeoutMaxMs, "ms");
+    if (!read) return read.error();
+    context.keep(fmt::format("quorum.device.{}", key),
+                 ConfigEntry{std::string(key), std::string(value.text()), value.line()}, false);
+    return true;
+  };
+  if (auto ok = read_entries(context, device, "quorum.device", {}, read_key); !ok) return ok;
+  for (const ConfigSection& inner : device.sections)
+    context.keep_section(fmt::format("quorum.device.{}", inner.name), inner, false);
+  if (o.device_model.empty())
+    return context.fail(device.line, "quorum.device: no model (corosync-qdevice needs model: net)");
+  return {};
+}
+
 }  // namespace
 
 Result<void> read_quorum(ParseContext& context, const ConfigSection& section, DaemonConfig& config) {
@@ -69,10 +94,10 @@ Result<void> read_quorum(ParseContext& context, const ConfigSection& section, Da
   auto read_key = [&](const Value& value) { return read_quorum_key(value, quorum); };
   if (auto ok = read_entries(context, section, "quorum", kQuorumCorosyncKeys, read_key); !ok) return ok;
   for (const ConfigSection& inner : section.sections) {
-    // Left out, the device's votes would leave a two-node cluster without quorum after a cut.
-    if (matches_any(kQuorumUnsupportedSections, inner.name))
-      return context.fail(inner.line, "quorum.{}: quorum devices (corosync-qdevice) are not supported by rtotem",
-                          inner.name);
+    if (inner.name == "device") {
+      if (auto ok = read_device(context, inner, quorum.options); !ok) return ok;
+      continue;
+    }
     context.keep_section(fmt::format("quorum.{}", inner.name), inner, true);
   }
   // Without a provider corosync has no quorum service at all: the other keys are then unused.

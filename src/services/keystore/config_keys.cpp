@@ -30,15 +30,19 @@ std::string tie_breaker_text(const quorum::QuorumConfig& q) {
   }
 }
 
-// A kept key as corosync's parser stores it: a string, but totem.config_version, a uint64 that
-// corosync-qdevice and pcs read as one.
+// A kept key as corosync's parser stores it: a string, but for the numbers corosync-qdevice and
+// pcs read as numbers (totem.config_version; the device's votes, timeouts and master_wins).
 KeyValue kept_value(const config::StoredKey& k) {
   std::uint64_t number = 0;
   const char* end = k.value.data() + k.value.size();
-  if (k.key == "totem.config_version") {
-    const auto [ptr, ec] = std::from_chars(k.value.data(), end, number);
-    if (ec == std::errc{} && ptr == end && !k.value.empty()) return KeyValue::u64(number);
-  }
+  const auto [ptr, ec] = std::from_chars(k.value.data(), end, number);
+  if (ec != std::errc{} || ptr != end || k.value.empty()) return KeyValue::string(k.value);
+  if (k.key == "totem.config_version") return KeyValue::u64(number);
+  const bool device_u32 =
+      k.key == "quorum.device.votes" || k.key == "quorum.device.timeout" || k.key == "quorum.device.sync_timeout";
+  if (device_u32 && number <= UINT32_MAX) return KeyValue::u32(static_cast<std::uint32_t>(number));
+  if (k.key == "quorum.device.master_wins" && number <= UINT8_MAX)
+    return KeyValue::u8(static_cast<std::uint8_t>(number));
   return KeyValue::string(k.value);
 }
 

@@ -53,6 +53,53 @@ int QuorumClients::node(std::uint32_t node, ipc::BodyWriter& reply) const {
 
 namespace {
 
+std::uint32_t device_bits(const DeviceFlags& d) {
+  return (d.registered ? ipc::kDeviceFlagRegistered : 0) | (d.alive ? ipc::kDeviceFlagAlive : 0) |
+         (d.cast_vote ? ipc::kDeviceFlagCastVote : 0) | (d.master_wins ? ipc::kDeviceFlagMasterWins : 0);
+}
+
+}  // namespace
+
+// corosync-qdevice polls every few seconds: logged are the registration and the vote's changes.
+int QuorumClients::device(const LocalClient& client, const IpcRequest& request, Time now, ipc::BodyWriter& reply) {
+  if (request.device_op == ipc::kDeviceInfo) {
+    const auto view = quorum_.node(request.node == 0 ? self_ : request.node);
+    if (!view) return -ENOENT;
+    reply.u32(device_bits(view->device));
+    reply.u32(quorum_.config().device ? quorum_.config().device->votes : 0);
+    reply.string(quorum_.device_name());
+    return 0;
+  }
+  if (!stack::privileged(client)) return -EPERM;
+  const DeviceFlags before = quorum_.node(self_)->device;
+  const std::string name(request.device_name);
+  int rc = -EINVAL;
+  switch (request.device_op) {
+    case ipc::kDeviceRegister: rc = quorum_.device_register(name); break;
+    case ipc::kDeviceUnregister: rc = quorum_.device_unregister(name); break;
+    case ipc::kDeviceUpdate: rc = quorum_.device_update(name, request.device_new_name); break;
+    case ipc::kDevicePoll: rc = quorum_.device_poll(name, request.flag == 1, request.device_ring, now); break;
+    case ipc::kDeviceMasterWins: rc = quorum_.device_master_wins(name, request.flag == 1); break;
+    default: break;
+  }
+  const DeviceFlags after = quorum_.node(self_)->device;
+  if (rc == 0 && !(before == after)) {
+    const RingId& ring = quorum_.state().ring_id;
+    qb_log(LOG_NOTICE, "quorum device %s (pid %d): %s, %s, %s in ring %u/%llu%s", name.c_str(),
+           static_cast<int>(client.pid), after.registered ? "registered" : "unregistered",
+           after.alive ? "alive" : "not alive", after.cast_vote ? "votes" : "does not vote", ring.rep,
+           static_cast<unsigned long long>(ring.seq), after.master_wins ? ", master wins" : "");
+  }
+  return rc;
+}
+
+void QuorumClients::device_expired() const {
+  qb_log(LOG_WARNING, "quorum device %s: no poll within its timeout: lost contact, its vote is gone",
+         quorum_.device_name().c_str());
+}
+
+namespace {
+
 stack::QuorumTold told(const QuorumState& state) {
   return {state.ring_id.rep, state.ring_id.seq, state.decision.quorate, state.decision.expected_votes};
 }
@@ -139,9 +186,21 @@ std::string QuorumClients::json() const {
     std::string name;
     for (const config::NodeEntry& entry : config_.nodes)
       if (entry.nodeid == id) name = entry.name;
-    nodes += fmt::format("{}{{\"nodeid\": {}, \"votes\": {}, \"name\": {}, \"local\": {}}}", nodes.empty() ? "" : ", ",
-                         id, s.votes[i], json_quoted(name), id == self_ ? "true" : "false");
+    // corosync-quorumtool's notation of the node's device: alive, vote, master wins; NR: none.
+    const DeviceFlags dev = quorum_.node(id)->device;
+    const std::string device = !dev.registered
+                                   ? "NR"
+                                   : fmt::format("{},{},{}", dev.alive ? "A" : "NA", dev.cast_vote ? "V" : "NV",
+                                                 dev.master_wins ? "MW" : "NMW");
+    nodes += fmt::format("{}{{\"nodeid\": {}, \"votes\": {}, \"name\": {}, \"local\": {}, \"device\": {}}}",
+                         nodes.empty() ? "" : ", ", id, s.votes[i], json_quoted(name), id == self_ ? "true" : "false",
+                         json_quoted(device));
   }
+  const std::string device =
+      !c.device ? "null"
+                : fmt::format("{{\"model\": {}, \"name\": {}, \"votes\": {}, \"counted\": {}, \"master_wins\": {}}}",
+                              json_quoted(c.device->model), json_quoted(quorum_.device_name()), c.device->votes,
+                              d.device_vote ? "true" : "false", d.master_wins ? "true" : "false");
   std::string flags;
   auto flag = [&](bool on, std::string_view name) {
     if (on) flags += fmt::format("{}{}", flags.empty() ? "" : ", ", json_quoted(name));
@@ -151,16 +210,18 @@ std::string QuorumClients::json() const {
   flag(c.wait_for_all, "WaitForAll");
   flag(c.last_man_standing, "LastManStanding");
   flag(c.tie_breaker != TieBreaker::kNone, "AutoTieBreaker");
+  flag(quorum_.node(self_)->device.registered, "Qdevice");
   std::string silent;
   for (NodeId n : s.silent) silent += fmt::format("{}{}", silent.empty() ? "" : ", ", n);
   return fmt::format(
       "{{\"configured\": true, \"nodeid\": {}, \"ring\": {{\"rep\": {}, \"seq\": {}}}, \"synced\": {}, \"quorate\": "
       "{}, "
       "\"expected_votes\": {}, \"highest_expected\": {}, \"total_votes\": {}, \"quorum\": {}, "
-      "\"waiting_for_all\": {}, \"flags\": [{}], \"nodes\": [{}], \"silent\": [{}], \"packets_malformed\": {}}}",
+      "\"waiting_for_all\": {}, \"flags\": [{}], \"nodes\": [{}], \"silent\": [{}], \"packets_malformed\": {}, "
+      "\"device\": {}}}",
       self_, s.ring_id.rep, s.ring_id.seq, s.synced ? "true" : "false", d.quorate ? "true" : "false", c.expected_votes,
       d.expected_votes, d.total_votes, d.quorum, d.waiting_for_all ? "true" : "false", flags, nodes, silent,
-      quorum_.packets_malformed());
+      quorum_.packets_malformed(), device);
 }
 
 }  // namespace rtotem::quorum

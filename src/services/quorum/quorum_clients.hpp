@@ -20,10 +20,13 @@ class QuorumClients {
   // `config`: the node names `rtotemctl quorum` shows, as the running configuration has them.
   QuorumClients(NodeId self, QuorumService& quorum, stack::ClientTable& clients, const config::DaemonConfig& config);
 
-  int track(LocalClient& client, std::uint8_t mode);              // kQuorumTrack
-  int set(const LocalClient& client, const IpcRequest& request);  // kQuorumSet
-  int node(std::uint32_t node, ipc::BodyWriter& reply) const;     // kQuorumNode
-  std::string json() const;                                       // kQuorum
+  int track(LocalClient& client, std::uint8_t mode);                                                   // kQuorumTrack
+  int set(const LocalClient& client, const IpcRequest& request);                                       // kQuorumSet
+  int node(std::uint32_t node, ipc::BodyWriter& reply) const;                                          // kQuorumNode
+  int device(const LocalClient& client, const IpcRequest& request, Time now, ipc::BodyWriter& reply);  // kQuorumDevice
+  std::string json() const;                                                                            // kQuorum
+  // This node's device did not poll in time: its vote is gone (the log says so).
+  void device_expired() const;
   // The service decided: to each client whose mode asks for it, and to the log.
   void changed(const QuorumState& state);
 

@@ -36,6 +36,36 @@ Result<std::vector<NodeId>> parse_node_ids(std::string_view text, std::span<cons
   return ids;
 }
 
+// votequorum.5's rules for quorum.device, against the rest of the resolved section.
+Result<DeviceConfig> resolve_device(const QuorumOptions& options, const QuorumConfig& config) {
+  constexpr std::string_view kWhy = "(votequorum.5)";
+  if (config.two_node)
+    return Error::make("quorum.two_node and quorum.device cannot both be set: the device breaks the tie {}", kWhy);
+  if (config.last_man_standing)
+    return Error::make("quorum.device is not compatible with quorum.last_man_standing {}", kWhy);
+  if (options.auto_tie_breaker)
+    return Error::make("quorum.device is not compatible with quorum.auto_tie_breaker {}", kWhy);
+  DeviceConfig device{.model = options.device_model,
+                      .timeout_ms = options.device_timeout_ms,
+                      .sync_timeout_ms = options.device_sync_timeout_ms};
+  if (options.device_votes) {
+    if (*options.device_votes == 0 || *options.device_votes > kVotesMax)
+      return Error::make("quorum.device.votes is {} (want 1..{})", *options.device_votes, kVotesMax);
+    device.votes = *options.device_votes;
+    if (config.expected_votes_configured && config.expected_votes < device.votes + 2)
+      return Error::make("quorum.device.votes {} is too high for quorum.expected_votes {} {}", device.votes,
+                         config.expected_votes, kWhy);
+    return device;
+  }
+  if (config.expected_votes_configured)
+    return Error::make("quorum.device.votes must be given when quorum.expected_votes is {}", kWhy);
+  const bool one_each = std::ranges::all_of(config.nodes, [](const NodeVotes& n) { return n.votes == 1; });
+  if (!one_each) return Error::make("quorum.device.votes must be given when a node has other than one vote {}", kWhy);
+  if (config.nodes.size() < 2) return Error::make("quorum.device needs a nodelist of at least two nodes {}", kWhy);
+  device.votes = static_cast<std::uint32_t>(config.nodes.size() - 1);
+  return device;
+}
+
 }  // namespace
 
 std::uint32_t QuorumConfig::votes_of(NodeId node) const noexcept {
@@ -91,6 +121,13 @@ Result<QuorumConfig> resolve_quorum(const QuorumOptions& options, std::span<cons
       config.tie_breaker = TieBreaker::kList;
       config.tie_breaker_nodes = std::move(ids.value());
     }
+  }
+  if (!options.device_model.empty()) {
+    auto device = resolve_device(options, config);
+    if (!device) return device.error();
+    config.device = std::move(device).value();
+    if (!config.expected_votes_configured)
+      config.expected_votes = std::min(config.expected_votes + config.device->votes, kVotesMax);
   }
   return config;
 }

@@ -54,6 +54,10 @@ Decision decide(const QuorumConfig& config, std::span<const MemberReport> report
     d.total_votes += report.votes;
     highest_expected = std::max(highest_expected, report.expected_votes);
   }
+  if (config.device && std::ranges::any_of(reports, [](const MemberReport& r) { return r.device.cast_vote; })) {
+    d.device_vote = true;
+    d.total_votes += config.device->votes;
+  }
   d.expected_votes = std::max(highest_expected, d.total_votes);
   d.quorum = d.expected_votes / 2 + 1;
   // votequorum turns two_node off above two members; here also above two expected votes, so a
@@ -70,6 +74,11 @@ Decision decide(const QuorumConfig& config, std::span<const MemberReport> report
   d.waiting_for_all = false;
 
   d.quorate = d.total_votes >= d.quorum;
+  if (!d.quorate && config.device &&
+      std::ranges::any_of(reports, [](const MemberReport& r) { return r.device.cast_vote && r.device.master_wins; })) {
+    d.quorate = true;
+    d.master_wins = true;
+  }
   if (!d.quorate && config.tie_breaker != TieBreaker::kNone && d.total_votes * 2 == d.expected_votes) {
     const QuorateRing* previous = latest_quorate_ring(reports);
     if (previous != nullptr && holds_tie_breaker(config, reports, *previous)) {

@@ -9,7 +9,11 @@
 //   present before it is quorate the first time;
 // - auto_tie_breaker: a ring holding exactly half the expected votes is quorate if it holds the
 //   tie-breaker node of the last quorate ring any member knows (lowest, highest, or the first
-//   node of the list that is here, when no node listed before it was in that ring).
+//   node of the list that is here, when no node listed before it was in that ring);
+// - quorum device: its votes count once any member reports its device's vote cast for this ring,
+//   the same at every member (votequorum counts each node's own device: a node whose device went
+//   silent there counts without it while the others count it). qnetd gives its vote to one side
+//   of a split, for that side's ring alone; master_wins makes a ring with that vote quorate.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +35,16 @@ struct QuorateRing {
   friend bool operator==(const QuorateRing&, const QuorateRing&) = default;
 };
 
+// A member's quorum device (corosync-qdevice), as the member reports it for a ring: the vote is
+// cast for that ring only (the device polled with its id).
+struct DeviceFlags {
+  bool registered = false;
+  bool alive = false;      // polled within its timeout
+  bool cast_vote = false;  // its vote given to this ring
+  bool master_wins = false;
+  friend bool operator==(const DeviceFlags&, const DeviceFlags&) = default;
+};
+
 // One member's report of itself (its NODEINFO).
 struct MemberReport {
   NodeId node = 0;
@@ -39,6 +53,7 @@ struct MemberReport {
   bool quorate = false;          // in the ring it was in when it reported
   bool waiting_for_all = false;  // wait_for_all and not quorate since it last saw every vote
   QuorateRing last_quorate;
+  DeviceFlags device;
 };
 
 struct Decision {
@@ -49,6 +64,8 @@ struct Decision {
   bool two_node = false;         // two_node is in force (at most two members)
   bool waiting_for_all = false;  // wait_for_all holds the ring back (all votes not yet seen)
   bool tie_broken = false;       // quorate by the tie breaker, on an even split
+  bool device_vote = false;      // the quorum device's votes are in total_votes
+  bool master_wins = false;      // quorate by the device's master_wins
   friend bool operator==(const Decision&, const Decision&) = default;
 };
 

@@ -57,9 +57,11 @@ std::optional<QuorumService::NodeView> QuorumService::node(NodeId node) const {
   const bool configured = std::ranges::any_of(config_.nodes, [&](const NodeVotes& n) { return n.node == node; });
   if (!member && !configured && !votes_heard_.contains(node) && node != self_) return std::nullopt;
   NodeView view{.member = member, .votes = votes_known(node), .expected_votes = expected_votes_};
+  if (node == self_) view.device = device_;
   if (member && node != self_) {
     const auto& report = reports_[static_cast<std::size_t>(at - state_.members.begin())];
     if (report && report->expected_votes != 0) view.expected_votes = report->expected_votes;
+    if (report) view.device = report->device;
   }
   return view;
 }
@@ -127,16 +129,24 @@ void QuorumService::on_configuration(const membership::ConfigChange& change, Tim
     // last knew them, still hold it.
     state_.decision.quorate = false;
     state_.decision.tie_broken = false;
+    state_.decision.total_votes = cached.total_votes;  // the device's vote was for the ring before
+    state_.decision.device_vote = false;
+    state_.decision.master_wins = false;
     waiting_for_all_ = config_.wait_for_all;
     events_.quorum_changed(state_);
   }
   pending_.clear();  // what was refused belonged to the ring before
+  // The device's vote was for the ring before; it votes for this one once it learns of it.
+  device_.cast_vote = false;
+  if (device_.alive) device_deadline_ = now + Time{config_.device->sync_timeout_ms} * 1000;
+  device_reported_ = device_;
   submit(NodeInfo{.ring_id = state_.ring_id,
                   .votes = votes_,
                   .expected_votes = expected_votes_,
                   .quorate = state_.decision.quorate,
                   .waiting_for_all = waiting_for_all_,
-                  .last_quorate = last_quorate_});
+                  .last_quorate = last_quorate_,
+                  .device = device_});
 }
 
 void QuorumService::on_deliver(const membership::Delivered& message) {
@@ -179,6 +189,14 @@ void QuorumService::on_node_info(NodeId sender, const NodeInfo& info) {
   const auto it = std::ranges::lower_bound(state_.members, sender);
   if (it == state_.members.end() || *it != sender) return;  // not a member: cannot happen on a ring
   const auto index = static_cast<std::size_t>(it - state_.members.begin());
+  const bool silent = std::ranges::find(state_.silent, sender) != state_.silent.end();
+  if (reports_[index] && !silent) {
+    // Sent again in this ring for its device: the rest stands as first reported.
+    if (reports_[index]->device == info.device) return;
+    reports_[index]->device = info.device;
+    if (state_.synced) recompute(false);
+    return;
+  }
   const auto set = votes_set_in_ring_.find(sender);
   const std::uint32_t votes = set != votes_set_in_ring_.end() ? set->second : info.votes;
   votes_heard_[sender] = votes;
@@ -291,6 +309,12 @@ void QuorumService::recompute(bool announce) {
 
 void QuorumService::on_time(Time now) {
   now_ = now;
+  if (device_deadline_ && now >= *device_deadline_) {
+    device_deadline_.reset();
+    device_.alive = false;
+    device_.cast_vote = false;
+    report_device();
+  }
   if (sync_deadline_ && now >= *sync_deadline_) {
     sync_deadline_.reset();
     if (!state_.synced) submit(SyncExpired{state_.ring_id});
@@ -326,6 +350,66 @@ int QuorumService::set_expected(std::uint32_t expected_votes) {
   if (state_.decision.quorate && expected_votes / 2 + 1 > total) return -EINVAL;
   submit(SetExpected{.ring_id = state_.ring_id, .expected_votes = expected_votes});
   return 0;
+}
+
+int QuorumService::check_device(std::string_view name) const {
+  if (!config_.device) return -EACCES;
+  if (!device_.registered) return -ENOENT;
+  return name == device_name_ ? 0 : -EINVAL;
+}
+
+int QuorumService::device_register(std::string_view name) {
+  if (!config_.device) return -EACCES;
+  if (device_.registered) return name == device_name_ ? 0 : -EEXIST;
+  device_name_ = name;
+  device_.registered = true;
+  report_device();
+  return 0;
+}
+
+int QuorumService::device_unregister(std::string_view name) {
+  if (const int rc = check_device(name); rc != 0) return rc;
+  device_ = {};
+  device_name_.clear();
+  device_deadline_.reset();
+  report_device();
+  return 0;
+}
+
+int QuorumService::device_update(std::string_view old_name, std::string_view new_name) {
+  if (const int rc = check_device(old_name); rc != 0) return rc;
+  device_name_ = new_name;
+  return 0;
+}
+
+int QuorumService::device_poll(std::string_view name, bool cast_vote, const RingId& ring, Time now) {
+  if (const int rc = check_device(name); rc != 0) return rc;
+  if (!(ring == state_.ring_id)) return -ESTALE;
+  device_.alive = true;
+  device_.cast_vote = cast_vote;
+  device_deadline_ = now + Time{config_.device->timeout_ms} * 1000;
+  report_device();
+  return 0;
+}
+
+int QuorumService::device_master_wins(std::string_view name, bool allow) {
+  if (const int rc = check_device(name); rc != 0) return rc;
+  device_.master_wins = allow;
+  report_device();
+  return 0;
+}
+
+void QuorumService::report_device() {
+  if (device_ == device_reported_) return;
+  device_reported_ = device_;
+  // Votes, expected votes and the rest are not read from a member's second report in a ring.
+  submit(NodeInfo{.ring_id = state_.ring_id,
+                  .votes = votes_,
+                  .expected_votes = expected_votes_,
+                  .quorate = state_.decision.quorate,
+                  .waiting_for_all = waiting_for_all_,
+                  .last_quorate = last_quorate_,
+                  .device = device_});
 }
 
 // Runtime changes go safe (on_set_votes says why); the rest agreed, as soon as the ring orders it.

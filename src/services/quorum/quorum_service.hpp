@@ -24,6 +24,14 @@
 // - The last_man_standing window is a local timer, but all it does is multicast LMS_EXPIRED for
 //   the ring; the lowering happens where that is delivered, if the ring is still the same and
 //   still quorate.
+// - A quorum device (corosync-qdevice) is this node's alone: its registration, its polls and its
+//   vote (cast for one ring, named in the poll) go in this node's NODEINFO, sent again in the ring
+//   whenever they change; a later NODEINFO of a member in the same ring changes only its device's
+//   flags. The vote is for that ring only: a new ring counts the device once a member's device
+//   votes for it, so after a cut a side whose nodes alone cannot hold quorum loses it at the
+//   configuration, and regains it with the vote qnetd gives to one side only. A device that does
+//   not poll within its timeout (its sync timeout after a ring change) is no longer alive, and its
+//   vote is gone.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +40,8 @@
 #include <map>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "membership/node.hpp"
@@ -84,8 +94,10 @@ class QuorumService {
   // The next deadline (the last_man_standing window, the ring's sync timeout), if armed; the host
   // calls on_time once it passes.
   std::optional<Time> next_deadline() const noexcept {
-    if (!lms_deadline_ || !sync_deadline_) return lms_deadline_ ? lms_deadline_ : sync_deadline_;
-    return std::min(*lms_deadline_, *sync_deadline_);
+    std::optional<Time> next;
+    for (const std::optional<Time>& d : {lms_deadline_, sync_deadline_, device_deadline_})
+      if (d && (!next || *d < *next)) next = d;
+    return next;
   }
   void on_time(Time now);
   // Resubmits packets the ring refused (back-pressure): the host calls it after each turn.
@@ -104,12 +116,25 @@ class QuorumService {
   // through set_expected, where the file does not give them.
   void set_nodelist(std::vector<NodeVotes> nodes);
 
+  // This node's quorum device, as votequorum's qdevice calls: 0; -EACCES: no quorum.device in the
+  // config; -EEXIST: a device of another name is registered; -ENOENT: none is; -EINVAL: `name` is
+  // not the registered one; -ESTALE (poll): `ring` is not this node's ring (the device polls with
+  // the ring of its last nodelist notification). Registration outlives the client that made it,
+  // as votequorum's: a device that dies stops polling, and its vote goes with its timeout.
+  int device_register(std::string_view name);
+  int device_unregister(std::string_view name);
+  int device_update(std::string_view old_name, std::string_view new_name);
+  int device_poll(std::string_view name, bool cast_vote, const RingId& ring, Time now);
+  int device_master_wins(std::string_view name, bool allow);
+  const std::string& device_name() const noexcept { return device_name_; }
+
   // What votequorum_getinfo says of one node: a member of the ring, or a node of the nodelist (or
   // one heard before) that is not in it.
   struct NodeView {
     bool member = false;
     std::uint32_t votes = 0;
     std::uint32_t expected_votes = 0;  // as it last reported; this node's own for a silent one
+    DeviceFlags device;                // as it last reported in this ring; this node's own for itself
   };
   std::optional<NodeView> node(NodeId node) const;
 
@@ -138,6 +163,9 @@ class QuorumService {
   std::uint64_t total_with(NodeId node, std::uint32_t votes) const;
   std::uint64_t expected_with(NodeId node, std::uint32_t votes) const;
   void submit(const QuorumPacket& packet);
+  // Reports this node's device again in this ring, if its flags changed since the last report.
+  void report_device();
+  int check_device(std::string_view name) const;
 
   NodeId self_;
   QuorumConfig config_;
@@ -149,6 +177,10 @@ class QuorumService {
   std::uint32_t expected_votes_;
   bool waiting_for_all_;
   QuorateRing last_quorate_;
+  std::string device_name_;
+  DeviceFlags device_;                   // now
+  DeviceFlags device_reported_;          // in this ring's last NODEINFO
+  std::optional<Time> device_deadline_;  // the device must poll by then, while alive
 
   QuorumState state_;
   std::vector<std::optional<MemberReport>> reports_;  // one per member of state_.ring_id

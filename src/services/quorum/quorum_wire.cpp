@@ -8,7 +8,18 @@ namespace {
 
 constexpr std::uint8_t kFlagQuorate = 1;
 constexpr std::uint8_t kFlagWaitingForAll = 2;
-constexpr std::uint8_t kFlagsKnown = kFlagQuorate | kFlagWaitingForAll;
+constexpr std::uint8_t kFlagDeviceRegistered = 4;
+constexpr std::uint8_t kFlagDeviceAlive = 8;
+constexpr std::uint8_t kFlagDeviceCastVote = 16;
+constexpr std::uint8_t kFlagDeviceMasterWins = 32;
+constexpr std::uint8_t kFlagsKnown = kFlagQuorate | kFlagWaitingForAll | kFlagDeviceRegistered | kFlagDeviceAlive |
+                                     kFlagDeviceCastVote | kFlagDeviceMasterWins;
+
+std::uint8_t device_bits(const DeviceFlags& d) {
+  return static_cast<std::uint8_t>((d.registered ? kFlagDeviceRegistered : 0) | (d.alive ? kFlagDeviceAlive : 0) |
+                                   (d.cast_vote ? kFlagDeviceCastVote : 0) |
+                                   (d.master_wins ? kFlagDeviceMasterWins : 0));
+}
 
 void put_ring_id(WireWriter& w, const RingId& id) {
   w.put_u32(id.rep);
@@ -34,6 +45,14 @@ QuorumDecodeError decode_node_info(WireReader& r, NodeInfo& info) {
   if (info.expected_votes == 0) return QuorumDecodeError::kBadValue;
   info.quorate = (flags & kFlagQuorate) != 0;
   info.waiting_for_all = (flags & kFlagWaitingForAll) != 0;
+  info.device = DeviceFlags{.registered = (flags & kFlagDeviceRegistered) != 0,
+                            .alive = (flags & kFlagDeviceAlive) != 0,
+                            .cast_vote = (flags & kFlagDeviceCastVote) != 0,
+                            .master_wins = (flags & kFlagDeviceMasterWins) != 0};
+  // A vote comes from a device alive, and a device is alive or wins as master only registered.
+  if ((info.device.cast_vote && !info.device.alive) ||
+      (!info.device.registered && (info.device.alive || info.device.master_wins)))
+    return QuorumDecodeError::kBadFlags;
   if (count > membership::kMembersMax) return QuorumDecodeError::kBadMembers;
   if (r.remaining() < 4U * count) return QuorumDecodeError::kTooShort;
   info.last_quorate.members.resize(count);
@@ -69,8 +88,8 @@ std::size_t encode(const QuorumPacket& packet, std::span<std::byte> out) noexcep
       put_ring_id(w, p.ring_id);
       w.put_u32(p.votes);
       w.put_u32(p.expected_votes);
-      w.put_u8(
-          static_cast<std::uint8_t>((p.quorate ? kFlagQuorate : 0) | (p.waiting_for_all ? kFlagWaitingForAll : 0)));
+      w.put_u8(static_cast<std::uint8_t>((p.quorate ? kFlagQuorate : 0) | (p.waiting_for_all ? kFlagWaitingForAll : 0) |
+                                         device_bits(p.device)));
       put_ring_id(w, p.last_quorate.ring_id);
       w.put_u8(static_cast<std::uint8_t>(p.last_quorate.members.size()));
       for (NodeId node : p.last_quorate.members) w.put_u32(node);

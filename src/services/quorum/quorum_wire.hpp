@@ -4,7 +4,8 @@
 //   u8 service (RingService::kQuorum) | u8 type
 // then, by type:
 //   NODEINFO      u32 rep | u64 seq (the ring it reports for)
-//                 | u32 votes | u32 expected_votes | u8 flags (1 quorate, 2 waiting for all)
+//                 | u32 votes | u32 expected_votes | u8 flags (1 quorate, 2 waiting for all; its
+//                 quorum device's: 4 registered, 8 alive, 16 vote cast for this ring, 32 master wins)
 //                 | u32 rep | u64 seq | u8 count | count x u32 node, strictly increasing
 //                 (the last quorate ring: count 0 and id 0 before the first)
 //   SET_VOTES     u32 rep | u64 seq (the ring it was checked in) | u32 node | u32 votes
@@ -43,6 +44,7 @@ struct NodeInfo {
   bool quorate = false;
   bool waiting_for_all = false;
   QuorateRing last_quorate;
+  DeviceFlags device;
 };
 
 // A runtime change, made against the state of `ring_id` (quorum_service.hpp says where it acts).
@@ -80,7 +82,7 @@ enum class QuorumDecodeError : std::uint8_t {
   kTrailingBytes,  // longer than its fields
   kBadService,     // not a quorum packet
   kBadType,        // unknown packet type
-  kBadFlags,       // flag bits this build does not know
+  kBadFlags,       // flag bits this build does not know, or device flags that contradict
   kBadMembers,     // a member list too long, unsorted, repeated, or with a node id 0
   kBadValue,       // a zero where votequorum never sends one (expected votes, a node id)
 };

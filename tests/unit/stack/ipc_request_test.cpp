@@ -157,6 +157,59 @@ TEST(IpcRequest, AKeyMapIsTheStoreOrTheStatistics) {
   EXPECT_FALSE(decode_request(message(RequestId::kKeyMap, ipc::BodyWriter{}), request)) << "empty";
 }
 
+TEST(IpcRequest, AQuorumDeviceCallCarriesItsNamesAndWhatItSets) {
+  auto body = [](std::uint8_t op, std::string_view name) {
+    ipc::BodyWriter b;
+    b.u8(op);
+    b.string(name);
+    return b;
+  };
+  IpcRequest request;
+  ipc::BodyWriter poll = body(ipc::kDevicePoll, "Qdevice");
+  poll.u8(1);
+  poll.u32(3);
+  poll.u64(0x1'0000'0007);
+  Bytes bytes = message(RequestId::kQuorumDevice, poll);
+  ASSERT_TRUE(decode_request(bytes, request));
+  EXPECT_EQ(request.device_op, ipc::kDevicePoll);
+  EXPECT_EQ(request.device_name, "Qdevice");
+  EXPECT_EQ(request.flag, 1);
+  EXPECT_EQ(request.device_ring, (membership::RingId{3, 0x1'0000'0007}));
+
+  ipc::BodyWriter update = body(ipc::kDeviceUpdate, "Old");
+  update.string("New");
+  bytes = message(RequestId::kQuorumDevice, update);
+  ASSERT_TRUE(decode_request(bytes, request));
+  EXPECT_EQ(request.device_name, "Old");
+  EXPECT_EQ(request.device_new_name, "New");
+
+  ipc::BodyWriter info;
+  info.u8(ipc::kDeviceInfo);
+  info.u32(2);
+  bytes = message(RequestId::kQuorumDevice, info);
+  ASSERT_TRUE(decode_request(bytes, request));
+  EXPECT_EQ(request.node, 2U);
+
+  EXPECT_TRUE(decode_request(message(RequestId::kQuorumDevice, body(ipc::kDeviceRegister, "Qdevice")), request));
+  EXPECT_FALSE(decode_request(message(RequestId::kQuorumDevice, body(ipc::kDeviceRegister, "")), request)) << "no name";
+  EXPECT_FALSE(
+      decode_request(message(RequestId::kQuorumDevice, body(ipc::kDeviceRegister, std::string(255, 'q'))), request))
+      << "longer than votequorum's";
+  EXPECT_FALSE(
+      decode_request(message(RequestId::kQuorumDevice, body(ipc::kDeviceRegister, std::string("Q\0d", 3))), request))
+      << "a NUL inside";
+  EXPECT_FALSE(decode_request(message(RequestId::kQuorumDevice, body(9, "Qdevice")), request)) << "no such op";
+  ipc::BodyWriter allow = body(ipc::kDeviceMasterWins, "Qdevice");
+  allow.u8(2);
+  EXPECT_FALSE(decode_request(message(RequestId::kQuorumDevice, allow), request)) << "allow is 0 or 1";
+  ipc::BodyWriter longer = body(ipc::kDeviceUnregister, "Qdevice");
+  longer.u8(0);
+  EXPECT_FALSE(decode_request(message(RequestId::kQuorumDevice, longer), request)) << "trailing bytes";
+  ipc::BodyWriter cut = body(ipc::kDevicePoll, "Qdevice");
+  cut.u8(1);
+  EXPECT_FALSE(decode_request(message(RequestId::kQuorumDevice, cut), request)) << "no ring";
+}
+
 TEST(IpcRequest, RefusesBrokenFraming) {
   IpcRequest request;
   const Bytes good = message(RequestId::kJoin, group_body("g"));

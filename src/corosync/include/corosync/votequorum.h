@@ -1,6 +1,6 @@
 /* libvotequorum.so.8: votes and quorum of this node's partition (Corosync 3's votequorum API),
- * served by rtotemd's votequorum. Written for rtotem from Corosync 3's documented ABI.
- * rtotem has no quorum device: the qdevice calls answer CS_ERR_NOT_SUPPORTED. */
+ * served by rtotemd's votequorum, its quorum device calls included. Written for rtotem from
+ * Corosync 3's documented ABI. */
 #ifndef COROSYNC_VOTEQUORUM_H_DEFINED
 #define COROSYNC_VOTEQUORUM_H_DEFINED
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 
@@ -83,11 +84,51 @@ TEST(ConfigQuorum, WhatRtotemDoesNotDoIsRefusedByName) {
   EXPECT_EQ(error_of("provider: corosync_votequorum\nallow_downscale: 0"), "<ok>");
   EXPECT_NE(error_of("provider: corosync_votequorum\nexpected_votes_tracking: 1").find("not supported"),
             std::string::npos);
-  EXPECT_EQ(error_of("provider: corosync_votequorum\ndevice {\nmodel: net\n}"),
-            "t.conf:21: quorum.device: quorum devices (corosync-qdevice) are not supported by rtotem");
   EXPECT_NE(error_of("provider: corosync_qdevice").find("quorum.provider"), std::string::npos);
   EXPECT_NE(error_of("provider: corosync_votequorum\nexpected_votes: 0").find("quorum.expected_votes"),
             std::string::npos);
+}
+
+TEST(ConfigQuorum, AQuorumDeviceVotesAsVotequorum5Says) {
+  // Three nodes of one vote: the device has two by default, and the expected votes count them.
+  const DaemonConfig config = parsed(
+      "provider: corosync_votequorum\ndevice {\nmodel: net\ntimeout: 4000\nnet {\nhost: 10.0.0.9\n"
+      "algorithm: lms\n}\nheuristics {\nmode: off\n}\n}");
+  ASSERT_TRUE(config.quorum && config.quorum->device);
+  EXPECT_EQ(config.quorum->device->model, "net");
+  EXPECT_EQ(config.quorum->device->votes, 2u);
+  EXPECT_EQ(config.quorum->device->timeout_ms, 4000u);
+  EXPECT_EQ(config.quorum->device->sync_timeout_ms, 30'000u);
+  EXPECT_EQ(config.quorum->expected_votes, 5u);
+  EXPECT_TRUE(config.warnings.empty()) << config.warnings[0];
+  // Every key is kept for corosync-qdevice, which reads them from cmap.
+  auto kept = [&](std::string_view key) {
+    return std::ranges::any_of(config.stored_keys, [&](const StoredKey& k) { return k.key == key; });
+  };
+  EXPECT_TRUE(kept("quorum.device.model") && kept("quorum.device.timeout") && kept("quorum.device.net.host") &&
+              kept("quorum.device.net.algorithm") && kept("quorum.device.heuristics.mode"));
+
+  EXPECT_EQ(parsed("provider: corosync_votequorum\ndevice {\nmodel: net\nvotes: 1\n}").quorum->expected_votes, 4u);
+  EXPECT_EQ(parsed("provider: corosync_votequorum\nexpected_votes: 7\ndevice {\nmodel: net\nvotes: 1\n}")
+                .quorum->expected_votes,
+            7u)
+      << "the file's expected votes stand";
+}
+
+TEST(ConfigQuorum, WhatVotequorumRefusesOfADeviceIsRefused) {
+  auto refusal = [](std::string_view quorum, std::string_view votes2 = "") {
+    return error_of(fmt::format("provider: corosync_votequorum\n{}", quorum), votes2);
+  };
+  EXPECT_EQ(refusal("device {\nvotes: 1\n}"), "t.conf:21: quorum.device: no model (corosync-qdevice needs model: net)");
+  EXPECT_NE(refusal("two_node: 1\ndevice {\nmodel: net\n}").find("two_node and quorum.device"), std::string::npos);
+  EXPECT_NE(refusal("last_man_standing: 1\ndevice {\nmodel: net\n}").find("last_man_standing"), std::string::npos);
+  EXPECT_NE(refusal("auto_tie_breaker: 1\ndevice {\nmodel: net\n}").find("auto_tie_breaker"), std::string::npos);
+  EXPECT_NE(refusal("expected_votes: 5\ndevice {\nmodel: net\n}").find("quorum.device.votes must be given"),
+            std::string::npos);
+  EXPECT_NE(refusal("expected_votes: 3\ndevice {\nmodel: net\nvotes: 2\n}").find("too high"), std::string::npos);
+  EXPECT_NE(refusal("device {\nmodel: net\n}", "quorum_votes: 2").find("other than one vote"), std::string::npos);
+  EXPECT_NE(refusal("device {\nmodel: net\nvotes: 0\n}").find("quorum.device.votes"), std::string::npos);
+  EXPECT_NE(refusal("device {\nmodel: net\ntimeout: 0\n}").find("quorum.device.timeout"), std::string::npos);
 }
 
 TEST(ConfigQuorum, CorosyncsVotesKeyIsWarnedAboutSinceTheNodelistDecides) {

@@ -560,5 +560,91 @@ TEST(QuorumService, TheSyncTimeoutIsDisarmedOnceAllReport) {
   EXPECT_EQ(ring.queued(), 0U);
 }
 
+// Two nodes and a quorum device of one vote (corosync-qdevice with qnetd): the device's vote is
+// for one ring, so after a cut neither side holds it until qnetd gives it to one of them.
+TEST(QuorumService, AQuorumDeviceVotesForOneRingAndACutSideHoldsItOnlyOnceItVotesThere) {
+  QuorumOptions options;
+  options.device_model = "net";
+  options.device_votes = 1;
+  options.device_timeout_ms = 4000;
+  options.device_sync_timeout_ms = 9000;
+  Ring ring(options, 2);
+  const RingId whole = ring.form({1, 2}, 4);
+  for (NodeId node : {1, 2}) {
+    EXPECT_EQ(ring.decision(node).expected_votes, 3U) << "the nodes' two and the device's one";
+    EXPECT_EQ(ring.at(node).device_register("Qdevice"), 0);
+    EXPECT_EQ(ring.at(node).device_register("Qdevice"), 0) << "again, the same name";
+    EXPECT_EQ(ring.at(node).device_poll("Qdevice", true, whole, 0), 0);
+  }
+  ring.order(whole, {1, 2});
+  for (NodeId node : {1, 2}) {
+    EXPECT_EQ(ring.decision(node).total_votes, 3U) << node;
+    EXPECT_TRUE(ring.decision(node).device_vote);
+    const auto view = ring.at(node).node(3 - node);
+    EXPECT_EQ(view->device, (DeviceFlags{.registered = true, .alive = true, .cast_vote = true}));
+  }
+
+  const RingId one = ring.install({1}, 8);
+  const RingId two = ring.install({2}, 8);
+  for (NodeId node : {1, 2}) EXPECT_FALSE(ring.decision(node).quorate) << "the device voted for the ring before";
+  ring.order(one, {1});
+  ring.order(two, {2});
+  EXPECT_EQ(ring.at(1).device_poll("Qdevice", true, whole, 10), -ESTALE) << "a poll for the ring before";
+  EXPECT_FALSE(ring.at(1).node(1)->device.cast_vote);
+  EXPECT_TRUE(ring.at(1).node(1)->device.alive);
+  EXPECT_EQ(ring.at(1).device_poll("Qdevice", true, one, 10), 0);
+  EXPECT_EQ(ring.at(2).device_poll("Qdevice", false, two, 10), 0);
+  ring.order(one, {1});
+  ring.order(two, {2});
+  EXPECT_TRUE(ring.decision(1).quorate);
+  EXPECT_EQ(ring.decision(1).total_votes, 2U);
+  EXPECT_FALSE(ring.decision(2).quorate) << "qnetd gave its vote to one side only";
+  EXPECT_EQ(ring.at(2).node(2)->device, (DeviceFlags{.registered = true, .alive = true}));
+
+  // A device that stops polling loses its vote once its timeout passes.
+  EXPECT_EQ(ring.at(1).next_deadline(), Time{10 + 4'000'000});
+  ring.at(1).on_time(10 + 4'000'000);
+  ring.order(one, {1});
+  EXPECT_FALSE(ring.decision(1).quorate);
+  EXPECT_EQ(ring.at(1).node(1)->device, (DeviceFlags{.registered = true}));
+}
+
+TEST(QuorumService, TheDeviceCallsAnswerAsVotequorumsDo) {
+  Ring plain({}, 2);
+  EXPECT_EQ(plain.at(1).device_register("Qdevice"), -EACCES) << "no quorum.device configured";
+  QuorumOptions options;
+  options.device_model = "net";
+  options.device_votes = 1;
+  Ring ring(options, 3);
+  const RingId id = ring.form({1, 2, 3}, 4);
+  QuorumService& q = ring.at(1);
+  EXPECT_EQ(q.device_poll("Qdevice", true, id, 0), -ENOENT) << "none registered";
+  EXPECT_EQ(q.device_register("Qdevice"), 0);
+  EXPECT_EQ(q.device_register("Other"), -EEXIST);
+  EXPECT_EQ(q.device_poll("Other", true, id, 0), -EINVAL);
+  EXPECT_EQ(q.device_update("Qdevice", "Renamed"), 0);
+  EXPECT_EQ(q.device_name(), "Renamed");
+  EXPECT_EQ(q.device_master_wins("Renamed", true), 0);
+  EXPECT_EQ(q.device_poll("Renamed", true, id, 0), 0);
+  ring.order(id, {1, 2, 3});
+  for (NodeId node : {1, 2, 3}) {
+    EXPECT_EQ(ring.decision(node).total_votes, 4U);
+    EXPECT_EQ(ring.at(node).node(1)->device.master_wins, true);
+  }
+  // master_wins: the side with the device's vote is quorate, whatever its votes (two of four here).
+  const RingId alone = ring.install({1}, 8);
+  ring.install({2, 3}, 8);
+  ring.order(alone, {1});
+  EXPECT_EQ(q.device_poll("Renamed", true, alone, 0), 0);
+  ring.order(alone, {1});
+  EXPECT_TRUE(ring.decision(1).quorate);
+  EXPECT_TRUE(ring.decision(1).master_wins);
+  EXPECT_EQ(q.device_unregister("Qdevice"), -EINVAL);
+  EXPECT_EQ(q.device_unregister("Renamed"), 0);
+  ring.order(alone, {1});
+  EXPECT_FALSE(ring.decision(1).quorate);
+  EXPECT_EQ(q.node(1)->device, DeviceFlags{});
+}
+
 }  // namespace
 }  // namespace rtotem::quorum

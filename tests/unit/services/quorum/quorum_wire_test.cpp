@@ -22,7 +22,8 @@ TEST(QuorumWire, EveryPacketTypeDecodesToWhatWasEncoded) {
                       .expected_votes = 7,
                       .quorate = true,
                       .waiting_for_all = false,
-                      .last_quorate = QuorateRing{RingId{3, 0x1'0000'0002}, {3, 4, 9}}};
+                      .last_quorate = QuorateRing{RingId{3, 0x1'0000'0002}, {3, 4, 9}},
+                      .device = DeviceFlags{.registered = true, .alive = true, .cast_vote = true}};
   const QuorumDecoded a = decode_quorum_packet(encoded(info));
   ASSERT_EQ(a.error, QuorumDecodeError::kNone);
   const auto& got = std::get<NodeInfo>(a.packet);
@@ -32,6 +33,7 @@ TEST(QuorumWire, EveryPacketTypeDecodesToWhatWasEncoded) {
   EXPECT_TRUE(got.quorate);
   EXPECT_FALSE(got.waiting_for_all);
   EXPECT_EQ(got.last_quorate, info.last_quorate);
+  EXPECT_EQ(got.device, info.device);
 
   const QuorumDecoded b =
       decode_quorum_packet(encoded(SetVotes{.ring_id = RingId{4, 9}, .node = 5, .votes = 3, .expected_votes = 8}));
@@ -66,7 +68,10 @@ TEST(QuorumWire, WhatAPeerCouldSendWrongIsRefusedByName) {
   };
   EXPECT_EQ(patched(0, 1), QuorumDecodeError::kBadService);
   EXPECT_EQ(patched(1, 9), QuorumDecodeError::kBadType);
-  EXPECT_EQ(patched(22, 4), QuorumDecodeError::kBadFlags);
+  EXPECT_EQ(patched(22, 64), QuorumDecodeError::kBadFlags) << "a flag no build knows";
+  EXPECT_EQ(patched(22, 8), QuorumDecodeError::kBadFlags) << "a device alive, not registered";
+  EXPECT_EQ(patched(22, 4 | 16), QuorumDecodeError::kBadFlags) << "a vote from a device not alive";
+  EXPECT_EQ(patched(22, 4 | 8 | 16 | 32), QuorumDecodeError::kNone);
   EXPECT_EQ(patched(21, 0), QuorumDecodeError::kBadValue) << "expected votes 0";
   // Votes end at byte 17, expected votes at 21, flags are byte 22, the member count byte 35;
   // members 1 and 2 end at bytes 39 and 43.
