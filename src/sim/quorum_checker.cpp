@@ -91,7 +91,12 @@ void QuorumChecker::check_agreement(Time now, NodeId node, NodeView& view, const
   std::vector<quorum::Decision>& decided = ring_decisions_[{state.ring_id.seq, state.ring_id.rep}];
   const std::uint32_t n = view.decisions++;
   if (n == 0 && view.early && state.silent.empty()) ++early_compared_;
-  if (n == 0 && view.early && state.silent.empty() && !(*view.early == state.decision))
+  // A quorum device that voted for the ring before its reports were in adds votes the early
+  // decision could not count (its vote was for the ring before): only quorate must then agree.
+  const bool device_added = state.decision.device_vote && view.early && !view.early->device_vote;
+  const bool early_agrees =
+      view.early && (device_added ? view.early->quorate == state.decision.quorate : *view.early == state.decision);
+  if (n == 0 && view.early && state.silent.empty() && !early_agrees)
     report(Property::kQuorumAgreement, now, {node},
            fmt::format("decided early in {}: {}, then in sync: {}", ring_text(state.ring_id, state.members),
                        decision_text(*view.early), decision_text(state.decision)));

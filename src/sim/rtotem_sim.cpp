@@ -90,6 +90,10 @@ struct Totals {
   std::uint64_t quorum_changes_asked = 0;  // --vote-changes
   std::uint64_t quorum_changes_refused = 0;
   std::uint64_t quorum_changes_dropped = 0;
+  std::uint64_t device_votes_given = 0;  // --quorum device
+  std::uint64_t device_votes_refused = 0;
+  std::uint64_t device_moves = 0;
+  std::uint64_t device_faults = 0;
   Time virtual_us = 0;
 };
 
@@ -139,6 +143,9 @@ void print_summary(const RunParams& params, const SimResult& r) {
         r.quorum_states, r.synced_rings, r.silent_rings, r.quorate_rings, r.quorum_decisions_compared,
         r.quorum_early_compared,
         changes_text(params.vote_changes, r.quorum_changes_asked, r.quorum_changes_refused, r.quorum_changes_dropped));
+  if (r.device_votes_given + r.device_votes_refused > 0)
+    fmt::print("  device: {} votes given, {} refused, moved {} times, {} faults\n", r.device_votes_given,
+               r.device_votes_refused, r.device_moves, r.device_faults);
 }
 
 void print_node(const NodeSnapshot& n) {
@@ -224,6 +231,10 @@ bool run_one(const SimOptions& options, std::uint64_t seed, Totals& totals) {
   totals.quorum_changes_asked += result.quorum_changes_asked;
   totals.quorum_changes_refused += result.quorum_changes_refused;
   totals.quorum_changes_dropped += result.quorum_changes_dropped;
+  totals.device_votes_given += result.device_votes_given;
+  totals.device_votes_refused += result.device_votes_refused;
+  totals.device_moves += result.device_moves;
+  totals.device_faults += result.device_faults;
   if (result.ok()) {
     if (verbose) print_summary(params, result);
     return true;
@@ -283,5 +294,8 @@ int main(int argc, char** argv) {
         totals.quorum_decisions_compared, totals.quorum_early_compared,
         changes_text(options->vote_changes, totals.quorum_changes_asked, totals.quorum_changes_refused,
                      totals.quorum_changes_dropped));
+  if (options->range && totals.device_votes_given + totals.device_votes_refused > 0)
+    fmt::print("device: {} votes given, {} refused, moved {} times, {} faults\n", totals.device_votes_given,
+               totals.device_votes_refused, totals.device_moves, totals.device_faults);
   return totals.failed == 0 ? kExitHeld : kExitViolated;
 }

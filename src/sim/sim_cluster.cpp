@@ -1,6 +1,7 @@
 // The simulated cluster: making it, the discrete-event loop over virtual time, what the Nodes
 // report (deliveries, rings), and the end of a run. Traffic: sim_cluster_traffic.cpp; faults:
-// sim_cluster_faults.cpp; runtime quorum changes: sim_cluster_quorum.cpp; nodes' traits and
+// sim_cluster_faults.cpp; runtime quorum changes: sim_cluster_quorum.cpp; the quorum device:
+// sim_cluster_device.cpp; nodes' traits and
 // incarnations: sim_cluster_nodes.cpp; damaged packets: sim_cluster_damage.cpp.
 #include "src/sim/sim_cluster.hpp"
 
@@ -255,6 +256,7 @@ bool SimCluster::step(Time limit_us) {
   }
   fire_due_timers(now, false);
   fire_due_quorum_windows(now);
+  fire_due_device_polls(now);
   fire_due_stacks(now);
   run_due_traffic(now);
   // A torn crash takes its node down here, at no fault instant of its own: unreported, the
@@ -280,6 +282,7 @@ std::optional<Time> SimCluster::next_event_us() const {
     for (const auto& deadline : m.timers) consider(m.awake_at(deadline));
     consider(m.awake_at(m.link_timer));
     consider(m.awake_at(m.quorum_deadline_us()));
+    consider(m.awake_at(m.device_poll_us));
     consider(m.awake_at(m.stack_due_us()));
     if (m.exit_code) consider(now);
     consider(m.awake_at(m.next_traffic_us(generating_)));
@@ -516,6 +519,10 @@ SimResult SimCluster::result() const {
   r.quorum_changes_asked = quorum_changes_asked_;
   r.quorum_changes_refused = quorum_changes_refused_;
   r.quorum_changes_dropped = quorum_changes_dropped_;
+  r.device_votes_given = arbiter_.votes_given();
+  r.device_votes_refused = arbiter_.votes_refused();
+  r.device_moves = arbiter_.moves();
+  r.device_faults = device_faults_;
   for (NodeId id : live_)
     if (const Member* m = member(id); m->quorum) r.quorum_changes_dropped += m->quorum->changes_dropped();
   if (client_world_) {

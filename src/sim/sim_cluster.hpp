@@ -43,6 +43,7 @@
 #include "src/sim/client_checker.hpp"
 #include "src/sim/group_checker.hpp"
 #include "src/sim/history_checker.hpp"
+#include "src/sim/quorum_arbiter.hpp"
 #include "src/sim/quorum_checker.hpp"
 #include "transport/links/link_set.hpp"
 #include "base/result.hpp"
@@ -236,6 +237,10 @@ struct SimResult {
   std::uint64_t quorum_changes_asked = 0;       // spec.vote_changes_per_s: changes a service took
   std::uint64_t quorum_changes_refused = 0;     // refused by votequorum's rule (or the ring not in sync)
   std::uint64_t quorum_changes_dropped = 0;     // deliveries of a change where it could not act, at all nodes
+  std::uint64_t device_votes_given = 0;         // a quorum device configured: polls the arbiter voted in
+  std::uint64_t device_votes_refused = 0;       // polls for a ring that had not the vote
+  std::uint64_t device_moves = 0;               // the vote given to another ring
+  std::uint64_t device_faults = 0;              // the arbiter stalled, or a node cut off from it
   std::uint64_t rings_formed = 0;               // rings.size()
   std::vector<FormedRing> rings;                // in the order they formed
   std::uint64_t crashes = 0;
@@ -338,6 +343,14 @@ class SimCluster {
 
   // sim_cluster_quorum.cpp: the operator's runtime quorum changes.
   void vote_change(Time now);
+  // sim_cluster_device.cpp: the quorum device (a device in spec.quorum): each node's device and
+  // the arbiter that gives its vote, and their faults.
+  bool has_device() const noexcept { return quorum_ && quorum_->device; }
+  void start_device(Member& member, Time now);
+  void device_saw_ring(Member& member, Time now);  // a new ring: the device asks soon
+  void fire_due_device_polls(Time now);
+  void device_fault(Time now);
+  Time device_timeout_us() const noexcept { return Time{quorum_->device->timeout_ms} * 1000; }
 
   // sim_cluster_faults.cpp: partitions, cut links, crashes and restarts.
   void begin_faults(Time now);
@@ -409,13 +422,17 @@ class SimCluster {
   std::vector<NodeId> lacking_;  // scratch of on_deliver: no allocation per delivery
 
   // The fault schedule (sim_cluster_faults.cpp).
-  std::optional<Time> split_at_us_;                                  // the next drawn partition or link cut
-  std::optional<Time> heal_at_us_;                                   // the drawn split in force heals then
-  std::optional<Time> crash_at_us_;                                  // the next drawn crash
-  std::optional<Time> pause_at_us_;                                  // the next drawn pause
-  std::optional<Time> link_cut_at_us_;                               // the next drawn link cut
-  std::optional<Time> link_heal_at_us_;                              // the link cut in force heals then
-  std::optional<Time> vote_change_at_us_;                            // the next runtime quorum change
+  std::optional<Time> split_at_us_;         // the next drawn partition or link cut
+  std::optional<Time> heal_at_us_;          // the drawn split in force heals then
+  std::optional<Time> crash_at_us_;         // the next drawn crash
+  std::optional<Time> pause_at_us_;         // the next drawn pause
+  std::optional<Time> link_cut_at_us_;      // the next drawn link cut
+  std::optional<Time> link_heal_at_us_;     // the link cut in force heals then
+  std::optional<Time> vote_change_at_us_;   // the next runtime quorum change
+  std::optional<Time> device_fault_at_us_;  // the next arbiter stall or node cut off
+  QuorumArbiter arbiter_;
+  Time arbiter_stalled_until_us_ = 0;  // no device hears from it until then
+  std::uint64_t device_faults_ = 0;
   std::pair<std::size_t, NodeId> port_down_{0, transport::kNoNode};  // link, node: the cut in force
   std::uint64_t link_cuts_ = 0;
   bool ports_split_ = false;     // scripted ports down left two nodes no common link: not judged

@@ -82,6 +82,7 @@ class SimCluster::Member final : public membership::NodeEvents,
           },
           *this);
       owner.quorum_checker_.record_start(id);
+      if (owner.has_device()) owner.start_device(*this, now);
     }
     if (owner.spec_.clients > 0) {
       auto made = stack::NodeStack::create(stack_setup(owner.spec_, owner.totem_, id), host, this);
@@ -128,6 +129,7 @@ class SimCluster::Member final : public membership::NodeEvents,
     if (quorum && !change.transitional) {
       quorum->on_configuration(change, this->now());
       owner.quorum_checker_.record_state(now, id, quorum->state());
+      if (owner.has_device()) owner.device_saw_ring(*this, now);
     }
     if (!groups && !stack) return;
     owner.group_checker_.begin_configuration(now, id, change);
@@ -251,6 +253,8 @@ class SimCluster::Member final : public membership::NodeEvents,
   std::unique_ptr<membership::Node> node;         // after backend: goes first, dropping its buffer Refs
   std::unique_ptr<groups::GroupService> groups;   // spec.groups only; submits to node
   std::unique_ptr<quorum::QuorumService> quorum;  // spec.quorum only; submits to node
+  std::optional<Time> device_poll_us;             // a quorum device: it polls then (virtual)
+  Time device_cut_until_us = 0;                   // its device hears nothing from the arbiter until then
   Host host{*this};
   std::unique_ptr<stack::NodeStack> stack;    // spec.clients only; submits to node through host
   std::unique_ptr<NodeClients> clients;       // after stack: its connections close first

@@ -1,8 +1,15 @@
 #include "src/sim/sim_quorum.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 namespace rtotem::sim {
+namespace {
+
+// The device's timeout, in token timeouts: qdevice's 10 s against a 1 s token, scaled down.
+constexpr std::uint32_t kDeviceTimeouts = 4;
+
+}  // namespace
 
 Result<SimQuorum> parse_quorum_features(std::string_view text, std::uint32_t nodes, std::uint32_t token_timeout_ms) {
   SimQuorum q;
@@ -29,10 +36,21 @@ Result<SimQuorum> parse_quorum_features(std::string_view text, std::uint32_t nod
       std::string node(value.empty() ? "lowest" : value);
       std::ranges::replace(node, ':', ' ');
       q.options.auto_tie_breaker_node = node;
+    } else if (name == "device") {
+      q.options.device_model = "sim";
+      q.options.device_timeout_ms = kDeviceTimeouts * token_timeout_ms;
+      q.options.device_sync_timeout_ms = 2 * kDeviceTimeouts * token_timeout_ms;
+      if (!value.empty()) {
+        std::uint32_t votes = 0;
+        const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), votes);
+        if (ec != std::errc{} || ptr != value.data() + value.size() || votes == 0)
+          return Error::make("--quorum: device={}: want the device's votes, a number above 0", value);
+        q.options.device_votes = votes;
+      }
     } else {
       return Error::make(
           "--quorum: '{}' is not a feature (majority, votes, two_node, wait_for_all[=0], "
-          "last_man_standing, auto_tie_breaker[=lowest|highest|ID:ID...])",
+          "last_man_standing, auto_tie_breaker[=lowest|highest|ID:ID...], device[=VOTES])",
           item);
     }
   }

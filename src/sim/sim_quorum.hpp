@@ -5,6 +5,8 @@
 //   wait_for_all | wait_for_all=0
 //   last_man_standing              with a window of two token timeouts
 //   auto_tie_breaker[=lowest|highest|ID:ID:...]
+//   device[=VOTES]                 a quorum device (its votes: votequorum's default, nodes - 1),
+//                                  the arbiter of sim_cluster_device.cpp giving its vote
 // e.g. --quorum wait_for_all,last_man_standing,auto_tie_breaker=highest.
 #pragma once
 

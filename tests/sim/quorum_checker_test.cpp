@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "src/sim/sim_options.hpp"
+#include "src/sim/sim_quorum.hpp"
+#include "tests/sim/scenario_helpers.hpp"
 
 namespace rtotem::sim {
 namespace {
@@ -199,6 +201,24 @@ TEST(QuorumInTheSimulator, RuntimeChangesThroughPartitionsNeverLeaveTwoSidesQuor
   EXPECT_GT(r.quorum_changes_asked, 5U);
   EXPECT_GT(r.quorum_changes_dropped, 0U) << "some change reached a ring where it could not act";
   EXPECT_NE(command_line(params).find(" --vote-changes 5"), std::string::npos);
+}
+
+// A quorum device through a cut: three nodes, the device's two votes (votequorum's default), and
+// the arbiter giving them to one ring at a time. {1, 2} and {3} are each quorate with the device
+// alone, so the checker fails the run if a vote for the ring of three, or for one side, ever
+// counted on the other; and each side's devices must have asked.
+TEST(QuorumInTheSimulator, AQuorumDeviceVotesForOneSideOfACutOnly) {
+  SimSpec spec = spec_of(5, 3, faults_of(0.02, 0, 100, 400), 200);
+  spec.duration_us = 12 * kSecondUs;
+  auto features = parse_quorum_features("device", 3, 1000);
+  ASSERT_TRUE(features);
+  spec.quorum = features->options;
+  spec.script = {partition_at(2 * kSecondUs, {{1, 2}, {3}}), heal_at(7 * kSecondUs)};
+  const SimResult r = run(spec);
+  EXPECT_TRUE(r.ok()) << explain(spec, r);
+  EXPECT_GE(r.device_moves, 1U) << "the vote went to a side of the cut";
+  EXPECT_GE(r.device_votes_refused, 1U) << "the other side asked, and was refused";
+  EXPECT_GE(r.quorate_rings, 3U) << "the ring of three, one side, the ring healed";
 }
 
 TEST(QuorumInTheSimulator, RuntimeChangesNeedQuorum) {

@@ -210,7 +210,8 @@ void QuorumService::on_node_info(NodeId sender, const NodeInfo& info) {
                                  .expected_votes = std::max(info.expected_votes, expected_set_in_ring_.value_or(0)),
                                  .quorate = info.quorate,
                                  .waiting_for_all = info.waiting_for_all,
-                                 .last_quorate = info.last_quorate};
+                                 .last_quorate = info.last_quorate,
+                                 .device = info.device};
   if (reports_missing_ != 0) return;
   const bool first = !state_.synced;
   state_.synced = true;

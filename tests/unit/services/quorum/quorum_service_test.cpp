@@ -639,10 +639,18 @@ TEST(QuorumService, TheDeviceCallsAnswerAsVotequorumsDo) {
   ring.order(alone, {1});
   EXPECT_TRUE(ring.decision(1).quorate);
   EXPECT_TRUE(ring.decision(1).master_wins);
+  // A ring's first reports carry the devices' flags: node 2 sees node 1's, all but the vote.
+  const RingId again = ring.form({1, 2, 3}, 12);
+  EXPECT_EQ(ring.at(2).node(1)->device, (DeviceFlags{.registered = true, .alive = true, .master_wins = true}));
+  EXPECT_FALSE(ring.decision(2).device_vote) << "no vote for ring 12 yet";
+  EXPECT_EQ(q.device_poll("Renamed", true, again, 0), 0);
+  ring.order(again, {1, 2, 3});
+  EXPECT_TRUE(ring.decision(3).device_vote);
   EXPECT_EQ(q.device_unregister("Qdevice"), -EINVAL);
   EXPECT_EQ(q.device_unregister("Renamed"), 0);
-  ring.order(alone, {1});
-  EXPECT_FALSE(ring.decision(1).quorate);
+  ring.order(again, {1, 2, 3});
+  EXPECT_FALSE(ring.decision(2).device_vote);
+  EXPECT_EQ(ring.at(3).node(1)->device, DeviceFlags{});
   EXPECT_EQ(q.node(1)->device, DeviceFlags{});
 }
 
