@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -75,6 +76,20 @@ std::vector<std::byte> encode_body(const IpcRequest& request) {
       body.u32(request.node);
       body.string(request.reason);
       break;
+    case RequestId::kQuorumDevice:
+      body.u8(request.device_op);
+      if (request.device_op == ipc::kDeviceInfo) {
+        body.u32(request.node);
+        break;
+      }
+      body.string(request.device_name);
+      if (request.device_op == ipc::kDeviceUpdate) body.string(request.device_new_name);
+      if (request.device_op == ipc::kDevicePoll || request.device_op == ipc::kDeviceMasterWins) body.u8(request.flag);
+      if (request.device_op == ipc::kDevicePoll) {
+        body.u32(request.device_ring.rep);
+        body.u64(request.device_ring.seq);
+      }
+      break;
     default: break;  // the queries carry no body
   }
   return std::move(body.data());
@@ -119,6 +134,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   RTOTEM_ASSERT(inside(request.data, message));
   RTOTEM_ASSERT(inside(std::as_bytes(std::span(request.key)), message));
   RTOTEM_ASSERT(request.key.size() <= rtotem::ipc::kKeyNameMax && rtotem::ipc::valid_key_prefix(request.key));
+  for (std::string_view name : {request.device_name, request.device_new_name})
+    RTOTEM_ASSERT(name.size() <= rtotem::ipc::kDeviceNameMax && inside(std::as_bytes(std::span(name)), message));
   const std::vector<std::byte> body = encode_body(request);
   if (has_body(request.id)) {
     RTOTEM_ASSERT(std::ranges::equal(body, message.subspan(sizeof header)));

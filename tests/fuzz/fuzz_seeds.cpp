@@ -21,6 +21,7 @@
 #include "membership/chunks.hpp"
 #include "membership/packets.hpp"
 #include "src/services/groups/group_wire.hpp"
+#include "src/services/quorum/quorum_wire.hpp"
 #include "src/ipc/ipc_protocol.hpp"
 #include "src/ipc/key_value.hpp"
 #include "tests/fuzz/fuzz_steps.hpp"
@@ -186,6 +187,38 @@ Bytes group_packet(const Packet& packet, Size size, Encode encode) {
   return out;
 }
 
+void quorum_seeds() {
+  using namespace quorum;
+  auto packet = [](const QuorumPacket& p) {
+    Bytes out(encoded_size(p));
+    encode(p, out);
+    return out;
+  };
+  const RingId ring{1, 1};
+  const Bytes info = packet(NodeInfo{.ring_id = ring,
+                                     .votes = 1,
+                                     .expected_votes = 8,
+                                     .quorate = true,
+                                     .last_quorate = QuorateRing{RingId{1, 0}, {1, 2}},
+                                     .device = DeviceFlags{.registered = true, .alive = true, .cast_vote = true}});
+  Bytes two;  // a ring of 1 and 2: node 2 reports with its device voting; this node's device polls
+  append_step(two, 0x80, Bytes{std::byte{0x01}, std::byte{0x00}});
+  append_step(two, 0x01, info);
+  append_step(two, 0xd0);
+  append_step(two, 0xd9);
+  append_step(two, 0xe1);
+  append_step(two, 0xf8);
+  append_step(two, 0x80, Bytes{std::byte{0x00}, std::byte{0x40}});
+  write("fuzz_quorum_packets", "device_votes_then_a_cut", two);
+  Bytes changes;  // a runtime change from node 2, safe, then LMS and SYNC expiries
+  append_step(changes, 0x80, Bytes{std::byte{0x03}, std::byte{0x00}});
+  append_step(changes, 0x41, packet(SetVotes{.ring_id = ring, .node = 3, .votes = 2, .expected_votes = 9}));
+  append_step(changes, 0x01, packet(SetExpected{.ring_id = ring, .expected_votes = 7}));
+  append_step(changes, 0x02, packet(LmsExpired{ring}));
+  append_step(changes, 0x21, packet(SyncExpired{ring}));
+  write("fuzz_quorum_packets", "changes_and_expiries", changes);
+}
+
 void group_seeds() {
   using namespace groups;
   const Bytes join = group_packet(GroupJoin{"orders", 100}, group_join_size("orders"), encode_group_join);
@@ -283,6 +316,13 @@ void ipc_seeds() {
   ipc::BodyWriter key_map;
   key_map.u8(ipc::kKeyMapStats);
   write("fuzz_ipc_request", "key_map_stats", request(RequestId::kKeyMap, key_map));
+  ipc::BodyWriter poll;
+  poll.u8(ipc::kDevicePoll);
+  poll.string("Qdevice");
+  poll.u8(1);
+  poll.u32(1);
+  poll.u64(7);
+  write("fuzz_ipc_request", "quorum_device_poll", request(RequestId::kQuorumDevice, poll));
 }
 
 }  // namespace
@@ -298,6 +338,7 @@ int main(int argc, char** argv) {
     rtotem::fuzz::packet_seeds();
     rtotem::fuzz::assembler_seeds();
     rtotem::fuzz::group_seeds();
+    rtotem::fuzz::quorum_seeds();
     rtotem::fuzz::ipc_seeds();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fuzz_seeds: %s\n", e.what());
