@@ -13,6 +13,7 @@ RTOTEM_PACKAGES=(
   pacemaker pacemaker-cli-utils resource-agents  # the Pacemaker test, unmodified, on the drop-ins
   pcs crmsh  # the switch test: pcs writes the cluster's files; both tools' status commands are checked
   corosync-qdevice corosync-qnetd  # the quorum device test: two nodes and qnetd, unmodified
+  dlm-controld sbd  # the rdmavm-ha suite: DLM and sbd on rtotem, in the lab's VMs (their kernel has dlm, softdog)
   clang-14 libclang-rt-14-dev  # the fuzz targets (scripts/fuzz): clang with libFuzzer
   clang-format-14  # the tree follows .clang-format (tests/docs/check_format.sh)
   iproute2 nftables  # nftables: the netns test's packet loss where the kernel has no netem
@@ -45,7 +46,7 @@ rtotem_install_packages() {
   fi
   echo "rtotem: installing ${missing[*]}"
   "${as_root[@]}" apt-get update
-  # Packages with a daemon (corosync, pacemaker, pcsd, qdevice, qnetd: tests start what they use themselves) must not start it: a policy-rc.d
+  # Packages with a daemon (corosync, pacemaker, pcsd, qdevice, qnetd, dlm, sbd: tests start what they use themselves) must not start it: a policy-rc.d
   # forbids starts during the install (unless the machine has its own), and the unit is disabled.
   local policy=/usr/sbin/policy-rc.d own_policy=0
   if [[ ! -e "$policy" ]]; then
@@ -60,7 +61,8 @@ rtotem_install_packages() {
   # container say, must not boot into them either.
   if command -v systemctl >/dev/null 2>&1; then
     local -A units=([corosync]=corosync.service [pacemaker]=pacemaker.service [pcs]="pcsd.service pcsd-ruby.service"
-      [corosync-qdevice]=corosync-qdevice.service [corosync-qnetd]=corosync-qnetd.service)
+      [corosync-qdevice]=corosync-qdevice.service [corosync-qnetd]=corosync-qnetd.service
+      [dlm-controld]=dlm.service [sbd]=sbd.service)
     for pkg in "${!units[@]}"; do
       if [[ " ${missing[*]} " == *" $pkg "* ]]; then
         # shellcheck disable=SC2086  # a list of units
