@@ -327,7 +327,8 @@ control::PreparedReload NodeStack::prepare_reload(const Result<config::DaemonCon
     return refuse(-EBADMSG, fmt::format("nothing changed: {}: totem: {}", file->path, timing.error().message()));
   std::set<std::string, std::less<>> kept;
   for (const config::DaemonConfig* each : {&std::as_const(setup_.config), file.get()})
-    for (const config::StoredKey& k : each->stored_keys) kept.insert(k.key);
+    for (const config::StoredKey& k : each->stored_keys)
+      if (!config::kept_key_in_use(k.key)) kept.insert(k.key);
   const auto file_keys = keystore::config_keys(*file, *timing, links_token_ms_);
   auto plan = std::make_shared<const control::ReloadPlan>(
       control::plan_reload(keystore::config_keys(setup_.config, setup_.totem, links_token_ms_), file_keys,

@@ -583,6 +583,36 @@ TEST(DaemonControl, KeysRtotemDoesNotUseAreKeptAndReloaded) {
   EXPECT_NE(cluster.ctl(1, "get resources.watchdog_timeout", out), 0) << out;
 }
 
+// corosync-qdevice reads quorum.device from the key store, and a reload carries the keys it
+// alone reads (net, heuristics: it tracks them); those votequorum counts with need a restart.
+TEST(DaemonControl, AQuorumDevicesKeysAreKeptAndItsVotesNeedARestart) {
+  DaemonCluster cluster(1, 1000, "",
+                        "quorum {\n  provider: corosync_votequorum\n  device {\n    model: net\n    votes: 1\n"
+                        "    timeout: 4000\n    net {\n      host: 10.9.9.9\n      algorithm: ffsplit\n    }\n"
+                        "  }\n}\n");
+  cluster.start(1);
+  ASSERT_TRUE(eventually([&] {
+    return ctl_out(cluster, 1, "get quorum.device.votes") == "quorum.device.votes (u32) = 1\n";
+  })) << cluster.log(1);
+  EXPECT_EQ(ctl_out(cluster, 1, "get quorum.device.timeout"), "quorum.device.timeout (u32) = 4000\n");
+  EXPECT_EQ(ctl_out(cluster, 1, "get quorum.device.net.host"), "quorum.device.net.host (str) = 10.9.9.9\n");
+  std::string json;
+  ASSERT_EQ(cluster.ctl(1, "--json quorum", json), 2) << "1 vote of 2, none from a device: not quorate\n" << json;
+  EXPECT_NE(json.find("\"device\": {\"model\": \"net\", \"name\": \"\", \"votes\": 1"), std::string::npos) << json;
+
+  replace_in_file(cluster.config_path(), "host: 10.9.9.9", "host: 10.9.9.8");
+  std::string out;
+  ASSERT_EQ(cluster.ctl(1, "reload", out), 0) << out << cluster.log(1);
+  EXPECT_EQ(ctl_out(cluster, 1, "get quorum.device.net.host"), "quorum.device.net.host (str) = 10.9.9.8\n");
+  replace_in_file(cluster.config_path(), "votes: 1", "votes: 2");
+  out.clear();
+  EXPECT_NE(cluster.ctl(1, "reload", out), 0) << out;
+  EXPECT_NE(out.find("quorum.device.votes differ(s) from the running configuration and need(s) a restart"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(ctl_out(cluster, 1, "get quorum.device.votes"), "quorum.device.votes (u32) = 1\n");
+}
+
 // This process and the daemons it starts from now on read `text` at `path` (root only): a file of
 // the test's, bind-mounted over it in a mount namespace of this process's own, whose mounts reach
 // no other; `path` is itself again once this goes. The text may change meanwhile (write()).

@@ -209,6 +209,11 @@ Result<void> check_links(const DaemonConfig& config, std::uint32_t token_ms);
 // the key size, and group and others cannot access it); null when it is off. An error names the
 // config file, the line and key that asked for the key, and what is wrong with the key file.
 Result<std::shared_ptr<const transport::ClusterKey>> load_cluster_key(const DaemonConfig& config);
+// Whether a kept key (StoredKey) is one rtotemd reads too: quorum.device's model, votes and
+// timeouts, kept for corosync-qdevice and resolved into the QuorumConfig. A reload that changes one
+// needs a restart; the other kept keys only change what the key store holds.
+bool kept_key_in_use(std::string_view key) noexcept;
+
 // The one warning line for a config with crypto off; empty when it is on.
 std::string crypto_off_warning(const DaemonConfig& config);
 

@@ -59,6 +59,8 @@ Result<bool> read_quorum_key(const Value& value, QuorumSection& quorum) {
   return false;
 }
 
+constexpr std::string_view kDeviceKeysInUse[] = {"model", "votes", "timeout", "sync_timeout"};
+
 // quorum.device { }: what votequorum counts is read here; every key (net { }, heuristics { } and
 // the rest, which corosync-qdevice reads from cmap) is kept in the key store as well.
 Result<void> read_device(ParseContext& context, const ConfigSection& device, quorum::QuorumOptions& o) {
@@ -87,6 +89,11 @@ Result<void> read_device(ParseContext& context, const ConfigSection& device, quo
 }
 
 }  // namespace
+
+bool kept_key_in_use(std::string_view key) noexcept {
+  constexpr std::string_view kDevice = "quorum.device.";
+  return key.starts_with(kDevice) && matches_any(kDeviceKeysInUse, key.substr(kDevice.size()));
+}
 
 Result<void> read_quorum(ParseContext& context, const ConfigSection& section, DaemonConfig& config) {
   QuorumSection quorum;
