@@ -325,6 +325,23 @@ TEST_F(CorosyncTools, CorosyncBlackboxPrintsTheDaemonsRecentLog) {
   EXPECT_TRUE(contains(cluster.log(1), "flight data written to " + cluster.dir() + "/state-1/fdata")) << cluster.log(1);
 }
 
+// A daemon that dies of a fatal signal (an assertion's abort, say) writes its flight data first:
+// after a fence or a crash it is the one record of what the node did.
+TEST_F(CorosyncTools, AFatalSignalLeavesTheFlightDataForQbBlackbox) {
+  if (access("/usr/sbin/qb-blackbox", X_OK) != 0 && access("/usr/bin/qb-blackbox", X_OK) != 0)
+    GTEST_SKIP() << "qb-blackbox is not installed (libqb-tools; scripts/test installs it)";
+  DaemonCluster cluster(1, 1000, "", kVotequorum);
+  start(cluster, 1);
+  const std::string fdata = cluster.dir() + "/state-1/fdata";
+  ASSERT_NE(access(fdata.c_str(), F_OK), 0) << "no flight data before the signal";
+  const int status = cluster.kill(1, SIGABRT);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT) << "ended as the signal ends it: " << status;
+  std::string out;
+  ASSERT_EQ(corosync_tool(cluster, 1, "qb-blackbox " + fdata, out), 0) << out;
+  EXPECT_TRUE(contains(out, "forming the ring")) << out;
+  EXPECT_TRUE(contains(out, "quorum: quorate in ring")) << out;
+}
+
 TEST_F(CorosyncTools, CfgtoolShowsNodesLinksAndAddressesAndKillsANode) {
   DaemonCluster cluster(3, 1000, "", kVotequorum);
   start(cluster, 3);
