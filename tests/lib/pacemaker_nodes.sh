@@ -7,13 +7,18 @@
 # the namespaces, on failure too, and fails a run whose mounts showed on the host.
 #
 # Sourced; the caller sets name, prefix, subnet, repo and started (its $SECONDS), then calls
-# pcmk_begin. A node's extra mounts come from the caller's node_mounts N, if it defines one (shell
+# pcmk_begin. RTOTEMD, RTOTEMCTL and RTOTEM_DROPIN name rtotem's side (default: build/src/...). A node's extra mounts come from the caller's node_mounts N, if it defines one (shell
 # lines run in the node). What Pacemaker and its tools run with is the array pcmk_env, the
 # caller's to change (the drop-ins' LD_LIBRARY_PATH, say). RTOTEM_PCMK_KEEP=1 keeps the scratch
 # dir $dir; RTOTEM_PCMK_DEBUG (PCMK_debug) adds those daemons' debug lines to their logs.
 
 # shellcheck source=tests/lib/netns_switch.sh
 source "$repo/tests/lib/netns_switch.sh"
+
+# rtotem's side: RTOTEMD, RTOTEMCTL and RTOTEM_DROPIN, by default the build tree's.
+rtotemd="${RTOTEMD:-$repo/build/src/daemon/rtotemd}"
+rtotemctl="${RTOTEMCTL:-$repo/build/src/client/rtotemctl}"
+dropin="${RTOTEM_DROPIN:-$repo/build/src/corosync}"
 
 ns() { echo "$prefix-$1"; }  # ns 1..N | ns sw
 namespaces=()
@@ -48,6 +53,26 @@ pcmk_preflight() {  # skips where the test cannot run: not root, no Pacemaker, n
   done
   id hacluster >/dev/null 2>&1 || skip "no user hacluster (package pacemaker-common)"
   for f in nsenter unshare setpriv; do command -v "$f" >/dev/null || skip "no $f (util-linux)"; done
+}
+
+pcmk_need_rtotem() {  # fails (not skips) where the build's rtotemd, rtotemctl or drop-ins are missing
+  local f
+  for f in "$rtotemd" "$rtotemctl" "$dropin/libcpg.so.4"; do
+    [[ -e "$f" ]] || { echo "$name: FAIL: no $f (set RTOTEMD / RTOTEMCTL / RTOTEM_DROPIN)"; exit 1; }
+  done
+}
+
+# start_clusterd STACK N CONF: node N's cluster daemon from CONF, rtotemd (its state dir the
+# node's) or Debian's corosync; its pid file is the node's /run/clusterd.pid.
+start_clusterd() {
+  local stack=$1 n=$2 conf=$3
+  if [[ "$stack" == rtotem ]]; then
+    in_node "$n" sh -c 'echo $$ >/run/clusterd.pid; exec "$0" -f -c "$1" --state-dir "$2"' \
+      "$rtotemd" "$conf" "$dir/node$n/state" >>"$dir/node$n/clusterd.log" 2>&1 &
+  else
+    in_node "$n" sh -c 'echo $$ >/run/clusterd.pid; exec /usr/sbin/corosync -f -c "$0"' \
+      "$conf" >>"$dir/node$n/clusterd.log" 2>&1 &
+  fi
 }
 
 # Nothing a node mounts may show on the host. The host's mount points, but for the netns ones:

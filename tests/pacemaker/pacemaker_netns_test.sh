@@ -28,9 +28,6 @@ set -euo pipefail
 stack="${1:-}"
 [[ "$stack" == rtotem || "$stack" == corosync ]] || { echo "usage: $0 rtotem|corosync" >&2; exit 2; }
 repo="$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)"
-rtotemd="${RTOTEMD:-$repo/build/src/daemon/rtotemd}"
-rtotemctl="${RTOTEMCTL:-$repo/build/src/client/rtotemctl}"
-dropin="${RTOTEM_DROPIN:-$repo/build/src/corosync}"
 name="pacemaker-$stack"
 prefix="rpk$$"
 subnet="10.77.14"
@@ -44,9 +41,7 @@ unset LD_LIBRARY_PATH LD_PRELOAD
 source "$repo/tests/lib/pacemaker_nodes.sh"
 pcmk_preflight
 if [[ "$stack" == rtotem ]]; then
-  for f in "$rtotemd" "$rtotemctl" "$dropin/libcpg.so.4"; do
-    [[ -e "$f" ]] || { echo "$name: FAIL: no $f (set RTOTEMD / RTOTEMCTL / RTOTEM_DROPIN)"; exit 1; }
-  done
+  pcmk_need_rtotem
 else
   [[ -x /usr/sbin/corosync ]] || skip "/usr/sbin/corosync missing (apt-get install corosync)"
 fi
@@ -112,17 +107,6 @@ EOF
   fi
 }
 
-start_clusterd() {  # its pid file is the node's /run/clusterd.pid
-  local n=$1
-  if [[ "$stack" == rtotem ]]; then
-    in_node "$n" sh -c 'echo $$ >/run/clusterd.pid; exec "$0" -f -c "$1" --state-dir "$2"' \
-      "$rtotemd" "$dir/cluster.conf" "$dir/node$n/state" >>"$dir/node$n/clusterd.log" 2>&1 &
-  else
-    in_node "$n" sh -c 'echo $$ >/run/clusterd.pid; exec /usr/sbin/corosync -f -c "$0"' \
-      "$dir/cluster.conf" >>"$dir/node$n/clusterd.log" 2>&1 &
-  fi
-}
-
 quorate() {  # quorate N: the cluster layer of node N says it is quorate
   if [[ "$stack" == rtotem ]]; then
     in_node "$1" "$rtotemctl" quorum >/dev/null 2>&1
@@ -154,7 +138,7 @@ log_ms() {
 step "3 nodes: $stack, then Pacemaker"
 switch_up 1 2 3
 write_config
-for n in 1 2 3; do node_up "$n"; start_clusterd "$n"; done
+for n in 1 2 3; do node_up "$n"; start_clusterd "$stack" "$n" "$dir/cluster.conf"; done
 for n in 1 2 3; do wait_for 60 quorate "$n" || fail "node$n: the cluster layer is not quorate"; done
 for n in 1 2 3; do start_pacemaker "$n"; done
 for n in 1 2 3; do
@@ -188,7 +172,7 @@ echo "$name: failover_ms=$failover_ms lost_ms=$lost_ms (from the kill -9 of the 
 step "node$v reboots and rejoins"
 node_down "$v"
 node_up "$v"
-start_clusterd "$v"
+start_clusterd "$stack" "$v" "$dir/cluster.conf"
 wait_for 60 quorate "$v" || fail "node$v: the cluster layer did not rejoin"
 start_pacemaker "$v"
 for n in 1 2 3; do

@@ -22,9 +22,6 @@
 set -euo pipefail
 
 repo="$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)"
-rtotemd="${RTOTEMD:-$repo/build/src/daemon/rtotemd}"
-rtotemctl="${RTOTEMCTL:-$repo/build/src/client/rtotemctl}"
-dropin="${RTOTEM_DROPIN:-$repo/build/src/corosync}"
 name="pacemaker-qdevice"
 prefix="rqd$$"
 subnet="10.77.17"
@@ -39,9 +36,7 @@ for f in /usr/sbin/corosync /usr/sbin/corosync-qdevice /usr/bin/corosync-qnetd /
   /usr/sbin/corosync-quorumtool; do
   [[ -x "$f" ]] || skip "$f missing (apt-get install corosync corosync-qdevice corosync-qnetd)"
 done
-for f in "$rtotemd" "$rtotemctl" "$dropin/libcpg.so.4"; do
-  [[ -e "$f" ]] || { echo "$name: FAIL: no $f (set RTOTEMD / RTOTEMCTL / RTOTEM_DROPIN)"; exit 1; }
-done
+pcmk_need_rtotem
 pcmk_begin
 pcmk_copy_dropins
 base_env=("${pcmk_env[@]}")
@@ -89,17 +84,6 @@ logging {
 	timestamp: on
 }
 EOF
-
-start_clusterd() {  # start_clusterd STACK N: its pid file is the node's /run/clusterd.pid
-  local stack=$1 n=$2
-  if [[ "$stack" == rtotem ]]; then
-    in_node "$n" sh -c 'echo $$ >/run/clusterd.pid; exec "$0" -f -c "$1" --state-dir "$2"' \
-      "$rtotemd" "$dir/corosync.conf" "$dir/node$n/state" >>"$dir/node$n/clusterd.log" 2>&1 &
-  else
-    in_node "$n" sh -c 'echo $$ >/run/clusterd.pid; exec /usr/sbin/corosync -f -c "$0"' \
-      "$dir/corosync.conf" >>"$dir/node$n/clusterd.log" 2>&1 &
-  fi
-}
 
 # corosync-qdevice reads corosync.conf's quorum.device from cmap; its socket is under the node's /run.
 start_qdevice() {
@@ -152,7 +136,7 @@ run_stack() {
   [[ "$stack" == rtotem ]] && pcmk_env+=("LD_LIBRARY_PATH=$dropin")
   for n in 1 2 3; do node_up "$n"; done
   start_qnetd
-  for n in 1 2; do start_clusterd "$stack" "$n"; done
+  for n in 1 2; do start_clusterd "$stack" "$n" "$dir/corosync.conf"; done
   # As systemd orders corosync-qdevice.service after corosync.service: once the cluster layer answers.
   for n in 1 2; do wait_for 60 has_provider "$n" || fail "$stack node$n: the cluster layer does not answer"; done
   for n in 1 2; do start_qdevice "$n"; done

@@ -26,9 +26,6 @@
 set -euo pipefail
 
 repo="$(cd "$(dirname "$(readlink -f "$0")")/../.." && pwd)"
-rtotemd="${RTOTEMD:-$repo/build/src/daemon/rtotemd}"
-rtotemctl="${RTOTEMCTL:-$repo/build/src/client/rtotemctl}"
-dropin="${RTOTEM_DROPIN:-$repo/build/src/corosync}"
 name="pacemaker-switch"
 prefix="rsw$$"
 subnet="10.77.16"
@@ -41,9 +38,7 @@ pcmk_preflight
 for f in /usr/sbin/corosync /usr/sbin/corosync-cfgtool /usr/sbin/pcs /usr/sbin/crm /usr/bin/python3; do
   [[ -x "$f" ]] || skip "$f missing (apt-get install corosync pcs crmsh)"
 done
-for f in "$rtotemd" "$rtotemctl" "$dropin/libcpg.so.4"; do
-  [[ -e "$f" ]] || { echo "$name: FAIL: no $f (set RTOTEMD / RTOTEMCTL / RTOTEM_DROPIN)"; exit 1; }
-done
+pcmk_need_rtotem
 pcmk_begin
 pcmk_copy_dropins
 # The nodes have no systemd. crmsh asks it whether corosync.service is active before it shows the

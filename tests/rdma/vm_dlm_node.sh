@@ -28,15 +28,7 @@ mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
 [[ -e /dev/misc ]] || ln -s /dev /dev/misc
 
 conf=$RXE_OUT/corosync.conf
-{
-  printf 'totem {\n  cluster_name: vmdlm\n  transport: udpu\n  token: 5000\n  token_coefficient: 0\n}\nnodelist {\n'
-  i=1
-  for ip in $RXE_IPS; do
-    printf '  node {\n    nodeid: %d\n    name: rxe-node%d\n    ring0_addr: %s\n  }\n' "$i" "$((i - 1))" "$ip"
-    i=$((i + 1))
-  done
-  printf '}\nquorum {\n  provider: corosync_votequorum\n}\n'
-} >"$conf"
+write_udp_conf "$conf" vmdlm
 start_daemon "$conf"
 wait_ring "$all_nodes" 120
 
@@ -56,8 +48,10 @@ say "dlm_controld: $(head -1 "$RXE_OUT/status.txt")"
 
 tool join rtotem >"$RXE_OUT/join.txt" 2>&1 || { say "dlm_tool join failed: $(cat "$RXE_OUT/join.txt")"; exit 1; }
 members_are() {  # members_are "1 2 3": dlm_tool ls shows lockspace rtotem with exactly those members
-  tool ls 2>/dev/null | awk '/^name/ { ls = $2 } ls == "rtotem" && /^members/ { $1 = ""; print substr($0, 2) }' |
-    grep -qx "$1"
+  local ls
+  ls=$(tool ls 2>/dev/null || true)
+  [[ "$(awk '/^name/ { ls = $2 } ls == "rtotem" && /^members/ { $1 = ""; print substr($0, 2) }' <<<"$ls" |
+    tr -s ' ' | sed 's/ $//')" == "$1" ]]
 }
 for ((t = 0; t < 600; t++)); do  # 120 s
   members_are "$all_nodes" && break

@@ -26,6 +26,21 @@ write_conf() {
   } >"$file"
 }
 
+# write_udp_conf FILE CLUSTER: a corosync.conf for the HA tests: UDP (udpu), token 5000 ms, every VM
+# a node named as its host (rxe-node0...), votequorum.
+write_udp_conf() {
+  local file=$1 cluster=$2 ip i=1
+  {
+    printf 'totem {\n  cluster_name: %s\n  transport: udpu\n  token: 5000\n  token_coefficient: 0\n}\nnodelist {\n' \
+      "$cluster"
+    for ip in $RXE_IPS; do
+      printf '  node {\n    nodeid: %d\n    name: rxe-node%d\n    ring0_addr: %s\n  }\n' "$i" "$((i - 1))" "$ip"
+      i=$((i + 1))
+    done
+    printf '}\nquorum {\n  provider: corosync_votequorum\n}\n'
+  } >"$file"
+}
+
 stop_node() {
   [[ -n "$listener" ]] && kill -TERM "$listener" 2>/dev/null
   [[ -n "$daemon" ]] && kill -TERM "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null

@@ -140,13 +140,17 @@ void QuorumService::on_configuration(const membership::ConfigChange& change, Tim
   device_.cast_vote = false;
   if (device_.alive) device_deadline_ = now + Time{config_.device->sync_timeout_ms} * 1000;
   device_reported_ = device_;
-  submit(NodeInfo{.ring_id = state_.ring_id,
+  submit(own_report());
+}
+
+NodeInfo QuorumService::own_report() const {
+  return NodeInfo{.ring_id = state_.ring_id,
                   .votes = votes_,
                   .expected_votes = expected_votes_,
                   .quorate = state_.decision.quorate,
                   .waiting_for_all = waiting_for_all_,
                   .last_quorate = last_quorate_,
-                  .device = device_});
+                  .device = device_};
 }
 
 void QuorumService::on_deliver(const membership::Delivered& message) {
@@ -403,14 +407,7 @@ int QuorumService::device_master_wins(std::string_view name, bool allow) {
 void QuorumService::report_device() {
   if (device_ == device_reported_) return;
   device_reported_ = device_;
-  // Votes, expected votes and the rest are not read from a member's second report in a ring.
-  submit(NodeInfo{.ring_id = state_.ring_id,
-                  .votes = votes_,
-                  .expected_votes = expected_votes_,
-                  .quorate = state_.decision.quorate,
-                  .waiting_for_all = waiting_for_all_,
-                  .last_quorate = last_quorate_,
-                  .device = device_});
+  submit(own_report());  // of a member's second report in a ring, only its device's flags are read
 }
 
 // Runtime changes go safe (on_set_votes says why); the rest agreed, as soon as the ring orders it.

@@ -163,6 +163,7 @@ class QuorumService {
   std::uint64_t total_with(NodeId node, std::uint32_t votes) const;
   std::uint64_t expected_with(NodeId node, std::uint32_t votes) const;
   void submit(const QuorumPacket& packet);
+  NodeInfo own_report() const;  // this node's NODEINFO for its ring, as it holds things now
   // Reports this node's device again in this ring, if its flags changed since the last report.
   void report_device();
   int check_device(std::string_view name) const;
