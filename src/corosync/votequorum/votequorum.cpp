@@ -131,8 +131,10 @@ CS_EXPORT cs_error_t votequorum_getinfo(votequorum_handle_t handle, unsigned int
   info->total_votes = state.total_votes;
   info->quorum = state.quorum;
   info->flags = info_flags(state);
+  // A daemon older than the quorum device refuses the request (-EINVAL): then there is no device.
   rtotem_quorum_device_info device{};
-  if (const int rc = rtotem_quorum_device_get(s->connection.handle(), nodeid, &device); rc < 0) return cs_error(rc);
+  if (const int rc = rtotem_quorum_device_get(s->connection.handle(), nodeid, &device); rc < 0 && rc != -EINVAL)
+    return cs_error(rc);
   info->flags |= ((device.flags & RTOTEM_QUORUM_DEVICE_REGISTERED) != 0 ? VOTEQUORUM_INFO_QDEVICE_REGISTERED : 0) |
                  ((device.flags & RTOTEM_QUORUM_DEVICE_ALIVE) != 0 ? VOTEQUORUM_INFO_QDEVICE_ALIVE : 0) |
                  ((device.flags & RTOTEM_QUORUM_DEVICE_CAST_VOTE) != 0 ? VOTEQUORUM_INFO_QDEVICE_CAST_VOTE : 0) |

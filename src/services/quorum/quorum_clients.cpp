@@ -72,7 +72,7 @@ int QuorumClients::device(const LocalClient& client, const IpcRequest& request, 
   }
   if (!stack::privileged(client)) return -EPERM;
   const DeviceFlags before = quorum_.node(self_)->device;
-  const std::string name(request.device_name);
+  const std::string_view name = request.device_name;
   int rc = -EINVAL;
   switch (request.device_op) {
     case ipc::kDeviceRegister: rc = quorum_.device_register(name); break;
@@ -85,8 +85,8 @@ int QuorumClients::device(const LocalClient& client, const IpcRequest& request, 
   const DeviceFlags after = quorum_.node(self_)->device;
   if (rc == 0 && !(before == after)) {
     const RingId& ring = quorum_.state().ring_id;
-    qb_log(LOG_NOTICE, "quorum device %s (pid %d): %s, %s, %s in ring %u/%llu%s", name.c_str(),
-           static_cast<int>(client.pid), after.registered ? "registered" : "unregistered",
+    qb_log(LOG_NOTICE, "quorum device %.*s (pid %d): %s, %s, %s in ring %u/%llu%s", static_cast<int>(name.size()),
+           name.data(), static_cast<int>(client.pid), after.registered ? "registered" : "unregistered",
            after.alive ? "alive" : "not alive", after.cast_vote ? "votes" : "does not vote", ring.rep,
            static_cast<unsigned long long>(ring.seq), after.master_wins ? ", master wins" : "");
   }
