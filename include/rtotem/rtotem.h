@@ -344,6 +344,12 @@ enum rtotem_key_map {
   RTOTEM_KEY_MAP_STATS = 1,
 };
 RTOTEM_API int rtotem_key_map(rtotem_t *, enum rtotem_key_map map);
+/* Which of Corosync's services this handle stands for, as the statistics map names its connection
+ * (stats.ipcs.serviceN.PID.HANDLE.*): Corosync's numbers, 0 cmap to 7, which rtotem's Corosync
+ * libraries give; a handle that says nothing is RTOTEM_SERVICE_NATIVE. Nothing else changes.
+ * 0; -EINVAL: above RTOTEM_SERVICE_NATIVE, or a daemon older than the call. */
+#define RTOTEM_SERVICE_NATIVE 64
+RTOTEM_API int rtotem_client_service(rtotem_t *, unsigned service);
 
 /* Node control (corosync's cfg). */
 /* Node `nodeid`'s addresses as text ("10.0.0.1"; 0: this node), up to `max`: 0 and *count, or -ENOENT. */

@@ -195,6 +195,16 @@ int rtotem_connect(rtotem_t** out, const char* ipc_name, const rtotem_callbacks*
   return rtotem::client::open_handle(std::move(connection).value(), cb, ctx, out);
 }
 
+int rtotem_client_service(rtotem_t* h, unsigned service) {
+  static_assert(RTOTEM_SERVICE_NATIVE == rtotem::ipc::kServiceNative);
+  if (h == nullptr || service > RTOTEM_SERVICE_NATIVE) return -EINVAL;
+  rtotem::ipc::BodyWriter& body = h->request;
+  body.clear();
+  body.u8(static_cast<std::uint8_t>(service));
+  Reply reply;
+  return rtotem::client::call(h, RequestId::kClientService, body.data(), reply);
+}
+
 // Multicasts sent without an answer are taken by the daemon first (rtotem_flush), and it puts
 // them on the ring after the connection is gone. Lost all the same: those it has not read after
 // 5 s of a full request queue, and those the ring cannot take yet past the daemon's bound on

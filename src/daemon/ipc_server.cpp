@@ -1,5 +1,6 @@
 #include "src/daemon/ipc_server.hpp"
 
+#include <fmt/format.h>
 #include <qb/qbipc_common.h>
 #include <qb/qblog.h>
 #include <sys/stat.h>
@@ -7,8 +8,32 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <fstream>
 
 namespace rtotem::daemon {
+
+namespace {
+
+// Its command's name, as /proc/PID/comm has it (Corosync reads the same name from /proc/PID/stat);
+// empty if the process has gone.
+std::string process_name(pid_t pid) {
+  std::ifstream comm(fmt::format("/proc/{}/comm", pid));
+  std::string name;
+  std::getline(comm, name);
+  return name;
+}
+
+stack::ChannelCounts counts_of(const qb_ipcs_connection_stats& s) {
+  return {.requests = s.requests,
+          .responses = s.responses,
+          .events = s.events,
+          .send_retries = s.send_retries,
+          .recv_retries = s.recv_retries,
+          .flow_control_count = s.flow_control_count,
+          .flow_control = static_cast<std::uint32_t>(s.flow_control_state)};
+}
+
+}  // namespace
 
 IpcServer::IpcServer(EventLoop& loop, const IpcAccess& access, stack::ClientTable& clients, std::function<int()> accept)
     : loop_(loop), access_(access), clients_(clients), accept_(std::move(accept)) {}
@@ -102,6 +127,7 @@ void IpcServer::on_created(qb_ipcs_connection_t* c) {
   }
   Connection& connection = *(self.connections_[c] = std::make_unique<Connection>(self, c));
   connection.client = &self.clients_.add(connection, pid, ids.first, ids.second);
+  if (pid > 0) connection.client->process_name = process_name(pid);
 }
 
 std::int32_t IpcServer::on_message(qb_ipcs_connection_t* c, void* data, std::size_t size) {
@@ -145,6 +171,17 @@ void IpcServer::on_destroyed(qb_ipcs_connection_t* c) {
 int IpcServer::Connection::send_event(std::span<const iovec> iov) {
   const ssize_t sent = qb_ipcs_event_sendv(connection, iov.data(), iov.size());
   return sent >= 0 ? 0 : static_cast<int>(sent);
+}
+
+stack::ChannelCounts IpcServer::Connection::counts() const {
+  qb_ipcs_connection_stats stats{};
+  if (qb_ipcs_connection_stats_get(connection, &stats, QB_FALSE) != 0) return {};
+  return counts_of(stats);
+}
+
+void IpcServer::Connection::clear_counts() {
+  qb_ipcs_connection_stats stats{};
+  (void)qb_ipcs_connection_stats_get(connection, &stats, QB_TRUE);  // clear after read
 }
 
 int IpcServer::Connection::send_answer(std::span<const iovec> iov) {

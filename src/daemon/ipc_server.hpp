@@ -53,6 +53,8 @@ class IpcServer {
     int send_event(std::span<const iovec> iov) override;
     int send_answer(std::span<const iovec> iov) override;
     void disconnect() override;
+    stack::ChannelCounts counts() const override;
+    void clear_counts() override;
     IpcServer& server;
     qb_ipcs_connection_t* connection;
     stack::LocalClient* client = nullptr;  // once created

@@ -110,7 +110,12 @@ enum class RequestId : std::int32_t {
   // device is registered; -ENOENT: none is (kDeviceInfo: no such node); -EINVAL: not the
   // registered name; -ESTALE: a poll for a ring that is not this node's; -ENOTSUP: no quorum.
   kQuorumDevice = 31,
+  // u8 service: Corosync's number of the service this connection stands for (a drop-in library's:
+  // 0 cmap, 1 cfg, 2 cpg, 3 quorum, 5 votequorum), up to kServiceNative, the one a connection has
+  // until it says. The statistics map names it by it (stats.ipcs.serviceN.PID.HANDLE.*). 0.
+  kClientService = 32,
 };
+inline constexpr std::uint8_t kServiceNative = 64;  // past Corosync's 64 service numbers: librtotem's own
 inline constexpr std::uint8_t kDeviceRegister = 1;
 inline constexpr std::uint8_t kDeviceUnregister = 2;
 inline constexpr std::uint8_t kDeviceUpdate = 3;

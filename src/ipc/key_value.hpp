@@ -44,6 +44,7 @@ struct KeyValue {
   std::string data;        // kString, kBinary
 
   static KeyValue u8(std::uint8_t v) { return {KeyType::kUint8, v, {}}; }
+  static KeyValue i32(std::int32_t v) { return {KeyType::kInt32, static_cast<std::uint32_t>(v), {}}; }
   static KeyValue u32(std::uint32_t v) { return {KeyType::kUint32, v, {}}; }
   static KeyValue u64(std::uint64_t v) { return {KeyType::kUint64, v, {}}; }
   static KeyValue string(std::string_view s) { return {KeyType::kString, 0, std::string(s)}; }

@@ -31,6 +31,7 @@ bool SimConnection::hand_over(std::span<const iovec> request) {
   if (cut_off_ || !host_alive_()) return false;
   request_.clear();
   append_iov(request_, request);
+  ++counts_.requests;
   table_.on_request(*client_, request_);
   after_request_();
   return true;
@@ -62,10 +63,14 @@ ssize_t SimConnection::receive_event(std::span<std::byte> out, int /*timeout_ms*
 int SimConnection::send_event(std::span<const iovec> iov) {
   if (cut_off_) return -ENOTCONN;
   const std::size_t size = stack::iov_size(iov);
-  if (event_bytes_ + size > channel_bytes_) return -EAGAIN;
+  if (event_bytes_ + size > channel_bytes_) {
+    ++counts_.send_retries;
+    return -EAGAIN;
+  }
   events_.emplace_back().reserve(size);
   append_iov(events_.back(), iov);
   event_bytes_ += size;
+  ++counts_.events;
   return 0;
 }
 
@@ -74,6 +79,7 @@ int SimConnection::send_answer(std::span<const iovec> iov) {
   answer_.clear();
   append_iov(answer_, iov);
   answered_ = true;
+  ++counts_.responses;
   return 0;
 }
 

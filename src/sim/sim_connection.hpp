@@ -37,6 +37,8 @@ class SimConnection final : public client::ClientConnection, public stack::Clien
   int send_event(std::span<const iovec> iov) override;
   int send_answer(std::span<const iovec> iov) override;
   void disconnect() override { cut_off_ = true; }
+  stack::ChannelCounts counts() const override { return counts_; }
+  void clear_counts() override { counts_ = {}; }
 
   // The stack cut this client off (it did not read): its next call fails, as libqb's would.
   bool cut_off() const noexcept { return cut_off_; }
@@ -60,6 +62,7 @@ class SimConnection final : public client::ClientConnection, public stack::Clien
   std::deque<std::vector<std::byte>> events_;
   std::size_t event_bytes_ = 0;
   bool cut_off_ = false;
+  stack::ChannelCounts counts_;  // as libqb counts them; no flow control here
 };
 
 }  // namespace rtotem::sim

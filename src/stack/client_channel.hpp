@@ -6,10 +6,22 @@
 #include <sys/uio.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
 namespace rtotem::stack {
+
+// What a channel has carried, as libqb's qb_ipcs_connection_stats counts it.
+struct ChannelCounts {
+  std::uint64_t requests = 0;
+  std::uint64_t responses = 0;
+  std::uint64_t events = 0;
+  std::uint64_t send_retries = 0;
+  std::uint64_t recv_retries = 0;
+  std::uint64_t flow_control_count = 0;  // times the client was told to hold its requests
+  std::uint32_t flow_control = 0;        // 1 while it is told so
+};
 
 class ClientChannel {
  public:
@@ -20,6 +32,9 @@ class ClientChannel {
   // Cut the client off, later (never from inside the ClientTable's call): its host then reports
   // it gone, as for a client that disconnected.
   virtual void disconnect() = 0;
+  // Its counts since it opened or since clear_counts (stats.clear.ipc).
+  virtual ChannelCounts counts() const = 0;
+  virtual void clear_counts() = 0;
 
  protected:
   ~ClientChannel() = default;

@@ -77,12 +77,13 @@ void ClientTable::on_request(LocalClient& client, std::span<const std::byte> mes
     ++requests_async_;
     client.async_read += ipc::credit_cost(message.size());
   }
-  if (!decoded) {
-    ++malformed_;
-  } else {
+  if (decoded) {
     if (ipc::answered(request.id)) ++requests_sync_;
     error = handler_.request(client, request, reply);
-    if (error == -EINVAL) ++malformed_;
+  }
+  if (!decoded || error == -EINVAL) {
+    ++malformed_;
+    ++client.ipc_counts.invalid_requests;
   }
   // Unanswered: its outcome is the delivery, or a kMcastFailed event. One that does not decode
   // (no library sends it) is dropped, its credit given back.
@@ -104,6 +105,7 @@ void ClientTable::answer(LocalClient& client, ipc::RequestId id, int error, std:
 
 void ClientTable::respond(LocalClient& client, ipc::RequestId id, int error, std::span<const std::byte> body) {
   if (client.closing) return;
+  if (error == -EAGAIN) ++client.ipc_counts.overloads;
   qb_ipc_response_header response{};
   response.id = static_cast<std::int32_t>(id);
   response.size = static_cast<std::int32_t>(sizeof response + body.size());
@@ -233,7 +235,10 @@ void ClientTable::send_now(LocalClient& client, std::span<const iovec> iov, std:
   if (client.closing) return;
   if (client.backlog.empty()) {
     const int sent = client.channel.send_event(iov);
-    if (sent == 0) return;
+    if (sent == 0) {
+      ++client.ipc_counts.sent;
+      return;
+    }
     if (sent != -EAGAIN && sent != -ENOBUFS) {
       channel_failed(client, -sent);
       return;
@@ -245,7 +250,10 @@ void ClientTable::send_now(LocalClient& client, std::span<const iovec> iov, std:
   }
   if (shared != nullptr && !*shared) *shared = SharedEvent::copy_of(iov, size, shared_bytes_);
   if (!make_room(client, size, shared != nullptr)) return;
-  if (client.backlog.empty()) backlogged_.push_back(&client);
+  if (client.backlog.empty()) {
+    backlogged_.push_back(&client);
+    client.ipc_counts.sent = 0;  // Corosync's count starts again with each queue
+  }
   const std::size_t before = client.backlog.capacity();
   if (shared != nullptr)
     client.backlog.push_shared(*shared->get());
@@ -311,7 +319,9 @@ bool ClientTable::drain(LocalClient& client) {
       return true;
     }
     client.backlog.pop();
+    ++client.ipc_counts.sent;
   }
+  if (client.backlog.empty()) client.ipc_counts.sent = 0;
   return true;
 }
 

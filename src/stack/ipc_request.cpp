@@ -157,6 +157,7 @@ bool decode_request(std::span<const std::byte> message, IpcRequest& out) noexcep
     case RequestId::kQuorumNode: out.node = body.get_u32(); return at_end(body);
     case RequestId::kShutdown: return read_flag(body, out, ipc::kShutdownImmediate);
     case RequestId::kKeyMap: return read_flag(body, out, ipc::kKeyMapStats);
+    case RequestId::kClientService: return read_flag(body, out, ipc::kServiceNative);
     case RequestId::kShutdownTrack:
     case RequestId::kRingTrack:
     case RequestId::kShutdownReply: return read_flag(body, out, 1);

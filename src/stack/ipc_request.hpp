@@ -34,8 +34,9 @@ struct IpcRequest {
   std::uint64_t track_id = 0;     // kKeyUntrack
   std::uint32_t node = 0;         // kNodeAddresses, kKillNode
   std::string_view reason;        // kKillNode
-  std::uint8_t flag =
-      0;  // kShutdown's flags; kShutdownTrack's and kRingTrack's on; kShutdownReply's agree; kKeyMap's map
+  // kShutdown's flags; kShutdownTrack's and kRingTrack's on; kShutdownReply's agree; kKeyMap's map;
+  // kClientService's service.
+  std::uint8_t flag = 0;
   // kQuorumDevice: its op, the names, the ring a poll votes for; its cast vote or allow in `flag`,
   // kDeviceInfo's node in `node`.
   std::uint8_t device_op = 0;

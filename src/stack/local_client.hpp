@@ -24,6 +24,15 @@ struct QuorumTold {
   std::uint32_t highest_expected = 0;
 };
 
+// What the statistics map shows of a connection beside its channel's counts, under Corosync's
+// names (stats.ipcs.serviceN.PID.HANDLE.*); stats.clear.ipc zeroes them.
+struct ClientIpcCounts {
+  std::uint64_t invalid_requests = 0;  // requests that did not decode, or that were refused as malformed
+  std::uint64_t overloads = 0;         // requests refused for now (-EAGAIN: CS_ERR_TRY_AGAIN)
+  // Events sent since its backlog last began or emptied, as Corosync's "sent" counts them.
+  std::uint32_t sent = 0;
+};
+
 struct LocalClient {
   LocalClient(ClientChannel& c, pid_t p, uid_t u, gid_t g, std::uint64_t gen) noexcept
       : channel(c), pid(p), uid(u), gid(g), generation(gen) {}
@@ -53,8 +62,11 @@ struct LocalClient {
   bool tracks_rings = true;                           // kRingChange events, unless it asked for none (kRingTrack)
   std::uint8_t key_map = ipc::kKeyMapDefault;         // where its key requests go (kKeyMap)
   std::uint8_t quorum_track = ipc::kQuorumTrackStop;  // the kQuorumChange events it asked for
-  QuorumTold quorum_told;        // the quorum as its last kQuorumChange (sent or not, by its mode) had it
-  bool tracks_shutdown = false;  // asked for kShutdownQuery events
+  QuorumTold quorum_told;                      // the quorum as its last kQuorumChange (sent or not, by its mode) had it
+  bool tracks_shutdown = false;                // asked for kShutdownQuery events
+  std::uint8_t service = ipc::kServiceNative;  // as it said (kClientService)
+  std::string process_name;                    // its command's name as the kernel had it at connection
+  ClientIpcCounts ipc_counts;
 };
 
 // Stopping or killing a node, reloading its configuration, and changing votes or expected votes

@@ -227,6 +227,7 @@ int NodeStack::request(LocalClient& client, const IpcRequest& request, ipc::Body
       case RequestId::kQuorumTrack:
         return quorum_clients_ ? quorum_clients_->track(client, request.quorum_track) : -ENOTSUP;
       case RequestId::kRingTrack: return ring_track(client, request.flag == 1);
+      case RequestId::kClientService: client.service = request.flag; return 0;
       case RequestId::kQuorumNode: return quorum_clients_ ? quorum_clients_->node(request.node, reply) : -ENOTSUP;
       case RequestId::kQuorumDevice:
         return quorum_clients_ ? quorum_clients_->device(client, request, host_.now(), reply) : -ENOTSUP;

@@ -71,6 +71,7 @@ std::vector<std::byte> encode_body(const IpcRequest& request) {
     case RequestId::kShutdownTrack:
     case RequestId::kRingTrack:
     case RequestId::kKeyMap:
+    case RequestId::kClientService:
     case RequestId::kShutdownReply: body.u8(request.flag); break;
     case RequestId::kKillNode:
       body.u32(request.node);

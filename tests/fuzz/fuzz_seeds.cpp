@@ -316,6 +316,9 @@ void ipc_seeds() {
   ipc::BodyWriter key_map;
   key_map.u8(ipc::kKeyMapStats);
   write("fuzz_ipc_request", "key_map_stats", request(RequestId::kKeyMap, key_map));
+  ipc::BodyWriter service;
+  service.u8(2);  // cpg
+  write("fuzz_ipc_request", "client_service_cpg", request(RequestId::kClientService, service));
   ipc::BodyWriter poll;
   poll.u8(ipc::kDevicePoll);
   poll.string("Qdevice");

@@ -20,6 +20,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -295,6 +296,71 @@ TEST_F(CorosyncTools, CmapctlShowsTheStatisticsMapAndTracksACounter) {
         ASSERT_TRUE(pump_until(raw(clients), [&] { return clients[1]->messages.size() == 2; }));
       },
       "modify> stats.srp.mcast_tx (u64) = 1\n", tracked));
+}
+
+// Each connection's stats.ipcs.serviceN.PID.HANDLE.* keys, under Corosync's names and types: a
+// drop-in library's under its Corosync service (cmapctl's own: service 0), a librtotem client's
+// under service 64. A client that does not read has its events queued, and -C ipc zeroes the counts.
+TEST_F(CorosyncTools, CmapctlShowsEachConnectionsIpcCounts) {
+  DaemonCluster cluster(2, 1000, "", kVotequorum);
+  std::vector<std::unique_ptr<TestClient>> clients;
+  ASSERT_NO_FATAL_FAILURE(start_ring(cluster, 2, clients));
+  ASSERT_NO_FATAL_FAILURE(join_group(clients, "g"));
+  const std::string native = fmt::format("stats.ipcs.service64.{}.", getpid());
+  const auto ipcs = [&] {
+    std::string out;
+    EXPECT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl -m stats stats.ipcs.", out), 0) << out;
+    return out;
+  };
+  // The one key of node 1's client named `name`, with its type and value ("requests (u64) = 5").
+  const auto value_of = [&](const std::string& out, const std::string& name) {
+    const std::regex line(fmt::format("{}0x[0-9a-f]+\\.{} (\\([a-z0-9]+\\) = [^\\n]*)", native, name));
+    std::smatch m;
+    return std::regex_search(out, m, line) ? m[1].str() : std::string("(none)");
+  };
+
+  std::string out = ipcs();
+  // corosync-cmapctl, as /proc/PID/comm names it (15 bytes of "corosync-cmapctl").
+  EXPECT_TRUE(std::regex_search(out, std::regex("stats\\.ipcs\\.service0\\.[0-9]+\\.0x[0-9a-f]+\\.procname "
+                                                "\\(str\\) = corosync-cmapct\\n")))
+      << out;
+  EXPECT_EQ(value_of(out, "procname"), "(str) = corosync_tools");
+  EXPECT_EQ(value_of(out, "queueing"), "(i32) = 0");
+  EXPECT_EQ(value_of(out, "queued"), "(u32) = 0");
+  EXPECT_EQ(value_of(out, "invalid_request"), "(u64) = 0");
+  EXPECT_EQ(value_of(out, "overload"), "(u64) = 0");
+  EXPECT_EQ(value_of(out, "flow_control"), "(u32) = 0");
+  EXPECT_EQ(value_of(out, "flow_control_count"), "(u64) = 0");
+  for (const char* name : {"sent", "send_retries", "recv_retries"})
+    EXPECT_TRUE(std::regex_match(value_of(out, name), std::regex("\\(u[36][24]\\) = [0-9]+"))) << name << "\n" << out;
+  // It connected, asked for its ring, joined and was told of the group: requests, answers, events.
+  for (const char* name : {"requests", "responses", "dispatched"})
+    EXPECT_TRUE(std::regex_match(value_of(out, name), std::regex("\\(u64\\) = [1-9][0-9]*"))) << name << "\n" << out;
+  EXPECT_FALSE(contains(out, "stats.ipcs.service64." + std::to_string(getpid()) + ".0x0.")) << out;
+
+  // Node 1's client stops reading; node 2's sends more than its event ring holds.
+  const std::string big(64 * 1024, 'x');
+  constexpr int kBig = 48;  // 3 MiB, past the ring's 1 MiB
+  for (int i = 0; i < kBig; ++i) ASSERT_EQ(clients[1]->send("g", big), 0) << i;
+  ASSERT_TRUE(eventually([&] { return value_of(ipcs(), "queueing") == "(i32) = 1"; })) << ipcs();
+  out = ipcs();
+  EXPECT_TRUE(std::regex_match(value_of(out, "queued"), std::regex("\\(u32\\) = [1-9][0-9]*"))) << out;
+  ASSERT_TRUE(pump_until(raw(clients), [&] { return clients[0]->messages.size() == kBig; }));
+  ASSERT_TRUE(eventually([&] { return value_of(ipcs(), "queueing") == "(i32) = 0"; })) << ipcs();
+  EXPECT_EQ(value_of(ipcs(), "queued"), "(u32) = 0");
+
+  // -C ipc: each connection counts again from 0 (cmapctl's next one asks after the clear).
+  ASSERT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl -m stats -C ipc", out), 0) << out;
+  out = ipcs();
+  EXPECT_EQ(value_of(out, "requests"), "(u64) = 0") << out;
+  EXPECT_EQ(value_of(out, "dispatched"), "(u64) = 0") << out;
+  EXPECT_EQ(value_of(out, "sent"), "(u32) = 0") << out;
+  // The clear's own connection may have closed since.
+  EXPECT_TRUE(std::regex_search(out, std::regex("stats\\.ipcs\\.global\\.closed \\(u64\\) = [01]\\n"))) << out;
+
+  // A client that goes takes its keys with it.
+  clients[0].reset();
+  ASSERT_TRUE(eventually([&] { return !contains(ipcs(), native); })) << ipcs();
 }
 
 // Debian's corosync-blackbox, unmodified: it asks for a state dump and the flight data through cmap,

@@ -18,6 +18,7 @@ namespace {
 
 using rtotem::corosync::Connection;
 using rtotem::corosync::cs_error;
+using rtotem::corosync::Service;
 
 struct Cfg {
   Connection connection;
@@ -89,7 +90,7 @@ CS_EXPORT cs_error_t corosync_cfg_initialize(corosync_cfg_handle_t* handle, cons
   if (handle == nullptr) return CS_ERR_INVALID_PARAM;
   auto s = std::make_shared<Cfg>();
   if (callbacks != nullptr) s->callbacks = *callbacks;
-  if (cs_error_t rc = s->connection.open(nullptr, s.get()); rc != CS_OK) return rc;
+  if (cs_error_t rc = s->connection.open(Service::kCfg, nullptr, s.get()); rc != CS_OK) return rc;
   return rtotem::corosync::publish(handles(), std::move(s), handle);
 }
 

@@ -19,6 +19,7 @@ namespace {
 
 using rtotem::corosync::Connection;
 using rtotem::corosync::cs_error;
+using rtotem::corosync::Service;
 
 struct Tracker {
   Connection* connection = nullptr;  // its handle's, which runs the callback
@@ -171,7 +172,7 @@ CS_EXPORT cs_error_t cmap_initialize_map(cmap_handle_t* handle, cmap_map_t map) 
   if (handle == nullptr) return CS_ERR_INVALID_PARAM;
   if (map != CMAP_MAP_DEFAULT && map != CMAP_MAP_STATS) return CS_ERR_NOT_EXIST;  // as Corosync's service answers
   auto c = std::make_shared<Cmap>();
-  if (cs_error_t rc = c->connection.open(nullptr, nullptr); rc != CS_OK) return rc;
+  if (cs_error_t rc = c->connection.open(Service::kCmap, nullptr, nullptr); rc != CS_OK) return rc;
   if (map == CMAP_MAP_STATS)
     if (cs_error_t rc = cs_error(rtotem_key_map(c->connection.handle(), RTOTEM_KEY_MAP_STATS)); rc != CS_OK) return rc;
   *handle = handles().add(std::move(c));

@@ -33,6 +33,7 @@ using rtotem::corosync::cpg_group_name;
 using rtotem::corosync::cs_error;
 using rtotem::corosync::never_null;
 using rtotem::corosync::rtotem_group_name;
+using rtotem::corosync::Service;
 
 enum class Membership { kNone, kJoined, kLeaving };
 
@@ -217,7 +218,7 @@ CS_EXPORT cs_error_t cpg_model_initialize(cpg_handle_t* handle, cpg_model_t mode
   s->model.model = CPG_MODEL_V1;
   s->initial_totem_due = (s->model.flags & CPG_MODEL_V1_DELIVER_INITIAL_TOTEM_CONF) != 0;  // once a handle, as Corosync
   s->context = context;
-  if (cs_error_t rc = s->connection.open(&kCallbacks, s.get()); rc != CS_OK) return rc;
+  if (cs_error_t rc = s->connection.open(Service::kCpg, &kCallbacks, s.get()); rc != CS_OK) return rc;
   if (const int rc = rtotem_local_nodeid(s->connection.handle(), &s->local_nodeid); rc < 0) return cs_error(rc);
   return rtotem::corosync::publish(handles(), std::move(s), handle);
 }

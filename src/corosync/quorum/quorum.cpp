@@ -21,6 +21,7 @@ namespace {
 using rtotem::corosync::Connection;
 using rtotem::corosync::cs_error;
 using rtotem::corosync::never_null;
+using rtotem::corosync::Service;
 
 struct Quorum {
   Connection connection;
@@ -83,7 +84,7 @@ void quorum_changed(rtotem_t*, const rtotem_quorum* q, void* ctx) {
 
 cs_error_t open(quorum_handle_t* handle, std::shared_ptr<Quorum> s, uint32_t* quorum_type) {
   if (handle == nullptr || quorum_type == nullptr) return CS_ERR_INVALID_PARAM;
-  if (cs_error_t rc = s->connection.open(nullptr, s.get()); rc != CS_OK) return rc;
+  if (cs_error_t rc = s->connection.open(Service::kQuorum, nullptr, s.get()); rc != CS_OK) return rc;
   rtotem_quorum_node_info node{};
   rtotem_quorum state{};
   const int rc = rtotem_quorum_get(s->connection.handle(), 0, &node, &state);

@@ -21,8 +21,12 @@ Connection::~Connection() {
   if (handle_ != nullptr) rtotem_disconnect(handle_);
 }
 
-cs_error_t Connection::open(const rtotem_callbacks* callbacks, void* ctx) {
-  return cs_error(rtotem_connect(&handle_, nullptr, callbacks, ctx));
+cs_error_t Connection::open(Service service, const rtotem_callbacks* callbacks, void* ctx) {
+  if (const int rc = rtotem_connect(&handle_, nullptr, callbacks, ctx); rc != 0) return cs_error(rc);
+  // A daemon older than the call answers -EINVAL; the connection serves all the same.
+  if (const int rc = rtotem_client_service(handle_, static_cast<unsigned>(service)); rc != 0 && rc != -EINVAL)
+    return cs_error(rc);
+  return CS_OK;
 }
 
 cs_error_t Connection::fd(int* out) {

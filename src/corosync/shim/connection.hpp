@@ -19,6 +19,9 @@ namespace rtotem::corosync {
 // plus what rtotem says that corosync does not: -EPERM is a refusal, -ECONNREFUSED no daemon.
 cs_error_t cs_error(int rc) noexcept;
 
+// Corosync's service numbers (corodefs.h's enum corosync_service_types).
+enum class Service : unsigned { kCmap = 0, kCfg = 1, kCpg = 2, kQuorum = 3, kVotequorum = 5 };
+
 class Connection {
  public:
   Connection() = default;
@@ -26,8 +29,9 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
   ~Connection();
 
-  // Connects to rtotemd ($RTOTEM_IPC, else "rtotem"), with librtotem's callbacks bound to ctx.
-  cs_error_t open(const rtotem_callbacks* callbacks, void* ctx);
+  // Connects to rtotemd ($RTOTEM_IPC, else "rtotem"), with librtotem's callbacks bound to ctx, as
+  // Corosync's `service` (what the statistics map shows it as).
+  cs_error_t open(Service service, const rtotem_callbacks* callbacks, void* ctx);
   rtotem_t* handle() const noexcept { return handle_; }
 
   // Serialises calls on the connection (librtotem's handle is for one thread at a time).

@@ -19,6 +19,7 @@ namespace {
 using rtotem::corosync::Connection;
 using rtotem::corosync::cs_error;
 using rtotem::corosync::never_null;
+using rtotem::corosync::Service;
 
 struct Votequorum {
   Connection connection;
@@ -93,7 +94,7 @@ CS_EXPORT cs_error_t votequorum_initialize(votequorum_handle_t* handle, votequor
   if (handle == nullptr) return CS_ERR_INVALID_PARAM;
   auto s = std::make_shared<Votequorum>();
   if (callbacks != nullptr) s->callbacks = *callbacks;
-  if (cs_error_t rc = s->connection.open(nullptr, s.get()); rc != CS_OK) return rc;
+  if (cs_error_t rc = s->connection.open(Service::kVotequorum, nullptr, s.get()); rc != CS_OK) return rc;
   rtotem_quorum_node_info node{};
   rtotem_quorum state{};
   // As Corosync without quorum.provider: there is no votequorum service to connect to.

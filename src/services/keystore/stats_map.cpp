@@ -36,6 +36,29 @@ constexpr SrpKey kSrpKeys[] = {
     {"consensus_timeouts", &membership::NodeCounters::consensus_timeouts},
 };
 
+// stats.ipcs.serviceN.PID.HANDLE.*, as Corosync names a connection's keys; HANDLE is the
+// connection's generation where Corosync prints its connection's address, unique as that is.
+void add_connection_keys(const stack::LocalClient& client, std::vector<std::pair<std::string, KeyValue>>& keys) {
+  const std::string prefix =
+      fmt::format("stats.ipcs.service{}.{}.{:#x}.", client.service, client.pid, client.generation);
+  const stack::ChannelCounts channel = client.channel.counts();
+  const stack::ClientIpcCounts& own = client.ipc_counts;
+  const auto add = [&](std::string_view name, KeyValue value) { keys.emplace_back(prefix + std::string(name), value); };
+  add("queueing", KeyValue::i32(client.backlog.empty() ? 0 : 1));
+  add("queued", KeyValue::u32(static_cast<std::uint32_t>(client.backlog.count())));
+  add("invalid_request", KeyValue::u64(own.invalid_requests));
+  add("overload", KeyValue::u64(own.overloads));
+  add("sent", KeyValue::u32(own.sent));
+  keys.emplace_back(prefix + "procname", KeyValue::string(client.process_name));
+  add("requests", KeyValue::u64(channel.requests));
+  add("responses", KeyValue::u64(channel.responses));
+  add("dispatched", KeyValue::u64(channel.events));
+  add("send_retries", KeyValue::u64(channel.send_retries));
+  add("recv_retries", KeyValue::u64(channel.recv_retries));
+  add("flow_control", KeyValue::u32(channel.flow_control));
+  add("flow_control_count", KeyValue::u64(channel.flow_control_count));
+}
+
 // A counter, which a clear zeroes (the rest are states: connected, mtu, latency, active).
 bool counts(std::string_view key) {
   return key.starts_with("stats.srp.") || key.ends_with(".down_count") || key.ends_with(".up_count") ||
@@ -90,7 +113,10 @@ std::vector<std::pair<std::string, KeyValue>> KeyClients::stats_keys() const {
   }
 
   std::uint64_t active = 0;  // not those closing, whose connection has gone already
-  clients_.for_each_client([&](const LocalClient&) { ++active; });
+  clients_.for_each_client([&](const LocalClient& client) {
+    ++active;
+    add_connection_keys(client, keys);
+  });
   keys.emplace_back("stats.ipcs.global.active", KeyValue::u64(active));
   keys.emplace_back("stats.ipcs.global.closed", KeyValue::u64(clients_.connections_made() - active));
   std::ranges::sort(keys, {}, &std::pair<std::string, KeyValue>::first);
@@ -115,6 +141,12 @@ int KeyClients::clear_stats(const LocalClient& client, std::string_view what) {
   for (const auto& [key, value] : stats_keys())
     for (std::string_view prefix : *prefixes)
       if (key.starts_with(prefix) && counts(key)) stats_cleared_[key] = value.bits;
+  // A connection's counts are zeroed where they are kept, as Corosync has libqb clear its own.
+  if (std::ranges::any_of(*prefixes, [](std::string_view p) { return std::string_view("stats.ipcs.").starts_with(p); }))
+    clients_.for_each_client([](LocalClient& c) {
+      c.channel.clear_counts();
+      c.ipc_counts = {};
+    });
   refresh_stats();
   return 0;
 }

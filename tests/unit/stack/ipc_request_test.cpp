@@ -157,6 +157,16 @@ TEST(IpcRequest, AKeyMapIsTheStoreOrTheStatistics) {
   EXPECT_FALSE(decode_request(message(RequestId::kKeyMap, ipc::BodyWriter{}), request)) << "empty";
 }
 
+TEST(IpcRequest, AClientServiceIsCorosyncsNumberOrNative) {
+  IpcRequest request;
+  for (std::uint8_t service : {std::uint8_t{0}, std::uint8_t{5}, ipc::kServiceNative}) {
+    ASSERT_TRUE(decode_request(message(RequestId::kClientService, u8_body(service)), request));
+    EXPECT_EQ(request.flag, service);
+  }
+  EXPECT_FALSE(decode_request(message(RequestId::kClientService, u8_body(ipc::kServiceNative + 1)), request));
+  EXPECT_FALSE(decode_request(message(RequestId::kClientService, ipc::BodyWriter{}), request)) << "empty";
+}
+
 TEST(IpcRequest, AQuorumDeviceCallCarriesItsNamesAndWhatItSets) {
   auto body = [](std::uint8_t op, std::string_view name) {
     ipc::BodyWriter b;
