@@ -26,13 +26,15 @@ write_conf() {
   } >"$file"
 }
 
-# write_udp_conf FILE CLUSTER: a corosync.conf for the HA tests: UDP (udpu), token 5000 ms, every VM
-# a node named as its host (rxe-node0...), votequorum.
+# write_udp_conf FILE CLUSTER [TRANSPORT]: a corosync.conf for the HA tests: UDP (udpu, or knet
+# without crypto for Debian's Corosync), token 5000 ms, every VM a node named as its host
+# (rxe-node0...), votequorum.
 write_udp_conf() {
-  local file=$1 cluster=$2 ip i=1
+  local file=$1 cluster=$2 transport=${3:-udpu} ip i=1
   {
-    printf 'totem {\n  cluster_name: %s\n  transport: udpu\n  token: 5000\n  token_coefficient: 0\n}\nnodelist {\n' \
-      "$cluster"
+    printf 'totem {\n  cluster_name: %s\n  transport: %s\n  token: 5000\n  token_coefficient: 0\n' "$cluster" "$transport"
+    [[ $transport == knet ]] && printf '  version: 2\n  crypto_cipher: none\n  crypto_hash: none\n'
+    printf '}\nnodelist {\n'
     for ip in $RXE_IPS; do
       printf '  node {\n    nodeid: %d\n    name: rxe-node%d\n    ring0_addr: %s\n  }\n' "$i" "$((i - 1))" "$ip"
       i=$((i + 1))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# What each VM of vm_sbd_test.sh runs: rtotemd (UDP) with the drop-in Corosync libraries, Debian's
-# sbd in watchdog-only mode on softdog (no shared disk; -P: Pacemaker's quorum and health), and
+# What each VM of vm_sbd_test.sh runs: rtotemd (UDP) with the drop-in Corosync libraries, or Debian's
+# Corosync (knet) as the reference, then Debian's sbd in watchdog-only mode on softdog (no shared disk; -P: Pacemaker's quorum and health), and
 # Pacemaker on top, all unmodified, with stonith-watchdog-timeout set so that the others may take
 # a node that lost quorum as fenced once its watchdog has had time to reset it. Once 3 nodes are
 # online and quorate, the last node cuts itself off (nftables drops all it exchanges with the
@@ -8,37 +8,52 @@
 # SBD_WATCHDOG_TIMEOUT (the VM powers off: qemu runs with -no-reboot). The others must see it
 # gone, stay quorate, take it as fenced (crm_mon: OFFLINE) and run its Dummy resource. Every
 # wait is bounded.
-# Usage (inside rxe-vm): vm_sbd_node.sh BUILD_DIR WATCHDOG_TIMEOUT_S
+# Usage (inside rxe-vm): vm_sbd_node.sh BUILD_DIR WATCHDOG_TIMEOUT_S rtotem|corosync
 set -euo pipefail
 build=${1:?build dir}
 watchdog_s=${2:?SBD_WATCHDOG_TIMEOUT in seconds}
+stack=${3:?rtotem or corosync}
 # shellcheck source=tests/rdma/vm_node_lib.sh
 source "$(dirname "$(readlink -f "$0")")/vm_node_lib.sh"
 trap stop_node EXIT
 last=$([[ $node == "$RXE_NODES" ]] && echo yes || echo no)
-dropin=$build/src/corosync
+# The cluster layer's libraries: the drop-ins, or Debian's own.
+libs=$([[ $stack == rtotem ]] && echo "$build/src/corosync" || echo "")
 me=rxe-node$((node - 1))
 # What sbd and Pacemaker read from /etc/default/sbd under systemd, given here.
 sbd_env=(SBD_PACEMAKER=yes SBD_WATCHDOG_DEV=/dev/watchdog "SBD_WATCHDOG_TIMEOUT=$watchdog_s"
   SBD_STARTMODE=always SBD_SYNC_RESOURCE_STARTUP=no "SBD_TIMEOUT_ACTION=flush,reboot")
-pcmk() { timeout 60 env LD_LIBRARY_PATH="$dropin" "$@"; }
+pcmk() { timeout 60 env LD_LIBRARY_PATH="$libs" "$@"; }
 
 modprobe softdog
 [[ -c /dev/watchdog ]] || { say "no /dev/watchdog after modprobe softdog"; exit 1; }
 
 conf=$RXE_OUT/corosync.conf
-write_udp_conf "$conf" vmsbd
-start_daemon "$conf"
-wait_ring "$all_nodes" 120
+if [[ $stack == rtotem ]]; then
+  write_udp_conf "$conf" vmsbd
+  start_daemon "$conf"
+  wait_ring "$all_nodes" 120
+else
+  write_udp_conf "$conf" vmsbd knet
+  printf 'logging {\n  to_stderr: yes\n  to_syslog: no\n  timestamp: on\n}\n' >>"$conf"
+  /usr/sbin/corosync -f -c "$conf" >>"$RXE_OUT/corosync.log" 2>&1 &
+  daemon=$!
+  for ((t = 0; t < 600; t++)); do  # 120 s: quorate with every node's vote
+    timeout 10 corosync-quorumtool -s 2>/dev/null | grep -qE "^Total votes: +$RXE_NODES\$" && break
+    kill -0 "$daemon" 2>/dev/null || { say "corosync exited"; tail -20 "$RXE_OUT/corosync.log"; exit 1; }
+    sleep 0.2
+  done
+  timeout 10 corosync-quorumtool -s >/dev/null 2>&1 || { say "corosync not quorate after 120 s"; exit 1; }
+fi
 
 install -d -o hacluster -g haclient /var/lib/pacemaker/cib /var/lib/pacemaker/pengine /var/log/pacemaker
 # sbd logs to syslog only: a syslogd writes it, with Pacemaker's lines, where the host reads it.
 busybox syslogd -n -O "$RXE_OUT/syslog.txt" &
-env LD_LIBRARY_PATH="$dropin" "${sbd_env[@]}" sbd -W -w /dev/watchdog -P -n "$me" -p /run/sbd.pid watch \
+env LD_LIBRARY_PATH="$libs" "${sbd_env[@]}" sbd -W -w /dev/watchdog -P -n "$me" -p /run/sbd.pid watch \
   >>"$RXE_OUT/sbd.log" 2>&1
 for ((t = 0; t < 150; t++)); do [[ -s /run/sbd.pid ]] && break; sleep 0.2; done
 [[ -s /run/sbd.pid ]] || { say "sbd wrote no pid file"; tail -20 "$RXE_OUT/sbd.log"; exit 1; }
-env LD_LIBRARY_PATH="$dropin" "${sbd_env[@]}" PCMK_logfile=/var/log/pacemaker/pacemaker.log \
+env LD_LIBRARY_PATH="$libs" "${sbd_env[@]}" PCMK_logfile=/var/log/pacemaker/pacemaker.log \
   PCMK_logfacility=daemon /usr/sbin/pacemakerd >>"$RXE_OUT/pacemakerd.out" 2>&1 &
 pacemakerd=$!
 
@@ -73,7 +88,7 @@ done
 "$RXE_VM" barrier online 300
 
 if [[ $last == yes ]]; then
-  # The kernel's clock (the console's timestamps) and the wall clock (rtotemd's log), at once.
+  # The kernel's clock (the console's timestamps) and the wall clock (the daemon's log), at once.
   echo "$(cut -d' ' -f1 /proc/uptime) $(date +%s.%N)" >"$RXE_OUT/cut_at"
   nft -f - <<NFT
 table inet rtcut {
