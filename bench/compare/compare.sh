@@ -23,21 +23,24 @@
 #   costs        in the middle of each throughput run: CPU time (user + system, all threads) of
 #                every daemon and of every client per delivered message; rtotem: node 1's sendmmsg
 #                calls (link.tx_calls), datagrams (link.tx_packets), heap allocations per message
+# With --noise, the throughput and latency rows run a second time in the same cluster, with one
+# busy loop per CPU at normal priority in each node's namespace (row label "noise": "on").
 # Configurations alternate (A B A B: every configuration once per repetition) and the report gives
 # medians and ranges, so that a drift of the shared machine hits all of them alike. Results:
 # OUT/results.jsonl (one line per client run), OUT/meta.txt, OUT/report.md (bench/compare/report.py).
 #
 # Usage: bench/compare/compare.sh [--quick] [--out DIR] [--nodes "3 5"] [--reps R] [--secs T]
 #          [--sizes "64 1024 ..."] [--lat-sizes "..."] [--configs "system:transport:crypto:sched ..."]
-#          [--baseline DIR] [--mtu M] [--no-build]
+#          [--baseline DIR] [--mtu M] [--noise] [--no-build]
 #   --quick    N=3; sizes 64, 1 KiB, 64 KiB; 3 s runs; latency at 1 KiB; one repetition (< 10 min)
 #   default    N=3 and 5; sizes 64 B .. 1 MiB; 5 s runs; two repetitions
 #   configs    rtotem:udpu|udp|udpu-2links-active|udpu-2links-passive:off|on:other[:NETMTU] (2links:
 #              a second udpu link on a second bridge, in that link mode; corosync's is
 #              knet-2links-active|passive), rtotem-cpg:... (as rtotem:..., the client
 #              cpg-bench on the drop-in libcpg), corosync:knet|udpu:off|on:rr|other (rr =
-#              corosync's default real-time scheduling, other = sched_rr: no; rtotemd always runs
-#              SCHED_OTHER; NETMTU: rtotem's totem.netmtu, default 1400; crypto on: totem.crypto
+#              corosync's default real-time scheduling, other = sched_rr: no; rtotem's rr: rtotemd
+#              started under chrt --rr 99, where corosync puts itself, its other SCHED_OTHER, as it
+#              runs by default; NETMTU: rtotem's totem.netmtu, default 1400; crypto on: totem.crypto
 #              with a key from rtotem-keygen, corosync's aes256/sha256), raw:udp:off:other (bare
 #              sendmmsg/recvmmsg, a datagram per entry, rtotem-udp-wire, throughput only),
 #              rtotem-base:... (as rtotem:..., with the --baseline build's binaries)
@@ -48,6 +51,9 @@
 #              like Corosync's (listed in the report, not counted in the exit code)
 #   --mtu      the hosts' link MTU (default 1500; 9000: jumbo frames, with a config's NETMTU to use
 #              them, e.g. rtotem:udpu:off:other:8900)
+#   --noise    the throughput and latency rows again under CPU load: nproc busy loops (nice 0) in
+#              each node's namespace, the same for every system; the report's tables get a column
+#              "noise"
 #   --no-build run CMP_BUILD as it is (a tree mid-edit, or a build whose source is gone)
 # Needs root (namespaces). Installs corosync and libcpg-dev if missing, and builds rtotem (release,
 # invariant checks off) in CMP_BUILD (default build-bench). Everything it starts is killed and every
@@ -82,6 +88,7 @@ idle_cpu_seconds=10
 mode=full
 baseline=""
 build=1
+noise_modes=off
 args=("$@")
 while (($#)); do
   case "$1" in
@@ -98,6 +105,7 @@ while (($#)); do
     --configs) configs=$2; shift 2 ;;
     --baseline) baseline=$2; shift 2 ;;
     --mtu) CMP_MTU=$2; shift 2 ;;
+    --noise) noise_modes="off on"; shift ;;
     --no-build) build=""; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare: unknown option '$1' (--help lists them)" >&2; exit 2 ;;
@@ -149,10 +157,11 @@ fi
 work="$(mktemp -d /tmp/rtotem-compare.XXXXXX)"
 declare -A daemon_pid=()  # node -> pid of its running daemon
 client_pids=()
+noise_pids=()
 
 cleanup() {
   local pid
-  for pid in "${client_pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+  for pid in "${client_pids[@]}" "${noise_pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
   for pid in "${daemon_pid[@]}"; do
     kill -KILL "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
@@ -170,7 +179,7 @@ results="$out/results.jsonl"
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "command: bench/compare/compare.sh ${args[*]}"
-  echo "mode: $mode; nodes: $nodes; repetitions: $reps; throughput seconds: $secs; latency seconds: $lat_seconds; idle seconds per sender: $idle_seconds; link MTU: $CMP_MTU"
+  echo "mode: $mode; nodes: $nodes; repetitions: $reps; throughput seconds: $secs; latency seconds: $lat_seconds; idle seconds per sender: $idle_seconds; link MTU: $CMP_MTU; noise: ${noise_modes// / and }"
   echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(free -g | awk '/Mem:/{print $2}') GiB, kernel $(uname -r), $(. /etc/os-release && echo "$PRETTY_NAME")"
   echo "rtotem: $(sys_version rtotem); build: $CMP_BUILD (release, invariants off)"
   [[ -z $CMP_BASELINE ]] || echo "baseline: $(sys_version rtotem-base); build: $CMP_BASELINE"
@@ -180,6 +189,23 @@ results="$out/results.jsonl"
 cat "$out/meta.txt" >&2
 
 # ---------------------------------------------------------------- clusters
+
+# noise_start N / noise_stop: one busy loop per CPU at nice 0 in each of N nodes' namespaces.
+noise_start() {
+  local n=$1 i c
+  for ((i = 1; i <= n; i++)); do
+    for ((c = 0; c < $(nproc); c++)); do
+      ip netns exec "$(netns_node "$i")" nice -n 0 sh -c 'while :; do :; done' &
+      noise_pids+=($!)
+    done
+  done
+}
+noise_stop() {
+  local pid
+  for pid in "${noise_pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
+  for pid in "${noise_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  noise_pids=()
+}
 
 cluster_up() {  # cluster_up SYSTEM TRANSPORT CRYPTO SCHED N
   local system=$1 n=$5 i
@@ -448,26 +474,32 @@ run_config() {  # run_config CONFIG N REP
     run_wire "$n" "$rep"
     return
   fi
-  CMP_NETMTU=$netmtu cluster_up "$system" "$transport" "$crypto" "$sched" "$n"
+  CMP_NETMTU=$netmtu CMP_SCHED=$sched cluster_up "$system" "$transport" "$crypto" "$sched" "$n"
   sleep 1
   sched_now=$(sched_class)
   base="\"system\": \"$system\", \"transport\": \"$transport\", \"crypto\": \"$crypto\", \"sched\": \"$sched\", \"sched_seen\": \"$sched_now\", \"netmtu\": \"$netmtu\", \"nodes\": $n, \"rep\": $rep"
   # The baseline's rows carry its name: the report labels them with it.
   [[ $system != rtotem-base ]] || base+=", \"build\": \"$(rtotem_describe "$CMP_BASELINE")\""
   run_idle_cpu "$base, \"row\": \"idlecpu\", \"bytes\": 0" "$n"
-  for size in $sizes; do
-    label="$base, \"row\": \"throughput\", \"bytes\": $size"
-    local -a per_node=()
-    for ((i = 1; i <= n; i++)); do per_node+=("--mode throughput --senders $n --size $size --duration $secs --group t$size-$rep"); done
-    costs_label="$base, \"bytes\": $size" run_clients "$label" "$system" "$n" "${per_node[@]}" || true
-  done
-  local sender
-  for size in $lat_sizes; do
-    for sender in 1 "$n"; do
-      run_latency "$base, \"row\": \"latency\", \"bytes\": $size" "$system" "$n" "$sender" "$size" \
-        "$(latency_rate "$size")" "$lat_seconds" "l$size-$rep"
+  local noise sender plain=$base
+  for noise in $noise_modes; do
+    base="$plain, \"noise\": \"$noise\""
+    [[ $noise == off ]] || noise_start "$n"
+    for size in $sizes; do
+      label="$base, \"row\": \"throughput\", \"bytes\": $size"
+      local -a per_node=()
+      for ((i = 1; i <= n; i++)); do per_node+=("--mode throughput --senders $n --size $size --duration $secs --group t$size-$rep-$noise"); done
+      costs_label="$base, \"bytes\": $size" run_clients "$label" "$system" "$n" "${per_node[@]}" || true
     done
+    for size in $lat_sizes; do
+      for sender in 1 "$n"; do
+        run_latency "$base, \"row\": \"latency\", \"bytes\": $size" "$system" "$n" "$sender" "$size" \
+          "$(latency_rate "$size")" "$lat_seconds" "l$size-$rep-$noise"
+      done
+    done
+    noise_stop
   done
+  base=$plain
   for ((sender = 1; sender <= n; sender++)); do
     run_latency "$base, \"row\": \"idle\", \"bytes\": 64" "$system" "$n" "$sender" 64 "$idle_rate" "$idle_seconds" "i$rep"
   done

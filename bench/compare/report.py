@@ -133,6 +133,11 @@ def config_name(r):
     return f'{system} {r["transport"]}{crypto}{mtu} ({r["sched_seen"] or r["sched"]})'
 
 
+def noisy_name(r):
+    """config_name, and whether the run had --noise's load beside it: the cost tables' rows."""
+    return config_name(r) + (", under noise" if r.get("noise") == "on" else "")
+
+
 SYSTEM_ORDER = {"rtotem": 0, "rtotem-cpg": 1, "rtotem-base": 2, "corosync": 3}
 
 
@@ -145,22 +150,25 @@ def size_name(b):
 
 
 def per_run(results, row, value):
-    """{(nodes, bytes, sender): {config: [value per repetition]}}, and the runs whose check failed.
-    sender: the node that sent, for the rows with one sender (latency, idle); else 0."""
+    """{(nodes, bytes, sender, noise): {config: [value per repetition]}}, and the runs whose check
+    failed. sender: the node that sent, for the rows with one sender (latency, idle); else 0. noise:
+    "on" for a run under --noise's load, else "off"."""
     runs = defaultdict(list)
     for r in results:
         if r["row"] == row:
-            runs[(r["nodes"], r["bytes"], r.get("sender", 0), config_name(r), r["rep"], r["system"])].append(r)
+            runs[(r["nodes"], r["bytes"], r.get("sender", 0), r.get("noise", "off"), config_name(r), r["rep"],
+                  r["system"])].append(r)
     table = defaultdict(lambda: defaultdict(list))
     systems = {}
     bad = []
-    for (nodes, size, sender, config, rep, system), rs in sorted(runs.items()):
+    for (nodes, size, sender, noise, config, rep, system), rs in sorted(runs.items()):
         problem = check(row, rs, nodes)
         if problem:
             from_ = f" from node {sender}" if sender else ""
-            bad.append(f"{row} N={nodes} {size_name(size)}{from_} {config} rep {rep}: {problem}")
+            under = " under noise" if noise == "on" else ""
+            bad.append(f"{row} N={nodes} {size_name(size)}{from_}{under} {config} rep {rep}: {problem}")
             continue
-        table[(nodes, size, sender)][config].append(value(rs))
+        table[(nodes, size, sender, noise)][config].append(value(rs))
         systems[config] = system
     return table, systems, bad
 
@@ -214,17 +222,22 @@ def table(title, table_, systems, fmt, higher_is_better, note):
               if s in systems.values()]
     # The same client binary (cpg-bench) on both: rtotem through the drop-in libcpg against Corosync.
     cpg = "rtotem-cpg" in systems.values()
-    by_sender = any(sender for (_, _, sender) in table_)
+    by_sender = any(sender for (_, _, sender, _) in table_)
+    by_noise = any(noise == "on" for (_, _, _, noise) in table_)
     lines = [f"### {title}", "", note, "",
-             "| N | size | " + ("sender | " if by_sender else "") + " | ".join(configs) +
+             "| N | size | " + ("sender | " if by_sender else "") + ("noise | " if by_noise else "") +
+             " | ".join(configs) +
              " | rtotem best / corosync best |" +
              ("" if not cpg else " rtotem via libcpg / corosync best |") +
              "".join(f" rtotem best / {name} |" for _, name in others),
-             "|---|---:|" + ("---:|" if by_sender else "") + "---:|" * (len(configs) + 1 + cpg + len(others))]
-    for (nodes, size, sender) in sorted(table_):
-        row = table_[(nodes, size, sender)]
+             "|---|---:|" + ("---:|" if by_sender else "") + ("---|" if by_noise else "") +
+             "---:|" * (len(configs) + 1 + cpg + len(others))]
+    for key in sorted(table_):
+        nodes, size, sender, noise = key
+        row = table_[key]
         cells = [cell(row[c], fmt) if row.get(c) else "–" for c in configs]
-        lines.append(f"| {nodes} | {size_name(size)} | " + (f"{sender} | " if by_sender else "") + " | ".join(cells) +
+        lines.append(f"| {nodes} | {size_name(size)} | " + (f"{sender} | " if by_sender else "") +
+                     (f"{noise} | " if by_noise else "") + " | ".join(cells) +
                      f" | {ratio_text(row, systems, higher_is_better)} |" +
                      ("" if not cpg else f" {ratio_text(row, systems, higher_is_better, ours='rtotem-cpg')} |") +
                      "".join(f" {ratio_text(row, systems, higher_is_better, s)} |" for s, _ in others))
@@ -302,7 +315,7 @@ def alloc_table(results):
     rows = defaultdict(lambda: [0, 0])
     for r in results:
         if r["row"] == "allocs":
-            cell_ = rows[(r["nodes"], r["bytes"], config_name(r))]
+            cell_ = rows[(r["nodes"], r["bytes"], noisy_name(r))]
             cell_[0] += r["allocs"]
             cell_[1] += r["delivered"]
     if not rows:
@@ -322,7 +335,7 @@ def passed_throughput_runs(results):
     runs = defaultdict(list)
     for r in results:
         if r["row"] == "throughput":
-            runs[(r["nodes"], r["bytes"], config_name(r), r["rep"])].append(r)
+            runs[(r["nodes"], r["bytes"], noisy_name(r), r["rep"])].append(r)
     return {k: rs for k, rs in runs.items() if not check("throughput", rs, k[0])}
 
 
@@ -333,7 +346,7 @@ def cost_tables(results):
     system_of = {}  # config -> system
     checks = []
     for r in results:
-        key = (r["nodes"], r["bytes"], config_name(r))
+        key = (r["nodes"], r["bytes"], noisy_name(r))
         rs = runs.get(key + (r["rep"],)) if r["row"] == "costs" else None
         if not rs:
             continue  # its run failed its checks (listed under "Runs left out")

@@ -144,12 +144,16 @@ EOF
   sys_nodelist "$n" "$links"
 }
 
+# CMP_SCHED rr: rtotemd under SCHED_RR at the top priority, where corosync's sched_rr puts itself
+# (rtotemd asks for no real-time class of its own).
 sys_start() {
   local system=$1 i=$2 dir=$3 nd="$3/n$2" ns
+  local -a rr=()
   ns=$(netns_node "$i")
+  [[ ${CMP_SCHED:-other} != rr ]] || rr=(chrt --rr 99)
   case "$system" in
     rtotem | rtotem-cpg | rtotem-base)
-      ip netns exec "$ns" "$(rtotem_build "$system")/src/daemon/rtotemd" -f -c "$nd/rtotem.conf" \
+      ip netns exec "$ns" "${rr[@]}" "$(rtotem_build "$system")/src/daemon/rtotemd" -f -c "$nd/rtotem.conf" \
         --ipc-name "$(rtotem_ipc_name "$system" "$i")" \
         --state-dir "$nd/state" >>"$nd/daemon.log" 2>&1 &
       ;;
