@@ -20,7 +20,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
-#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -312,18 +312,35 @@ TEST_F(CorosyncTools, CmapctlShowsEachConnectionsIpcCounts) {
     EXPECT_EQ(corosync_tool(cluster, 1, "corosync-cmapctl -m stats stats.ipcs.", out), 0) << out;
     return out;
   };
-  // The one key of node 1's client named `name`, with its type and value ("requests (u64) = 5").
+  // The one key of node 1's client named `name`, with its type and value ("(u64) = 5"), from the
+  // line "<native>0x<handle>.<name> (u64) = 5". (No std::regex: g++ 12 warns inside it under ASan.)
   const auto value_of = [&](const std::string& out, const std::string& name) {
-    const std::regex line(fmt::format("{}0x[0-9a-f]+\\.{} (\\([a-z0-9]+\\) = [^\\n]*)", native, name));
-    std::smatch m;
-    return std::regex_search(out, m, line) ? m[1].str() : std::string("(none)");
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);) {
+      if (!line.starts_with(native + "0x")) continue;
+      const std::size_t dot = line.find('.', native.size());
+      if (dot != std::string::npos && line.compare(dot + 1, name.size() + 2, name + " (") == 0)
+        return line.substr(dot + 1 + name.size() + 1);
+    }
+    return std::string("(none)");
+  };
+  // A count of at least `least` in a value of `type` ("(u64) = 5").
+  const auto counts_at_least = [](const std::string& value, const std::string& type, std::uint64_t least) {
+    const std::string lead = "(" + type + ") = ";
+    if (!value.starts_with(lead) || value.size() == lead.size()) return false;
+    const std::string digits = value.substr(lead.size());
+    return digits.find_first_not_of("0123456789") == std::string::npos && std::stoull(digits) >= least;
   };
 
   std::string out = ipcs();
   // corosync-cmapctl, as /proc/PID/comm names it (15 bytes of "corosync-cmapctl").
-  EXPECT_TRUE(std::regex_search(out, std::regex("stats\\.ipcs\\.service0\\.[0-9]+\\.0x[0-9a-f]+\\.procname "
-                                                "\\(str\\) = corosync-cmapct\\n")))
-      << out;
+  {
+    std::istringstream lines(out);
+    bool cmapctl = false;
+    for (std::string line; std::getline(lines, line);)
+      cmapctl |= line.starts_with("stats.ipcs.service0.") && line.ends_with(".procname (str) = corosync-cmapct");
+    EXPECT_TRUE(cmapctl) << out;
+  }
   EXPECT_EQ(value_of(out, "procname"), "(str) = corosync_tools");
   EXPECT_EQ(value_of(out, "queueing"), "(i32) = 0");
   EXPECT_EQ(value_of(out, "queued"), "(u32) = 0");
@@ -331,11 +348,12 @@ TEST_F(CorosyncTools, CmapctlShowsEachConnectionsIpcCounts) {
   EXPECT_EQ(value_of(out, "overload"), "(u64) = 0");
   EXPECT_EQ(value_of(out, "flow_control"), "(u32) = 0");
   EXPECT_EQ(value_of(out, "flow_control_count"), "(u64) = 0");
-  for (const char* name : {"sent", "send_retries", "recv_retries"})
-    EXPECT_TRUE(std::regex_match(value_of(out, name), std::regex("\\(u[36][24]\\) = [0-9]+"))) << name << "\n" << out;
+  EXPECT_TRUE(counts_at_least(value_of(out, "sent"), "u32", 0)) << out;
+  for (const char* name : {"send_retries", "recv_retries"})
+    EXPECT_TRUE(counts_at_least(value_of(out, name), "u64", 0)) << name << "\n" << out;
   // It connected, asked for its ring, joined and was told of the group: requests, answers, events.
   for (const char* name : {"requests", "responses", "dispatched"})
-    EXPECT_TRUE(std::regex_match(value_of(out, name), std::regex("\\(u64\\) = [1-9][0-9]*"))) << name << "\n" << out;
+    EXPECT_TRUE(counts_at_least(value_of(out, name), "u64", 1)) << name << "\n" << out;
   EXPECT_FALSE(contains(out, "stats.ipcs.service64." + std::to_string(getpid()) + ".0x0.")) << out;
 
   // Node 1's client stops reading; node 2's sends more than its event ring holds.
@@ -344,7 +362,7 @@ TEST_F(CorosyncTools, CmapctlShowsEachConnectionsIpcCounts) {
   for (int i = 0; i < kBig; ++i) ASSERT_EQ(clients[1]->send("g", big), 0) << i;
   ASSERT_TRUE(eventually([&] { return value_of(ipcs(), "queueing") == "(i32) = 1"; })) << ipcs();
   out = ipcs();
-  EXPECT_TRUE(std::regex_match(value_of(out, "queued"), std::regex("\\(u32\\) = [1-9][0-9]*"))) << out;
+  EXPECT_TRUE(counts_at_least(value_of(out, "queued"), "u32", 1)) << out;
   ASSERT_TRUE(pump_until(raw(clients), [&] { return clients[0]->messages.size() == kBig; }));
   ASSERT_TRUE(eventually([&] { return value_of(ipcs(), "queueing") == "(i32) = 0"; })) << ipcs();
   EXPECT_EQ(value_of(ipcs(), "queued"), "(u32) = 0");
@@ -356,7 +374,9 @@ TEST_F(CorosyncTools, CmapctlShowsEachConnectionsIpcCounts) {
   EXPECT_EQ(value_of(out, "dispatched"), "(u64) = 0") << out;
   EXPECT_EQ(value_of(out, "sent"), "(u32) = 0") << out;
   // The clear's own connection may have closed since.
-  EXPECT_TRUE(std::regex_search(out, std::regex("stats\\.ipcs\\.global\\.closed \\(u64\\) = [01]\\n"))) << out;
+  EXPECT_TRUE(contains(out, "stats.ipcs.global.closed (u64) = 0\n") ||
+              contains(out, "stats.ipcs.global.closed (u64) = 1\n"))
+      << out;
 
   // A client that goes takes its keys with it.
   clients[0].reset();
