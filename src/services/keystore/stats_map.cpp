@@ -43,13 +43,15 @@ void add_connection_keys(const stack::LocalClient& client, std::vector<std::pair
       fmt::format("stats.ipcs.service{}.{}.{:#x}.", client.service, client.pid, client.generation);
   const stack::ChannelCounts channel = client.channel.counts();
   const stack::ClientIpcCounts& own = client.ipc_counts;
-  const auto add = [&](std::string_view name, KeyValue value) { keys.emplace_back(prefix + std::string(name), value); };
+  const auto add = [&](std::string_view name, KeyValue value) {
+    keys.emplace_back(prefix + std::string(name), std::move(value));
+  };
   add("queueing", KeyValue::i32(client.backlog.empty() ? 0 : 1));
   add("queued", KeyValue::u32(static_cast<std::uint32_t>(client.backlog.count())));
   add("invalid_request", KeyValue::u64(own.invalid_requests));
   add("overload", KeyValue::u64(own.overloads));
   add("sent", KeyValue::u32(own.sent));
-  keys.emplace_back(prefix + "procname", KeyValue::string(client.process_name));
+  add("procname", KeyValue::string(client.process_name));
   add("requests", KeyValue::u64(channel.requests));
   add("responses", KeyValue::u64(channel.responses));
   add("dispatched", KeyValue::u64(channel.events));
