@@ -56,6 +56,16 @@ void Backend::rekey(std::shared_ptr<const ClusterKey> seal_with, std::shared_ptr
   crypto_->set_keys(std::move(seal_with), std::move(also_open));
 }
 
+Result<void> Backend::check_peers(std::span<const std::vector<PeerAddress>> by_link) const {
+  (void)by_link;
+  return Error::make("{}: the nodelist cannot change while it runs", name());
+}
+
+void Backend::set_peers(std::span<const std::vector<PeerAddress>> by_link) {
+  (void)by_link;
+  RTOTEM_ASSERT(false);  // check_peers() refused
+}
+
 Status Backend::acquire(SendBufferRef& out) noexcept {
   const Status status = send_pool_->acquire(header_template_, out);
   if (status == Status::kPoolExhausted) ++counters_.tx_pool_exhausted;

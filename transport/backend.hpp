@@ -19,11 +19,13 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "transport/buffer.hpp"
 #include "transport/buffer_arena.hpp"
 #include "transport/cluster_key.hpp"
 #include "transport/counters.hpp"
+#include "transport/peer_address.hpp"
 #include "transport/recv_ring.hpp"
 #include "base/result.hpp"
 #include "transport/send_pool.hpp"
@@ -159,6 +161,12 @@ class Backend {
   // The cluster key changes with no ring change (WireCrypto::set_keys): seal with `seal_with`,
   // open what it or `also_open` sealed. Only on a backend opened with a key (sealed()).
   virtual void rekey(std::shared_ptr<const ClusterKey> seal_with, std::shared_ptr<const ClusterKey> also_open) noexcept;
+  // The nodelist changed at run time (a reload of every node): `by_link[i]` is every node's
+  // address on link i, this node's entry included (one list for a backend of one link). Peers
+  // kept keep their state; a packet queued to a removed one goes nowhere. check_peers() says
+  // whether set_peers() would take the lists, which it then must. By default a backend cannot.
+  virtual Result<void> check_peers(std::span<const std::vector<PeerAddress>> by_link) const;
+  virtual void set_peers(std::span<const std::vector<PeerAddress>> by_link);
   // A backend over several links (LinkSet) tells each link's state per peer; the others: null.
   virtual const class LinkSet* link_set() const noexcept { return nullptr; }
   // Another backend's buffer region (a LinkSet's), whose buffers this one is then given to send

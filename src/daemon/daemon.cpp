@@ -5,7 +5,8 @@
 #include <utility>
 
 #include "src/common/process_memory.hpp"
-#include "transport/udp/udp_backend.hpp"
+#include "transport/links/link_set.hpp"
+#include "transport/rdma/rdma_backend.hpp"
 #ifdef RTOTEM_ALLOC_COUNTER
 #include "src/common/alloc_counter.hpp"
 #endif
@@ -96,23 +97,47 @@ void Daemon::arm_client_retry() {
   if (!clients_retry_->armed()) clients_retry_->arm(kClientRetryNs);
 }
 
-// The IPC server starts with the configuration's; the stack's first word comes before it exists.
+// Every node's address on each link this node runs, as `file` gives them. A link runs what the
+// file says, except rdma where this node runs on UDP (rdma's fallback) or has no link at all.
+Result<std::vector<std::vector<transport::PeerAddress>>> Daemon::peers_in(const config::DaemonConfig& file) const {
+  const transport::Backend& backend = ring_->backend();
+  const transport::LinkSet* set = backend.link_set();
+  const std::size_t links = set != nullptr ? set->link_count() : 1;
+  if (file.links.size() != links)
+    return Error::make("{} links where {} run: that needs a restart", file.links.size(), links);
+  std::vector<std::vector<transport::PeerAddress>> by_link;
+  for (std::size_t l = 0; l < links; ++l) {
+    const auto link = static_cast<transport::LinkId>(l);
+    const transport::Backend* running = set != nullptr ? set->link(link) : &backend;
+    const bool rdma = running != nullptr ? dynamic_cast<const transport::RdmaBackend*>(running) != nullptr
+                                         : file.links[l].transport == config::TransportKind::kRdma;
+    if (rdma) {
+      auto config = config::rdma_config_for(file, setup_.self, link);
+      if (!config) return config.error();
+      by_link.push_back(std::move(config->peers));
+      continue;
+    }
+    config::DaemonConfig as_run = file;
+    if (as_run.links[l].transport == config::TransportKind::kRdma)
+      as_run.links[l].transport = config::TransportKind::kUdp;
+    auto config = config::udp_config_for(as_run, setup_.self, link);
+    if (!config) return config.error();
+    by_link.push_back(std::move(config->peers));
+  }
+  return by_link;
+}
+
 Result<void> Daemon::can_change_nodes(const config::DaemonConfig& file) const {
-  if (dynamic_cast<const transport::UdpBackend*>(&ring_->backend()) == nullptr)
-    return Error::make("the nodelist changes at run time on UDP with one link; on {} it needs a restart of every node",
-                       ring_->backend().name());
   if (auto fits = membership::check_ring_fits(file.nodes.size(), ring_->backend().params()); !fits) return fits;
-  auto udp = config::udp_config_for(file, setup_.self);
-  if (!udp) return udp.error();
-  return {};
+  auto peers = peers_in(file);
+  if (!peers) return peers.error();
+  return ring_->backend().check_peers(*peers);
 }
 
 void Daemon::change_nodes(const config::DaemonConfig& file) {
-  auto* udp = dynamic_cast<transport::UdpBackend*>(&ring_->backend());
-  auto config = config::udp_config_for(file, setup_.self);
-  RTOTEM_ASSERT(udp != nullptr && config.ok());  // can_change_nodes() said so, for this file
-  if (auto taken = udp->set_peers(config->peers); !taken)
-    qb_log(LOG_ERR, "nodelist: %s", taken.error().message().c_str());
+  auto peers = peers_in(file);
+  RTOTEM_ASSERT(peers.ok() && ring_->backend().check_peers(*peers).ok());  // can_change_nodes() said so
+  ring_->backend().set_peers(*peers);
 }
 
 void Daemon::set_access(std::vector<std::uint32_t> uids, std::vector<std::uint32_t> gids) {

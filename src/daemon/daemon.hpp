@@ -65,6 +65,8 @@ class Daemon final : private RingListener, private stack::StackHost {
 
  private:
   Daemon(EventLoop& loop, DaemonSetup setup);
+  // Each running link's peers in `file` (a reload's nodelist), as Backend::set_peers takes them.
+  Result<std::vector<std::vector<transport::PeerAddress>>> peers_in(const config::DaemonConfig& file) const;
 
   // RingListener: the ring's deliveries and turns, to the stack.
   void deliver(const membership::Delivered& message) override { stack_->deliver(message); }

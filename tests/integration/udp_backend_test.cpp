@@ -189,9 +189,15 @@ TEST_F(UnicastTrio, UnicastReachesOnlyItsDestination) {
 // The nodelist changes while packets wait to go: what is queued goes to the new peers only, a
 // unicast to a node taken out goes nowhere, and one put back is heard again.
 TEST_F(UnicastTrio, PeersChangedWhileSendsWaitGoToTheNewPeersOnly) {
+  const auto set_peers = [&](std::vector<UdpPeer> list) {
+    const std::vector<std::vector<PeerAddress>> one_link = {std::move(list)};
+    auto checked = nodes[0]->check_peers(one_link);
+    if (checked) nodes[0]->set_peers(one_link);
+    return checked;
+  };
   ASSERT_EQ(nodes[0]->unicast(3, make_message(*nodes[0], "to 3")), Status::kOk);
   ASSERT_EQ(nodes[0]->multicast(make_message(*nodes[0], "all")), Status::kOk);
-  ASSERT_TRUE(nodes[0]->set_peers(std::vector<UdpPeer>{peers[0], peers[1]}).ok());
+  ASSERT_TRUE(set_peers({peers[0], peers[1]}).ok());
   ASSERT_EQ(nodes[0]->flush(), Status::kOk);
   ASSERT_TRUE(wait([&] { return !sinks[1].got.empty(); }));
   EXPECT_EQ(sinks[1].got[0].payload, "all");
@@ -199,13 +205,13 @@ TEST_F(UnicastTrio, PeersChangedWhileSendsWaitGoToTheNewPeersOnly) {
   EXPECT_EQ(nodes[0]->unicast(3, make_message(*nodes[0], "gone")), Status::kUnknownNode);
   EXPECT_EQ(nodes[0]->send_pool().available(), nodes[0]->send_pool().capacity());
 
-  ASSERT_TRUE(nodes[0]->set_peers(peers).ok());
+  ASSERT_TRUE(set_peers(peers).ok());
   ASSERT_EQ(nodes[0]->multicast(make_message(*nodes[0], "back")), Status::kOk);
   ASSERT_EQ(nodes[0]->flush(), Status::kOk);
   ASSERT_TRUE(wait([&] { return !sinks[2].got.empty(); }));
   EXPECT_EQ(sinks[2].got[0].payload, "back");
-  const std::vector<UdpPeer> twice = {peers[1], peers[1]};
-  EXPECT_FALSE(nodes[0]->set_peers(twice).ok());
+  EXPECT_FALSE(set_peers({peers[1], peers[1]}).ok());
+  EXPECT_FALSE(nodes[0]->check_peers(std::vector<std::vector<PeerAddress>>{peers, peers}).ok());  // two links
 }
 
 TEST_F(UnicastTrio, HeldReceiveBuffersAreBackPressureAndNothingIsLost) {

@@ -26,6 +26,18 @@ LinkMonitor::LinkMonitor(std::span<const NodeId> peers, std::span<const LinkTimi
   statuses_.resize(peers_.size() * timings_.size());
 }
 
+void LinkMonitor::set_peers(std::span<const NodeId> peers) {
+  std::vector<NodeId> sorted(peers.begin(), peers.end());
+  std::ranges::sort(sorted);
+  RTOTEM_ASSERT(std::ranges::adjacent_find(sorted) == sorted.end());
+  std::vector<LinkStatus> statuses(sorted.size() * timings_.size());
+  for (std::size_t p = 0; p < sorted.size(); ++p)
+    for (std::size_t l = 0; l < timings_.size(); ++l)
+      if (const LinkStatus* kept = find(sorted[p], static_cast<LinkId>(l))) statuses[p * timings_.size() + l] = *kept;
+  peers_ = std::move(sorted);
+  statuses_ = std::move(statuses);
+}
+
 LinkStatus* LinkMonitor::find(NodeId peer, LinkId link) noexcept {
   const auto it = std::ranges::lower_bound(peers_, peer);
   if (it == peers_.end() || *it != peer || link >= timings_.size()) return nullptr;

@@ -14,7 +14,7 @@
 // - a down link comes up on its pong_count-th good pong in a row, each within ping_timeout of the
 //   one before (hysteresis: one packet through a flapping link does not bring it back; knet
 //   counts one more pong). A late pong or a missing one restarts the count.
-// Every (peer, link) starts down. Memory is taken at construction only.
+// Every (peer, link) starts down. Memory is taken at construction, and when the peers change.
 #pragma once
 
 #include <cstddef>
@@ -72,6 +72,8 @@ class LinkMonitor {
   // 0 .. links.size() - 1 (at most kLinksMax, each valid).
   LinkMonitor(std::span<const NodeId> peers, std::span<const LinkTiming> links, LinkEvents& events);
 
+  // The nodelist changed (a reload): a peer kept keeps its links' state, a new one starts down.
+  void set_peers(std::span<const NodeId> peers);
   // Sends the pings due at `now` and takes down the links whose pongs stopped; returns when it
   // must be called again at the latest.
   Micros tick(Micros now);

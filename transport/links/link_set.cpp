@@ -20,6 +20,15 @@ void for_each_link(std::uint32_t mask, F&& f) {
   for (; mask != 0; mask &= mask - 1) f(static_cast<LinkId>(std::countr_zero(mask)));
 }
 
+// The nodes of one link's list but `self`, sorted.
+std::vector<NodeId> others_in(std::span<const PeerAddress> peers, NodeId self) {
+  std::vector<NodeId> ids;
+  for (const PeerAddress& peer : peers)
+    if (peer.node != self) ids.push_back(peer.node);
+  std::ranges::sort(ids);
+  return ids;
+}
+
 }  // namespace
 
 // A link's received batch, taken whole: pings and pongs handled at once, the rest staged.
@@ -110,6 +119,30 @@ LinkSet::LinkSet(const LinkSetConfig& config, std::vector<std::unique_ptr<Backen
   routes_.assign(config_.peers.size(), 0);
   recompute_routes();
   list_fds();
+}
+
+Result<void> LinkSet::check_peers(std::span<const std::vector<PeerAddress>> by_link) const {
+  if (by_link.size() != links_.size())
+    return Error::make("links: peers for {} links, but {} run", by_link.size(), links_.size());
+  const std::vector<NodeId> nodes = others_in(by_link[0], local_node());
+  for (std::size_t l = 0; l < links_.size(); ++l) {
+    if (others_in(by_link[l], local_node()) != nodes)
+      return Error::make("links: link {} lists other nodes than link 0", l);
+    if ((live_ & (1u << l)) == 0) continue;
+    if (auto fits = links_[l]->check_peers(std::span(by_link).subspan(l, 1)); !fits)
+      return Error::make("link {}: {}", l, fits.error().message());
+  }
+  return {};
+}
+
+void LinkSet::set_peers(std::span<const std::vector<PeerAddress>> by_link) {
+  RTOTEM_ASSERT(check_peers(by_link).ok());
+  for_each_link(live_, [&](LinkId l) { links_[l]->set_peers(by_link.subspan(l, 1)); });
+  config_.peers = others_in(by_link[0], local_node());
+  monitor_.set_peers(config_.peers);
+  up_.assign(config_.peers.size(), 0);
+  routes_.assign(config_.peers.size(), 0);
+  recompute_routes();
 }
 
 void LinkSet::list_fds() {

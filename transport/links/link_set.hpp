@@ -87,6 +87,10 @@ class LinkSet final : public Backend, private LinkEvents {
   // Each link seals what it carries: each takes the keys.
   void rekey(std::shared_ptr<const ClusterKey> seal_with,
              std::shared_ptr<const ClusterKey> also_open) noexcept override;
+  // Each list goes to its link (a missing or broken one is skipped); every list must name the
+  // same nodes. A peer kept keeps its links' state, a new one starts with every link down.
+  Result<void> check_peers(std::span<const std::vector<PeerAddress>> by_link) const override;
+  void set_peers(std::span<const std::vector<PeerAddress>> by_link) override;
   const LinkMonitor& monitor() const noexcept { return monitor_; }
   std::size_t link_count() const noexcept { return links_.size(); }
   // Null for a link this node is missing.

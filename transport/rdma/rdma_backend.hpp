@@ -34,6 +34,10 @@ class RdmaBackend final : public Backend, private RecvPoster {
   std::string local_address() const override;
   // A LinkSet's buffers, registered as a second memory region: this link sends them zero-copy.
   Result<void> adopt_send_region(std::span<const std::byte> region) override;
+  // The nodelist changed: by_link[0] from now on. A node kept at its address keeps its address
+  // handle and QP number; a unicast queued to a removed one still goes to it.
+  Result<void> check_peers(std::span<const std::vector<PeerAddress>> by_link) const override;
+  void set_peers(std::span<const std::vector<PeerAddress>> by_link) override;
   // The connection manager's channel, the completion channel, the device's async events.
   std::span<const int> poll_fds() const noexcept override { return fds_; }
 

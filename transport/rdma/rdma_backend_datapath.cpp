@@ -45,8 +45,8 @@ bool RdmaBackend::fill_send_wr(const TxItem& item, std::size_t slot) noexcept {
     wr.wr.ud.ah = group_ah_.get();
     wr.wr.ud.remote_qpn = kMulticastQpn;
   } else {
-    const RdmaPeerEntry* peer = peers_.by_node(item.dest);
-    RTOTEM_ASSERT(peer && peer->reachable());  // checked by knows() when queued; never forgotten
+    const RdmaPeerEntry* peer = peers_.sendable(item.dest);
+    RTOTEM_ASSERT(peer && peer->reachable());  // checked by knows() when queued; kept if it departs
     wr.wr.ud.ah = peer->ah.get();
     wr.wr.ud.remote_qpn = peer->qpn;
   }
@@ -101,6 +101,8 @@ void RdmaBackend::reap_send_completions() noexcept {
       // With a key every WR read a seal slot (inline ones too, until this point): freed in order.
       release_seal_slots(window_.complete_through(send_wcs_[i].wr_id));
     }
+    // Nothing queued or posted can name a departed peer now: its address handle may go.
+    if (peers_.has_departed() && window_.empty() && !has_pending_tx()) peers_.forget_departed();
     if (got < static_cast<int>(send_wcs_.size())) return;
   }
 }

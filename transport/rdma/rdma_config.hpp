@@ -11,10 +11,7 @@
 
 namespace rtotem::transport {
 
-struct RdmaPeer {
-  NodeId node = kNoNode;
-  InetAddress address;  // the IPv4 address of the node's RDMA device (RoCE netdev or IPoIB)
-};
+using RdmaPeer = PeerAddress;  // the IPv4 address of the node's RDMA device (RoCE netdev or IPoIB)
 
 inline constexpr std::size_t kRdmaPeersMax = 384;  // corosync's PROCESSOR_COUNT_MAX
 

@@ -21,9 +21,37 @@ RdmaPeerTable::RdmaPeerTable(std::span<const RdmaPeer> peers, NodeId self) {
     by_node_.push_back(std::move(entry));
   }
   std::sort(by_node_.begin(), by_node_.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
+  index_addresses();
+}
+
+void RdmaPeerTable::index_addresses() {
+  ipv4_order_.clear();
   for (std::uint32_t i = 0; i < by_node_.size(); ++i) ipv4_order_.push_back(i);
   std::sort(ipv4_order_.begin(), ipv4_order_.end(),
             [&](std::uint32_t a, std::uint32_t b) { return by_node_[a].ipv4 < by_node_[b].ipv4; });
+}
+
+void RdmaPeerTable::replace(std::span<const RdmaPeer> peers, NodeId self) {
+  RdmaPeerTable next(peers, self);
+  for (RdmaPeerEntry& entry : next.by_node_) {
+    RdmaPeerEntry* old = by_node(entry.node);
+    if (old == nullptr || old->ipv4 != entry.ipv4) continue;
+    entry.qpn = old->qpn;
+    entry.ah = std::move(old->ah);
+    entry.ah_failures = old->ah_failures;
+  }
+  next.departed_ = std::move(departed_);
+  for (RdmaPeerEntry& entry : by_node_)
+    if (entry.reachable()) next.departed_.push_back(std::move(entry));  // the kept ones moved their AH out
+  *this = std::move(next);
+}
+
+const RdmaPeerEntry* RdmaPeerTable::sendable(NodeId node) const noexcept {
+  const RdmaPeerEntry* entry = by_node(node);
+  if (entry != nullptr && entry->reachable()) return entry;
+  for (auto it = departed_.rbegin(); it != departed_.rend(); ++it)
+    if (it->node == node) return &*it;
+  return entry;
 }
 
 RdmaPeerEntry* RdmaPeerTable::by_node(NodeId node) noexcept {

@@ -25,6 +25,22 @@ SimBackend::~SimBackend() {
 
 std::string SimBackend::local_address() const { return fmt::format("sim:{}", local_node()); }
 
+Result<void> SimBackend::check_peers(std::span<const std::vector<PeerAddress>> by_link) const {
+  if (by_link.size() != 1) return Error::make("sim: one link's peers, not {}", by_link.size());
+  return {};
+}
+
+void SimBackend::set_peers(std::span<const std::vector<PeerAddress>> by_link) {
+  RTOTEM_ASSERT(check_peers(by_link).ok());
+  peers_.clear();
+  for (const PeerAddress& peer : by_link[0]) peers_.push_back(peer.node);
+  peers_.push_back(local_node());
+  std::ranges::sort(peers_);
+  any_peer_ = false;
+}
+
+bool SimBackend::knows(NodeId node) const noexcept { return any_peer_ || std::ranges::binary_search(peers_, node); }
+
 SimBackend::Delivery SimBackend::deliver(std::span<const std::byte> wire) noexcept {
   if (closed() || !link_failure().empty()) return Delivery::kClosed;
   RecvBuffer* slot = nullptr;
@@ -50,6 +66,10 @@ std::size_t SimBackend::transmit(std::span<TxItem> items) noexcept {
   ++counters_.tx_calls;
   if (stalled_) return 0;  // Backend::flush counts it as tx_would_block and keeps the queue
   for (const TxItem& item : items) {
+    if (item.dest != kNoNode && !knows(item.dest)) {  // queued before set_peers() dropped it
+      ++counters_.tx_unknown_node;
+      continue;
+    }
     network_.send(local_node(), item.dest, item.buffer, item.wire);
     ++counters_.tx_packets;
     counters_.tx_bytes += item.wire.size();

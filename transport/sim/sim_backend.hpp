@@ -31,6 +31,11 @@ class SimBackend final : public Backend {
 
   std::string_view name() const noexcept override { return "sim"; }
   std::string local_address() const override;
+  // The nodelist changed: it hears, and unicasts to, only the nodes of by_link[0] from now on
+  // (every attached node until the first change); addresses are not looked at. A multicast
+  // still goes to every attached node, as on a shared network, whose own lists decide.
+  Result<void> check_peers(std::span<const std::vector<PeerAddress>> by_link) const override;
+  void set_peers(std::span<const std::vector<PeerAddress>> by_link) override;
 
  private:
   friend class SimNetwork;
@@ -54,6 +59,7 @@ class SimBackend final : public Backend {
 
   std::size_t transmit(std::span<TxItem> items) noexcept override;
   std::size_t receive(std::span<InboundPacket> out) noexcept override;
+  bool knows(NodeId node) const noexcept override;
   void on_close() noexcept override;
 
   Arrival pop_arrival() noexcept;
@@ -65,7 +71,9 @@ class SimBackend final : public Backend {
   std::vector<Arrival> inbox_;
   std::size_t inbox_head_ = 0;
   std::size_t inbox_count_ = 0;
-  bool stalled_ = false;  // SimNetwork::stall_device
+  bool stalled_ = false;       // SimNetwork::stall_device
+  bool any_peer_ = true;       // until set_peers()
+  std::vector<NodeId> peers_;  // sorted, this node included
 };
 
 }  // namespace rtotem::transport

@@ -93,20 +93,23 @@ UdpBackend::UdpBackend(const UdpConfig& config, BufferArena arena, const BufferL
 
 UdpBackend::~UdpBackend() { close(); }
 
-Result<void> UdpBackend::set_peers(std::span<const UdpPeer> peers) {
-  if (peers.size() > kUdpPeersMax) return Error::make("{} peers: at most {}", peers.size(), kUdpPeersMax);
-  std::vector<UdpPeer> others;
-  for (const UdpPeer& peer : peers)
-    if (peer.node != config_.params.local_node) others.push_back(peer);
-  std::ranges::sort(others, {}, &UdpPeer::node);
-  if (std::ranges::adjacent_find(others, {}, &UdpPeer::node) != others.end())
-    return Error::make("a node id given twice among the peers");
-  others_ = std::move(others);
-  config_.peers.assign(peers.begin(), peers.end());
+Result<void> UdpBackend::check_peers(std::span<const std::vector<PeerAddress>> by_link) const {
+  if (by_link.size() != 1) return Error::make("udp: one link's peers, not {}", by_link.size());
+  UdpConfig changed = config_;
+  changed.peers = by_link[0];
+  return changed.validate();
+}
+
+void UdpBackend::set_peers(std::span<const std::vector<PeerAddress>> by_link) {
+  RTOTEM_ASSERT(check_peers(by_link).ok());
+  config_.peers = by_link[0];
+  others_.clear();
+  for (const UdpPeer& peer : config_.peers)
+    if (peer.node != config_.params.local_node) others_.push_back(peer);
+  std::ranges::sort(others_, {}, &UdpPeer::node);
   // The run at the head of the queue starts again, to the new peers: its progress counted the old.
   head_run_ = 0;
   head_dests_sent_ = 0;
-  return {};
 }
 
 Result<void> UdpBackend::open_sockets() {

@@ -46,11 +46,11 @@ class UdpBackend final : public Backend {
   // Whether `address` (a datagram's source) is where node `node` sends from: its configured
   // address and port (every datagram leaves from the socket bound there).
   bool peer_at(NodeId node, const sockaddr_storage& address) const noexcept;
-  // The nodelist changed while the node runs (a reload of every node): from now on it sends to,
-  // and hears from, `peers` (this node's own entry skipped; at most kUdpPeersMax). The packets at
-  // the head of the send queue, sent to some of the old peers, go again to every new one: a copy
-  // twice is one the protocol drops.
-  Result<void> set_peers(std::span<const UdpPeer> peers);
+  // From now on it sends to, and hears from, by_link[0] (this node's own entry skipped). The
+  // packets at the head of the send queue, sent to some of the old peers, go again to every new
+  // one: a copy twice is one the protocol drops.
+  Result<void> check_peers(std::span<const std::vector<PeerAddress>> by_link) const override;
+  void set_peers(std::span<const std::vector<PeerAddress>> by_link) override;
 
  private:
   UdpBackend(const UdpConfig& config, BufferArena arena, const BufferLayout& layout);

@@ -15,10 +15,7 @@ enum class UdpMode : std::uint8_t {
   kUnicast,    // a multicast is one datagram per peer: networks without multicast, or one host
 };
 
-struct UdpPeer {
-  NodeId node = kNoNode;
-  InetAddress address;  // where this node receives, port included
-};
+using UdpPeer = PeerAddress;  // where the node receives, port included
 
 inline constexpr std::size_t kUdpPeersMax = 384;  // corosync's PROCESSOR_COUNT_MAX
 static_assert(kUdpPeersMax <= kSealSendersMax);   // a replay window for every peer

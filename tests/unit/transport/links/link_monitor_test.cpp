@@ -146,6 +146,25 @@ TEST_F(LinkMonitorTest, APongFromAPeerOrLinkItDoesNotKnowIsCounted) {
   EXPECT_FALSE(monitor.up(4, 0));
 }
 
+TEST_F(LinkMonitorTest, APeerKeptByANodelistChangeKeepsItsLinksAndANewOneStartsDown) {
+  run(0, 500 * kMs, 2, 1, 5 * kMs);
+  ASSERT_TRUE(monitor.up(2, 1));
+  const std::uint64_t pings = monitor.status(2, 1)->pings_sent;
+  const NodeId changed[] = {4, 2};
+  monitor.set_peers(changed);
+  EXPECT_TRUE(monitor.up(2, 1));
+  EXPECT_EQ(monitor.status(2, 1)->pings_sent, pings);
+  EXPECT_EQ(monitor.status(3, 0), nullptr) << "node 3 left the nodelist";
+  EXPECT_FALSE(monitor.up(4, 0));
+  EXPECT_EQ(monitor.peers()[1], 4u);  // sorted
+  tick(500 * kMs);
+  EXPECT_EQ(events.pings.size(), 4u) << "nodes 2 and 4, on two links each";
+  answer(4, 0, 5 * kMs);
+  tick(750 * kMs);
+  answer(4, 0, 5 * kMs);
+  EXPECT_TRUE(monitor.up(4, 0));
+}
+
 TEST(LinkMonitor, LatencyIsTheAverageOfAtMostPrecisionSamples) {
   Recorder events;
   const NodeId peers[] = {2};

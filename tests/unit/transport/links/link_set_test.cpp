@@ -14,6 +14,7 @@
 
 #include "transport/sim/sim_backend.hpp"
 #include "transport/sim/sim_network.hpp"
+#include "transport/udp/inet_address.hpp"
 
 namespace rtotem::transport {
 namespace {
@@ -364,6 +365,51 @@ TEST_F(LinkSetTest, ANodeMissingALinkRunsOnTheOthersInTheSameRing) {
   EXPECT_EQ(sinks_[2].count("from the node without"), 1u);
   EXPECT_EQ(sinks_[0].count("to everyone"), 1u) << "the multicast goes on the link up to every peer";
   EXPECT_EQ(sinks_[2].count("to everyone"), 1u);
+}
+
+// Every node's address on each of the two links, for `nodes` (addresses are the simulator's own).
+std::vector<std::vector<PeerAddress>> nodelist(std::initializer_list<NodeId> nodes) {
+  std::vector<PeerAddress> link;
+  for (NodeId n : nodes) link.push_back({n, InetAddress::parse(fmt::format("127.0.0.{}", n), 5405).value()});
+  return {link, link};
+}
+
+// A reload takes node 3 out of nodes 1 and 2's lists, and puts it back: the links to node 2 stay
+// up throughout, node 3 is neither heard nor routed to while out, and comes back up on its pings.
+TEST_F(LinkSetTest, ANodeTakenOutOfTheNodelistIsNotHeardUntilPutBack) {
+  open(LinkMode::kPassive);
+  run_for(500 * kMs);
+  const auto without_3 = nodelist({1, 2});
+  for (std::size_t i : {0u, 1u}) {
+    ASSERT_TRUE(sets_[i]->check_peers(without_3).ok());
+    sets_[i]->set_peers(without_3);
+  }
+  EXPECT_TRUE(sets_[0]->monitor().up(2, 0) && sets_[0]->monitor().up(2, 1));
+  EXPECT_EQ(sets_[0]->monitor().status(3, 0), nullptr);
+  send(2, "from 3");
+  send(1, "from 2");
+  run_for(5 * kMs);
+  EXPECT_EQ(sinks_[0].count("from 3"), 0u);
+  EXPECT_EQ(sinks_[0].count("from 2"), 1u);
+  EXPECT_GT(sets_[0]->link(0)->counters().drop_unknown_sender + sets_[0]->link(1)->counters().drop_unknown_sender, 0u);
+
+  const auto with_3 = nodelist({1, 2, 3});
+  for (std::size_t i : {0u, 1u}) sets_[i]->set_peers(with_3);
+  EXPECT_FALSE(sets_[0]->monitor().up(3, 0)) << "a node put back starts down";
+  run_for(500 * kMs);
+  EXPECT_TRUE(sets_[0]->monitor().up(3, 0) && sets_[0]->monitor().up(3, 1));
+  send(2, "3 again");
+  run_for(5 * kMs);
+  EXPECT_EQ(sinks_[0].count("3 again"), 1u);
+}
+
+TEST_F(LinkSetTest, RefusesNodelistsThatDisagreeAcrossLinksOrMissALink) {
+  open(LinkMode::kPassive);
+  auto lists = nodelist({1, 2, 3});
+  lists[1].pop_back();
+  EXPECT_FALSE(sets_[0]->check_peers(lists).ok());
+  lists.pop_back();
+  EXPECT_FALSE(sets_[0]->check_peers(lists).ok());
 }
 
 TEST(LinkSetOpen, RefusesLinksThatDoNotFit) {

@@ -65,6 +65,30 @@ TEST(RdmaPeerTable, FindsOthersByNodeAndByAddressNotItself) {
   EXPECT_FALSE(table.by_node(3)->reachable());  // until heard from: no QPN, no AH
 }
 
+// A nodelist change: a node at its old address keeps the QP number it was heard from; one that
+// moved starts unheard, and is found at its new address only; one removed is not found at all.
+TEST(RdmaPeerTable, AReplacedTableKeepsWhatItLearnedOfANodeAtItsAddress) {
+  const std::vector<RdmaPeer> peers = {{1, inet("10.77.0.1")}, {2, inet("10.77.0.2")}, {3, inet("10.77.0.3")}};
+  RdmaPeerTable table(peers, 1);
+  table.by_node(2)->qpn = 0x12;
+  table.by_node(3)->qpn = 0x13;
+  const std::vector<RdmaPeer> changed = {{1, inet("10.77.0.1")}, {2, inet("10.77.0.2")}, {4, inet("10.77.0.4")}};
+  table.replace(changed, 1);
+  EXPECT_EQ(table.size(), 2u);
+  EXPECT_EQ(table.by_node(2)->qpn, 0x12u);
+  EXPECT_EQ(table.by_node(3), nullptr);
+  EXPECT_EQ(table.by_ipv4(ip("10.77.0.3")), nullptr);
+  ASSERT_NE(table.by_ipv4(ip("10.77.0.4")), nullptr);
+  EXPECT_EQ(table.by_ipv4(ip("10.77.0.4"))->node, 4u);
+  EXPECT_EQ(table.by_node(4)->qpn, 0u);
+  EXPECT_FALSE(table.has_departed()) << "none was reachable: no address handle to keep";
+  const std::vector<RdmaPeer> moved = {{1, inet("10.77.0.1")}, {2, inet("10.77.0.22")}};
+  table.replace(moved, 1);
+  EXPECT_EQ(table.by_node(2)->qpn, 0u);
+  EXPECT_EQ(table.by_ipv4(ip("10.77.0.2")), nullptr);
+  EXPECT_EQ(table.by_ipv4(ip("10.77.0.22"))->node, 2u);
+}
+
 TEST(RdmaConfig, RefusesAddressesItCannotTellApart) {
   RdmaConfig config;
   config.params.local_node = 1;
