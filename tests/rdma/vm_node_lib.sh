@@ -13,7 +13,8 @@ ctl() { timeout 10 "$rtotemctl" "$@"; }
 say() { echo "node $node: $*"; }
 
 # write_conf FILE CLUSTER GROUP [TOTEM_LINE...]: transport rdma to multicast GROUP, token 5000 ms
-# (an emulated CPU stalls for hundreds of ms under load), the lines given, every VM in the nodelist.
+# (an emulated CPU stalls for hundreds of ms under load), the lines given, every VM in the nodelist
+# (the first $conf_nodes VMs where the caller sets it).
 write_conf() {
   local file=$1 cluster=$2 group=$3 line ip i=1
   shift 3
@@ -21,7 +22,11 @@ write_conf() {
     printf 'totem {\n  cluster_name: %s\n  transport: rdma\n  token: 5000\n  token_coefficient: 0\n' "$cluster"
     for line in "$@"; do printf '  %s\n' "$line"; done
     printf '  interface {\n    mcastaddr: %s\n  }\n}\nnodelist {\n' "$group"
-    for ip in $RXE_IPS; do printf '  node {\n    nodeid: %d\n    ring0_addr: %s\n  }\n' "$i" "$ip"; i=$((i + 1)); done
+    for ip in $RXE_IPS; do
+      ((i > ${conf_nodes:-$RXE_NODES})) && break
+      printf '  node {\n    nodeid: %d\n    ring0_addr: %s\n  }\n' "$i" "$ip"
+      i=$((i + 1))
+    done
     printf '}\n'
   } >"$file"
 }

@@ -64,14 +64,18 @@ void KeyClients::link_keys(std::string_view asked) {
   constexpr std::string_view kPrefix = "runtime.links.";
   const transport::LinkSet* set = host_.backend().link_set();
   if (set == nullptr || (!kPrefix.starts_with(asked) && !asked.starts_with(kPrefix))) return;
+  // Exactly the peers of now: a node the nodelist dropped has no keys left here.
+  std::vector<std::pair<std::string, KeyValue>> entries;
   for (std::size_t l = 0; l < set->link_count(); ++l) {
     for (NodeId peer : set->monitor().peers()) {
       const transport::LinkStatus& s = *set->monitor().status(peer, static_cast<transport::LinkId>(l));
       const std::string prefix = fmt::format("runtime.links.{}.{}.", l, peer);
-      store_.set_own(prefix + "connected", KeyValue::u8(s.up ? 1 : 0));
-      store_.set_own(prefix + "latency_us", KeyValue::u64(s.latency));
+      entries.emplace_back(prefix + "connected", KeyValue::u8(s.up ? 1 : 0));
+      entries.emplace_back(prefix + "latency_us", KeyValue::u64(s.latency));
     }
   }
+  const std::string_view prefixes[] = {kPrefix};
+  store_.assign(prefixes, std::move(entries));
 }
 
 // corosync's runtime.members.<nodeid>.*: joined or left, the address, how often it joined. Only

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# What each Soft-RoCE VM of vm_nodelist_test.sh runs: nodes 1 and 2 form a ring on rdma from a
+# nodelist of the two; both add node 3 to their file and node 1 reloads every node; node 3 starts
+# and joins over rdma, MESSAGES from each node are delivered; node 3 stops, the two take it out of
+# their file and node 1 reloads again. Statuses are kept for the test to compare ring ids.
+# Every wait is bounded; the daemon and the listener are stopped on any exit.
+# Usage (inside rxe-vm): vm_nodelist_node.sh BUILD_DIR MESSAGES
+set -euo pipefail
+build=${1:?build dir}
+messages=${2:?messages per node}
+# shellcheck source=tests/rdma/vm_node_lib.sh
+source "$(dirname "$(readlink -f "$0")")/vm_node_lib.sh"
+trap stop_node EXIT
+conf=$RXE_OUT/rtotem.conf
+conf_nodes=2 write_conf "$RXE_OUT/two.conf" vm-nodelist 239.192.77.7
+write_conf "$RXE_OUT/three.conf" vm-nodelist 239.192.77.7
+"$RXE_VM" barrier configured 120
+
+if ((node < 3)); then
+  cp "$RXE_OUT/two.conf" "$conf"
+  start_daemon "$conf"
+  wait_ring "1 2" 180 || true
+  ctl status >"$RXE_OUT/status-two.txt"
+  cp "$RXE_OUT/three.conf" "$conf"
+fi
+"$RXE_VM" barrier written 180 || true
+if ((node == 1)); then
+  { ctl reload; echo "exit $?"; } >"$RXE_OUT/reload-add.txt" 2>&1 || true
+fi
+"$RXE_VM" barrier reloaded 180 || true
+if ((node < 3)); then
+  sleep 2  # what a ring change the reload caused would need to show
+  ctl status >"$RXE_OUT/status-reloaded.txt"
+else
+  cp "$RXE_OUT/three.conf" "$conf"
+  start_daemon "$conf"
+fi
+wait_ring "1 2 3" 180 || true
+ctl status >"$RXE_OUT/status-three.txt"
+say "three: $(grep -E '^(ring|members|transport)' "$RXE_OUT/status-three.txt" | tr '\n' ' ')"
+start_listener "$RXE_OUT/listen.txt"
+wait_listeners || true
+"$RXE_VM" barrier listening 180 || true
+for ((m = 1; m <= messages; m++)); do ctl send orders "node$node-grown$m"; done
+wait_delivered "$RXE_OUT/listen.txt" 'node[0-9]+-grown' $((messages * RXE_NODES)) || true
+"$RXE_VM" barrier delivered 180 || true
+
+if ((node == 3)); then
+  stop_node
+  daemon="" listener=""
+fi
+"$RXE_VM" barrier left 180 || true
+if ((node < 3)); then
+  wait_ring "1 2" 180 || true
+  ctl status >"$RXE_OUT/status-left.txt"
+  cp "$RXE_OUT/two.conf" "$conf"
+fi
+"$RXE_VM" barrier shrunk 180 || true
+if ((node == 1)); then
+  { ctl reload; echo "exit $?"; } >"$RXE_OUT/reload-remove.txt" 2>&1 || true
+fi
+"$RXE_VM" barrier removed 180 || true
+if ((node < 3)); then
+  sleep 2
+  ctl status >"$RXE_OUT/status-removed.txt"
+fi
+"$RXE_VM" barrier done 180 || true
