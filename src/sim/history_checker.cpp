@@ -99,7 +99,8 @@ Kind kind_of(Property property) noexcept {
     case Property::kQuorumAgreement:
     case Property::kQuorumWaitForAll:
     case Property::kClientMessage:
-    case Property::kClientFifo: return Kind::kSafety;
+    case Property::kClientFifo:
+    case Property::kReloadOrder: return Kind::kSafety;
     case Property::kAgreement:
     case Property::kSelfDelivery:
     case Property::kLiveness:
@@ -133,6 +134,7 @@ std::string_view name_of(Property property) noexcept {
     case Property::kQuorumWaitForAll: return "quorum-wait-for-all";
     case Property::kClientMessage: return "client-message";
     case Property::kClientFifo: return "client-fifo";
+    case Property::kReloadOrder: return "reload-order";
   }
   return "?";
 }

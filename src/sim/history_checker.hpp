@@ -91,6 +91,9 @@ enum class Property : std::uint8_t {
   // messages in a group once each, in the order they were sent.
   kClientMessage,
   kClientFifo,
+  // Reloads of every node (reload_checker.hpp): a reload that changes a node's timing changes it
+  // at one place in the order, to the same timing on every member that delivers that place.
+  kReloadOrder,
 };
 
 // Safety: something bad happened. Liveness: something good did not happen in time. Within a

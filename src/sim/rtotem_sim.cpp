@@ -90,6 +90,9 @@ struct Totals {
   std::uint64_t quorum_changes_asked = 0;  // --vote-changes
   std::uint64_t quorum_changes_refused = 0;
   std::uint64_t quorum_changes_dropped = 0;
+  std::uint64_t reloads_asked = 0;  // --reloads
+  std::map<int, std::uint64_t> reload_answers;
+  std::uint64_t reload_places = 0;
   std::uint64_t device_votes_given = 0;  // --quorum device
   std::uint64_t device_votes_refused = 0;
   std::uint64_t device_moves = 0;
@@ -109,6 +112,20 @@ std::string changes_text(double rate, std::uint64_t asked, std::uint64_t refused
       ", {} runtime changes ({} refused by votequorum's rule), {} deliveries of one that could not "
       "act",
       asked, refused, dropped);
+}
+
+// --reloads: what the operators asked, how the ring answered, and where timing changed.
+std::string reloads_text(std::uint64_t asked, const std::map<int, std::uint64_t>& answers, std::uint64_t places) {
+  std::string out = fmt::format("reloads: {} asked", asked);
+  std::uint64_t answered = 0;
+  for (const auto& [error, count] : answers) {
+    const char* name = error == 0 ? "done" : strerrorname_np(-error);
+    out += fmt::format(", {} {}", count, name != nullptr ? std::string(name) : fmt::format("errno {}", -error));
+    answered += count;
+  }
+  return out +
+         fmt::format(", {} unanswered (asked at a node that crashed); {} places in the order where timing changed",
+                     asked - answered, places);
 }
 
 void print_summary(const RunParams& params, const SimResult& r) {
@@ -136,6 +153,7 @@ void print_summary(const RunParams& params, const SimResult& r) {
         r.client_offers, r.client_deliveries, r.client_pieced, r.client_refusals, r.clients_cut_off, r.group_changes,
         r.group_messages, r.group_views_compared);
   if (params.links > 1) fmt::print("  links: {}, {} link cuts\n", params.links, r.link_cuts);
+  if (params.reloads > 0) fmt::print("  {}\n", reloads_text(r.reloads_asked, r.reload_answers, r.reload_places));
   if (!params.quorum.empty())
     fmt::print(
         "  quorum: {} states, {} rings in sync ({} by the sync timeout), {} quorate, {} decisions compared ({} "
@@ -231,6 +249,9 @@ bool run_one(const SimOptions& options, std::uint64_t seed, Totals& totals) {
   totals.quorum_changes_asked += result.quorum_changes_asked;
   totals.quorum_changes_refused += result.quorum_changes_refused;
   totals.quorum_changes_dropped += result.quorum_changes_dropped;
+  totals.reloads_asked += result.reloads_asked;
+  for (const auto& [error, count] : result.reload_answers) totals.reload_answers[error] += count;
+  totals.reload_places += result.reload_places;
   totals.device_votes_given += result.device_votes_given;
   totals.device_votes_refused += result.device_votes_refused;
   totals.device_moves += result.device_moves;
@@ -294,6 +315,8 @@ int main(int argc, char** argv) {
         totals.quorum_decisions_compared, totals.quorum_early_compared,
         changes_text(options->vote_changes, totals.quorum_changes_asked, totals.quorum_changes_refused,
                      totals.quorum_changes_dropped));
+  if (options->range && options->reloads > 0)
+    fmt::print("{}\n", reloads_text(totals.reloads_asked, totals.reload_answers, totals.reload_places));
   if (options->range && totals.device_votes_given + totals.device_votes_refused > 0)
     fmt::print("device: {} votes given, {} refused, moved {} times, {} faults\n", totals.device_votes_given,
                totals.device_votes_refused, totals.device_moves, totals.device_faults);

@@ -90,6 +90,9 @@ Result<void> check_spec(const SimSpec& spec) {
   if (auto ok = check_rate("vote_changes", spec.vote_changes_per_s); !ok) return ok;
   if (spec.vote_changes_per_s > 0 && !spec.quorum)
     return Error::make("vote_changes: {} a second needs quorum", spec.vote_changes_per_s);
+  if (auto ok = check_rate("reloads", spec.reloads_per_s); !ok) return ok;
+  if (spec.reloads_per_s > 0 && spec.clients == 0)
+    return Error::make("reloads: {} a second needs clients (the node stack)", spec.reloads_per_s);
   if (spec.link_cuts_per_s > 0 && spec.links < 2)
     return Error::make("link_cuts: {} a second needs at least 2 links", spec.link_cuts_per_s);
   const bool shares_ok = spec.torn_share >= 0 && spec.torn_share <= 1 && spec.slow_share >= 0 && spec.slow_share <= 1 &&
@@ -147,6 +150,7 @@ Result<std::unique_ptr<SimCluster>> SimCluster::create(const SimSpec& given) {
     net.set_drop_rule(spec.drop_rule);  // a copy between two nodes, on whichever link
   });
   cluster->draw_node_traits();
+  for (Slot& slot : cluster->slots_) slot.file_totem = *totem;
   for (NodeId id : cluster->ids_) {
     auto made = cluster->make_member(id);
     if (!made) return made.error();
@@ -219,6 +223,8 @@ SimResult SimCluster::run() {
     if (Member& m = *member(id); m.clients) m.clients->finish(network_.now_us());
   checker_.finish(network_.now_us(), live_);
   group_checker_.finish(network_.now_us(), live_);
+  collect_reload_answers();
+  reload_checker_.finish();
   return result();
 }
 
@@ -381,7 +387,12 @@ void SimCluster::on_deliver(Member& m, const Delivered& message) {
     m.groups->on_deliver(message);
   } else if (m.stack && ring_service_of(message.payload)) {
     if (is_group_packet(message.payload)) group_checker_.record_delivery(now, node, message);
+    const membership::TotemConfig before = m.node->config();
     m.stack->deliver(message);
+    if (!message.transitional && ring_service_of(message.payload) == RingService::kNodeControl) {
+      reload_checker_.record_control(now, node, m.node->members(), message, before, m.node->config());
+      m.timing_seen = m.node->config();
+    }
   } else {
     checker_.record_delivery(now, node, message);
   }
@@ -501,7 +512,8 @@ SimResult SimCluster::result() const {
   SimResult r;
   const ClientChecker* clients = client_world_ ? &client_world_->checker : nullptr;
   r.violation_count = checker_.violation_count() + group_checker_.violation_count() +
-                      quorum_checker_.violation_count() + (clients ? clients->violation_count() : 0);
+                      quorum_checker_.violation_count() + reload_checker_.violation_count() +
+                      (clients ? clients->violation_count() : 0);
   r.violations = checker_.violations();
   const auto keep = [&r](const std::vector<Violation>& more) {
     for (const Violation& v : more)
@@ -509,6 +521,7 @@ SimResult SimCluster::result() const {
   };
   keep(group_checker_.violations());
   keep(quorum_checker_.violations());
+  keep(reload_checker_.violations());
   if (clients) keep(clients->violations());
   r.quorum_states = quorum_checker_.states();
   r.quorum_decisions_compared = quorum_checker_.decisions_compared();
@@ -519,6 +532,9 @@ SimResult SimCluster::result() const {
   r.quorum_changes_asked = quorum_changes_asked_;
   r.quorum_changes_refused = quorum_changes_refused_;
   r.quorum_changes_dropped = quorum_changes_dropped_;
+  r.reloads_asked = reloads_asked_;
+  r.reload_answers = reload_answers_;
+  r.reload_places = reload_checker_.applied();
   r.device_votes_given = arbiter_.votes_given();
   r.device_votes_refused = arbiter_.votes_refused();
   r.device_moves = arbiter_.moves();

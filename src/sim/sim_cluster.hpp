@@ -32,6 +32,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -45,9 +46,14 @@
 #include "src/sim/history_checker.hpp"
 #include "src/sim/quorum_arbiter.hpp"
 #include "src/sim/quorum_checker.hpp"
+#include "src/sim/reload_checker.hpp"
 #include "transport/links/link_set.hpp"
 #include "base/result.hpp"
 #include "transport/sim/sim_network.hpp"
+
+namespace rtotem::config {
+struct DaemonConfig;
+}  // namespace rtotem::config
 
 namespace rtotem::sim {
 
@@ -177,6 +183,11 @@ struct SimSpec {
   // a drawn node whose ring is in sync and quorate sets a drawn node's votes (0..3) or the
   // expected votes, as `rtotemctl quorum votes|expected` would (sim_cluster_quorum.cpp). 0: none.
   double vote_changes_per_s = 0;
+  // Reloads of every node per virtual second, on average, in the fault phase (spec.clients only):
+  // the token in the nodes' files changes (in one reload of four, in some files only), and a
+  // drawn node's operator asks for a reload as `rtotemctl reload` does (sim_cluster_reload.cpp);
+  // the ReloadChecker judges where the change took effect. 0: none.
+  double reloads_per_s = 0;
   // Scenarios only (never drawn): loses the copies it picks, as SimNetwork::set_drop_rule says,
   // on every link (each network holds a copy of it).
   transport::SimNetwork::DropRule drop_rule;
@@ -237,6 +248,9 @@ struct SimResult {
   std::uint64_t quorum_changes_asked = 0;       // spec.vote_changes_per_s: changes a service took
   std::uint64_t quorum_changes_refused = 0;     // refused by votequorum's rule (or the ring not in sync)
   std::uint64_t quorum_changes_dropped = 0;     // deliveries of a change where it could not act, at all nodes
+  std::uint64_t reloads_asked = 0;              // spec.reloads_per_s: reloads an operator asked for
+  std::map<int, std::uint64_t> reload_answers;  // by answer: 0 (applied, or nothing to change), -errno
+  std::uint64_t reload_places = 0;              // places in the order where some node's timing changed
   std::uint64_t device_votes_given = 0;         // a quorum device configured: polls the arbiter voted in
   std::uint64_t device_votes_refused = 0;       // polls for a ring that had not the vote
   std::uint64_t device_moves = 0;               // the vote given to another ring
@@ -295,6 +309,9 @@ class SimCluster {
     std::vector<std::pair<Time, Time>> operational;  // NodeSnapshot::operational, the closed spans
     std::int64_t clock_ppm = 0;                      // its oscillator's error: the same in every incarnation
     Time poll_gap_us = 0;                            // a slow receiver's; 0: not one
+    // Its configuration file's timing (spec_.reloads_per_s changes it), resolved: what a restart
+    // runs and what a reload reads.
+    membership::TotemConfig file_totem;
   };
 
   SimCluster(const SimSpec& spec, const membership::TotemConfig& totem);
@@ -343,6 +360,11 @@ class SimCluster {
 
   // sim_cluster_quorum.cpp: the operator's runtime quorum changes.
   void vote_change(Time now);
+  // sim_cluster_reload.cpp: the operator's reloads of every node, and the nodes' files.
+  void reload(Time now);
+  void collect_reload_answers();
+  void collect_reload_answers(Member& member);
+  config::DaemonConfig file_of(NodeId id) const;
   // sim_cluster_device.cpp: the quorum device (a device in spec.quorum): each node's device and
   // the arbiter that gives its vote, and their faults.
   bool has_device() const noexcept { return quorum_ && quorum_->device; }
@@ -399,6 +421,7 @@ class SimCluster {
   GroupChecker group_checker_;                  // judges nothing unless spec_.groups
   std::optional<quorum::QuorumConfig> quorum_;  // spec_.quorum, resolved
   QuorumChecker quorum_checker_;                // judges nothing unless spec_.quorum
+  ReloadChecker reload_checker_;                // judges every spec_.clients run (a timing change anywhere)
   std::unique_ptr<ClientWorld> client_world_;   // spec_.clients: what every node's clients share
   std::vector<Slot> slots_;                     // by id - 1; each Member owns its backend and Node
   // Stopped gracefully: the Member stays attached (taking no input) until the packets it sent
@@ -429,6 +452,7 @@ class SimCluster {
   std::optional<Time> link_cut_at_us_;      // the next drawn link cut
   std::optional<Time> link_heal_at_us_;     // the link cut in force heals then
   std::optional<Time> vote_change_at_us_;   // the next runtime quorum change
+  std::optional<Time> reload_at_us_;        // the next reload of every node
   std::optional<Time> device_fault_at_us_;  // the next arbiter stall or node cut off
   QuorumArbiter arbiter_;
   Time arbiter_stalled_until_us_ = 0;  // no device hears from it until then
@@ -449,6 +473,8 @@ class SimCluster {
   std::uint64_t quorum_changes_asked_ = 0;
   std::uint64_t quorum_changes_refused_ = 0;
   std::uint64_t quorum_changes_dropped_ = 0;  // by incarnations that have crashed
+  std::uint64_t reloads_asked_ = 0;
+  std::map<int, std::uint64_t> reload_answers_;
 };
 
 }  // namespace rtotem::sim

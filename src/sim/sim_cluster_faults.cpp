@@ -47,6 +47,7 @@ void SimCluster::begin_faults(Time now) {
   if (spec_.pauses_per_s > 0) pause_at_us_ = now + draw_fault_gap_us(rng, spec_.pauses_per_s);
   if (spec_.link_cuts_per_s > 0) link_cut_at_us_ = now + draw_fault_gap_us(rng, spec_.link_cuts_per_s);
   if (spec_.vote_changes_per_s > 0) vote_change_at_us_ = now + draw_fault_gap_us(rng, spec_.vote_changes_per_s);
+  if (spec_.reloads_per_s > 0) reload_at_us_ = now + draw_fault_gap_us(rng, spec_.reloads_per_s);
   if (has_device() && spec_.partitions_per_s > 0)
     device_fault_at_us_ = now + draw_fault_gap_us(rng, spec_.partitions_per_s / 2);
 }
@@ -72,6 +73,7 @@ void SimCluster::end_faults(Time now) {
   crash_at_us_.reset();
   pause_at_us_.reset();  // a pause in force runs out: it is bounded
   vote_change_at_us_.reset();
+  reload_at_us_.reset();
   device_fault_at_us_.reset();
   arbiter_stalled_until_us_ = 0;
   for (NodeId id : live_) member(id)->device_cut_until_us = 0;
@@ -93,6 +95,7 @@ std::optional<Time> SimCluster::next_fault_us() const {
   consider(link_cut_at_us_);
   consider(link_heal_at_us_);
   consider(vote_change_at_us_);
+  consider(reload_at_us_);
   consider(device_fault_at_us_);
   if (script_next_ < spec_.script.size()) consider(spec_.script[script_next_].at_us);
   for (const Slot& slot : slots_) consider(slot.restart_at_us);
@@ -135,6 +138,10 @@ void SimCluster::run_due_faults(Time now) {
   if (vote_change_at_us_ && *vote_change_at_us_ <= now) {
     vote_change(now);
     vote_change_at_us_ = now + draw_fault_gap_us(network_.rng(), spec_.vote_changes_per_s);
+  }
+  if (reload_at_us_ && *reload_at_us_ <= now) {
+    reload(now);
+    reload_at_us_ = now + draw_fault_gap_us(network_.rng(), spec_.reloads_per_s);
   }
   if (device_fault_at_us_ && *device_fault_at_us_ <= now) {
     device_fault(now);
@@ -328,6 +335,7 @@ void SimCluster::crash(NodeId id, Time now, bool graceful) {
     after_node_call(*slot.member);
   }
   ++crashes_;
+  collect_reload_answers(*slot.member);
   note_operational(*slot.member, false);
   checker_.record_crash(now, id);
   if (slot.member->quorum) {

@@ -85,7 +85,7 @@ class SimCluster::Member final : public membership::NodeEvents,
       if (owner.has_device()) owner.start_device(*this, now);
     }
     if (owner.spec_.clients > 0) {
-      auto made = stack::NodeStack::create(stack_setup(owner.spec_, owner.totem_, id), host, this);
+      auto made = stack::NodeStack::create(stack_setup(owner.spec_, totem, id), host, this);
       RTOTEM_ASSERT(made);  // SimCluster::create checked the totem config against what the stack needs
       stack = std::move(made).value();
       clients = std::make_unique<NodeClients>(
@@ -126,6 +126,7 @@ class SimCluster::Member final : public membership::NodeEvents,
   void configuration(const membership::ConfigChange& change) override {
     const Time now = owner.network_.now_us();
     owner.checker_.record_configuration(now, id, change);
+    owner.reload_checker_.record_configuration(id);
     if (quorum && !change.transitional) {
       quorum->on_configuration(change, this->now());
       owner.quorum_checker_.record_state(now, id, quorum->state());
@@ -182,9 +183,15 @@ class SimCluster::Member final : public membership::NodeEvents,
     void arm_client_retry() override { m_.client_retry_at = m_.owner.network_.now_us() + kClientRetryUs; }
     void post(std::function<void()> job) override { m_.posted.push_back(std::move(job)); }
     void set_access(std::vector<std::uint32_t>, std::vector<std::uint32_t>) override {}  // its clients are root
-    bool loading() const override { return false; }
-    Result<void> load_config(std::function<void(Result<config::DaemonConfig>)>) override {
-      return Error::make("the simulator has no configuration file to read again");
+    bool loading() const override { return m_.loading; }
+    // The node's file as it is now (the operator's reloads change it), read by the end of the turn.
+    Result<void> load_config(std::function<void(Result<config::DaemonConfig>)> done) override {
+      m_.loading = true;
+      post([this, done = std::move(done)] {
+        m_.loading = false;
+        done(m_.owner.file_of(m_.id));
+      });
+      return {};
     }
     Result<void> apply_logging(const config::LoggingConfig&) override { return {}; }
     Result<std::string> dump_flight_data() override { return Error::make("the simulator keeps no flight recorder"); }
@@ -202,6 +209,8 @@ class SimCluster::Member final : public membership::NodeEvents,
     stack->after_turn();
     std::vector<std::function<void()>> jobs = std::exchange(posted, {});
     for (auto& job : jobs) job();
+    owner.reload_checker_.record_turn(owner.network_.now_us(), id, timing_seen, node->config());
+    timing_seen = node->config();
   }
   // When the stack wants to be called next (its timer, its clients' retry), in virtual time.
   std::optional<Time> stack_due_us() const {
@@ -256,8 +265,14 @@ class SimCluster::Member final : public membership::NodeEvents,
   std::optional<Time> device_poll_us;             // a quorum device: it polls then (virtual)
   Time device_cut_until_us = 0;                   // its device hears nothing from the arbiter until then
   Host host{*this};
-  std::unique_ptr<stack::NodeStack> stack;    // spec.clients only; submits to node through host
-  std::unique_ptr<NodeClients> clients;       // after stack: its connections close first
+  std::unique_ptr<stack::NodeStack> stack;  // spec.clients only; submits to node through host
+  std::unique_ptr<NodeClients> clients;     // after stack: its connections close first
+  // spec.reloads_per_s: the operator's connection, which asks the reloads. After stack, and closed
+  // by ~Member only after clients->host_gone() has closed the table (no leave goes to the ring).
+  std::unique_ptr<SimConnection> operator_link;
+  bool loading = false;  // the host is reading the file for the stack
+  // The timing it ran after its last node control message (or its start): the ReloadChecker's.
+  membership::TotemConfig timing_seen = node->config();
   std::optional<Time> stack_deadline;         // the stack's timer, by the node's clock
   std::optional<Time> client_retry_at;        // virtual
   std::vector<std::function<void()>> posted;  // StackHost::post's jobs, run after the call

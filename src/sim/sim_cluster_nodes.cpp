@@ -75,12 +75,14 @@ Result<std::unique_ptr<transport::Backend>> SimCluster::open_backend(const trans
 constexpr std::uint32_t kSimClientQueueBytes = 1u << 20;
 
 // A nodelist of numeric addresses, as a config file gives it: the stack reads its peers' addresses
-// (status, the key store's nodelist keys) from it without a lookup.
+// (status, the key store's nodelist keys) from it without a lookup. `totem` is the timing in
+// force: no token_coefficient on top of it.
 stack::StackSetup stack_setup(const SimSpec& spec, const membership::TotemConfig& totem, NodeId id) {
   stack::StackSetup setup;
   setup.config.path = "rtotem-sim";
   setup.config.cluster_name = "sim";
   setup.config.totem = totem;
+  setup.config.token_coefficient_ms = 0;
   // Small enough that a process that falls behind for a while may be cut off.
   setup.config.ipc.client_queue_bytes = kSimClientQueueBytes;
   for (NodeId n = 1; n <= spec.nodes; ++n) {
@@ -107,7 +109,9 @@ Result<std::unique_ptr<SimCluster::Member>> SimCluster::make_member(NodeId id) {
   auto backend = open_backend(params);
   if (!backend) return Error::make("node {}: {}", id, backend.error().message());
   const Seq ring_seq = std::max(slot.stored_ring_seq, membership::ring_seq_floor(network_.now_us() * 1000));
-  auto made = std::make_unique<Member>(*this, std::move(backend).value(), totem_, ring_seq, network_.now_us(), clock);
+  // It runs what its file says (a reload may have changed it since the run began).
+  auto made =
+      std::make_unique<Member>(*this, std::move(backend).value(), slot.file_totem, ring_seq, network_.now_us(), clock);
   made->poll_gap_us = slot.poll_gap_us;
   if (spec_.links > 1) made->link_timer = network_.now_us();  // the pings start at once
   if (made->node->max_message_size() < kStampSize)

@@ -1,5 +1,7 @@
 #include "src/sim/sim_connection.hpp"
 
+#include <qb/qbipc_common.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -39,7 +41,10 @@ bool SimConnection::hand_over(std::span<const iovec> request) {
 
 ssize_t SimConnection::exchange(std::span<const iovec> request, std::span<std::byte> answer) {
   answered_ = false;
-  if (!hand_over(request)) return -ENOTCONN;
+  exchanging_ = true;
+  const bool handed = hand_over(request);
+  exchanging_ = false;
+  if (!handed) return -ENOTCONN;
   if (!answered_) return cut_off_ ? -ENOTCONN : -EPROTO;  // the simulated clients ask nothing answered later
   if (answer_.size() > answer.size()) return -EMSGSIZE;
   std::memcpy(answer.data(), answer_.data(), answer_.size());
@@ -74,8 +79,24 @@ int SimConnection::send_event(std::span<const iovec> iov) {
   return 0;
 }
 
+std::optional<int> SimConnection::take_late_answer() {
+  if (late_errors_.empty()) return std::nullopt;
+  const int error = late_errors_.front();
+  late_errors_.pop_front();
+  return error;
+}
+
 int SimConnection::send_answer(std::span<const iovec> iov) {
   if (cut_off_) return -ENOTCONN;
+  if (!exchanging_) {
+    qb_ipc_response_header header{};
+    std::vector<std::byte> bytes;
+    append_iov(bytes, iov);
+    if (bytes.size() >= sizeof header) std::memcpy(&header, bytes.data(), sizeof header);
+    late_errors_.push_back(bytes.size() >= sizeof header ? header.error : -EPROTO);
+    ++counts_.responses;
+    return 0;
+  }
   answer_.clear();
   append_iov(answer_, iov);
   answered_ = true;

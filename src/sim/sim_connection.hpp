@@ -1,7 +1,8 @@
 // A simulated client's connection to its node's stack, in memory: the librtotem side
 // (client::ClientConnection) and the stack's side (stack::ClientChannel) of one connection. A
 // request is handed to the node's ClientTable at once and answered before the call returns, as
-// rtotemd answers it within one turn; events wait in a bounded queue, as in libqb's event ring,
+// rtotemd answers it within one turn (one sent with send(), such as a reload, may be answered on a
+// later turn: take_late_answer); events wait in a bounded queue, as in libqb's event ring,
 // until the client dispatches: a client that dispatches late fills it, and the ClientTable then
 // queues its events, or cuts it off, as it does in rtotemd.
 #pragma once
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "src/client/client_connection.hpp"
@@ -40,6 +42,10 @@ class SimConnection final : public client::ClientConnection, public stack::Clien
   stack::ChannelCounts counts() const override { return counts_; }
   void clear_counts() override { counts_ = {}; }
 
+  // The answers to requests sent (send()) and answered then or on a later turn, as a reload
+  // is: the error (0 or -errno) of the oldest not yet taken; nothing if none came.
+  std::optional<int> take_late_answer();
+
   // The stack cut this client off (it did not read): its next call fails, as libqb's would.
   bool cut_off() const noexcept { return cut_off_; }
   std::size_t events_waiting() const noexcept { return events_.size(); }
@@ -59,6 +65,8 @@ class SimConnection final : public client::ClientConnection, public stack::Clien
   std::vector<std::byte> request_;
   std::vector<std::byte> answer_;
   bool answered_ = false;
+  bool exchanging_ = false;      // within exchange(): the answer is its reply
+  std::deque<int> late_errors_;  // answers to send()s, oldest first
   std::deque<std::vector<std::byte>> events_;
   std::size_t event_bytes_ = 0;
   bool cut_off_ = false;

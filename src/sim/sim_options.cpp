@@ -62,6 +62,7 @@ constexpr CliOption kOptions[] = {{"-h"},
                                   {"--link-mode", kValue},
                                   {"--link-cuts", kValue},
                                   {"--vote-changes", kValue},
+                                  {"--reloads", kValue},
                                   {"--clients", kValue}};
 
 constexpr std::string_view kUsage =
@@ -148,6 +149,11 @@ constexpr std::string_view kUsage =
     "                         operator makes them (rtotemctl quorum votes|expected) at a node\n"
     "                         whose ring is in sync and quorate: a drawn node's votes (0..3) or\n"
     "                         the expected votes; never drawn (default 0)\n"
+    "  --reloads RATE         with --clients: reloads of every node per virtual second, 0..10,\n"
+    "                         as an operator asks them (rtotemctl reload) after editing the\n"
+    "                         token in every node's file (in one of four, in some files only);\n"
+    "                         judged: a change takes effect at one place in the order on every\n"
+    "                         member; never drawn (default 0)\n"
     "  -v, --verbose          with --seeds: a line per seed too\n"
     "  -h, --help             this text\n";
 
@@ -269,6 +275,12 @@ Result<void> apply_option(SimOptions& options, std::string_view name, std::strin
     options.vote_changes = *rate;
     return {};
   }
+  if (name == "--reloads") {
+    auto rate = parse_number(name, value, 0.0, kFaultRateMax);
+    if (!rate) return rate.error();
+    options.reloads = *rate;
+    return {};
+  }
   if (name == "--lose-state") {
     auto share = parse_number(name, value, 0.0, 1.0);
     if (!share) return share.error();
@@ -298,6 +310,7 @@ Result<SimOptions> parse_sim_options(std::span<char* const> args) {
     if (auto ok = apply_option(options, name, value); !ok) return ok.error();
   }
   if (options.vote_changes > 0 && options.quorum.empty()) return Error::make("--vote-changes needs --quorum");
+  if (options.reloads > 0 && options.clients == 0) return Error::make("--reloads needs --clients");
   if (options.clients > 0 && (options.groups || !options.quorum.empty()))
     return Error::make("--clients runs the node stack's own process groups: not with --groups or --quorum");
   return options;
@@ -362,6 +375,7 @@ RunParams resolve(const SimOptions& options, std::uint64_t seed) {
   p.link_cuts = options.link_cuts;
   p.quorum = options.quorum;
   p.vote_changes = options.vote_changes;
+  p.reloads = options.reloads;
   return p;
 }
 
@@ -400,6 +414,7 @@ SimSpec to_spec(const RunParams& params) {
   spec.links = params.links;
   spec.link_mode = params.link_active ? transport::LinkMode::kActive : transport::LinkMode::kPassive;
   spec.link_cuts_per_s = params.link_cuts;
+  spec.reloads_per_s = params.reloads;
   if (!params.quorum.empty()) {
     auto features = parse_quorum_features(params.quorum, params.nodes, params.token_timeout_ms);
     RTOTEM_ASSERT(features.ok());  // checked when the option was parsed
@@ -426,6 +441,7 @@ std::string command_line(const RunParams& p) {
                                      p.link_active ? "active" : "passive", p.link_cuts)) +
          (p.quorum.empty() ? std::string() : " --quorum " + p.quorum) +
          (p.vote_changes > 0 ? fmt::format(" --vote-changes {}", p.vote_changes) : "") +
+         (p.reloads > 0 ? fmt::format(" --reloads {}", p.reloads) : "") +
          (p.message_size_low == 0 ? std::string()
                                   : fmt::format(" --message-size {}..{}", p.message_size_low, p.message_size_high));
 }

@@ -62,6 +62,7 @@ struct RunParams {
   double link_cuts = 0;
   std::string quorum;       // votequorum's features on every node (sim_quorum.hpp); empty: none
   double vote_changes = 0;  // runtime quorum changes per virtual second (never drawn: --vote-changes)
+  double reloads = 0;       // reloads of every node per virtual second (never drawn: --reloads)
 };
 
 struct SimOptions {
@@ -96,6 +97,7 @@ struct SimOptions {
   std::uint32_t clients = 0;           // --clients N: the node stack, and N librtotem processes over it
   std::string quorum;                  // --quorum FEATURES (sim_quorum.hpp)
   double vote_changes = 0;             // --vote-changes RATE (needs --quorum)
+  double reloads = 0;                  // --reloads RATE (needs --clients)
   std::uint32_t message_size_low = 0;  // --message-size N or LOW..HIGH; 0: drawn
   std::uint32_t message_size_high = 0;
   bool verbose = false;  // a range: a line per seed too
