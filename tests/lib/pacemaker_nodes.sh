@@ -125,6 +125,9 @@ pcmk_cleanup() {
   trap - EXIT
   set +e
   for n in "${!unshared[@]}"; do node_down "$n"; done
+  # A job's nsenter stops itself when its child in the node stops, and then never reaps it: on.
+  local job
+  for job in $(jobs -p); do pkill -CONT -P "$job" nsenter; done
   for n in "${namespaces[@]}"; do ip netns del "$n" 2>/dev/null; done
   mapfile -t leaked < <(comm -13 <(echo "$host_mounts_before") <(host_mounts) | tac)
   if ((${#leaked[@]} > 0)); then
@@ -221,6 +224,10 @@ cluster_is() {  # cluster_is N "node1 node2 node3" quorate|not: what node N's cr
     grep -q 'partition WITHOUT quorum' <<<"$out" || return 1
   fi
   grep -qF "* Online: [ $2 ]" <<<"$out"
+}
+
+dc_of() {  # dc_of N: the DC ("nodeK") as node N's crm_mon shows it; empty if none
+  mon "$1" | sed -n 's/^ *\* Current DC: \(node[0-9]*\) .*/\1/p; s/^Current DC: \(node[0-9]*\) .*/\1/p' | head -n 1
 }
 
 add_dummy() {  # add_dummy N: stonith off and a Dummy resource d, from node N

@@ -91,6 +91,15 @@ start_qdevice() {
   in_node "$n" install -d /run/corosync-qdevice
   in_node "$n" env -i "${pcmk_env[@]}" sh -c 'echo $$ >/run/qdevice.pid; exec corosync-qdevice -f -d' \
     >>"$dir/node$n/qdevice.log" 2>&1 &
+  qdevice_job[$n]=$!
+}
+declare -A qdevice_job
+
+# SIGCONT to node N's corosync-qdevice, and to the nsenter on the host that waits for it: nsenter
+# stops itself when its child stops (util-linux), and a stopped nsenter never reaps the device.
+continue_qdevice() {
+  in_node "$1" sh -c 'kill -CONT "$(cat /run/qdevice.pid)"'
+  pkill -CONT -P "${qdevice_job[$1]}" nsenter || true
 }
 
 start_qnetd() {  # on node 3, the third host
@@ -187,7 +196,7 @@ run_stack() {
   answer "$stack" "node1 sees node2's device stopped" "$(facts 1 | grep '^member 2 ' || true)"
   echo "$stack: with node2's device stopped, total votes: node1 $(facts 1 | sed -n 's/^Total votes: //p')," \
     "node2 $(facts 2 | sed -n 's/^Total votes: //p') (not compared: docs/quorum.md)"
-  in_node 2 sh -c 'kill -CONT "$(cat /run/qdevice.pid)"'
+  continue_qdevice 2
   wait_for 60 device_of_is 2 2 A,V,NMW || fail "$stack node2: its device did not vote again after SIGCONT"
 
   step "$stack: kill qnetd while the ring is whole"
