@@ -7,7 +7,7 @@
 #   3. kill -9 the cluster daemon of the node running it: the other two see it lost, stay quorate
 #      and start the resource on one of them; the time from the kill to the resource running
 #      elsewhere ("failover_ms") and to the controller's "node lost" ("lost_ms") are printed, from
-#      Pacemaker's own log timestamps; the killed node is then rebooted and rejoins;
+#      Pacemaker's own log timestamps, and whether the node killed was the DC ("dc_killed"); the killed node is then rebooted and rejoins;
 #   4. the node running the resource is cut off (its switch port down): it loses quorum and stops
 #      the resource, which the other two start;
 #   5. the cut is healed: 3 nodes online again, the resource on exactly one node.
@@ -154,6 +154,9 @@ echo "check: d runs on node$v"
 
 step "kill -9 the $stack daemon of node$v"
 mapfile -t rest < <(others "$v")
+dc="$(dc_of "${rest[0]}")"
+# Pacemaker elects a new DC first when the DC is the node killed: a failover takes longer then.
+dc_killed=$([[ "$dc" == "node$v" ]] && echo yes || echo no)
 t0="$(now_ms)"
 in_node "$v" sh -c 'kill -KILL "$(cat /run/clusterd.pid)"'
 wait_for 120 d_on_one_of "${rest[0]}" "node${rest[0]}" "node${rest[1]}" ||
@@ -167,7 +170,7 @@ started_at="$(log_ms "$t0" "Result of start operation for d on node[0-9]: ok" "$
 [[ -n "$lost_at" && -n "$started_at" ]] || fail "no 'state is now lost' or 'Result of start operation' line after the kill"
 lost_ms=$((lost_at - t0))
 failover_ms=$((started_at - t0))
-echo "$name: failover_ms=$failover_ms lost_ms=$lost_ms (from the kill -9 of the cluster daemon: d started elsewhere; the controller saw node$v lost; token $token_ms ms)"
+echo "$name: failover_ms=$failover_ms lost_ms=$lost_ms dc_killed=$dc_killed (from the kill -9 of the cluster daemon: d started elsewhere; the controller saw node$v lost; the DC was ${dc:-unknown}; token $token_ms ms)"
 
 step "node$v reboots and rejoins"
 node_down "$v"
