@@ -252,6 +252,16 @@ void start_ring(DaemonCluster& cluster, int nodes, std::vector<std::unique_ptr<T
       << "no ring of " << nodes;
 }
 
+bool all_on_ring(const std::vector<std::unique_ptr<TestClient>>& clients, const std::vector<std::uint32_t>& members) {
+  return pump_until(
+      raw(clients),
+      [&] {
+        return std::all_of(clients.begin(), clients.end(),
+                           [&](const auto& c) { return !c->rings.empty() && c->rings.back() == members; });
+      },
+      std::chrono::seconds(30));
+}
+
 void join_group(const std::vector<std::unique_ptr<TestClient>>& clients, const std::string& group) {
   for (const auto& c : clients) ASSERT_EQ(c->join(group), 0);
   ASSERT_TRUE(pump_until(raw(clients), [&] {

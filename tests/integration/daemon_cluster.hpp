@@ -129,6 +129,9 @@ class TestClient {
 bool pump_until(std::vector<TestClient*> clients, const std::function<bool()>& done,
                 std::chrono::milliseconds within = std::chrono::seconds(20));
 
+// Dispatches every client until the last ring each saw is exactly `members` (30 s at most).
+bool all_on_ring(const std::vector<std::unique_ptr<TestClient>>& clients, const std::vector<std::uint32_t>& members);
+
 // Starts nodes 1..`nodes`, connects a client to each (appended to `clients`) and waits until
 // every one of them is on one ring of all the nodes (the first ring may form before all are up).
 void start_ring(DaemonCluster& cluster, int nodes, std::vector<std::unique_ptr<TestClient>>& clients);

@@ -530,18 +530,10 @@ TEST(DaemonControl, ANodeIsAddedAndRemovedWithAReloadOfEveryNode) {
 
   cluster.use_config(4, cluster.config_path());
   cluster.start(4);
-  const auto ring_of = [&](const std::vector<std::uint32_t>& members) {
-    return pump_until(
-        raw(clients),
-        [&] {
-          return std::all_of(clients.begin(), clients.end(), [&](const auto& c) { return c->rings.back() == members; });
-        },
-        30s);
-  };
-  ASSERT_TRUE(ring_of({1, 2, 3, 4})) << cluster.log(4);
+  ASSERT_TRUE(all_on_ring(clients, {1, 2, 3, 4})) << cluster.log(4);
 
   cluster.kill(4, SIGTERM);
-  ASSERT_TRUE(ring_of({1, 2, 3}));
+  ASSERT_TRUE(all_on_ring(clients, {1, 2, 3}));
   const std::uint64_t rings_three = rings();
   std::ofstream(three) << three_text;
   out.clear();

@@ -119,15 +119,7 @@ void add_and_remove_node_4(std::string_view link0, int links_up) {
     EXPECT_NE(out.find(fmt::format("node {}: nodelist: node 4 added", n)), std::string::npos) << out;
   EXPECT_EQ(rings(), rings_before) << "the three re-formed for a reload";
   cluster.start(4);
-  const auto ring_of = [&](const std::vector<std::uint32_t>& members) {
-    return pump_until(
-        raw(clients),
-        [&] {
-          return std::all_of(clients.begin(), clients.end(), [&](const auto& c) { return c->rings.back() == members; });
-        },
-        30s);
-  };
-  ASSERT_TRUE(ring_of({1, 2, 3, 4})) << cluster.log(4);
+  ASSERT_TRUE(all_on_ring(clients, {1, 2, 3, 4})) << cluster.log(4);
   for (int n = 1; n <= 3; ++n)
     EXPECT_TRUE(eventually([&] { return links_to_4(n) == links_up; })) << n << ": " << cluster.ctl_json(n, "status");
   ASSERT_NO_FATAL_FAILURE(join_group(clients, "links"));
@@ -142,7 +134,7 @@ void add_and_remove_node_4(std::string_view link0, int links_up) {
   EXPECT_EQ(cluster.ctl(1, "get runtime.links.1.4.connected", out), 0) << out;
 
   cluster.kill(4, SIGTERM);
-  ASSERT_TRUE(ring_of({1, 2, 3}));
+  ASSERT_TRUE(all_on_ring(clients, {1, 2, 3}));
   const std::uint64_t rings_three = rings();
   std::ofstream(path) << two_links(cluster, link0, 3);
   out.clear();
