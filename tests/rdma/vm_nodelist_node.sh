@@ -16,22 +16,32 @@ conf_nodes=2 write_conf "$RXE_OUT/two.conf" vm-nodelist 239.192.77.7
 write_conf "$RXE_OUT/three.conf" vm-nodelist 239.192.77.7
 "$RXE_VM" barrier configured 120
 
+# reload_two FILE BEFORE AFTER: nodes 1 and 2, on a ring of both, keep their status (status-BEFORE)
+# and take FILE as their file; node 1 reloads every node (reload-AFTER.txt); 2 s later, what the
+# two show (status-AFTER), once a ring change the reload caused would have shown.
+reload_two() {
+  local file=$1 before=$2 after=$3
+  if ((node < 3)); then
+    wait_ring "1 2" 180 || true
+    ctl status >"$RXE_OUT/status-$before.txt"
+    cp "$file" "$conf"
+  fi
+  "$RXE_VM" barrier "written-$after" 180 || true
+  if ((node == 1)); then
+    { ctl reload; echo "exit $?"; } >"$RXE_OUT/reload-$after.txt" 2>&1 || true
+  fi
+  "$RXE_VM" barrier "reloaded-$after" 180 || true
+  if ((node < 3)); then
+    sleep 2
+    ctl status >"$RXE_OUT/status-$after.txt"
+  fi
+}
+
 if ((node < 3)); then
   cp "$RXE_OUT/two.conf" "$conf"
   start_daemon "$conf"
-  wait_ring "1 2" 180 || true
-  ctl status >"$RXE_OUT/status-two.txt"
-  cp "$RXE_OUT/three.conf" "$conf"
 fi
-"$RXE_VM" barrier written 180 || true
-if ((node == 1)); then
-  { ctl reload; echo "exit $?"; } >"$RXE_OUT/reload-add.txt" 2>&1 || true
-fi
-"$RXE_VM" barrier reloaded 180 || true
-if ((node < 3)); then
-  sleep 2  # what a ring change the reload caused would need to show
-  ctl status >"$RXE_OUT/status-reloaded.txt"
-fi
+reload_two "$RXE_OUT/three.conf" two add
 "$RXE_VM" barrier checked 180 || true  # node 3 starts only once the two have shown their ring
 if ((node == 3)); then
   cp "$RXE_OUT/three.conf" "$conf"
@@ -52,18 +62,5 @@ if ((node == 3)); then
   daemon="" listener=""
 fi
 "$RXE_VM" barrier left 180 || true
-if ((node < 3)); then
-  wait_ring "1 2" 180 || true
-  ctl status >"$RXE_OUT/status-left.txt"
-  cp "$RXE_OUT/two.conf" "$conf"
-fi
-"$RXE_VM" barrier shrunk 180 || true
-if ((node == 1)); then
-  { ctl reload; echo "exit $?"; } >"$RXE_OUT/reload-remove.txt" 2>&1 || true
-fi
-"$RXE_VM" barrier removed 180 || true
-if ((node < 3)); then
-  sleep 2
-  ctl status >"$RXE_OUT/status-removed.txt"
-fi
+reload_two "$RXE_OUT/two.conf" left remove
 "$RXE_VM" barrier done 180 || true

@@ -29,12 +29,12 @@ for ((n = 0; n < nodes; n++)); do
     fail "node$n: not on rdma: $(status_line "$out/status-three.txt" transport)"
   sed -nE "s/^[0-9]+ ([0-9]+:[0-9]+ node[0-9]+-grown[0-9]+)\$/\\1/p" "$out/listen.txt" >"$work/grown.$n" || true
   ((n == 2)) && continue
-  two=$(status_line "$out/status-two.txt" ring.seq) reloaded=$(status_line "$out/status-reloaded.txt" ring.seq)
+  two=$(status_line "$out/status-two.txt" ring.seq) reloaded=$(status_line "$out/status-add.txt" ring.seq)
   [[ -n "$two" && "$two" == "$reloaded" ]] || fail "node$n: the reload that added node 3 changed the ring: $two, then $reloaded"
-  left=$(status_line "$out/status-left.txt" ring.seq) removed=$(status_line "$out/status-removed.txt" ring.seq)
+  left=$(status_line "$out/status-left.txt" ring.seq) removed=$(status_line "$out/status-remove.txt" ring.seq)
   [[ -n "$left" && "$left" == "$removed" ]] || fail "node$n: the reload that removed node 3 changed the ring: $left, then $removed"
-  [[ "$(status_line "$out/status-removed.txt" members)" == "1, 2" ]] ||
-    fail "node$n: members after the removal: $(status_line "$out/status-removed.txt" members)"
+  [[ "$(status_line "$out/status-remove.txt" members)" == "1, 2" ]] ||
+    fail "node$n: members after the removal: $(status_line "$out/status-remove.txt" members)"
 done
 reloads=$work/vm/node0
 for node in 1 2; do
