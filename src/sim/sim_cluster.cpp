@@ -387,9 +387,11 @@ void SimCluster::on_deliver(Member& m, const Delivered& message) {
     m.groups->on_deliver(message);
   } else if (m.stack && ring_service_of(message.payload)) {
     if (is_group_packet(message.payload)) group_checker_.record_delivery(now, node, message);
-    const membership::TotemConfig before = m.node->config();
+    // The ReloadChecker's: a node control message is the only place a node's timing may change.
+    const bool control = !message.transitional && ring_service_of(message.payload) == RingService::kNodeControl;
+    const membership::TotemConfig before = control ? m.node->config() : membership::TotemConfig{};
     m.stack->deliver(message);
-    if (!message.transitional && ring_service_of(message.payload) == RingService::kNodeControl) {
+    if (control) {
       reload_checker_.record_control(now, node, m.node->members(), message, before, m.node->config());
       m.timing_seen = m.node->config();
     }

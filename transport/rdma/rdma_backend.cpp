@@ -167,11 +167,6 @@ Result<void> RdmaBackend::watch_events() {
   return {};
 }
 
-// A peer is addressed by its GID (RoCE v2: its IPv4 address, mapped) through the GID index the
-// multicast join chose for us, and by the QP number its packets carry (wc.src_qp). No rdma_cm
-// handshake per peer: the nodelist already names every address, a peer's first multicast
-// (a join message) proves it is up, and a restarted peer's new QP number is picked up from its
-// next packet. The AH is made once per peer; the kernel resolves the MAC then. A packet not yet
 Result<void> RdmaBackend::check_peers(std::span<const std::vector<PeerAddress>> by_link) const {
   if (by_link.size() != 1) return Error::make("rdma: one link's peers, not {}", by_link.size());
   RdmaConfig changed = config_;
@@ -185,6 +180,11 @@ void RdmaBackend::set_peers(std::span<const std::vector<PeerAddress>> by_link) {
   peers_.replace(config_.peers, local_node());
 }
 
+// A peer is addressed by its GID (RoCE v2: its IPv4 address, mapped) through the GID index the
+// multicast join chose for us, and by the QP number its packets carry (wc.src_qp). No rdma_cm
+// handshake per peer: the nodelist already names every address, a peer's first multicast
+// (a join message) proves it is up, and a restarted peer's new QP number is picked up from its
+// next packet. The AH is made once per peer; the kernel resolves the MAC then. A packet not yet
 // accepted gives a QP number only to a peer that has none: a change comes from learn_qpn, after
 // the packet passed every check (and opened, with a key), so a forged one cannot redirect tokens.
 bool RdmaBackend::reach_peer(RdmaPeerEntry& peer, std::uint32_t qpn) noexcept {

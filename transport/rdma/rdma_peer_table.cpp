@@ -21,11 +21,6 @@ RdmaPeerTable::RdmaPeerTable(std::span<const RdmaPeer> peers, NodeId self) {
     by_node_.push_back(std::move(entry));
   }
   std::sort(by_node_.begin(), by_node_.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
-  index_addresses();
-}
-
-void RdmaPeerTable::index_addresses() {
-  ipv4_order_.clear();
   for (std::uint32_t i = 0; i < by_node_.size(); ++i) ipv4_order_.push_back(i);
   std::sort(ipv4_order_.begin(), ipv4_order_.end(),
             [&](std::uint32_t a, std::uint32_t b) { return by_node_[a].ipv4 < by_node_[b].ipv4; });

@@ -45,8 +45,6 @@ class RdmaPeerTable {
   std::size_t size() const noexcept { return by_node_.size(); }
 
  private:
-  void index_addresses();
-
   std::vector<RdmaPeerEntry> by_node_;     // sorted by node id
   std::vector<std::uint32_t> ipv4_order_;  // indexes into by_node_, sorted by address
   std::vector<RdmaPeerEntry> departed_;    // reachable entries replace() dropped, newest last
