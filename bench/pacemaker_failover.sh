@@ -6,8 +6,8 @@
 # Pacemaker's controller on a survivor saw the node lost (the cluster layer's detection). The two
 # stacks alternate, ROUNDS times each, so that the machine's noise falls on both; prints every
 # sample, the medians and rtotem/corosync, over all rounds and apart for the rounds that killed
-# the DC and those that did not: Pacemaker elects a new DC first in the former, which then takes
-# about a second longer on both stacks, and which node is the DC is Pacemaker's draw.
+# the DC and those that did not: Pacemaker elects a new DC first in the former, and which node is
+# the DC is Pacemaker's draw.
 #
 # Usage: bench/pacemaker_failover.sh [ROUNDS]   (default 5; root, Pacemaker and Corosync installed)
 # Environment: as the test's (RTOTEMD, RTOTEMCTL, RTOTEM_DROPIN; default the build/ tree).
